@@ -1,0 +1,72 @@
+/*
+ * ctf_metadata.h - generate the CTF 1.8 metadata (TSDL) of a ringtrace
+ * trace: trace, env, clock, one stream class per channel (packet context,
+ * compact/extended event header) and one event class per registered event.
+ *
+ * Concurrency: pure functions of their arguments; the caller keeps the
+ * event list stable while building.
+ */
+#ifndef RINGTRACE_CTF_METADATA_H
+#define RINGTRACE_CTF_METADATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ringtrace/ringtrace.h>
+
+/* A growable string; `data` is NUL-terminated. */
+struct ctf_buf {
+	char *data;
+	size_t len;
+	size_t cap;
+	int err;		/* -ENOMEM after a failed growth */
+};
+
+void ctf_buf_printf(struct ctf_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void ctf_buf_free(struct ctf_buf *b);
+
+struct ctf_clock_info {
+	const char *name;
+	const char *description;
+	uint64_t freq;
+	int64_t offset_s;
+	uint64_t offset;
+	uint64_t precision;
+};
+
+struct ctf_stream_class {
+	uint32_t id;
+	const char *name;	/* channel name, recorded as a comment */
+};
+
+struct ctf_event_class {
+	uint32_t id;
+	uint32_t stream_id;
+	const char *provider;
+	const char *name;
+	int32_t loglevel;
+	uint32_t nr_fields;
+	const struct rt_field_desc *fields;
+};
+
+struct ctf_trace_info {
+	uint8_t uuid[16];
+	const char *hostname;
+	const char *procname;
+	int64_t vpid;
+	const char *trace_name;
+	const char *tracer_version;
+	struct ctf_clock_info clock;
+};
+
+/* Append the whole metadata to `out`. Returns 0 or -ENOMEM, -EINVAL (a
+ * field type unknown to this version). */
+int ctf_metadata_build(struct ctf_buf *out, const struct ctf_trace_info *t,
+		       const struct ctf_stream_class *streams, size_t nr_streams,
+		       const struct ctf_event_class *events, size_t nr_events);
+
+/* "xxxxxxxx-xxxx-..." (37 bytes with the NUL). */
+void ctf_uuid_format(const uint8_t uuid[16], char out[37]);
+
+#endif /* RINGTRACE_CTF_METADATA_H */

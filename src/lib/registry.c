@@ -1,0 +1,224 @@
+/*
+ * registry.c - the events of every loaded module.
+ *
+ * Each executable or shared object hands its rt_events section to
+ * rt__register when it is loaded. Call sites with the same provider,
+ * name, log level and fields share one event class (one CTF event id).
+ * Enabling is done here, off the fast path: a call site's `enabled` flag
+ * is set with a relaxed store once its class is published in `priv`
+ * (release), and the probe loads `priv` with acquire.
+ *
+ * Concurrency: all functions take rt_registry_lock; probes never do.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+RT_HIDDEN pthread_mutex_t rt_registry_lock = PTHREAD_MUTEX_INITIALIZER;
+RT_HIDDEN uint64_t rt_registry_generation;
+
+static struct rt_event_class **classes;	/* by id */
+static size_t nr_classes, cap_classes;
+static struct rt_event_desc **sites;	/* registered call sites */
+static size_t nr_sites, cap_sites;
+
+static bool valid_identifier(const char *s)
+{
+	if (!s || !*s || (*s >= '0' && *s <= '9'))
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
+
+static bool same_class(const struct rt_event_class *c,
+		       const struct rt_event_desc *d)
+{
+	if (c->loglevel != d->loglevel || c->nr_fields != d->nr_fields ||
+	    strcmp(c->provider, d->provider) || strcmp(c->name, d->name))
+		return false;
+	for (uint32_t i = 0; i < c->nr_fields; i++)
+		if (c->fields[i].type != d->fields[i].type ||
+		    strcmp(c->fields[i].name, d->fields[i].name))
+			return false;
+	return true;
+}
+
+static void free_class(struct rt_event_class *c)
+{
+	if (!c)
+		return;
+	for (uint32_t i = 0; i < c->nr_fields; i++)
+		free(c->field_names[i]);
+	free(c->field_names);
+	free(c->fields);
+	free(c->provider);
+	free(c->name);
+	free(c);
+}
+
+/* A new class, copied from the call site. Returns NULL on ENOMEM. */
+static struct rt_event_class *new_class(const struct rt_event_desc *d)
+{
+	struct rt_event_class *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->provider = strdup(d->provider);
+	c->name = strdup(d->name);
+	c->fields = calloc(d->nr_fields + 1, sizeof(*c->fields));
+	c->field_names = calloc(d->nr_fields + 1, sizeof(char *));
+	if (!c->provider || !c->name || !c->fields || !c->field_names)
+		goto err;
+	c->nr_fields = d->nr_fields;
+	for (uint32_t i = 0; i < d->nr_fields; i++) {
+		c->field_names[i] = strdup(d->fields[i].name);
+		if (!c->field_names[i])
+			goto err;
+		c->fields[i].type = d->fields[i].type;
+		c->fields[i].name = c->field_names[i];
+	}
+	c->loglevel = d->loglevel;
+	c->id = (uint32_t)nr_classes;
+	c->hdr_compact = ctf_event_header_size(c->id, 0);
+	return c;
+err:
+	free_class(c);
+	return NULL;
+}
+
+static bool grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return true;
+	size_t n = *cap ? *cap * 2 : 64;
+	void *p = realloc(*arr, n * elem);
+	if (!p)
+		return false;
+	*arr = p;
+	*cap = n;
+	return true;
+}
+
+static bool desc_ok(const struct rt_event_desc *d)
+{
+	if (d->abi != RT_ABI_VERSION) {
+		rt_warn("event %s:%s built for ABI %u, this library is ABI %u; ignored",
+			d->provider, d->name, d->abi, RT_ABI_VERSION);
+		return false;
+	}
+	if (!valid_identifier(d->provider) || !valid_identifier(d->name)) {
+		rt_warn("event \"%s:%s\": provider and event must be identifiers; ignored",
+			d->provider, d->name);
+		return false;
+	}
+	for (uint32_t i = 0; i < d->nr_fields; i++) {
+		if (!valid_identifier(d->fields[i].name) ||
+		    d->fields[i].type < RT_TYPE_S8 || d->fields[i].type > RT_TYPE_BYTES) {
+			rt_warn("event %s:%s: bad field %u; ignored", d->provider,
+				d->name, i);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void apply_site(struct rt_event_desc *d)
+{
+	struct rt_event_class *c = d->priv;
+	bool on = c && c->enabled &&
+		  __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE) != NULL;
+	/* Relaxed: the call site's only load of it; the class it needs was
+	 * published in priv with release before. */
+	__atomic_store_n(&d->enabled, on ? 1 : 0, __ATOMIC_RELAXED);
+}
+
+void rt__register(struct rt_event_desc *const *begin,
+		  struct rt_event_desc *const *end)
+{
+	if (!begin || !end)
+		return;
+	pthread_mutex_lock(&rt_registry_lock);
+	bool added = false;
+	for (struct rt_event_desc *const *it = begin; it < end; it++) {
+		struct rt_event_desc *d = *it;
+		if (!d || d->priv || !desc_ok(d))
+			continue;
+		struct rt_event_class *c = NULL;
+		for (size_t i = 0; i < nr_classes && !c; i++)
+			if (same_class(classes[i], d))
+				c = classes[i];
+		if (!c) {
+			if (!grow((void **)&classes, &cap_classes, nr_classes + 1,
+				  sizeof(*classes)) ||
+			    !(c = new_class(d))) {
+				rt_warn("out of memory registering %s:%s", d->provider,
+					d->name);
+				continue;
+			}
+			c->enabled = rt_event_wanted(c);
+			classes[nr_classes++] = c;
+			added = true;
+		}
+		if (!grow((void **)&sites, &cap_sites, nr_sites + 1, sizeof(*sites)))
+			continue;
+		sites[nr_sites++] = d;
+		/* Release: the class is complete before a probe can see it. */
+		__atomic_store_n(&d->priv, c, __ATOMIC_RELEASE);
+		apply_site(d);
+	}
+	if (added)
+		/* Release: pairs with the consumer's acquire load; the new
+		 * classes are in the array before it rereads it. */
+		__atomic_fetch_add(&rt_registry_generation, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&rt_registry_lock);
+}
+
+void rt__unregister(struct rt_event_desc *const *begin,
+		    struct rt_event_desc *const *end)
+{
+	if (!begin || !end)
+		return;
+	pthread_mutex_lock(&rt_registry_lock);
+	for (struct rt_event_desc *const *it = begin; it < end; it++) {
+		struct rt_event_desc *d = *it;
+		if (!d)
+			continue;
+		__atomic_store_n(&d->enabled, 0, __ATOMIC_RELAXED);
+		for (size_t i = 0; i < nr_sites; i++) {
+			if (sites[i] == d) {
+				sites[i] = sites[--nr_sites];
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&rt_registry_lock);
+}
+
+size_t rt_registry_classes(struct rt_event_class ***out)
+{
+	*out = classes;
+	return nr_classes;
+}
+
+void rt_registry_apply_rules(void)
+{
+	pthread_mutex_lock(&rt_registry_lock);
+	for (size_t i = 0; i < nr_classes; i++)
+		classes[i]->enabled = rt_event_wanted(classes[i]);
+	for (size_t i = 0; i < nr_sites; i++)
+		apply_site(sites[i]);
+	pthread_mutex_unlock(&rt_registry_lock);
+}
+
+void rt_registry_disable_all(void)
+{
+	/* No lock: also called in a fork child, where the lock may have been
+	 * held by another thread of the parent. Sites only grow under the
+	 * lock and disabling is idempotent. */
+	for (size_t i = 0; i < nr_sites; i++)
+		__atomic_store_n(&sites[i]->enabled, 0, __ATOMIC_RELAXED);
+}

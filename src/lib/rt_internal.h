@@ -1,0 +1,101 @@
+/*
+ * rt_internal.h - libringtrace's internal interfaces (all hidden).
+ *
+ * Pieces: the registry of events (registry.c), the probe (probe.c), the
+ * embedded session with its channel and configuration (session.c) and the
+ * consumer thread that writes the trace (consumer.c).
+ */
+#ifndef RINGTRACE_RT_INTERNAL_H
+#define RINGTRACE_RT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <ringtrace/ringtrace.h>
+
+#include "../ctf/ctf_metadata.h"
+#include "../ctf/ctf_packet.h"
+#include "../ringbuffer/ringbuffer.h"
+#include "clock.h"
+
+#define RT_HIDDEN __attribute__((visibility("hidden")))
+#define RT_NOINLINE __attribute__((noinline))
+
+/* Deeper nesting than this (a signal handler tracing inside a probe
+ * inside a signal handler ...) drops the event and counts it. */
+#define RT_MAX_NESTING 4
+
+/*
+ * An event class: one per distinct (provider, name, loglevel, fields);
+ * call sites with the same description share it. Owner: the registry;
+ * lives until the process exits (metadata keeps describing it after its
+ * library is unloaded). Strings are copies.
+ */
+struct rt_event_class {
+	uint32_t id;			/* CTF event id */
+	uint16_t hdr_compact;		/* event header size, compact form */
+	char *provider;
+	char *name;
+	int32_t loglevel;
+	uint32_t nr_fields;
+	struct rt_field_desc *fields;	/* names point into field_names */
+	char **field_names;
+	bool enabled;			/* by the session's rules */
+};
+
+/* Registry (registry.c). */
+RT_HIDDEN extern pthread_mutex_t rt_registry_lock;
+/* Incremented (release) after each new event class: the consumer
+ * rewrites the metadata when it changes. */
+RT_HIDDEN extern uint64_t rt_registry_generation;
+/* Snapshot of the classes for the metadata; caller holds the lock. */
+RT_HIDDEN size_t rt_registry_classes(struct rt_event_class ***out);
+/* Apply the enable rules to every registered call site. */
+RT_HIDDEN void rt_registry_apply_rules(void);
+/* Disable every call site (stop, fork child). */
+RT_HIDDEN void rt_registry_disable_all(void);
+
+/* Session configuration, from the environment (session.c). */
+struct rt_config {
+	char *output;			/* trace directory */
+	uint64_t subbuf_size;
+	uint32_t num_subbuf;
+	bool overwrite;
+	uint32_t switch_timer_ms;	/* 0: no periodic flush */
+	uint32_t read_timer_ms;
+	char **patterns;		/* -e globs on "provider:event"; NULL = all */
+	size_t nr_patterns;
+	int32_t loglevel_max;		/* record events at this level or more severe */
+	bool force_monotonic;
+	bool no_rseq;
+};
+
+/* The channel events are written to. Owner: the session; lives until
+ * the process exits once tracing started (probes may still hold it). */
+struct rt_channel {
+	struct rb rb;
+	struct ctf_stream_info stream;
+	char name[32];
+};
+
+/* The embedded session (session.c). Set once tracing starts (release),
+ * read by probes (acquire); NULL when the library is not recording. */
+RT_HIDDEN extern struct rt_channel *rt_active_channel;
+RT_HIDDEN extern struct rt_config rt_cfg;
+RT_HIDDEN bool rt_event_wanted(const struct rt_event_class *c);
+/* Stop tracing and write everything out; idempotent, thread-safe. */
+RT_HIDDEN void rt_session_stop(void);
+
+/* Consumer (consumer.c). */
+RT_HIDDEN int rt_consumer_start(struct rt_channel *ch);
+/* Final flush and drain, then the thread ends. Blocks until done. */
+RT_HIDDEN void rt_consumer_stop(void);
+/* Called from a signal handler: ask the consumer to stop and then
+ * re-raise `sig` with its default action. */
+RT_HIDDEN void rt_consumer_signal_stop(int sig);
+
+/* Diagnostics to stderr, prefixed "ringtrace: ". */
+RT_HIDDEN void rt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* RINGTRACE_RT_INTERNAL_H */

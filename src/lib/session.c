@@ -1,0 +1,300 @@
+/*
+ * session.c - embedded mode: when the environment asks for it
+ * (RINGTRACE_OUTPUT, set by `ringtrace record`), the library creates its
+ * channel, starts its consumer thread and enables the wanted events when
+ * it is loaded, and writes everything out when the process exits
+ * (exit() from any thread, return from main, SIGINT/SIGTERM when the
+ * program left them at their default action). Without it, nothing
+ * happens: no thread, no memory, every event disabled.
+ *
+ * Environment (all optional but the first):
+ *   RINGTRACE_OUTPUT          trace directory (created if missing; must
+ *                             not hold a trace already)
+ *   RINGTRACE_SUBBUF_SIZE     sub-buffer size (power of two >= 4k)
+ *   RINGTRACE_NUM_SUBBUF      sub-buffers per CPU (power of two >= 2)
+ *   RINGTRACE_OVERWRITE       1: flight-recorder mode
+ *   RINGTRACE_SWITCH_TIMER_MS flush period (0: none)
+ *   RINGTRACE_READ_TIMER_MS   consumer polling period
+ *   RINGTRACE_EVENTS          comma-separated globs on provider:event
+ *   RINGTRACE_LOGLEVEL        record events of this level or more severe
+ *   RINGTRACE_CLOCK           tsc | monotonic
+ *   RINGTRACE_RSEQ            0: SMP atomics instead of rseq
+ * A bad value disables tracing with a message on stderr; the program
+ * itself always runs on.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/sysinfo.h>
+#include <unistd.h>
+
+#include "config_parse.h"
+#include "rt_internal.h"
+
+#define RT_DEFAULT_SUBBUF_SIZE (256 * 1024)
+#define RT_DEFAULT_NUM_SUBBUF 4
+#define RT_DEFAULT_READ_TIMER_MS 10
+
+RT_HIDDEN struct rt_channel *rt_active_channel;
+RT_HIDDEN struct rt_config rt_cfg;
+
+static struct rt_channel channel;
+static pthread_mutex_t stop_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool started, stopped;
+
+void rt_warn(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	dprintf(STDERR_FILENO, "ringtrace: %s\n", buf);
+}
+
+bool rt_event_wanted(const struct rt_event_class *c)
+{
+	if (c->loglevel > rt_cfg.loglevel_max)
+		return false;
+	if (rt_cfg.nr_patterns == 0)
+		return true;
+	char full[512];
+	snprintf(full, sizeof(full), "%s:%s", c->provider, c->name);
+	for (size_t i = 0; i < rt_cfg.nr_patterns; i++)
+		if (fnmatch(rt_cfg.patterns[i], full, 0) == 0)
+			return true;
+	return false;
+}
+
+static int split_patterns(const char *s, struct rt_config *cfg)
+{
+	char *copy = strdup(s);
+	if (!copy)
+		return -ENOMEM;
+	size_t n = 1;
+	for (const char *p = s; *p; p++)
+		n += *p == ',';
+	cfg->patterns = calloc(n, sizeof(char *));
+	if (!cfg->patterns) {
+		free(copy);
+		return -ENOMEM;
+	}
+	char *save = NULL;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (*tok)
+			cfg->patterns[cfg->nr_patterns++] = tok;
+	return 0;
+}
+
+/* Fill cfg from the environment. Returns 0 or -EINVAL with a message. */
+static int config_from_env(struct rt_config *cfg)
+{
+	char err[RT_ERRLEN];
+	const char *v;
+	cfg->subbuf_size = RT_DEFAULT_SUBBUF_SIZE;
+	cfg->num_subbuf = RT_DEFAULT_NUM_SUBBUF;
+	cfg->read_timer_ms = RT_DEFAULT_READ_TIMER_MS;
+	cfg->loglevel_max = RT_LOGLEVEL_DEBUG;
+
+#define RT_ENV(name, parse, dst)                                               \
+	if ((v = getenv(name)) && parse(v, dst, err) < 0) {                    \
+		rt_warn("%s: %s; tracing disabled", name, err);                \
+		return -EINVAL;                                                \
+	}
+	RT_ENV("RINGTRACE_SUBBUF_SIZE", rt_parse_size, &cfg->subbuf_size)
+	RT_ENV("RINGTRACE_NUM_SUBBUF", rt_parse_u32, &cfg->num_subbuf)
+	RT_ENV("RINGTRACE_OVERWRITE", rt_parse_bool, &cfg->overwrite)
+	RT_ENV("RINGTRACE_SWITCH_TIMER_MS", rt_parse_u32, &cfg->switch_timer_ms)
+	RT_ENV("RINGTRACE_READ_TIMER_MS", rt_parse_u32, &cfg->read_timer_ms)
+	RT_ENV("RINGTRACE_LOGLEVEL", rt_parse_loglevel, &cfg->loglevel_max)
+#undef RT_ENV
+	if (rt_check_subbuf(cfg->subbuf_size, cfg->num_subbuf, err) < 0) {
+		rt_warn("%s; tracing disabled", err);
+		return -EINVAL;
+	}
+	if (cfg->read_timer_ms == 0 || cfg->read_timer_ms > 60000) {
+		rt_warn("RINGTRACE_READ_TIMER_MS must be 1 to 60000; tracing disabled");
+		return -EINVAL;
+	}
+	if ((v = getenv("RINGTRACE_CLOCK"))) {
+		if (!strcmp(v, "monotonic"))
+			cfg->force_monotonic = true;
+		else if (strcmp(v, "tsc")) {
+			rt_warn("RINGTRACE_CLOCK: '%s' is not tsc or monotonic; tracing disabled", v);
+			return -EINVAL;
+		}
+	}
+	if ((v = getenv("RINGTRACE_RSEQ"))) {
+		bool on;
+		if (rt_parse_bool(v, &on, err) < 0) {
+			rt_warn("RINGTRACE_RSEQ: %s; tracing disabled", err);
+			return -EINVAL;
+		}
+		cfg->no_rseq = !on;
+	}
+	if ((v = getenv("RINGTRACE_EVENTS")) && *v && split_patterns(v, cfg) < 0)
+		return -ENOMEM;
+	cfg->output = strdup(getenv("RINGTRACE_OUTPUT"));
+	return cfg->output ? 0 : -ENOMEM;
+}
+
+/* mkdir -p, then refuse a directory that already holds a trace. */
+static int prepare_output(const char *dir)
+{
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	if (snprintf(path, sizeof(path), "%s/metadata", dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	if (access(path, F_OK) == 0)
+		return -EEXIST;
+	if (access(dir, W_OK) < 0)
+		return -errno;
+	return 0;
+}
+
+static void on_signal(int sig)
+{
+	rt_consumer_signal_stop(sig);
+}
+
+/* SIGINT/SIGTERM left at their default action would kill the process
+ * with the last events still in memory: catch them, let the consumer
+ * write everything, then it re-raises the signal. */
+static void install_signal_handlers(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction old;
+		if (sigaction(sigs[i], NULL, &old) < 0 || old.sa_handler != SIG_DFL ||
+		    (old.sa_flags & SA_SIGINFO))
+			continue;
+		struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+/* A fork child shares the buffers' memory with its parent but has no
+ * consumer: it must not write into them. */
+static void after_fork_child(void)
+{
+	__atomic_store_n(&rt_active_channel, NULL, __ATOMIC_RELEASE);
+	rt_registry_disable_all();
+	stopped = true;
+}
+
+static int session_start(void)
+{
+	int ret = prepare_output(rt_cfg.output);
+	if (ret < 0) {
+		rt_warn("cannot use %s as trace directory: %s", rt_cfg.output,
+			ret == -EEXIST ? "it already holds a trace" : strerror(-ret));
+		return ret;
+	}
+	rt_clock_init(rt_cfg.force_monotonic);
+
+	struct rt_channel *ch = &channel;
+	snprintf(ch->name, sizeof(ch->name), "channel0");
+	ch->stream.stream_id = 0;
+	ch->stream.subbuf_size = rt_cfg.subbuf_size;
+	if (getrandom(ch->stream.uuid, sizeof(ch->stream.uuid), 0) != sizeof(ch->stream.uuid)) {
+		uint64_t x = rt_rdtsc() ^ ((uint64_t)getpid() << 32);
+		memcpy(ch->stream.uuid, &x, 8);
+		memcpy(ch->stream.uuid + 8, &x, 8);
+	}
+	ch->stream.uuid[6] = (uint8_t)((ch->stream.uuid[6] & 0x0f) | 0x40);
+	ch->stream.uuid[8] = (uint8_t)((ch->stream.uuid[8] & 0x3f) | 0x80);
+
+	int nr_cpus = get_nprocs_conf();
+	struct rb_config rc = {
+		.subbuf_size = rt_cfg.subbuf_size,
+		.num_subbuf = rt_cfg.num_subbuf,
+		.nr_cpus = (uint32_t)(nr_cpus > 0 ? nr_cpus : 1),
+		.mode = rt_cfg.overwrite ? RB_MODE_OVERWRITE : RB_MODE_DISCARD,
+		.tsc_bits = CTF_COMPACT_TSC_BITS,
+		.subbuf_header_size = CTF_PACKET_HEADER_SIZE,
+		.use_rseq = !rt_cfg.no_rseq,
+	};
+	struct rb_client client = {
+		.subbuf_begin = ctf_packet_begin,
+		.subbuf_end = ctf_packet_end,
+		.clock_read = rt_clock_read_ordered,
+		.priv = &ch->stream,
+	};
+	ret = rb_create(&ch->rb, &rc, &client);
+	if (ret < 0) {
+		rt_warn("cannot allocate the trace buffers (%u x %llu bytes per CPU): %s",
+			rt_cfg.num_subbuf, (unsigned long long)rt_cfg.subbuf_size,
+			strerror(-ret));
+		return ret;
+	}
+	ret = rt_consumer_start(ch);
+	if (ret < 0) {
+		rt_warn("cannot start the consumer thread: %s", strerror(-ret));
+		return ret;
+	}
+	/* Release: the channel is complete before a probe can use it
+	 * (pairs with the acquire load in rt__reserve). */
+	__atomic_store_n(&rt_active_channel, ch, __ATOMIC_RELEASE);
+	rt_registry_apply_rules();
+	atexit(rt_session_stop);
+	pthread_atfork(NULL, NULL, after_fork_child);
+	install_signal_handlers();
+	started = true;
+	return 0;
+}
+
+void rt_session_stop(void)
+{
+	pthread_mutex_lock(&stop_lock);
+	if (started && !stopped) {
+		stopped = true;
+		/* Stop recording first, like `lttng stop`: what was recorded
+		 * before this point is written out by the final flush. */
+		__atomic_store_n(&rt_active_channel, NULL, __ATOMIC_RELEASE);
+		rt_registry_apply_rules();
+		rt_consumer_stop();
+	}
+	pthread_mutex_unlock(&stop_lock);
+}
+
+__attribute__((constructor)) static void rt_lib_init(void)
+{
+	const char *out = getenv("RINGTRACE_OUTPUT");
+	if (!out || !*out)
+		return;
+	int ret = config_from_env(&rt_cfg);
+	/* The trace is this process's: programs it runs are not traced into
+	 * the same directory. */
+	static const char *const vars[] = {
+		"RINGTRACE_OUTPUT", "RINGTRACE_SUBBUF_SIZE", "RINGTRACE_NUM_SUBBUF",
+		"RINGTRACE_OVERWRITE", "RINGTRACE_SWITCH_TIMER_MS",
+		"RINGTRACE_READ_TIMER_MS", "RINGTRACE_EVENTS", "RINGTRACE_LOGLEVEL",
+		"RINGTRACE_CLOCK", "RINGTRACE_RSEQ",
+	};
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+	if (ret == 0)
+		session_start();
+}

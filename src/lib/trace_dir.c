@@ -1,0 +1,115 @@
+/*
+ * trace_dir.c - stream files and metadata of an embedded-mode trace.
+ */
+#define _GNU_SOURCE
+#include "trace_dir.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern char *program_invocation_short_name;
+
+int rt_trace_dir_create_file(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	return fd < 0 ? -errno : fd;
+}
+
+static int write_file_atomic(const char *dir, const char *name,
+			     const char *data, size_t len)
+{
+	char tmp[PATH_MAX], path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path) ||
+	    snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	int ret = 0;
+	while (len > 0) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			break;
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+	if (close(fd) < 0 && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path) < 0)
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	return ret;
+}
+
+int rt_trace_dir_write_metadata(const char *dir, const struct rt_channel *ch,
+				const struct rt_clock_desc *clk,
+				uint64_t *generation)
+{
+	char host[256] = "unknown";
+	gethostname(host, sizeof(host) - 1);
+	const char *slash = strrchr(dir, '/');
+
+	struct ctf_trace_info t = {
+		.hostname = host,
+		.procname = program_invocation_short_name,
+		.vpid = getpid(),
+		.trace_name = slash ? slash + 1 : dir,
+		.tracer_version = RINGTRACE_VERSION,
+		.clock = {
+			.name = clk->name,
+			.description = clk->description,
+			.freq = clk->freq,
+			.offset_s = clk->offset_s,
+			.offset = clk->offset,
+			.precision = clk->precision,
+		},
+	};
+	memcpy(t.uuid, ch->stream.uuid, sizeof(t.uuid));
+	struct ctf_stream_class sc = { .id = ch->stream.stream_id, .name = ch->name };
+
+	struct ctf_buf b = { 0 };
+	struct ctf_event_class *ev = NULL;
+	int ret;
+
+	pthread_mutex_lock(&rt_registry_lock);
+	/* Acquire: pairs with the registry's release increment. */
+	*generation = __atomic_load_n(&rt_registry_generation, __ATOMIC_ACQUIRE);
+	struct rt_event_class **cls;
+	size_t n = rt_registry_classes(&cls);
+	ev = calloc(n ? n : 1, sizeof(*ev));
+	if (!ev) {
+		pthread_mutex_unlock(&rt_registry_lock);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ev[i] = (struct ctf_event_class){
+			.id = cls[i]->id,
+			.stream_id = sc.id,
+			.provider = cls[i]->provider,
+			.name = cls[i]->name,
+			.loglevel = cls[i]->loglevel,
+			.nr_fields = cls[i]->nr_fields,
+			.fields = cls[i]->fields,
+		};
+	}
+	ret = ctf_metadata_build(&b, &t, &sc, 1, ev, n);
+	pthread_mutex_unlock(&rt_registry_lock);
+	if (!ret)
+		ret = write_file_atomic(dir, "metadata", b.data, b.len);
+	ctf_buf_free(&b);
+	free(ev);
+	return ret;
+}

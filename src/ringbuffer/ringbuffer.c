@@ -1,0 +1,689 @@
+/*
+ * ringbuffer.c - slow paths of the lockless per-CPU ring buffer (seed 000,
+ * section 4): creation of the shared-memory buffers, sub-buffer switches
+ * (Algorithms 1, 2 and the SWITCH_OLD/NEW/END_SWITCH_CURRENT steps), force
+ * switch (Algorithm 4), push reader, and the reader's get/put sub-buffer
+ * (Algorithms 6 and 7).
+ *
+ * Correctness of the per-CPU rseq scheme (DESIGN.md section 4). Each word
+ * has exactly one way of being written at any time:
+ *
+ *  write_count  rseq mode: only by rseq sections that check they run on
+ *               the owning CPU (reserve, and the flush, whose thread pins
+ *               itself to that CPU first). A thread migrated between
+ *               reading write_count and its store is aborted by the kernel
+ *               and retries on its new CPU. A thread without rseq (raw
+ *               clone) never writes it: its events are dropped and counted.
+ *               Atomic mode: SMP CAS only.
+ *  commit_local only rseq sections on the owning CPU (commit of a slot
+ *               reserved on that CPU, by a thread still there).
+ *  commit_remote, commit_seq, read_count, table, events_lost, subbufs_lost:
+ *               SMP atomics only, from any CPU.
+ *  last_tsc     plain relaxed stores from anywhere; only a hint that may go
+ *               stale towards the past (which makes headers larger).
+ *
+ * Migration between reserve and commit: the slot's commit goes to
+ * commit_remote with an atomic add; the sub-buffer's commit count is the
+ * sum of both words. Completion (equation (3)) may then be seen by neither
+ * committer (store buffering on the local add); the reader and the next
+ * writer to enter that sub-buffer recompute the sum and complete it
+ * (rb_subbuf_try_complete), so a sub-buffer is never lost, only delivered
+ * one read-timer later.
+ *
+ * Remote flush and stop: rb_flush_cpu pins the calling thread to the CPU
+ * and runs the same rseq LCAS; if the CPU cannot be used (not in our
+ * affinity set, offline) no thread of ours can run there either, and a
+ * final flush falls back to an SMP CAS.
+ */
+#define _GNU_SOURCE
+#include "ringbuffer_api.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define RB_NOINLINE __attribute__((noinline))
+#define RB_CACHELINE 64
+
+static bool is_pow2(uint64_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+static unsigned ilog2(uint64_t x)
+{
+	return 63u - (unsigned)__builtin_clzll(x);
+}
+
+static size_t align_up(size_t x, size_t a)
+{
+	return (x + a - 1) & ~(a - 1);
+}
+
+bool rb_rseq_usable(void)
+{
+#if RB_HAVE_RSEQ
+	if (&__rseq_size == NULL || &__rseq_offset == NULL || __rseq_size < 20)
+		return false;
+	return rb_rseq_cpu(rb_rseq_area()) >= 0;
+#else
+	return false;
+#endif
+}
+
+/* The CPU whose buffer a thread without a usable rseq area writes to. */
+static uint32_t rb_current_cpu(const struct rb *rb)
+{
+	int cpu = sched_getcpu();
+	if (cpu < 0 || (uint32_t)cpu >= rb->nr_cpus)
+		cpu = 0;
+	return (uint32_t)cpu;
+}
+
+static void rb_geom_init(struct rb *rb)
+{
+	rb->geom.sbfbits = ilog2(rb->subbuf_size);
+	rb->geom.nsbbits = ilog2(rb->num_subbuf);
+	rb->geom.bfbits = rb->geom.sbfbits + rb->geom.nsbbits;
+}
+
+static int rb_layout(const struct rb_config *cfg, size_t *ctl_stride,
+		     size_t *data_stride, size_t *total)
+{
+	if (!is_pow2(cfg->subbuf_size) || cfg->subbuf_size < RB_MIN_SUBBUF_SIZE ||
+	    cfg->subbuf_size > RB_MAX_SUBBUF_SIZE)
+		return -EINVAL;
+	if (!is_pow2(cfg->num_subbuf) || cfg->num_subbuf < 2 ||
+	    cfg->num_subbuf > RB_MAX_NUM_SUBBUF)
+		return -EINVAL;
+	if (cfg->nr_cpus == 0 || cfg->nr_cpus > RB_MAX_CPUS)
+		return -EINVAL;
+	if (cfg->subbuf_header_size >= cfg->subbuf_size / 2 ||
+	    cfg->tsc_bits == 0 || cfg->tsc_bits > 63)
+		return -EINVAL;
+	uint64_t nphys = cfg->num_subbuf + (cfg->mode == RB_MODE_OVERWRITE);
+	*ctl_stride = align_up(sizeof(struct rb_cpu_ctl) +
+				       cfg->num_subbuf * sizeof(struct rb_subbuf_ctl),
+			       RB_CACHELINE);
+	*data_stride = (size_t)(nphys * cfg->subbuf_size);
+	size_t ctl_total = align_up(*ctl_stride * cfg->nr_cpus, 4096);
+	if (*data_stride / cfg->subbuf_size != nphys ||
+	    (SIZE_MAX - RB_SHM_HEADER_SIZE - ctl_total) / cfg->nr_cpus < *data_stride)
+		return -EINVAL;
+	*total = RB_SHM_HEADER_SIZE + ctl_total + *data_stride * cfg->nr_cpus;
+	return 0;
+}
+
+static void rb_adopt(struct rb *rb, struct rb_shm_header *h, size_t size)
+{
+	rb->shm = h;
+	rb->map_size = size;
+	rb->subbuf_size = h->subbuf_size;
+	rb->num_subbuf = h->num_subbuf;
+	rb->nr_cpus = h->nr_cpus;
+	rb->mode = (enum rb_mode)h->mode;
+	rb->tsc_bits = h->tsc_bits;
+	rb->hdr_size = h->subbuf_header_size;
+	rb->rseq = h->flags & RB_SHM_F_RSEQ;
+	rb->cpu_ctl = (char *)h + h->cpu_ctl_offset;
+	rb->cpu_ctl_stride = h->cpu_ctl_stride;
+	rb->data = (char *)h + h->data_offset;
+	rb->data_stride = h->data_stride;
+	rb->initial_count = h->initial_count;
+	rb_geom_init(rb);
+}
+
+int rb_create(struct rb *rb, const struct rb_config *cfg,
+	      const struct rb_client *client)
+{
+	size_t ctl_stride, data_stride, total;
+	int ret = rb_layout(cfg, &ctl_stride, &data_stride, &total);
+	if (ret)
+		return ret;
+
+	memset(rb, 0, sizeof(*rb));
+	rb->fd = memfd_create("ringtrace-buffer", MFD_CLOEXEC);
+	if (rb->fd < 0)
+		return -errno;
+	if (ftruncate(rb->fd, (off_t)total) < 0) {
+		ret = -errno;
+		goto err_close;
+	}
+	/* MAP_POPULATE allocates and maps every page now: steady-state
+	 * tracing takes no page fault. */
+	void *map = mmap(NULL, total, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_POPULATE, rb->fd, 0);
+	if (map == MAP_FAILED) {
+		ret = -errno;
+		goto err_close;
+	}
+
+	struct rb_shm_header *h = map;
+	memcpy(h->magic, RB_SHM_MAGIC, sizeof(h->magic));
+	h->version = RB_SHM_VERSION;
+	h->header_size = sizeof(*h);
+	h->total_size = total;
+	h->subbuf_size = cfg->subbuf_size;
+	h->num_subbuf = cfg->num_subbuf;
+	h->nr_cpus = cfg->nr_cpus;
+	h->mode = cfg->mode;
+	h->tsc_bits = cfg->tsc_bits;
+	h->subbuf_header_size = cfg->subbuf_header_size;
+	h->flags = (cfg->use_rseq && rb_rseq_usable()) ? RB_SHM_F_RSEQ : 0;
+	h->cpu_ctl_offset = RB_SHM_HEADER_SIZE;
+	h->cpu_ctl_stride = ctl_stride;
+	h->data_offset = RB_SHM_HEADER_SIZE + align_up(ctl_stride * cfg->nr_cpus, 4096);
+	h->data_stride = data_stride;
+	h->initial_count = cfg->initial_count;
+	rb_adopt(rb, h, total);
+	rb->client = *client;
+
+	/* Counters start at initial_count, which must be a multiple of the
+	 * buffer size so that pass numbers and packet sequence numbers start
+	 * at a whole pass. commit_seq and the commit counts encode the pass:
+	 * pass p complete <=> count == (p + 1) * S. */
+	uint64_t start = cfg->initial_count & ~((1ULL << rb->geom.bfbits) - 1);
+	h->initial_count = start;
+	rb->initial_count = start;
+	uint64_t start_commit = (start >> rb->geom.bfbits) << rb->geom.sbfbits;
+	for (uint32_t cpu = 0; cpu < rb->nr_cpus; cpu++) {
+		struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+		c->write_count = start;
+		c->read_count = start;
+		c->reader_subbuf = rb->num_subbuf;
+		for (uint32_t i = 0; i < rb->num_subbuf; i++) {
+			c->sb[i].commit_local = 0;
+			c->sb[i].commit_remote = start_commit;
+			c->sb[i].commit_seq = start_commit;
+			uint64_t pass = (start >> rb->geom.bfbits) - 1;
+			c->sb[i].table = RB_TABLE_MAKE(i, pass & RB_TABLE_TAG_MASK, 0);
+		}
+	}
+	return 0;
+
+err_close:
+	close(rb->fd);
+	rb->fd = -1;
+	return ret;
+}
+
+void rb_destroy(struct rb *rb)
+{
+	if (rb->shm)
+		munmap(rb->shm, rb->map_size);
+	if (rb->fd >= 0)
+		close(rb->fd);
+	rb->shm = NULL;
+	rb->fd = -1;
+}
+
+int rb_attach(struct rb *rb, void *map, size_t size)
+{
+	const struct rb_shm_header *h = map;
+	if (size < RB_SHM_HEADER_SIZE || memcmp(h->magic, RB_SHM_MAGIC, 8) != 0)
+		return -EINVAL;
+	if (h->version != RB_SHM_VERSION)
+		return -EPROTO;
+	struct rb_config cfg = {
+		.subbuf_size = h->subbuf_size,
+		.num_subbuf = h->num_subbuf,
+		.nr_cpus = h->nr_cpus,
+		.mode = (enum rb_mode)h->mode,
+		.tsc_bits = h->tsc_bits,
+		.subbuf_header_size = h->subbuf_header_size,
+	};
+	size_t ctl_stride, data_stride, total;
+	if (h->mode > RB_MODE_OVERWRITE ||
+	    rb_layout(&cfg, &ctl_stride, &data_stride, &total) != 0)
+		return -EINVAL;
+	if (h->total_size != total || total > size ||
+	    h->cpu_ctl_offset != RB_SHM_HEADER_SIZE ||
+	    h->cpu_ctl_stride != ctl_stride || h->data_stride != data_stride ||
+	    h->data_offset != RB_SHM_HEADER_SIZE + align_up(ctl_stride * cfg.nr_cpus, 4096))
+		return -EINVAL;
+	memset(rb, 0, sizeof(*rb));
+	rb->fd = -1;
+	rb_adopt(rb, map, size);
+	rb->shm = NULL; /* not ours to unmap */
+	return 0;
+}
+
+void rb_count_lost(struct rb *rb, uint32_t cpu)
+{
+	if (cpu >= rb->nr_cpus)
+		cpu = 0;
+	/* Relaxed: a statistic; read by the packet writer (subbuf_end) and
+	 * rb_get_stats, which need no ordering with the data. */
+	__atomic_fetch_add(&rb_cpu(rb, cpu)->events_lost, 1, __ATOMIC_RELAXED);
+}
+
+void rb_get_stats(const struct rb *rb, uint32_t cpu, struct rb_stats *st)
+{
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	st->bytes_reserved = __atomic_load_n(&c->write_count, __ATOMIC_RELAXED) -
+			     rb->initial_count;
+	st->bytes_consumed = __atomic_load_n(&c->read_count, __ATOMIC_RELAXED) -
+			     rb->initial_count;
+	st->events_lost = __atomic_load_n(&c->events_lost, __ATOMIC_RELAXED);
+	st->subbufs_lost = __atomic_load_n(&c->subbufs_lost, __ATOMIC_RELAXED);
+}
+
+RB_NOINLINE void rb_commit_remote(struct rb *rb, uint32_t cpu, uint32_t idx,
+				  uint64_t bytes)
+{
+	/* SMP add, sequentially consistent: orders the slot's data before the
+	 * count (pairs with the acquire loads of rb_check_complete and the
+	 * reader) and the count before our reload of commit_local. */
+	__atomic_fetch_add(&rb_cpu(rb, cpu)->sb[idx].commit_remote, bytes,
+			   __ATOMIC_SEQ_CST);
+}
+
+/* Commit bytes for the switch steps: local if we are on `cpu` (rseq mode),
+ * remote otherwise, then check completion. */
+static void rb_commit_bytes(struct rb *rb, uint32_t cpu, uint64_t offset,
+			    uint64_t bytes)
+{
+	struct rb_ctx ctx = { .offset = offset, .slot_size = (uint32_t)bytes,
+			      .cpu = (int32_t)cpu };
+	rb_commit(rb, &ctx);
+}
+
+/*
+ * Algorithm 3 lines 3-7 (and the reader's help): if the sub-buffer `idx`
+ * is complete for the pass of `offset`, move commit_seq from the previous
+ * pass's value to this one by CAS, and in overwrite mode clear the
+ * writer flag so the reader may swap the sub-buffer out.
+ */
+RB_NOINLINE void rb_subbuf_try_complete(struct rb *rb, uint32_t cpu,
+					uint32_t idx, uint64_t offset)
+{
+	struct rb_subbuf_ctl *s = &rb_cpu(rb, cpu)->sb[idx];
+	unsigned bits = 64 - rb->geom.nsbbits;
+	uint64_t target = rb_commit_target_u64(&rb->geom, offset);
+	/* Acquire: pairs with the committers' release adds; the data they
+	 * ordered before their add is visible to whoever sees commit_seq. */
+	uint64_t total = __atomic_load_n(&s->commit_local, __ATOMIC_ACQUIRE) +
+			 __atomic_load_n(&s->commit_remote, __ATOMIC_ACQUIRE);
+	if (rb_mask_low_u64(total, bits) != target)
+		return;
+	uint64_t seq = __atomic_load_n(&s->commit_seq, __ATOMIC_ACQUIRE);
+	uint64_t prev = rb_mask_low_u64(target - rb->subbuf_size, bits);
+	if (rb_mask_low_u64(seq, bits) == prev) {
+		/* Seq-cst CAS: publishes the pass; pairs with the acquire
+		 * load of commit_seq in rb_get_subbuf (equation (2)). Losing
+		 * the race means another helper published it. */
+		__atomic_compare_exchange_n(&s->commit_seq, &seq, total, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+	}
+	if (rb->mode == RB_MODE_OVERWRITE) {
+		uint64_t pass = (offset >> rb->geom.bfbits) & RB_TABLE_TAG_MASK;
+		uint64_t e = __atomic_load_n(&s->table, __ATOMIC_RELAXED);
+		while ((e & RB_TABLE_FLAG) && RB_TABLE_TAG(e) == pass) {
+			/* Release: our reads of the entry happen before the
+			 * reader may take the sub-buffer (its acquire CAS). */
+			if (__atomic_compare_exchange_n(&s->table, &e,
+							e & ~RB_TABLE_FLAG, false,
+							__ATOMIC_RELEASE,
+							__ATOMIC_RELAXED))
+				break;
+		}
+	}
+}
+
+/*
+ * Set the writer reference flag and this pass's tag on the table entry of
+ * sub-buffer `idx` (Algorithm 2 line 8). From then on the reader cannot
+ * exchange it until the pass is complete. Returns the physical index.
+ */
+RB_NOINLINE uint32_t rb_table_acquire_slow(struct rb *rb, uint32_t cpu,
+					   uint32_t idx, uint64_t offset)
+{
+	struct rb_subbuf_ctl *s = &rb_cpu(rb, cpu)->sb[idx];
+	uint64_t pass = (offset >> rb->geom.bfbits) & RB_TABLE_TAG_MASK;
+	uint64_t e = __atomic_load_n(&s->table, __ATOMIC_ACQUIRE);
+	for (;;) {
+		if ((e & RB_TABLE_FLAG) && RB_TABLE_TAG(e) == pass)
+			return RB_TABLE_IDX(e);
+		uint64_t n = RB_TABLE_MAKE(RB_TABLE_IDX(e), pass, 1);
+		/* Acq-rel CAS: pairs with the reader's swap CAS; once it
+		 * succeeds the physical index is ours for the whole pass. */
+		if (__atomic_compare_exchange_n(&s->table, &e, n, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return RB_TABLE_IDX(n);
+	}
+}
+
+/*
+ * The LCAS of Algorithms 2 and 4: an rseq section on the owning CPU, or an
+ * SMP CAS in atomic mode. Returns 0 on success, nonzero to retry.
+ */
+static int rb_lcas(struct rb *rb, bool smp, struct rb_cpu_ctl *c,
+		   uint32_t cpu, uint64_t old, uint64_t new)
+{
+#if RB_HAVE_RSEQ
+	if (rb->rseq && !smp)
+		return rb_rseq_cmpeq_store(&c->write_count, old, new,
+					   (int32_t)cpu, rb_rseq_area());
+#else
+	(void)rb;
+	(void)smp;
+	(void)cpu;
+#endif
+	/* Seq-cst CAS: atomic mode's reservation; orders the clock read and
+	 * the checks before it with the slot's use after it. */
+	return !__atomic_compare_exchange_n(&c->write_count, &old, new, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+}
+
+/* The CPU to reserve on, or -1 if this thread may not write (rseq mode
+ * without a registered rseq area: it could not take part in the rule). */
+static int32_t rb_reserve_cpu(struct rb *rb)
+{
+#if RB_HAVE_RSEQ
+	if (rb->rseq) {
+		if (&__rseq_size == NULL || __rseq_size < 20)
+			return -1;
+		int32_t cpu = rb_rseq_cpu(rb_rseq_area());
+		return (uint32_t)cpu < rb->nr_cpus ? cpu : -1;
+	}
+#endif
+	return (int32_t)rb_current_cpu(rb);
+}
+
+/* Packet sequence number of the packet starting at offset `begin`. */
+static uint64_t rb_packet_seq(const struct rb *rb, uint64_t begin)
+{
+	return (begin - rb->initial_count) >> rb->geom.sbfbits;
+}
+
+/* PUSH_READER: in overwrite mode, move read_count past sub-buffers the
+ * writer is about to overwrite (equation (1) true at `begin`). */
+static void rb_push_reader(struct rb *rb, struct rb_cpu_ctl *c, uint64_t begin)
+{
+	uint64_t rcnt = __atomic_load_n(&c->read_count, __ATOMIC_ACQUIRE);
+	while (rb_eq1_buffer_full_u64(&rb->geom, begin, rcnt)) {
+		uint64_t next = rb_mask_high_u64(rcnt, rb->geom.sbfbits) +
+				rb->subbuf_size;
+		/* Seq-cst CAS: pairs with the reader's CAS in rb_put_subbuf;
+		 * exactly one of us moves read_count past a sub-buffer. */
+		if (__atomic_compare_exchange_n(&c->read_count, &rcnt, next,
+						false, __ATOMIC_SEQ_CST,
+						__ATOMIC_ACQUIRE))
+			__atomic_fetch_add(&c->subbufs_lost, 1, __ATOMIC_RELAXED);
+	}
+}
+
+/* SWITCH_OLDSUBBUF / END_SWITCH_CURRENT: close the packet that holds
+ * offset `at` (its last used byte is at - 1 or it is exactly full). */
+static void rb_close_packet(struct rb *rb, uint32_t cpu, uint64_t at,
+			    uint64_t used, uint64_t tsc)
+{
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	uint64_t start = at - 1;	/* an offset inside the packet */
+	uint32_t phys = rb_writer_phys(rb, cpu, start);
+	uint64_t lost = __atomic_load_n(&c->events_lost, __ATOMIC_RELAXED);
+	rb->client.subbuf_end(rb->client.priv, cpu, rb_phys_addr(rb, cpu, phys),
+			      tsc, used, lost);
+	__atomic_store_n(&c->records_lost_reported, lost, __ATOMIC_RELAXED);
+}
+
+/*
+ * Algorithms 1 and 2 in full: the reservation that opens or crosses a
+ * sub-buffer boundary, or that fills one exactly, and every reservation in
+ * SMP-atomic mode. `want_cpu` >= 0 forces the buffer (flush); it must be
+ * the CPU we run on in rseq mode.
+ */
+static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
+			 bool smp)
+{
+	const uint64_t S = rb->subbuf_size;
+	for (;;) {
+		int32_t cpu = want_cpu >= 0 ? want_cpu : rb_reserve_cpu(rb);
+		if (cpu < 0) {
+			rb_count_lost(rb, 0);
+			return -ENOBUFS;
+		}
+		struct rb_cpu_ctl *c = rb_cpu(rb, (uint32_t)cpu);
+
+		/* TRY_RESERVE_SLOT (Algorithm 1). */
+		uint64_t wc = __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE);
+		uint64_t last = __atomic_load_n(&c->last_tsc, __ATOMIC_RELAXED);
+		uint64_t tsc = rb->client.clock_read();
+		bool full = ((tsc - last) >> rb->tsc_bits) != 0;
+		uint64_t slot = (full ? ctx->hdr_full : ctx->hdr_compact) +
+				(uint64_t)ctx->payload_size;
+		uint64_t in_sb = wc & (S - 1);
+		uint64_t begin = wc;
+		bool switch_old = false, switch_new = false;
+
+		if (in_sb != 0 && in_sb + slot > S) {
+			switch_old = true;
+			begin = rb_mask_high_u64(wc, rb->geom.sbfbits) + S;
+		}
+		if ((begin & (S - 1)) == 0) {
+			switch_new = true;
+			/* First event of a packet: its delta is from the
+			 * packet's timestamp_begin, which is this tsc. */
+			full = false;
+			slot = ctx->hdr_compact + (uint64_t)ctx->payload_size;
+			if (rb->hdr_size + slot > S) {
+				rb_count_lost(rb, (uint32_t)cpu);
+				return -EMSGSIZE;
+			}
+			uint32_t nidx = rb_subbuf_index(rb, begin);
+			/* Equation (3): the sub-buffer we enter must be
+			 * complete for its previous pass. Help complete it
+			 * first (a migrated committer may have missed it). */
+			uint64_t wcommit = __atomic_load_n(&c->sb[nidx].commit_seq,
+							   __ATOMIC_ACQUIRE);
+			if (!rb_eq3_fully_committed_u64(&rb->geom, begin, wcommit)) {
+				rb_subbuf_try_complete(rb, (uint32_t)cpu, nidx,
+						       begin - (1ULL << rb->geom.bfbits));
+				wcommit = __atomic_load_n(&c->sb[nidx].commit_seq,
+							  __ATOMIC_ACQUIRE);
+			}
+			if (!rb_eq3_fully_committed_u64(&rb->geom, begin, wcommit)) {
+				rb_count_lost(rb, (uint32_t)cpu);
+				return -ENOBUFS;
+			}
+			/* Equation (1): buffer full. Acquire pairs with the
+			 * reader's CAS in rb_put_subbuf: its reads of the
+			 * sub-buffer are done before we overwrite it. */
+			uint64_t rcnt = __atomic_load_n(&c->read_count,
+							__ATOMIC_ACQUIRE);
+			if (rb->mode == RB_MODE_DISCARD &&
+			    rb_eq1_buffer_full_u64(&rb->geom, begin, rcnt)) {
+				rb_count_lost(rb, (uint32_t)cpu);
+				return -ENOBUFS;
+			}
+		} else if (in_sb + slot > S) {
+			rb_count_lost(rb, (uint32_t)cpu);
+			return -EMSGSIZE;
+		}
+		uint64_t start = switch_new ? begin + rb->hdr_size : begin;
+		uint64_t end = start + slot;
+
+		/* Algorithm 2 line 6: LCAS of write_count. */
+		if (rb_lcas(rb, smp, c, (uint32_t)cpu, wc, end) != 0) {
+			if (want_cpu >= 0 && rb->rseq && !smp &&
+			    rb_rseq_cpu(rb_rseq_area()) != want_cpu)
+				return -EAGAIN;
+			continue;
+		}
+		__atomic_store_n(&c->last_tsc, tsc, __ATOMIC_RELAXED);
+
+		/* Out-of-order part (Algorithm 2 lines 7-11). */
+		if (switch_new && rb->mode == RB_MODE_OVERWRITE)
+			rb_push_reader(rb, c, begin);
+		if (switch_old) {
+			rb_close_packet(rb, (uint32_t)cpu, begin, in_sb, tsc);
+			rb_commit_bytes(rb, (uint32_t)cpu, wc, S - in_sb);
+		}
+		if (switch_new) {
+			uint32_t phys = rb_writer_phys(rb, (uint32_t)cpu, begin);
+			rb->client.subbuf_begin(rb->client.priv, (uint32_t)cpu,
+						rb_phys_addr(rb, (uint32_t)cpu, phys),
+						tsc, rb_packet_seq(rb, begin));
+			rb_commit_bytes(rb, (uint32_t)cpu, begin, rb->hdr_size);
+		}
+		if ((end & (S - 1)) == 0 && slot > 0)
+			rb_close_packet(rb, (uint32_t)cpu, end, S, tsc);
+
+		ctx->tsc = tsc;
+		ctx->offset = start;
+		ctx->slot_size = (uint32_t)slot;
+		ctx->cpu = cpu;
+		ctx->full_tsc = full;
+		ctx->addr = rb_phys_addr(rb, (uint32_t)cpu,
+					 rb_writer_phys(rb, (uint32_t)cpu, start)) +
+			    (start & (S - 1));
+		return 0;
+	}
+}
+
+RB_NOINLINE int rb_reserve_slow(struct rb *rb, struct rb_ctx *ctx)
+{
+	return rb_reserve_on(rb, ctx, -1, false);
+}
+
+/* Pin the calling thread to `cpu`, saving its affinity in `saved`.
+ * Returns 0 or -errno (the CPU is not in our allowed set or offline). */
+static int rb_pin(uint32_t cpu, cpu_set_t *saved)
+{
+	cpu_set_t one;
+	if (sched_getaffinity(0, sizeof(*saved), saved) < 0)
+		return -errno;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Algorithm 4 on one CPU's buffer, run where the LCAS is allowed: on
+ * `cpu` itself in rseq mode, anywhere with `smp`. */
+static int rb_force_switch(struct rb *rb, uint32_t cpu, bool final, bool smp)
+{
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	const uint64_t S = rb->subbuf_size;
+	for (int tries = 0; tries < 1000; tries++) {
+		uint64_t wc = __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE);
+		uint64_t in_sb = wc & (S - 1);
+		if (in_sb == 0) {
+			uint64_t lost = __atomic_load_n(&c->events_lost, __ATOMIC_RELAXED);
+			uint64_t rep = __atomic_load_n(&c->records_lost_reported,
+						       __ATOMIC_RELAXED);
+			if (!final || lost == rep)
+				return 0;
+			/* Open a header-only packet that carries the final
+			 * lost count; the loop then closes it. */
+			struct rb_ctx ctx = { 0 };
+			int ret = rb_reserve_on(rb, &ctx, (int32_t)cpu, smp);
+			if (ret == -ENOBUFS)
+				return -EAGAIN;
+			if (ret < 0)
+				return ret;
+			continue;
+		}
+		uint64_t tsc = rb->client.clock_read();
+		uint64_t next = rb_mask_high_u64(wc, rb->geom.sbfbits) + S;
+		if (rb_lcas(rb, smp, c, cpu, wc, next) != 0)
+			continue;
+		rb_close_packet(rb, cpu, next, in_sb, tsc);
+		rb_commit_bytes(rb, cpu, wc, S - in_sb);
+		if (!final)
+			return 0;
+	}
+	return -EAGAIN;
+}
+
+int rb_flush_cpu(struct rb *rb, uint32_t cpu, bool final)
+{
+	if (cpu >= rb->nr_cpus)
+		return -EINVAL;
+	if (!rb->rseq)
+		return rb_force_switch(rb, cpu, final, true);
+
+	cpu_set_t saved;
+	int ret = rb_pin(cpu, &saved);
+	if (ret < 0) {
+		if (!final)
+			return -EAGAIN;
+		/* No thread of ours can run on this CPU, so no rseq
+		 * section can write its write_count: a CAS is safe. */
+		return rb_force_switch(rb, cpu, final, true);
+	}
+	ret = -EAGAIN;
+	for (int tries = 0; tries < 100 && ret == -EAGAIN; tries++) {
+		if (rb_rseq_cpu(rb_rseq_area()) != (int32_t)cpu) {
+			sched_yield();
+			continue;
+		}
+		ret = rb_force_switch(rb, cpu, final, false);
+	}
+	sched_setaffinity(0, sizeof(saved), &saved);
+	return ret;
+}
+
+/* READ_GETSUBBUF (Algorithm 6). */
+int rb_get_subbuf(struct rb *rb, uint32_t cpu, struct rb_read *r)
+{
+	if (cpu >= rb->nr_cpus)
+		return -EINVAL;
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	/* Acquire: pairs with the writers' push CAS. */
+	uint64_t rcnt = __atomic_load_n(&c->read_count, __ATOMIC_ACQUIRE);
+	uint32_t idx = rb_subbuf_index(rb, rcnt);
+	struct rb_subbuf_ctl *s = &c->sb[idx];
+	/* Acquire: pairs with the seq-cst CAS publishing commit_seq; the
+	 * packet's data is visible once the pass is. */
+	uint64_t rcommit = __atomic_load_n(&s->commit_seq, __ATOMIC_ACQUIRE);
+	if (!rb_eq2_subbuf_ready_u64(&rb->geom, rcnt, rcommit)) {
+		rb_subbuf_try_complete(rb, cpu, idx, rcnt);
+		rcommit = __atomic_load_n(&s->commit_seq, __ATOMIC_ACQUIRE);
+		if (!rb_eq2_subbuf_ready_u64(&rb->geom, rcnt, rcommit))
+			return -EAGAIN;
+	}
+	uint64_t wcnt = __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE);
+	if (rb_eq4_subbuf_written_u64(&rb->geom, wcnt, rcnt))
+		return -EAGAIN;
+
+	uint32_t phys = idx;
+	if (rb->mode == RB_MODE_OVERWRITE) {
+		/* Exchange our spare with the sub-buffer, if no writer holds
+		 * it and it still holds the pass we want (the tag). */
+		uint64_t pass = (rcnt >> rb->geom.bfbits) & RB_TABLE_TAG_MASK;
+		uint64_t e = __atomic_load_n(&s->table, __ATOMIC_ACQUIRE);
+		if ((e & RB_TABLE_FLAG) || RB_TABLE_TAG(e) != pass)
+			return -EAGAIN;
+		uint64_t n = RB_TABLE_MAKE(c->reader_subbuf, pass, 0);
+		/* Acq-rel CAS: pairs with rb_table_acquire_slow; after it the
+		 * old physical sub-buffer is private to the reader. */
+		if (!__atomic_compare_exchange_n(&s->table, &e, n, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			return -EAGAIN;
+		phys = RB_TABLE_IDX(e);
+		c->reader_subbuf = phys;
+	}
+	r->count = rcnt;
+	r->data = rb_phys_addr(rb, cpu, phys);
+	r->data_size = rb->subbuf_size;
+	return 0;
+}
+
+/* READ_PUTSUBBUF (Algorithm 7). */
+void rb_put_subbuf(struct rb *rb, uint32_t cpu, const struct rb_read *r)
+{
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	uint64_t expect = r->count;
+	uint64_t next = rb_mask_high_u64(r->count, rb->geom.sbfbits) +
+			rb->subbuf_size;
+	/* Seq-cst CAS: our reads of the packet happen before a writer may
+	 * reuse it (pairs with the acquire load of read_count before
+	 * equation (1)). Fails only if a writer pushed us in overwrite mode,
+	 * which is fine: we owned the sub-buffer while reading. */
+	__atomic_compare_exchange_n(&c->read_count, &expect, next, false,
+				    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,279 @@
+/*
+ * ringbuffer.h - the lockless per-CPU ring buffer of seed 000, section 4.
+ *
+ * What it offers: a channel's buffers (one per CPU, each N sub-buffers of
+ * S bytes, both powers of two) in one shared-memory object (memfd) whose
+ * layout is described byte by byte below and versioned, so another process
+ * can map it. Producers reserve a slot, write it and commit it
+ * (ringbuffer_api.h, inline); a reader takes whole sub-buffers
+ * (rb_get_subbuf / rb_put_subbuf); a flush closes a partly filled
+ * sub-buffer (rb_flush_cpu). The module knows nothing of CTF: the client
+ * supplies the sub-buffer header size and callbacks that fill it.
+ *
+ * Concurrency contract:
+ *  - rb_reserve/rb_commit (the fast path) may run at any time, from any
+ *    thread and from signal handlers nested inside them, concurrently with
+ *    everything else here. They take no lock, make no system call and
+ *    allocate nothing.
+ *  - One reader per buffer at a time: rb_get_subbuf/rb_put_subbuf/
+ *    rb_flush_cpu for one CPU's buffer must be serialised by the caller
+ *    (the consumer owns them). Different CPUs' buffers may be read in
+ *    parallel.
+ *  - rb_create/rb_destroy are not concurrent with anything on that rb.
+ */
+#ifndef RINGTRACE_RINGBUFFER_H
+#define RINGTRACE_RINGBUFFER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rb_equations.h"
+
+#define RB_SHM_MAGIC "RTRBUF1"	/* 8 bytes with the NUL */
+#define RB_SHM_VERSION 1
+#define RB_MAX_CPUS 4096
+#define RB_MIN_SUBBUF_SIZE 4096ULL
+#define RB_MAX_SUBBUF_SIZE (1ULL << 30)
+#define RB_MAX_NUM_SUBBUF 65536U
+
+enum rb_mode {
+	RB_MODE_DISCARD = 0,	/* full buffer: drop the new event, count it */
+	RB_MODE_OVERWRITE = 1,	/* full buffer: push the reader (flight recorder) */
+};
+
+/*
+ * Shared-memory layout (all little-endian on the machines we run on, all
+ * integers naturally aligned). Offsets are from the start of the object.
+ *
+ *   0     struct rb_shm_header                      (RB_SHM_HEADER_SIZE)
+ *   cpu_ctl_offset + cpu * cpu_ctl_stride  struct rb_cpu_ctl, then
+ *                                          num_subbuf struct rb_subbuf_ctl
+ *   data_offset + cpu * data_stride        the CPU's sub-buffers:
+ *                                          num_subbuf (+1 in overwrite
+ *                                          mode: the reader's spare) * S
+ *
+ * struct rb_shm_header, byte by byte:
+ *    0  char[8]  magic "RTRBUF1\0"
+ *    8  u32      version (RB_SHM_VERSION)
+ *   12  u32      header size in bytes
+ *   16  u64      total size of the object in bytes
+ *   24  u64      subbuf_size S
+ *   32  u32      num_subbuf N
+ *   36  u32      nr_cpus
+ *   40  u32      mode (enum rb_mode)
+ *   44  u32      tsc_bits (compact timestamp width of the client's header)
+ *   48  u32      subbuf_header_size (client's packet header, bytes)
+ *   52  u32      flags (RB_SHM_F_RSEQ: producers use per-CPU rseq stores)
+ *   56  u64      cpu_ctl_offset
+ *   64  u64      cpu_ctl_stride
+ *   72  u64      data_offset
+ *   80  u64      data_stride
+ *   88  u64      initial_count (value all counters started from)
+ */
+#define RB_SHM_HEADER_SIZE 4096
+#define RB_SHM_F_RSEQ 0x1u
+
+struct rb_shm_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t header_size;
+	uint64_t total_size;
+	uint64_t subbuf_size;
+	uint32_t num_subbuf;
+	uint32_t nr_cpus;
+	uint32_t mode;
+	uint32_t tsc_bits;
+	uint32_t subbuf_header_size;
+	uint32_t flags;
+	uint64_t cpu_ctl_offset;
+	uint64_t cpu_ctl_stride;
+	uint64_t data_offset;
+	uint64_t data_stride;
+	uint64_t initial_count;
+};
+
+/*
+ * Per sub-buffer counters (32 bytes). Invariants:
+ *  - commit_local + commit_remote (mod 2^64) is the sub-buffer's commit
+ *    count: bytes committed over all passes. After pass p is complete it
+ *    equals (p + 1) * S exactly.
+ *  - commit_local is written only by rseq sections running on the owning
+ *    CPU; commit_remote only by SMP atomics (committers that migrated after
+ *    reserving, remote flushes, non-rseq mode). Never both on one word.
+ *  - commit_seq only takes values (p + 1) * S, in increasing order, by CAS,
+ *    once pass p is fully committed (Algorithm 3 lines 3-7).
+ *  - table (overwrite mode, the paper's sub-buffer table): bits 0-31 the
+ *    physical sub-buffer holding this logical sub-buffer, bit 32 the writer
+ *    reference flag, bits 33-63 the pass ("produced count" tag) mod 2^31.
+ *    A writer sets (tag = pass, flag) before writing into a pass and the
+ *    committer that completes the pass clears the flag; the reader swaps
+ *    in its spare only when the flag is clear and the tag is the pass it
+ *    wants (section 4.3.2).
+ */
+struct rb_subbuf_ctl {
+	uint64_t commit_local;	/* owner CPU's producers (rseq) */
+	uint64_t commit_remote;	/* any CPU (atomic add) */
+	uint64_t commit_seq;	/* any committer, reader (CAS) */
+	uint64_t table;		/* writers (CAS set flag), reader (CAS swap) */
+};
+
+#define RB_TABLE_FLAG (1ULL << 32)
+#define RB_TABLE_TAG_SHIFT 33
+#define RB_TABLE_IDX(e) ((uint32_t)(e))
+#define RB_TABLE_TAG(e) ((e) >> RB_TABLE_TAG_SHIFT)
+#define RB_TABLE_MAKE(idx, tag, flag)                                          \
+	((uint64_t)(idx) | ((uint64_t)(tag) << RB_TABLE_TAG_SHIFT) |            \
+	 ((flag) ? RB_TABLE_FLAG : 0))
+#define RB_TABLE_TAG_MASK ((1ULL << 31) - 1)
+
+/*
+ * Per-CPU control (three cache lines, then the sub-buffer array).
+ *  write_count: bytes reserved (free-running). Updated by the LCAS of
+ *    Algorithm 2: an rseq section on the owning CPU in rseq mode, an SMP
+ *    CAS otherwise. A flush in rseq mode runs on the owning CPU too (the
+ *    flusher pins itself there), so the word never sees both kinds.
+ *  last_tsc: a timestamp no newer than the last reserved slot's; decides
+ *    compact vs full event headers. Plain stores, may go stale towards the
+ *    past, which only makes headers larger (never wrong).
+ *  read_count: bytes consumed; SMP CAS by the reader (Algorithm 7) and by
+ *    writers pushing the reader in overwrite mode.
+ *  reader_subbuf: physical index of the reader's spare (overwrite mode);
+ *    reader only.
+ *  events_lost: events dropped (discard mode full, would-overflow, nesting,
+ *    oversized) - atomic add; written into each packet as the cumulative
+ *    events_discarded.
+ *  subbufs_lost: sub-buffers overwritten unread (overwrite mode pushes).
+ */
+struct rb_cpu_ctl {
+	uint64_t write_count;
+	uint64_t last_tsc;
+	uint8_t pad0[48];
+	uint64_t read_count;
+	uint64_t reader_subbuf;
+	uint8_t pad1[48];
+	uint64_t events_lost;
+	uint64_t subbufs_lost;
+	uint64_t records_lost_reported;	/* events_lost in the last packet */
+	uint8_t pad2[40];
+	struct rb_subbuf_ctl sb[];
+};
+
+struct rb;
+
+/*
+ * Client callbacks (slow path, called by the producer that switches
+ * sub-buffers or by a flush; must be async-signal-safe and lock-free).
+ *  subbuf_begin: a new packet starts at `subbuf` at time `tsc`; `seq` is
+ *    the packet's sequence number in this CPU's stream.
+ *  subbuf_end: the packet is closed at `tsc`; `data_size` bytes of it are
+ *    used (header included); `lost` is the CPU's cumulative lost count.
+ */
+struct rb_client {
+	void (*subbuf_begin)(void *priv, uint32_t cpu, void *subbuf,
+			     uint64_t tsc, uint64_t seq);
+	void (*subbuf_end)(void *priv, uint32_t cpu, void *subbuf, uint64_t tsc,
+			   uint64_t data_size, uint64_t lost);
+	uint64_t (*clock_read)(void);	/* slow-path clock (flush) */
+	void *priv;
+};
+
+struct rb_config {
+	uint64_t subbuf_size;		/* S: power of two, >= 4 KiB */
+	uint32_t num_subbuf;		/* N: power of two, >= 2 */
+	uint32_t nr_cpus;
+	enum rb_mode mode;
+	uint32_t tsc_bits;		/* compact header timestamp bits */
+	uint32_t subbuf_header_size;
+	uint64_t initial_count;		/* 0 normally; tests start near 2^64 */
+	bool use_rseq;			/* false forces SMP atomics */
+};
+
+/* Process-local handle. Owner: whoever called rb_create/rb_map. */
+struct rb {
+	struct rb_shm_header *shm;	/* start of the mapping */
+	size_t map_size;
+	int fd;				/* memfd, or -1 */
+	struct rb_geom geom;
+	uint64_t subbuf_size;		/* copies of shm fields, trusted */
+	uint32_t num_subbuf;
+	uint32_t nr_cpus;
+	enum rb_mode mode;
+	uint32_t tsc_bits;
+	uint32_t hdr_size;
+	bool rseq;			/* producers use rseq sections */
+	char *cpu_ctl;			/* shm + cpu_ctl_offset */
+	size_t cpu_ctl_stride;
+	char *data;			/* shm + data_offset */
+	size_t data_stride;
+	uint64_t initial_count;
+	struct rb_client client;
+};
+
+/* Reservation context: filled by the caller (in), by rb_reserve (out). */
+struct rb_ctx {
+	uint32_t payload_size;	/* in: bytes after the event header */
+	uint16_t hdr_compact;	/* in: header size with compact timestamp */
+	uint16_t hdr_full;	/* in: header size with full timestamp */
+	uint64_t tsc;		/* out: the event's timestamp */
+	uint64_t offset;	/* out: write_count at the slot's start */
+	uint32_t slot_size;	/* out: header + payload */
+	int32_t cpu;		/* out: the buffer the slot is in */
+	bool full_tsc;		/* out: write the full-timestamp header */
+	char *addr;		/* out: where the slot starts */
+};
+
+/* A sub-buffer taken by the reader. */
+struct rb_read {
+	uint64_t count;		/* read_count when taken */
+	char *data;		/* the packet: S bytes, the reader's until put */
+	uint64_t data_size;	/* bytes used, from the commit/switch info */
+};
+
+/*
+ * rb_create: allocate and pre-touch a buffer set in a new memfd.
+ * Returns 0 or -EINVAL (bad geometry), -ENOMEM, -errno from memfd/mmap.
+ */
+int rb_create(struct rb *rb, const struct rb_config *cfg,
+	      const struct rb_client *client);
+void rb_destroy(struct rb *rb);
+
+/* Validate and adopt an existing mapping (another process's buffers). Every
+ * offset and size in the header is checked against `size`.
+ * Returns 0 or -EINVAL (not a ringtrace buffer, bad layout), -EPROTO
+ * (version). */
+int rb_attach(struct rb *rb, void *map, size_t size);
+
+/*
+ * Reader side (Algorithms 6 and 7). rb_get_subbuf returns 0 and fills `r`
+ * when a complete sub-buffer is ready, -EAGAIN otherwise. rb_put_subbuf
+ * gives it back; it always succeeds.
+ */
+int rb_get_subbuf(struct rb *rb, uint32_t cpu, struct rb_read *r);
+void rb_put_subbuf(struct rb *rb, uint32_t cpu, const struct rb_read *r);
+
+/*
+ * Force switch (Algorithm 4): close the CPU's partly filled sub-buffer so
+ * the reader gets it; nothing happens if it is empty. With `final`, also
+ * emit a header-only packet when events were lost since the last packet,
+ * so that the trace accounts for them. Returns 0 or -EAGAIN if the buffer
+ * could not be flushed now (rseq mode and the CPU is not usable).
+ */
+int rb_flush_cpu(struct rb *rb, uint32_t cpu, bool final);
+
+/* Statistics for one CPU (racy snapshot). */
+struct rb_stats {
+	uint64_t bytes_reserved;
+	uint64_t bytes_consumed;
+	uint64_t events_lost;
+	uint64_t subbufs_lost;
+};
+void rb_get_stats(const struct rb *rb, uint32_t cpu, struct rb_stats *st);
+
+/* Count an event as lost on a CPU's buffer (async-signal-safe). */
+void rb_count_lost(struct rb *rb, uint32_t cpu);
+
+/* Whether this process can use rseq sections (glibc registered rseq). */
+bool rb_rseq_usable(void);
+
+#endif /* RINGTRACE_RINGBUFFER_H */

@@ -1,0 +1,167 @@
+/*
+ * ringbuffer_api.h - the producer fast path (seed 000 Algorithms 1-3),
+ * inlined into the probe. Slow paths (sub-buffer switch, SMP-atomic mode,
+ * table updates) are noinline functions in ringbuffer.c.
+ *
+ * Fast path contract: no lock, no system call, no allocation, no floating
+ * point; reentrant (a signal handler may reserve and commit on the same
+ * thread between our reserve and commit: its slot simply follows ours).
+ */
+#ifndef RINGTRACE_RINGBUFFER_API_H
+#define RINGTRACE_RINGBUFFER_API_H
+
+#include "rb_rseq.h"
+#include "ringbuffer.h"
+
+#define RB_HIDDEN __attribute__((visibility("hidden")))
+
+RB_HIDDEN int rb_reserve_slow(struct rb *rb, struct rb_ctx *ctx);
+RB_HIDDEN uint32_t rb_table_acquire_slow(struct rb *rb, uint32_t cpu,
+					 uint32_t idx, uint64_t offset);
+RB_HIDDEN void rb_subbuf_try_complete(struct rb *rb, uint32_t cpu,
+				      uint32_t idx, uint64_t offset);
+RB_HIDDEN void rb_commit_remote(struct rb *rb, uint32_t cpu, uint32_t idx,
+				uint64_t bytes);
+
+static inline struct rb_cpu_ctl *rb_cpu(const struct rb *rb, uint32_t cpu)
+{
+	return (struct rb_cpu_ctl *)(rb->cpu_ctl + (size_t)cpu * rb->cpu_ctl_stride);
+}
+
+static inline uint32_t rb_subbuf_index(const struct rb *rb, uint64_t offset)
+{
+	return (uint32_t)(offset >> rb->geom.sbfbits) & (rb->num_subbuf - 1);
+}
+
+static inline char *rb_phys_addr(const struct rb *rb, uint32_t cpu,
+				 uint32_t phys)
+{
+	return rb->data + (size_t)cpu * rb->data_stride +
+	       (size_t)phys * rb->subbuf_size;
+}
+
+/*
+ * Physical sub-buffer that holds `offset` for a writer. Discard mode: the
+ * logical index itself. Overwrite mode: the table entry, which must carry
+ * this pass's tag and the writer flag before anything is written (a nested
+ * writer can get here before the writer that switched in has set it).
+ */
+static inline uint32_t rb_writer_phys(struct rb *rb, uint32_t cpu,
+				      uint64_t offset)
+{
+	uint32_t idx = rb_subbuf_index(rb, offset);
+	if (rb->mode == RB_MODE_DISCARD)
+		return idx;
+	/* Acquire: pairs with the CAS in rb_table_acquire_slow() or the
+	 * reader's swap, so the index we use is the one the flag protects. */
+	uint64_t e = __atomic_load_n(&rb_cpu(rb, cpu)->sb[idx].table,
+				     __ATOMIC_ACQUIRE);
+	uint64_t pass = (offset >> rb->geom.bfbits) & RB_TABLE_TAG_MASK;
+	if (__builtin_expect((e & RB_TABLE_FLAG) && RB_TABLE_TAG(e) == pass, 1))
+		return RB_TABLE_IDX(e);
+	return rb_table_acquire_slow(rb, cpu, idx, offset);
+}
+
+/*
+ * Algorithm 3 line 3 / equation (3) for the committer: if the commit count
+ * of the slot's sub-buffer now says the pass is complete, publish it.
+ * Acquire loads: pair with the release adds of other committers.
+ */
+static inline void rb_check_complete(struct rb *rb, uint32_t cpu,
+				     uint32_t idx, uint64_t offset)
+{
+	struct rb_subbuf_ctl *s = &rb_cpu(rb, cpu)->sb[idx];
+	uint64_t total = __atomic_load_n(&s->commit_local, __ATOMIC_ACQUIRE) +
+			 __atomic_load_n(&s->commit_remote, __ATOMIC_ACQUIRE);
+	unsigned bits = 64 - rb->geom.nsbbits;
+	if (__builtin_expect(rb_mask_low_u64(total, bits) ==
+				     rb_commit_target_u64(&rb->geom, offset),
+			     0))
+		rb_subbuf_try_complete(rb, cpu, idx, offset);
+}
+
+/*
+ * Algorithm 2 (RESERVE_SLOT) for the common case: the slot fits in the
+ * current sub-buffer, which is already open, and does not end exactly at
+ * its boundary (that is END_SWITCH_CURRENT, in the slow path). The clock
+ * is read after write_count and the rseq section commits only if write_count is still
+ * the value read, so no reservation on this CPU falls between the clock
+ * read and ours: timestamps never go backwards in buffer order.
+ * Returns 0 with ctx filled, or a negative errno (event dropped and
+ * counted): -ENOBUFS buffer full (discard mode) or not yet committed,
+ * -EMSGSIZE event larger than a sub-buffer.
+ */
+static inline int rb_reserve(struct rb *rb, struct rb_ctx *ctx,
+			     uint64_t (*clock)(void))
+{
+#if RB_HAVE_RSEQ
+	if (__builtin_expect(rb->rseq, 1)) {
+		struct rb_rseq_abi *rs = rb_rseq_area();
+		for (;;) {
+			int32_t cpu = rb_rseq_cpu(rs);
+			if (__builtin_expect((uint32_t)cpu >= rb->nr_cpus, 0))
+				break;
+			struct rb_cpu_ctl *c = rb_cpu(rb, (uint32_t)cpu);
+			uint64_t wc = __atomic_load_n(&c->write_count,
+						      __ATOMIC_RELAXED);
+			uint64_t last = __atomic_load_n(&c->last_tsc,
+							__ATOMIC_RELAXED);
+			uint64_t tsc = clock();
+			bool full = ((tsc - last) >> rb->tsc_bits) != 0;
+			uint32_t slot = (full ? ctx->hdr_full : ctx->hdr_compact) +
+					ctx->payload_size;
+			uint64_t in_sb = wc & (rb->subbuf_size - 1);
+			if (__builtin_expect(in_sb == 0 ||
+						     in_sb + slot >= rb->subbuf_size,
+					     0))
+				break;
+			int r = rb_rseq_cmpeq_store(&c->write_count, wc,
+						    wc + slot, cpu, rs);
+			if (__builtin_expect(r != 0, 0))
+				continue;
+			__atomic_store_n(&c->last_tsc, tsc, __ATOMIC_RELAXED);
+			ctx->tsc = tsc;
+			ctx->offset = wc;
+			ctx->slot_size = slot;
+			ctx->cpu = cpu;
+			ctx->full_tsc = full;
+			ctx->addr = rb_phys_addr(rb, (uint32_t)cpu,
+						 rb_writer_phys(rb, (uint32_t)cpu, wc)) +
+				    in_sb;
+			return 0;
+		}
+	}
+#else
+	(void)clock;
+#endif
+	return rb_reserve_slow(rb, ctx);
+}
+
+/*
+ * Algorithm 3 (COMMIT_SLOT): add the slot's size to its sub-buffer's
+ * commit count. On the CPU that owns the buffer this is a local add in an
+ * rseq section (commit_local); a committer that migrated since the
+ * reservation, or any committer in SMP-atomic mode, adds to commit_remote
+ * instead, so neither word is ever written both ways.
+ */
+static inline void rb_commit(struct rb *rb, const struct rb_ctx *ctx)
+{
+	uint32_t cpu = (uint32_t)ctx->cpu;
+	uint32_t idx = rb_subbuf_index(rb, ctx->offset);
+#if RB_HAVE_RSEQ
+	/* The asm's "memory" clobber is the compiler barrier of Algorithm 3
+	 * line 1: the slot's data is written before the add. */
+	if (__builtin_expect(rb->rseq, 1) &&
+	    __builtin_expect(rb_rseq_add(&rb_cpu(rb, cpu)->sb[idx].commit_local,
+					 ctx->slot_size, ctx->cpu,
+					 rb_rseq_area()) == 0,
+			     1)) {
+		rb_check_complete(rb, cpu, idx, ctx->offset);
+		return;
+	}
+#endif
+	rb_commit_remote(rb, cpu, idx, ctx->slot_size);
+	rb_check_complete(rb, cpu, idx, ctx->offset);
+}
+
+#endif /* RINGTRACE_RINGBUFFER_API_H */
