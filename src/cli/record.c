@@ -1,0 +1,371 @@
+/*
+ * record.c - `ringtrace record [OPTIONS] -- CMD [ARGS]`: run CMD (linked
+ * with libringtrace) with tracing on in embedded mode. The library's
+ * consumer thread writes the trace; this process checks the options,
+ * prepares the directory, forwards signals, prints the summary on stderr
+ * and exits with CMD's status.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include "../lib/config_parse.h"
+#include "cli.h"
+
+static void record_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ringtrace record [OPTIONS] -- CMD [ARGS...]\n"
+		"\n"
+		"Run CMD with tracing on; CMD must be linked with libringtrace.\n"
+		"The trace is written as CTF to DIR, and a summary is printed on\n"
+		"stderr when CMD ends. CMD's exit status is passed through.\n"
+		"\n"
+		"  -o, --output DIR        trace directory (default: a new directory\n"
+		"                          under ./ringtrace-traces/); must not exist\n"
+		"                          or be empty\n"
+		"      --overwrite         flight-recorder mode: when the buffers are\n"
+		"                          full, the oldest data is overwritten (the\n"
+		"                          default discards new events and counts them)\n"
+		"      --subbuf-size SIZE  sub-buffer size, a power of two >= 4k\n"
+		"                          (default 256k)\n"
+		"      --num-subbuf N      sub-buffers per CPU, a power of two >= 2\n"
+		"                          (default 4)\n"
+		"      --switch-timer MS   flush partly filled sub-buffers every MS ms\n"
+		"      --read-timer MS     consumer polling period (default 10)\n"
+		"  -e, --event PATTERN     record only events matching the glob on\n"
+		"                          'provider:event' (repeatable)\n"
+		"      --loglevel LEVEL    record only events of LEVEL or more severe\n"
+		"                          (EMERG ... INFO ... DEBUG)\n"
+		"      --clock CLOCK       tsc or monotonic (default: tsc when usable)\n"
+		"  -q, --quiet             no summary\n"
+		"  -h, --help              this help\n");
+}
+
+enum { OPT_OVERWRITE = 256, OPT_SUBBUF_SIZE, OPT_NUM_SUBBUF, OPT_SWITCH_TIMER,
+       OPT_READ_TIMER, OPT_LOGLEVEL, OPT_CLOCK };
+
+static const struct option record_opts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
+	{ "subbuf-size", required_argument, NULL, OPT_SUBBUF_SIZE },
+	{ "num-subbuf", required_argument, NULL, OPT_NUM_SUBBUF },
+	{ "switch-timer", required_argument, NULL, OPT_SWITCH_TIMER },
+	{ "read-timer", required_argument, NULL, OPT_READ_TIMER },
+	{ "event", required_argument, NULL, 'e' },
+	{ "loglevel", required_argument, NULL, OPT_LOGLEVEL },
+	{ "clock", required_argument, NULL, OPT_CLOCK },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct record_opts {
+	const char *output;
+	bool overwrite, quiet;
+	uint64_t subbuf_size;
+	uint32_t num_subbuf, switch_timer, read_timer;
+	int32_t loglevel;
+	bool have_switch, have_read, have_loglevel;
+	const char *clock;
+	char events[4096];
+};
+
+static pid_t child = -1;
+
+/* Forward signals sent to us (not the terminal's, which reach the whole
+ * process group, CMD included) to CMD. */
+static void forward_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (child > 0 && si->si_code != SI_KERNEL)
+		kill(child, sig);
+}
+
+static int mkdir_p(const char *dir)
+{
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return mkdir(path, 0755) < 0 ? -errno : 0;
+}
+
+static bool dir_is_empty(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return false;
+	struct dirent *e;
+	bool empty = true;
+	while (empty && (e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			empty = false;
+	closedir(d);
+	return empty;
+}
+
+/* Create the trace directory (never reusing one that holds anything). */
+static int prepare_dir(const char *want, const char *cmd, char *out, size_t len)
+{
+	if (want) {
+		if (snprintf(out, len, "%s", want) >= (int)len)
+			return -ENAMETOOLONG;
+		int ret = mkdir_p(out);
+		if (ret == -EEXIST) {
+			struct stat st;
+			if (stat(out, &st) == 0 && !S_ISDIR(st.st_mode)) {
+				cli_error("output %s exists and is not a directory", out);
+				return ret;
+			}
+			if (!dir_is_empty(out)) {
+				cli_error("output directory %s is not empty; not overwriting it", out);
+				return ret;
+			}
+			ret = access(out, W_OK) < 0 ? -errno : 0;
+		}
+		if (ret < 0)
+			cli_error("cannot create output directory %s: %s", out, strerror(-ret));
+		return ret;
+	}
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	const char *base = strrchr(cmd, '/');
+	base = base ? base + 1 : cmd;
+	int ret = mkdir_p("ringtrace-traces");
+	if (ret < 0 && ret != -EEXIST) {
+		cli_error("cannot create ./ringtrace-traces: %s", strerror(-ret));
+		return ret;
+	}
+	for (int n = 0; n < 1000; n++) {
+		int w = n ? snprintf(out, len, "ringtrace-traces/%s-%s-%d", base, stamp, n)
+			  : snprintf(out, len, "ringtrace-traces/%s-%s", base, stamp);
+		if (w >= (int)len)
+			return -ENAMETOOLONG;
+		if (mkdir(out, 0755) == 0)
+			return 0;
+		if (errno != EEXIST) {
+			ret = -errno;
+			cli_error("cannot create output directory %s: %s", out, strerror(errno));
+			return ret;
+		}
+	}
+	cli_error("too many traces named %s-%s", base, stamp);
+	return -EEXIST;
+}
+
+static int parse_opts(int argc, char **argv, struct record_opts *o)
+{
+	char err[RT_ERRLEN];
+	int c;
+	o->subbuf_size = 256 * 1024;
+	o->num_subbuf = 4;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:o:e:qh", record_opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->output = optarg; break;
+		case 'q': o->quiet = true; break;
+		case 'h': record_usage(stdout); exit(0);
+		case OPT_OVERWRITE: o->overwrite = true; break;
+		case OPT_SUBBUF_SIZE:
+			if (rt_parse_size(optarg, &o->subbuf_size, err) < 0)
+				goto bad;
+			break;
+		case OPT_NUM_SUBBUF:
+			if (rt_parse_u32(optarg, &o->num_subbuf, err) < 0)
+				goto bad;
+			break;
+		case OPT_SWITCH_TIMER:
+			if (rt_parse_u32(optarg, &o->switch_timer, err) < 0)
+				goto bad;
+			o->have_switch = true;
+			break;
+		case OPT_READ_TIMER:
+			if (rt_parse_u32(optarg, &o->read_timer, err) < 0)
+				goto bad;
+			if (o->read_timer == 0 || o->read_timer > 60000) {
+				snprintf(err, sizeof(err), "read timer must be 1 to 60000 ms");
+				goto bad;
+			}
+			o->have_read = true;
+			break;
+		case 'e': {
+			size_t l = strlen(o->events);
+			if (strchr(optarg, ',') ||
+			    snprintf(o->events + l, sizeof(o->events) - l, "%s%s",
+				     l ? "," : "", optarg) >= (int)(sizeof(o->events) - l)) {
+				snprintf(err, sizeof(err), "bad or too many event patterns at '%s'", optarg);
+				goto bad;
+			}
+			break;
+		}
+		case OPT_LOGLEVEL:
+			if (rt_parse_loglevel(optarg, &o->loglevel, err) < 0)
+				goto bad;
+			o->have_loglevel = true;
+			break;
+		case OPT_CLOCK:
+			if (strcmp(optarg, "tsc") && strcmp(optarg, "monotonic")) {
+				snprintf(err, sizeof(err), "clock '%s' is not tsc or monotonic", optarg);
+				goto bad;
+			}
+			o->clock = optarg;
+			break;
+		case '?':
+		default:
+			if (optopt)
+				cli_error("record: unknown option '-%c'", optopt);
+			else
+				cli_error("record: unknown option '%s'", argv[optind - 1]);
+			fprintf(stderr, "(see 'ringtrace record --help')\n");
+			return -EINVAL;
+		case ':':
+			cli_error("record: option '%s' needs a value", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (rt_check_subbuf(o->subbuf_size, o->num_subbuf, err) < 0)
+		goto bad;
+	if (optind >= argc) {
+		cli_error("record: no command to run (usage: ringtrace record [OPTIONS] -- CMD [ARGS])");
+		return -EINVAL;
+	}
+	return optind;
+bad:
+	cli_error("record: %s", err);
+	return -EINVAL;
+}
+
+static void set_child_env(const struct record_opts *o, const char *dir)
+{
+	char v[64];
+	setenv("RINGTRACE_OUTPUT", dir, 1);
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)o->subbuf_size);
+	setenv("RINGTRACE_SUBBUF_SIZE", v, 1);
+	snprintf(v, sizeof(v), "%u", o->num_subbuf);
+	setenv("RINGTRACE_NUM_SUBBUF", v, 1);
+	setenv("RINGTRACE_OVERWRITE", o->overwrite ? "1" : "0", 1);
+	if (o->have_switch) {
+		snprintf(v, sizeof(v), "%u", o->switch_timer);
+		setenv("RINGTRACE_SWITCH_TIMER_MS", v, 1);
+	}
+	if (o->have_read) {
+		snprintf(v, sizeof(v), "%u", o->read_timer);
+		setenv("RINGTRACE_READ_TIMER_MS", v, 1);
+	}
+	if (o->events[0])
+		setenv("RINGTRACE_EVENTS", o->events, 1);
+	if (o->have_loglevel) {
+		snprintf(v, sizeof(v), "%d", o->loglevel);
+		setenv("RINGTRACE_LOGLEVEL", v, 1);
+	}
+	if (o->clock)
+		setenv("RINGTRACE_CLOCK", o->clock, 1);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o = { 0 };
+	int first = parse_opts(argc, argv, &o);
+	if (first < 0)
+		return CLI_EXIT_USAGE;
+	char **cmd = argv + first;
+
+	char dir[PATH_MAX];
+	if (prepare_dir(o.output, cmd[0], dir, sizeof(dir)) < 0)
+		return CLI_EXIT_FAILURE;
+	char abs_dir[PATH_MAX];
+	if (!realpath(dir, abs_dir)) {
+		cli_error("cannot resolve %s: %s", dir, strerror(errno));
+		return CLI_EXIT_FAILURE;
+	}
+
+	/* exec failures come back through a close-on-exec pipe. */
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		cli_error("pipe: %s", strerror(errno));
+		return CLI_EXIT_FAILURE;
+	}
+	fflush(NULL);
+	child = fork();
+	if (child < 0) {
+		cli_error("fork: %s", strerror(errno));
+		return CLI_EXIT_FAILURE;
+	}
+	if (child == 0) {
+		close(pfd[0]);
+		set_child_env(&o, abs_dir);
+		execvp(cmd[0], cmd);
+		int e = errno;
+		ssize_t n = write(pfd[1], &e, sizeof(e));
+		(void)n;
+		_exit(127);
+	}
+	close(pfd[1]);
+
+	struct sigaction sa = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	static const int fwd[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++)
+		sigaction(fwd[i], &sa, NULL);
+
+	int exec_err = 0;
+	ssize_t n;
+	do
+		n = read(pfd[0], &exec_err, sizeof(exec_err));
+	while (n < 0 && errno == EINTR);
+	close(pfd[0]);
+
+	int status;
+	while (waitpid(child, &status, 0) < 0) {
+		if (errno != EINTR) {
+			cli_error("waitpid: %s", strerror(errno));
+			return CLI_EXIT_FAILURE;
+		}
+	}
+	if (n == (ssize_t)sizeof(exec_err)) {
+		cli_error("cannot run '%s': %s", cmd[0], strerror(exec_err));
+		rmdir(abs_dir);
+		return 127;
+	}
+
+	char meta[PATH_MAX + 16];
+	snprintf(meta, sizeof(meta), "%s/metadata", abs_dir);
+	if (access(meta, F_OK) < 0) {
+		cli_error("'%s' wrote no trace in %s: is it linked with libringtrace "
+			  "(pkg-config --libs ringtrace)?", cmd[0], dir);
+		rmdir(abs_dir);
+	} else if (!o.quiet) {
+		cli_print_summary(stderr, dir, 10);
+	}
+
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		signal(sig, SIG_DFL);
+		kill(getpid(), sig);
+		return 128 + sig;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : CLI_EXIT_FAILURE;
+}

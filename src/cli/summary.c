@@ -1,0 +1,155 @@
+/*
+ * summary.c - what `ringtrace record` prints when the command ends, and
+ * `ringtrace summary DIR`: events recorded and lost per channel, bytes
+ * written, the trace's path and its most frequent events. Everything is
+ * read back from the trace itself.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ctf/reader.h"
+#include "cli.h"
+
+struct chan_sum {
+	char name[64];
+	uint64_t events, discarded, packets_lost, bytes;
+	unsigned streams;
+};
+
+static int by_count_desc(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;	/* {count, index} pairs */
+	if (x[0] != y[0])
+		return x[0] < y[0] ? 1 : -1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+static void human_bytes(uint64_t b, char *out, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)b;
+	unsigned u = 0;
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(out, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+}
+
+/* Channel name of a stream file: its base name without the _CPU suffix. */
+static void channel_of(const char *path, char *out, size_t len)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	snprintf(out, len, "%s", base);
+	char *us = strrchr(out, '_');
+	if (us)
+		*us = '\0';
+}
+
+int cli_print_summary(FILE *out, const char *dir, unsigned top)
+{
+	char err[512];
+	struct rtr_trace *t;
+	int ret = rtr_open(dir, &t, err, sizeof(err));
+	if (ret < 0) {
+		cli_error("cannot read the trace in %s: %s", dir, err);
+		return ret;
+	}
+	const struct rtr_event_class *classes;
+	size_t nr_classes = rtr_event_classes(t, &classes);
+	uint64_t max_id = 0;
+	for (size_t i = 0; i < nr_classes; i++)
+		if (classes[i].id > max_id)
+			max_id = classes[i].id;
+	uint64_t *counts = calloc(max_id + 1, sizeof(uint64_t));
+	if (!counts) {
+		rtr_close(t);
+		return -ENOMEM;
+	}
+	struct rtr_event ev;
+	while ((ret = rtr_next(t, &ev)) > 0)
+		counts[ev.cls->id]++;
+	if (ret < 0)
+		cli_error("trace %s is damaged: %s (summary of what could be read)",
+			  dir, rtr_error(t));
+
+	const struct rtr_stream_stats *st;
+	size_t nr_streams = rtr_streams(t, &st);
+	struct chan_sum ch[16];
+	size_t nr_ch = 0;
+	uint64_t total_bytes = 0;
+	for (size_t i = 0; i < nr_streams; i++) {
+		char name[64];
+		channel_of(st[i].path, name, sizeof(name));
+		size_t c = 0;
+		while (c < nr_ch && strcmp(ch[c].name, name))
+			c++;
+		if (c == nr_ch) {
+			if (nr_ch == sizeof(ch) / sizeof(ch[0]))
+				c--;
+			else
+				memset(&ch[nr_ch++], 0, sizeof(ch[0]));
+			snprintf(ch[c].name, sizeof(ch[c].name), "%s", name);
+		}
+		ch[c].events += st[i].events;
+		ch[c].discarded += st[i].events_discarded;
+		ch[c].packets_lost += st[i].packets_lost;
+		ch[c].bytes += st[i].bytes;
+		ch[c].streams++;
+		total_bytes += st[i].bytes;
+	}
+
+	char hb[32];
+	human_bytes(total_bytes, hb, sizeof(hb));
+	fprintf(out, "ringtrace: trace written to %s (%s)\n", dir, hb);
+	for (size_t c = 0; c < nr_ch; c++) {
+		human_bytes(ch[c].bytes, hb, sizeof(hb));
+		fprintf(out, "  %s: %" PRIu64 " events recorded, %" PRIu64 " lost",
+			ch[c].name, ch[c].events, ch[c].discarded);
+		if (ch[c].packets_lost)
+			fprintf(out, " + %" PRIu64 " packets overwritten", ch[c].packets_lost);
+		fprintf(out, ", %s in %u stream%s\n", hb, ch[c].streams,
+			ch[c].streams == 1 ? "" : "s");
+	}
+
+	uint64_t (*order)[2] = calloc(nr_classes ? nr_classes : 1, sizeof(*order));
+	size_t n = 0;
+	for (size_t i = 0; order && i < nr_classes; i++) {
+		if (counts[classes[i].id] == 0)
+			continue;
+		order[n][0] = counts[classes[i].id];
+		order[n][1] = i;
+		n++;
+	}
+	if (n) {
+		qsort(order, n, sizeof(*order), by_count_desc);
+		fprintf(out, "  most frequent events:\n");
+		for (size_t i = 0; i < n && i < top; i++)
+			fprintf(out, "  %12" PRIu64 "  %s\n", order[i][0],
+				classes[order[i][1]].name);
+	}
+	fprintf(out, "  view it with: babeltrace2 %s\n", dir);
+	free(order);
+	free(counts);
+	rtr_close(t);
+	return ret < 0 ? ret : 0;
+}
+
+int cmd_summary(int argc, char **argv)
+{
+	if (argc != 2 || argv[1][0] == '-') {
+		if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+			printf("usage: ringtrace summary TRACE_DIR\n\n"
+			       "Print events recorded and lost per channel, bytes and the\n"
+			       "most frequent events of a trace.\n");
+			return 0;
+		}
+		cli_error("usage: ringtrace summary TRACE_DIR");
+		return CLI_EXIT_USAGE;
+	}
+	return cli_print_summary(stdout, argv[1], 20) < 0 ? CLI_EXIT_FAILURE : 0;
+}

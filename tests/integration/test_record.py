@@ -1,0 +1,295 @@
+#!/usr/bin/python3
+"""Integration tests of `ringtrace record`: traces are read back with
+babeltrace2's Python bindings (bt2) and every field value is checked.
+
+usage: test_record.py BUILD_DIR
+"""
+import math
+import os
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import bt2
+
+BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
+RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
+TYPES = os.path.join(BUILD, "tests/integration/types")
+BURST = os.path.join(BUILD, "tests/integration/burst")
+
+
+def record(trace, cmd, *opts, env=None):
+    """Run ringtrace record; return the CompletedProcess."""
+    return subprocess.run([RINGTRACE, "record", "-o", trace, *opts, "--", *cmd],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+def read_trace(path):
+    """All event messages and the discarded-event counts, via bt2."""
+    events, discarded, lost_packets = [], 0, 0
+    for msg in bt2.TraceCollectionMessageIterator(path):
+        if type(msg) is bt2._EventMessageConst:
+            events.append(msg)
+        elif type(msg) is bt2._DiscardedEventsMessageConst:
+            discarded += msg.count or 0
+        elif type(msg) is bt2._DiscardedPacketsMessageConst:
+            lost_packets += msg.count or 0
+    return events, discarded, lost_packets
+
+
+def payload(msg):
+    return msg.event.payload_field
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="rt-test-")
+        self.trace = os.path.join(self.tmp.name, "trace")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+
+class FieldTypes(Base):
+    """Every supported type round-trips with its exact value."""
+
+    def test_all_types(self):
+        n = 300
+        t0 = time.time()
+        r = record(self.trace, [TYPES, str(n)])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, f"done {n}\n")  # the program's output stays clean
+        self.assertIn("events recorded", r.stderr)
+        events, discarded, lost = read_trace(self.trace)
+        self.assertEqual((discarded, lost), (0, 0))
+        by = {}
+        for m in events:
+            by.setdefault(m.event.name, []).append(m)
+
+        ints = by["types:ints"]
+        self.assertEqual(len(ints), n)
+        for i, m in enumerate(ints):
+            p = payload(m)
+            self.assertEqual(int(p["s8"]), struct.unpack("b", struct.pack("B", (-i) & 0xff))[0])
+            self.assertEqual(int(p["u8"]), (i * 3) & 0xff)
+            self.assertEqual(int(p["s16"]), struct.unpack("h", struct.pack("H", (-i * 100) & 0xffff))[0])
+            self.assertEqual(int(p["u16"]), (i * 100) & 0xffff)
+            self.assertEqual(int(p["s32"]), -i * 100000)
+            self.assertEqual(int(p["u32"]), i * 100000)
+            self.assertEqual(int(p["s64"]), -i * (1 << 40))
+            self.assertEqual(int(p["u64"]), i * (1 << 40) + (1 << 63))
+
+        words = ["alpha", "", 'a "quoted" \\ word\twith tab']
+        misc = by["types:misc"]
+        self.assertEqual(len(misc), n)
+        for i, m in enumerate(misc):
+            p = payload(m)
+            self.assertEqual(float(p["f"]), i * 0.5)
+            self.assertTrue(math.isclose(float(p["d"]), i / 4.0))
+            self.assertEqual(int(p["b"]), i % 2)
+            self.assertEqual(list(p["b"].labels), ["true" if i % 2 else "false"])
+            self.assertEqual(str(p["str"]), words[i % 3])
+            self.assertEqual(int(p["ptr"]), 0x1000 + i)
+            self.assertEqual([int(x) for x in p["bytes"]],
+                             [0xde, 0xad, 0xbe, 0xef, 0x00, 0x01, 0x7f, 0x80, 0][: i % 9])
+            self.assertEqual(int(p["ch"]), ord("a") + i % 26)
+
+        self.assertEqual(len(by["types:empty"]), n)
+        for m in by["types:empty"]:
+            self.assertEqual(len(payload(m)), 0)
+        many = by["types:many"]
+        self.assertEqual(len(many), n)
+        for i, m in enumerate(many):
+            p = payload(m)
+            self.assertEqual([int(p[f"f{k}"]) for k in range(1, 21)],
+                             [i + k for k in range(1, 21)])
+            self.assertEqual(m.event.cls.log_level, bt2.EventClassLogLevel.DEBUG)
+        self.assertEqual(ints[0].event.cls.log_level, bt2.EventClassLogLevel.INFO)
+
+        s = payload(by["types:strings"][0])
+        self.assertEqual(str(s["null"]), "(null)")
+        self.assertEqual(str(s["longstr"]), "x" * 300)
+
+        # 40 distinct events, recorded twice: ids past 30 use the extended
+        # header; the second batch comes after a pause longer than the
+        # 27-bit compact timestamp covers.
+        for k in range(40):
+            got = by[f"types:id{k}"]
+            self.assertEqual([int(payload(m)["k"]) for m in got], [k, k])
+        pause = by["types:after_pause"][0]
+        before = by["types:strings"][0]
+        gap = pause.default_clock_snapshot.ns_from_origin - before.default_clock_snapshot.ns_from_origin
+        self.assertGreaterEqual(gap, 140_000_000)
+        self.assertLess(gap, 2_000_000_000)
+
+        # Wall-clock time, monotonic per stream.
+        first = events[0].default_clock_snapshot.ns_from_origin / 1e9
+        self.assertLess(abs(first - t0), 30)
+        last = {}
+        for m in events:
+            cpu = int(m.packet.context_field["cpu_id"])
+            ts = m.default_clock_snapshot.ns_from_origin
+            self.assertGreaterEqual(ts, last.get(cpu, 0))
+            last[cpu] = ts
+
+    def test_event_filter_and_loglevel(self):
+        r = record(self.trace, [TYPES, "20"], "-e", "types:i*", "-e", "types:strings")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        names = {m.event.name for m in read_trace(self.trace)[0]}
+        self.assertIn("types:ints", names)
+        self.assertIn("types:id39", names)
+        self.assertIn("types:strings", names)
+        self.assertNotIn("types:misc", names)
+        self.assertNotIn("types:many", names)
+        trace2 = os.path.join(self.tmp.name, "t2")
+        r = record(trace2, [TYPES, "20"], "--loglevel", "INFO")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        names = {m.event.name for m in read_trace(trace2)[0]}
+        self.assertIn("types:misc", names)
+        self.assertNotIn("types:many", names)  # DEBUG is less severe than INFO
+
+
+class Modes(Base):
+    """With a consumer that never reads during the run, discard mode keeps
+    the oldest events and counts the rest; overwrite keeps the newest."""
+
+    N = 20000
+
+    def seqs(self, events):
+        return [int(payload(m)["seq"]) for m in events if m.event.name == "burst:ev"]
+
+    def test_discard_keeps_oldest(self):
+        r = record(self.trace, [BURST, str(self.N), "return"], "--subbuf-size", "4k",
+                   "--num-subbuf", "4", "--read-timer", "60000")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        events, discarded, lost = read_trace(self.trace)
+        seqs = self.seqs(events)
+        self.assertGreater(len(seqs), 100)
+        self.assertEqual(seqs, list(range(len(seqs))))  # the head, intact
+        self.assertEqual(lost, 0)
+        # Every event not in the trace is counted (burst:done included).
+        self.assertEqual(discarded, self.N + 1 - len(events))
+        for m in events:
+            if m.event.name == "burst:ev":
+                self.assertEqual(int(payload(m)["check"]), int(payload(m)["seq"]) * 7 + 1)
+
+    def test_overwrite_keeps_newest(self):
+        r = record(self.trace, [BURST, str(self.N), "return"], "--overwrite",
+                   "--subbuf-size", "4k", "--num-subbuf", "4", "--read-timer", "60000")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        events, discarded, lost = read_trace(self.trace)
+        seqs = self.seqs(events)
+        self.assertGreater(len(seqs), 100)
+        self.assertEqual(seqs, list(range(self.N - len(seqs), self.N)))  # the tail
+        self.assertEqual(events[-1].event.name, "burst:done")
+        # The overwritten packets are the ones before the first kept one
+        # (packet numbers start at 0 in every stream).
+        first_packet = int(events[0].packet.context_field["packet_seq_num"])
+        self.assertGreater(first_packet, 0)
+        self.assertIn(f"+ {first_packet} packets overwritten", r.stderr)
+
+
+class Exits(Base):
+    """Events are flushed however the program ends; its status is kept."""
+
+    N = 5000
+
+    def check_complete(self, expect_after=False):
+        events, discarded, lost = read_trace(self.trace)
+        seqs = [int(payload(m)["seq"]) for m in events if m.event.name == "burst:ev"]
+        self.assertEqual(seqs, list(range(self.N)))
+        self.assertEqual([m.event.name for m in events if m.event.name == "burst:done"],
+                         ["burst:done"])
+        self.assertEqual((discarded, lost), (0, 0))
+
+    def test_return(self):
+        r = record(self.trace, [BURST, str(self.N), "return"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.check_complete()
+
+    def test_exit_status_passed_through(self):
+        r = record(self.trace, [BURST, str(self.N), "status", "42"])
+        self.assertEqual(r.returncode, 42, r.stderr)
+        self.check_complete()
+
+    def test_exit_from_another_thread(self):
+        r = record(self.trace, [BURST, str(self.N), "exit-thread"])
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.check_complete()
+
+    def test_sigint(self):
+        r = record(self.trace, [BURST, str(self.N), "sigint"])
+        self.assertEqual(r.returncode, -signal.SIGINT, r.stderr)
+        self.check_complete()
+
+    def test_sigterm(self):
+        r = record(self.trace, [BURST, str(self.N), "sigterm"])
+        self.assertEqual(r.returncode, -signal.SIGTERM, r.stderr)
+        self.check_complete()
+
+
+class NotRecording(Base):
+    def test_no_thread_without_record(self):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("RINGTRACE_")}
+        r = subprocess.run([BURST, "1000", "threads"], capture_output=True, text=True,
+                           env=env, timeout=60)
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "threads 1\n", ""))
+        r = record(self.trace, [BURST, "1000", "threads"])
+        self.assertEqual(r.stdout, "threads 2\n")  # the consumer
+
+
+class CommandLine(Base):
+    def expect_error(self, args, status, text):
+        r = subprocess.run([RINGTRACE, *args], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, status, r.stderr)
+        self.assertIn(text, r.stderr)
+        return r
+
+    def test_bad_options(self):
+        self.expect_error(["record", "--subbuf-size", "5000", "--", BURST, "1", "return"], 2,
+                          "power of two")
+        self.expect_error(["record", "--num-subbuf", "3", "--", BURST, "1", "return"], 2,
+                          "power of two")
+        self.expect_error(["record", "--subbuf-size", "lots", "--", BURST, "1", "return"], 2,
+                          "not a size")
+        self.expect_error(["record", "--frobnicate", "--", BURST], 2, "unknown option")
+        self.expect_error(["record", "--loglevel", "LOUD", "--", BURST], 2, "not a log level")
+        self.expect_error(["record", "--"], 2, "no command")
+        self.expect_error(["frobnicate"], 2, "unknown command")
+
+    def test_missing_command(self):
+        r = self.expect_error(["record", "-o", self.trace, "--", "/nonexistent/cmd"], 127,
+                              "cannot run '/nonexistent/cmd'")
+        self.assertFalse(os.path.exists(self.trace))
+        del r
+
+    def test_never_overwrites_a_trace(self):
+        r = record(self.trace, [BURST, "10", "return"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        before = sorted(os.listdir(self.trace))
+        meta = open(os.path.join(self.trace, "metadata")).read()
+        self.expect_error(["record", "-o", self.trace, "--", BURST, "10", "return"], 1,
+                          "not empty")
+        self.assertEqual(sorted(os.listdir(self.trace)), before)
+        self.assertEqual(open(os.path.join(self.trace, "metadata")).read(), meta)
+
+    def test_unwritable_output(self):
+        self.expect_error(["record", "-o", "/proc/ringtrace-test", "--", BURST, "1", "return"],
+                          1, "cannot create output directory")
+
+    def test_default_output_directory(self):
+        r = subprocess.run([RINGTRACE, "record", "--", BURST, "10", "return"], cwd=self.tmp.name,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        dirs = os.listdir(os.path.join(self.tmp.name, "ringtrace-traces"))
+        self.assertEqual(len(dirs), 1)
+        self.assertTrue(dirs[0].startswith("burst-"))
+        self.assertIn("ringtrace-traces/" + dirs[0], r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,61 @@
+/*
+ * types.c - records every field type with values the interop test can
+ * recompute (tests/integration/test_record.py), events with ids past the
+ * compact-header range, an event after a long pause (full timestamp), and
+ * events with 0 and 20 fields.
+ *
+ * usage: types N
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <ringtrace/ringtrace.h>
+
+static const char *const words[] = { "alpha", "", "a \"quoted\" \\ word\twith tab" };
+
+#define E(n) rt_event(types, id##n, k, (int)(n))
+
+static void many_ids(void)
+{
+	E(0); E(1); E(2); E(3); E(4); E(5); E(6); E(7); E(8); E(9);
+	E(10); E(11); E(12); E(13); E(14); E(15); E(16); E(17); E(18); E(19);
+	E(20); E(21); E(22); E(23); E(24); E(25); E(26); E(27); E(28); E(29);
+	E(30); E(31); E(32); E(33); E(34); E(35); E(36); E(37); E(38); E(39);
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 100;
+	char longstr[301];
+	memset(longstr, 'x', 300);
+	longstr[300] = '\0';
+	uint8_t buf[8] = { 0xde, 0xad, 0xbe, 0xef, 0x00, 0x01, 0x7f, 0x80 };
+
+	many_ids();
+	for (int i = 0; i < n; i++) {
+		rt_event(types, ints, s8, (int8_t)(-i), u8, (uint8_t)(i * 3), s16, (int16_t)(-i * 100),
+			 u16, (uint16_t)(i * 100), s32, (int32_t)(-i * 100000),
+			 u32, (uint32_t)i * 100000u, s64, (int64_t)(-i) * (1LL << 40),
+			 u64, (uint64_t)i * (1ULL << 40) + (1ULL << 63));
+		rt_event(types, misc, f, (float)i * 0.5f, d, (double)i / 4.0, b, (bool)(i % 2),
+			 str, words[i % 3], ptr, (void *)(uintptr_t)(0x1000 + i),
+			 bytes, rt_bytes(buf, (size_t)(i % 9)), ch, (char)('a' + i % 26));
+		rt_event(types, empty);
+		rt_event_loglevel(RT_LOGLEVEL_DEBUG, types, many, f1, i + 1, f2, i + 2, f3, i + 3,
+				  f4, i + 4, f5, i + 5, f6, i + 6, f7, i + 7, f8, i + 8, f9, i + 9,
+				  f10, i + 10, f11, i + 11, f12, i + 12, f13, i + 13, f14, i + 14,
+				  f15, i + 15, f16, i + 16, f17, i + 17, f18, i + 18, f19, i + 19,
+				  f20, i + 20);
+	}
+	rt_event(types, strings, null, (const char *)NULL, longstr, longstr);
+	struct timespec pause = { 0, 150 * 1000 * 1000 };
+	nanosleep(&pause, NULL);
+	rt_event(types, after_pause, i, n);
+	many_ids();
+	printf("done %d\n", n);
+	return 0;
+}
