@@ -21,6 +21,7 @@
 #include <dirent.h>
 
 #include "../lib/config_parse.h"
+#include "../lib/fs_util.h"
 #include "cli.h"
 
 static void record_usage(FILE *f)
@@ -93,22 +94,6 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 		kill(child, sig);
 }
 
-static int mkdir_p(const char *dir)
-{
-	char path[PATH_MAX];
-	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	return mkdir(path, 0755) < 0 ? -errno : 0;
-}
-
 static bool dir_is_empty(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -129,7 +114,7 @@ static int prepare_dir(const char *want, const char *cmd, char *out, size_t len)
 	if (want) {
 		if (snprintf(out, len, "%s", want) >= (int)len)
 			return -ENAMETOOLONG;
-		int ret = mkdir_p(out);
+		int ret = rt_mkdir_p(out);
 		if (ret == -EEXIST) {
 			struct stat st;
 			if (stat(out, &st) == 0 && !S_ISDIR(st.st_mode)) {
@@ -153,7 +138,7 @@ static int prepare_dir(const char *want, const char *cmd, char *out, size_t len)
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
 	const char *base = strrchr(cmd, '/');
 	base = base ? base + 1 : cmd;
-	int ret = mkdir_p("ringtrace-traces");
+	int ret = rt_mkdir_p("ringtrace-traces");
 	if (ret < 0 && ret != -EEXIST) {
 		cli_error("cannot create ./ringtrace-traces: %s", strerror(-ret));
 		return ret;

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <ringtrace/ringtrace.h>
+#include <ringtrace/ringtrace_types.h>
 
 /* A growable string; `data` is NUL-terminated. */
 struct ctf_buf {

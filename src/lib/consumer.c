@@ -153,8 +153,8 @@ static void final_flush(void)
 	write_metadata(true);
 	for (uint32_t cpu = 0; cpu < cons.ch->rb.nr_cpus; cpu++) {
 		if (cons.fds[cpu] >= 0) {
-			if (fsync(cons.fds[cpu]) < 0 && errno != EINVAL)
-				report_write_error("a stream file", -errno);
+			/* No fsync: the program's exit must not wait for the
+			 * disk; the page cache has the data. */
 			close(cons.fds[cpu]);
 			cons.fds[cpu] = -1;
 		}

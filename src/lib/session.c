@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "config_parse.h"
+#include "fs_util.h"
 #include "rt_internal.h"
 
 #define RT_DEFAULT_SUBBUF_SIZE (256 * 1024)
@@ -152,18 +153,9 @@ static int config_from_env(struct rt_config *cfg)
 static int prepare_output(const char *dir)
 {
 	char path[PATH_MAX];
-	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
-		return -errno;
+	int ret = rt_mkdir_p(dir);
+	if (ret < 0 && ret != -EEXIST)
+		return ret;
 	if (snprintf(path, sizeof(path), "%s/metadata", dir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	if (access(path, F_OK) == 0)

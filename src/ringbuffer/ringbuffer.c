@@ -605,6 +605,13 @@ int rb_flush_cpu(struct rb *rb, uint32_t cpu, bool final)
 		return -EINVAL;
 	if (!rb->rseq)
 		return rb_force_switch(rb, cpu, final, true);
+	/* Nothing open and nothing to report: spare the two affinity
+	 * changes (the common case for idle CPUs on every switch timer). */
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	if ((__atomic_load_n(&c->write_count, __ATOMIC_RELAXED) & (rb->subbuf_size - 1)) == 0 &&
+	    (!final || __atomic_load_n(&c->events_lost, __ATOMIC_RELAXED) ==
+			       __atomic_load_n(&c->records_lost_reported, __ATOMIC_RELAXED)))
+		return 0;
 
 	cpu_set_t saved;
 	int ret = rb_pin(cpu, &saved);

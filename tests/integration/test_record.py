@@ -20,6 +20,8 @@ BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
 RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
 TYPES = os.path.join(BUILD, "tests/integration/types")
 BURST = os.path.join(BUILD, "tests/integration/burst")
+DLHOST = os.path.join(BUILD, "tests/integration/dlhost")
+PLUGIN = os.path.join(BUILD, "tests/integration/plugin.so")
 
 
 def record(trace, cmd, *opts, env=None):
@@ -131,7 +133,7 @@ class FieldTypes(Base):
         self.assertLess(abs(first - t0), 30)
         last = {}
         for m in events:
-            cpu = int(m.packet.context_field["cpu_id"])
+            cpu = int(m.event.packet.context_field["cpu_id"])
             ts = m.default_clock_snapshot.ns_from_origin
             self.assertGreaterEqual(ts, last.get(cpu, 0))
             last[cpu] = ts
@@ -151,6 +153,24 @@ class FieldTypes(Base):
         names = {m.event.name for m in read_trace(trace2)[0]}
         self.assertIn("types:misc", names)
         self.assertNotIn("types:many", names)  # DEBUG is less severe than INFO
+
+
+class SharedLibraries(Base):
+    def test_dlopen_while_recording(self):
+        """Events of a library loaded (twice) with dlopen are recorded and
+        described by the metadata."""
+        r = record(self.trace, [DLHOST, PLUGIN])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        events, _, _ = read_trace(self.trace)
+        names = [m.event.name for m in events]
+        self.assertEqual(names[0], "host:before")
+        self.assertEqual(names[-1], "host:after")
+        work = [(int(payload(m)["round"]), int(payload(m)["i"]), str(payload(m)["name"]))
+                for m in events if m.event.name == "plugin:work"]
+        self.assertEqual(work, [(r_, i, "plugin") for r_ in (1, 2) for i in range(10)])
+        # Both loads share one event class.
+        meta = open(os.path.join(self.trace, "metadata")).read()
+        self.assertEqual(meta.count('name = "plugin:work"'), 1)
 
 
 class Modes(Base):
@@ -188,7 +208,9 @@ class Modes(Base):
         self.assertEqual(events[-1].event.name, "burst:done")
         # The overwritten packets are the ones before the first kept one
         # (packet numbers start at 0 in every stream).
-        first_packet = int(events[0].packet.context_field["packet_seq_num"])
+        with open(os.path.join(self.trace, "channel0_0"), "rb") as f:
+            header = f.read(72)  # packet_seq_num is the u64 at byte 64
+        first_packet = struct.unpack_from("<Q", header, 64)[0]
         self.assertGreater(first_packet, 0)
         self.assertIn(f"+ {first_packet} packets overwritten", r.stderr)
 
