@@ -1,7 +1,8 @@
 /*
  * ctf_packet.c - fill the packet header/context of a sub-buffer (layout in
- * ctf_packet.h). Called by the producer that switches sub-buffers, so only
- * plain stores: async-signal-safe, no lock.
+ * ctf_packet.h). Called by the producers that open and close the packet,
+ * so only plain stores: async-signal-safe, no lock. Opening and closing
+ * write disjoint fields and may run in either order.
  */
 #include "ctf_packet.h"
 
@@ -13,20 +14,19 @@ CTF_HIDDEN void ctf_packet_begin(void *stream_info, uint32_t cpu, void *subbuf,
 				 uint64_t tsc, uint64_t seq)
 {
 	const struct ctf_stream_info *si = stream_info;
-	struct ctf_packet_header h = {
-		.magic = CTF_MAGIC,
-		.stream_id = si->stream_id,
-		.stream_instance_id = cpu,
-		.timestamp_begin = tsc,
-		.timestamp_end = tsc,
-		.content_size = (uint64_t)CTF_PACKET_HEADER_SIZE * 8,
-		.packet_size = si->subbuf_size * 8,
-		.packet_seq_num = seq,
-		.events_discarded = 0,
-		.cpu_id = cpu,
-	};
-	memcpy(h.uuid, si->uuid, sizeof(h.uuid));
-	memcpy(subbuf, &h, sizeof(h));
+	struct ctf_packet_header *h = subbuf;
+	/* The opening fields only: the packet may already have been closed
+	 * by a writer that ran while this one was interrupted (see
+	 * struct rb_client), and its closing fields must stay. */
+	uint32_t v32 = CTF_MAGIC;
+	memcpy(&h->magic, &v32, 4);
+	memcpy(h->uuid, si->uuid, sizeof(h->uuid));
+	memcpy(&h->stream_id, &si->stream_id, 4);
+	uint64_t v64 = cpu;
+	memcpy(&h->stream_instance_id, &v64, 8);
+	memcpy(&h->timestamp_begin, &tsc, 8);
+	memcpy(&h->packet_seq_num, &seq, 8);
+	memcpy(&h->cpu_id, &cpu, 4);
 }
 
 CTF_HIDDEN void ctf_packet_end(void *stream_info, uint32_t cpu, void *subbuf,

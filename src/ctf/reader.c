@@ -234,7 +234,7 @@ static int index_stream(struct rtr_trace *t, uint32_t si)
 	struct rtr_stream_stats *st = &t->stats[si];
 	uint64_t prev_seq = 0, prev_end = 0;
 	for (size_t off = 0; off < s->size;) {
-		struct pkt p;
+		struct pkt p = { 0 };
 		if (read_packet(t, si, off, &p) < 0)
 			return t->err_code;
 		int ret = 0;
@@ -343,7 +343,7 @@ static int stream_advance(struct rtr_trace *t, uint32_t si)
 	while (s->pos >= s->content_end) {
 		if (s->pkt_end >= s->size)
 			return 0;
-		struct pkt p;
+		struct pkt p = { 0 };
 		if (read_packet(t, si, s->pkt_end, &p) < 0)
 			return t->err_code;
 		s->pkt_off = s->pkt_end;

@@ -164,6 +164,11 @@ struct rb;
 /*
  * Client callbacks (slow path, called by the producer that switches
  * sub-buffers or by a flush; must be async-signal-safe and lock-free).
+ * Both run before the sub-buffer can be complete, but in no fixed order:
+ * the writer that opens a packet may be interrupted after its reservation
+ * and before subbuf_begin, while a nested writer (or a flush, or in atomic
+ * mode a writer on another CPU) fills the packet and closes it. So the two
+ * must write disjoint parts of the header.
  *  subbuf_begin: a new packet starts at `subbuf` at time `tsc`; `seq` is
  *    the packet's sequence number in this CPU's stream.
  *  subbuf_end: the packet is closed at `tsc`; `data_size` bytes of it are

@@ -220,13 +220,18 @@ class Exits(Base):
 
     N = 5000
 
-    def check_complete(self, expect_after=False):
+    def check_complete(self, busy_main=False):
         events, discarded, lost = read_trace(self.trace)
         seqs = [int(payload(m)["seq"]) for m in events if m.event.name == "burst:ev"]
         self.assertEqual(seqs, list(range(self.N)))
         self.assertEqual([m.event.name for m in events if m.event.name == "burst:done"],
                          ["burst:done"])
-        self.assertEqual((discarded, lost), (0, 0))
+        if busy_main:
+            # The main thread floods burst:after events until exit: the
+            # buffers may fill, and what they drop is counted.
+            self.assertEqual(lost, 0)
+        else:
+            self.assertEqual((discarded, lost), (0, 0))
 
     def test_return(self):
         r = record(self.trace, [BURST, str(self.N), "return"])
@@ -241,7 +246,7 @@ class Exits(Base):
     def test_exit_from_another_thread(self):
         r = record(self.trace, [BURST, str(self.N), "exit-thread"])
         self.assertEqual(r.returncode, 3, r.stderr)
-        self.check_complete()
+        self.check_complete(busy_main=True)
 
     def test_sigint(self):
         r = record(self.trace, [BURST, str(self.N), "sigint"])
