@@ -100,7 +100,8 @@ static int rb_layout(const struct rb_config *cfg, size_t *ctl_stride,
 		return -EINVAL;
 	if (cfg->nr_cpus == 0 || cfg->nr_cpus > RB_MAX_CPUS)
 		return -EINVAL;
-	if (cfg->subbuf_header_size >= cfg->subbuf_size / 2 ||
+	if (cfg->subbuf_header_size == 0 ||
+	    cfg->subbuf_header_size >= cfg->subbuf_size / 2 ||
 	    cfg->tsc_bits == 0 || cfg->tsc_bits > 63)
 		return -EINVAL;
 	uint64_t nphys = cfg->num_subbuf + (cfg->mode == RB_MODE_OVERWRITE);
@@ -226,6 +227,8 @@ int rb_attach(struct rb *rb, void *map, size_t size)
 		return -EINVAL;
 	if (h->version != RB_SHM_VERSION)
 		return -EPROTO;
+	if (h->header_size != sizeof(*h))
+		return -EINVAL;
 	struct rb_config cfg = {
 		.subbuf_size = h->subbuf_size,
 		.num_subbuf = h->num_subbuf,
@@ -435,14 +438,25 @@ static void rb_close_packet(struct rb *rb, uint32_t cpu, uint64_t at,
  * SMP-atomic mode. `want_cpu` >= 0 forces the buffer (flush); it must be
  * the CPU we run on in rseq mode.
  */
-static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
-			 bool smp)
+/* rb_reserve_on flags. */
+#define RB_RES_SMP 0x1		/* SMP CAS even in rseq mode (CPU unusable) */
+#define RB_RES_QUIET 0x2	/* failure is not an event lost (flush) */
+
+static void rb_lost_unless(struct rb *rb, uint32_t cpu, unsigned flags)
 {
+	if (!(flags & RB_RES_QUIET))
+		rb_count_lost(rb, cpu);
+}
+
+static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
+			 unsigned flags)
+{
+	const bool smp = flags & RB_RES_SMP;
 	const uint64_t S = rb->subbuf_size;
 	for (;;) {
 		int32_t cpu = want_cpu >= 0 ? want_cpu : rb_reserve_cpu(rb);
 		if (cpu < 0) {
-			rb_count_lost(rb, 0);
+			rb_lost_unless(rb, 0, flags);
 			return -ENOBUFS;
 		}
 		struct rb_cpu_ctl *c = rb_cpu(rb, (uint32_t)cpu);
@@ -469,7 +483,7 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 			full = false;
 			slot = ctx->hdr_compact + (uint64_t)ctx->payload_size;
 			if (rb->hdr_size + slot > S) {
-				rb_count_lost(rb, (uint32_t)cpu);
+				rb_lost_unless(rb, (uint32_t)cpu, flags);
 				return -EMSGSIZE;
 			}
 			uint32_t nidx = rb_subbuf_index(rb, begin);
@@ -485,7 +499,7 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 							  __ATOMIC_ACQUIRE);
 			}
 			if (!rb_eq3_fully_committed_u64(&rb->geom, begin, wcommit)) {
-				rb_count_lost(rb, (uint32_t)cpu);
+				rb_lost_unless(rb, (uint32_t)cpu, flags);
 				return -ENOBUFS;
 			}
 			/* Equation (1): buffer full. Acquire pairs with the
@@ -495,11 +509,11 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 							__ATOMIC_ACQUIRE);
 			if (rb->mode == RB_MODE_DISCARD &&
 			    rb_eq1_buffer_full_u64(&rb->geom, begin, rcnt)) {
-				rb_count_lost(rb, (uint32_t)cpu);
+				rb_lost_unless(rb, (uint32_t)cpu, flags);
 				return -ENOBUFS;
 			}
 		} else if (in_sb + slot > S) {
-			rb_count_lost(rb, (uint32_t)cpu);
+			rb_lost_unless(rb, (uint32_t)cpu, flags);
 			return -EMSGSIZE;
 		}
 		uint64_t start = switch_new ? begin + rb->hdr_size : begin;
@@ -545,7 +559,7 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 
 RB_NOINLINE int rb_reserve_slow(struct rb *rb, struct rb_ctx *ctx)
 {
-	return rb_reserve_on(rb, ctx, -1, false);
+	return rb_reserve_on(rb, ctx, -1, 0);
 }
 
 /* Pin the calling thread to `cpu`, saving its affinity in `saved`.
@@ -580,7 +594,8 @@ static int rb_force_switch(struct rb *rb, uint32_t cpu, bool final, bool smp)
 			/* Open a header-only packet that carries the final
 			 * lost count; the loop then closes it. */
 			struct rb_ctx ctx = { 0 };
-			int ret = rb_reserve_on(rb, &ctx, (int32_t)cpu, smp);
+			int ret = rb_reserve_on(rb, &ctx, (int32_t)cpu,
+						RB_RES_QUIET | (smp ? RB_RES_SMP : 0));
 			if (ret == -ENOBUFS)
 				return -EAGAIN;
 			if (ret < 0)

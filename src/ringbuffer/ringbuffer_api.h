@@ -108,7 +108,8 @@ static inline int rb_reserve(struct rb *rb, struct rb_ctx *ctx,
 							__ATOMIC_RELAXED);
 			uint64_t tsc = clock();
 			bool full = ((tsc - last) >> rb->tsc_bits) != 0;
-			uint32_t slot = (full ? ctx->hdr_full : ctx->hdr_compact) +
+			/* 64-bit: a payload near 2^32 must not wrap. */
+			uint64_t slot = (uint64_t)(full ? ctx->hdr_full : ctx->hdr_compact) +
 					ctx->payload_size;
 			uint64_t in_sb = wc & (rb->subbuf_size - 1);
 			if (__builtin_expect(in_sb == 0 ||
@@ -122,7 +123,7 @@ static inline int rb_reserve(struct rb *rb, struct rb_ctx *ctx,
 			__atomic_store_n(&c->last_tsc, tsc, __ATOMIC_RELAXED);
 			ctx->tsc = tsc;
 			ctx->offset = wc;
-			ctx->slot_size = slot;
+			ctx->slot_size = (uint32_t)slot;
 			ctx->cpu = cpu;
 			ctx->full_tsc = full;
 			ctx->addr = rb_phys_addr(rb, (uint32_t)cpu,
