@@ -25,7 +25,7 @@
 #include "ctf_packet.h"
 #include "reader_internal.h"
 
-#define METADATA_MAX (64u << 20)
+#define METADATA_MAX (16u << 20)
 #define COMPACT_MASK ((1ull << CTF_COMPACT_TSC_BITS) - 1)
 #define NO_FIELD UINT32_MAX
 
@@ -51,10 +51,11 @@ struct rtr_trace {
 	struct rtr_gap *gaps;
 	size_t nr_gaps, gaps_cap;
 	uint32_t *heap;			/* stream indexes, by next event */
+	uint64_t ns_mul;		/* floor(1e9 * 2^64 / freq) when freq > 1e9 */
 	size_t heap_len;
 	int started;
 	int err_code;			/* sticky */
-	char err[512];
+	char err[1024];
 };
 
 /* The decoded packet header and context. */
@@ -116,14 +117,26 @@ static int set_err(struct rtr_trace *t, int code, const char *fmt, ...)
 	return code;
 }
 
-static int64_t ticks_to_ns(const struct rtr_meta *m, uint64_t ticks)
+#define NS_PER_S 1000000000u
+
+/* offset_s * 1e9 + floor((offset + ticks) * 1e9 / freq), exactly. */
+static int64_t ticks_to_ns(const struct rtr_trace *t, uint64_t ticks)
 {
-	const uint64_t NS = 1000000000u;
+	const struct rtr_meta *m = &t->meta;
+	const uint64_t NS = NS_PER_S;
 	__int128 base = (__int128)m->offset_s * (__int128)NS;
 	__int128 ns;
 	uint64_t x = m->offset + ticks;
 	if (m->freq == NS) {
 		ns = base + (__int128)m->offset + ticks;
+	} else if (x >= ticks && t->ns_mul) {
+		/* x * ns_mul / 2^64 is at most 1 below the quotient (ns_mul
+		 * is short of 1e9 * 2^64 / freq by less than 1, and x < 2^64):
+		 * one check makes it exact, with no division. */
+		uint64_t q = (uint64_t)(((unsigned __int128)x * t->ns_mul) >> 64);
+		if ((unsigned __int128)(q + 1) * m->freq <= (unsigned __int128)x * NS)
+			q++;
+		ns = base + q;
 	} else if (x >= ticks && m->freq <= UINT64_MAX / NS) {
 		/* Exact with two 64-bit divisions: r * NS < freq * NS fits. */
 		uint64_t q = x / m->freq, r = x % m->freq;
@@ -318,7 +331,6 @@ static int payload_error(struct rtr_trace *t, uint32_t si, size_t ev_off,
 	const struct stream *s = &t->streams[si];
 	size_t at = (size_t)(payload - s->map) + foff;
 	size_t left = avail - foff;
-	(void)payload;
 	switch (fp->op) {
 	case RTR_OP_STRING:
 		return set_err(t, -EINVAL,
@@ -405,7 +417,7 @@ static int stream_advance(struct rtr_trace *t, uint32_t si)
 	}
 	s->ev = (struct rtr_event){
 		.ticks = s->clock,
-		.ns = ticks_to_ns(&t->meta, s->clock),
+		.ns = ticks_to_ns(t, s->clock),
 		.cpu = s->cpu,
 		.stream = si,
 		.cls = cls,
@@ -799,6 +811,8 @@ int rtr_open(const char *dir, struct rtr_trace **out, char *err, size_t errlen)
 	ret = load_metadata(t, dir, dirfd(d), empty);
 	if (ret < 0)
 		goto fail;
+	if (t->meta.freq > NS_PER_S)
+		t->ns_mul = (uint64_t)(((unsigned __int128)NS_PER_S << 64) / t->meta.freq);
 
 	t->streams = calloc(nnames ? nnames : 1, sizeof(*t->streams));
 	t->stats = calloc(nnames ? nnames : 1, sizeof(*t->stats));
@@ -868,28 +882,30 @@ const char *rtr_error(const struct rtr_trace *t)
 
 size_t rtr_event_classes(const struct rtr_trace *t, const struct rtr_event_class **out)
 {
-	*out = t->meta.classes;
-	return t->meta.nr_classes;
+	*out = t ? t->meta.classes : NULL;
+	return t ? t->meta.nr_classes : 0;
 }
 
 size_t rtr_streams(const struct rtr_trace *t, const struct rtr_stream_stats **out)
 {
-	*out = t->stats;
-	return t->nr_streams;
+	*out = t ? t->stats : NULL;
+	return t ? t->nr_streams : 0;
 }
 
 size_t rtr_gaps(const struct rtr_trace *t, const struct rtr_gap **out)
 {
-	*out = t->gaps;
-	return t->nr_gaps;
+	*out = t ? t->gaps : NULL;
+	return t ? t->nr_gaps : 0;
 }
 
 uint64_t rtr_clock_freq(const struct rtr_trace *t)
 {
-	return t->meta.freq;
+	return t ? t->meta.freq : 0;
 }
 
 int64_t rtr_ticks_to_ns(const struct rtr_trace *t, uint64_t ticks)
 {
-	return ticks_to_ns(&t->meta, ticks);
+	if (!t)
+		return 0;
+	return ticks_to_ns(t, ticks);
 }

@@ -204,7 +204,7 @@ struct parser {
 	const char *src;
 	size_t len;
 	struct rtr_arena *a;
-	struct tok *toks;
+	struct tok *toks;		/* on the heap, freed after parsing */
 	size_t ntok, tokcap;
 	size_t i;			/* current token */
 	int depth;
@@ -276,8 +276,14 @@ static int hexval(int c)
 
 static int push_tok(struct parser *P, const struct tok *t)
 {
-	if (arena_grow(P->a, &P->toks, &P->tokcap, P->ntok, sizeof(*t)) < 0)
-		return oom(P);
+	if (P->ntok == P->tokcap) {
+		size_t cap = P->tokcap ? P->tokcap * 2 : 1024;
+		struct tok *v = realloc(P->toks, cap * sizeof(*v));
+		if (!v)
+			return oom(P);
+		P->toks = v;
+		P->tokcap = cap;
+	}
 	P->toks[P->ntok++] = *t;
 	return 0;
 }
@@ -516,6 +522,40 @@ static const char *tok_string(struct parser *P, const struct tok *t)
 	return out;
 }
 
+/* IDENT (sep IDENT)* from the current token (sep '.': dotted names, ' ':
+ * consecutive identifiers), joined with `sep`; the tokens are consumed. */
+static const char *join_idents(struct parser *P, char sep)
+{
+	size_t first = P->i, len = 0, n = 0;
+	for (;;) {
+		len += P->toks[P->i].len + 1;
+		n++;
+		advance(P);
+		if (sep == '.' && tok_is_punct(cur(P), '.') && peek(P, 1)->kind == TK_IDENT)
+			advance(P);
+		else if (sep != ' ' || cur(P)->kind != TK_IDENT)
+			break;
+	}
+	char *s = arena_alloc(P->a, len);
+	if (!s) {
+		oom(P);
+		return NULL;
+	}
+	size_t o = 0;
+	for (size_t k = first; n > 0; k++) {
+		const struct tok *t = &P->toks[k];
+		if (t->kind != TK_IDENT)
+			continue;
+		if (o)
+			s[o++] = sep;
+		memcpy(s + o, P->src + t->off, t->len);
+		o += t->len;
+		n--;
+	}
+	s[o] = '\0';
+	return s;
+}
+
 /* IDENT ('.' IDENT)*, joined with dots. */
 static const char *parse_dotted(struct parser *P)
 {
@@ -526,25 +566,7 @@ static const char *parse_dotted(struct parser *P)
 		     tok_desc(P, t, d, sizeof(d)));
 		return NULL;
 	}
-	size_t start = t->off, end = t->off + t->len;
-	advance(P);
-	while (tok_is_punct(cur(P), '.') && peek(P, 1)->kind == TK_IDENT) {
-		advance(P);
-		end = cur(P)->off + cur(P)->len;
-		advance(P);
-	}
-	/* Rebuild without the white space the source may have around dots. */
-	char *s = arena_alloc(P->a, end - start + 1);
-	if (!s) {
-		oom(P);
-		return NULL;
-	}
-	size_t o = 0;
-	for (size_t k = start; k < end; k++)
-		if (is_ident_char((unsigned char)P->src[k]) || P->src[k] == '.')
-			s[o++] = P->src[k];
-	s[o] = '\0';
-	return s;
+	return join_idents(P, '.');
 }
 
 /* ------------------------------------------------------------------ */
@@ -1181,26 +1203,8 @@ static int parse_typealias(struct parser *P)
 		return perr(P, t->off, -EINVAL, "expected the alias name, found %s",
 			    tok_desc(P, t, d, sizeof(d)));
 	}
-	size_t start = t->off, end = t->off + t->len;
-	advance(P);
-	while (cur(P)->kind == TK_IDENT) {
-		end = cur(P)->off + cur(P)->len;
-		advance(P);
-	}
-	/* Normalise the white space between words to one space. */
-	char *name = arena_alloc(P->a, end - start + 1);
-	if (!name)
-		return oom(P);
-	size_t o = 0;
-	for (size_t k = start; k < end; k++) {
-		char c = P->src[k];
-		if (is_ident_char((unsigned char)c))
-			name[o++] = c;
-		else if (o && name[o - 1] != ' ')
-			name[o++] = ' ';
-	}
-	name[o] = '\0';
-	if (add_alias(P, name, ty) < 0)
+	const char *name = join_idents(P, ' ');
+	if (!name || add_alias(P, name, ty) < 0)
 		return P->rc;
 	return expect_punct(P, ';', "after typealias");
 }
@@ -1848,9 +1852,10 @@ int rtr_meta_parse(const char *path, const char *src, size_t len, struct rtr_met
 	if (len < sizeof(sig) - 1 || memcmp(src, sig, sizeof(sig) - 1))
 		return perr(&P, 0, -EINVAL,
 			    "not CTF 1.8 metadata (it must begin with \"/* CTF 1.8 */\")");
-	if (tokenize(&P) < 0 || parse_top(&P) < 0 || build(&P, m) < 0)
-		return P.rc;
-	return 0;
+	if (tokenize(&P) == 0 && parse_top(&P) == 0)
+		build(&P, m);
+	free(P.toks);
+	return P.rc;
 }
 
 void rtr_meta_free(struct rtr_meta *m)

@@ -85,9 +85,13 @@ static void write_packet(uint32_t cpu, const struct rb_read *r)
 	uint64_t bytes = (content_bits + 7) / 8;
 	if (bytes < CTF_PACKET_HEADER_SIZE || bytes > r->data_size)
 		bytes = r->data_size; /* cannot happen; keep the packet whole */
+	uint64_t used = bytes;
 	bytes = (bytes + 7) & ~7ULL;
 	if (bytes > r->data_size)
 		bytes = r->data_size;
+	/* The padding up to the 8-byte boundary holds stale bytes of an
+	 * earlier pass: zero it so traces are deterministic. */
+	memset(r->data + used, 0, bytes - used);
 	uint64_t packet_bits = bytes * 8;
 	memcpy(&h->packet_size, &packet_bits, 8);
 	int fd = stream_fd(cpu);
