@@ -193,9 +193,13 @@ int ctf_metadata_build(struct ctf_buf *b, const struct ctf_trace_info *t,
 
 	for (size_t i = 0; i < nr_events; i++) {
 		const struct ctf_event_class *e = &events[i];
-		ctf_buf_printf(b, "event {\n\tname = \"%s:%s\";\n\tid = %u;\n\tstream_id = %u;\n"
+		char full[512];
+		snprintf(full, sizeof(full), "%s:%s", e->provider, e->name);
+		ctf_buf_printf(b, "event {\n\tname = ");
+		put_quoted(b, full);
+		ctf_buf_printf(b, ";\n\tid = %u;\n\tstream_id = %u;\n"
 			       "\tloglevel = %d;\n\tfields := struct {\n",
-			       e->provider, e->name, e->id, e->stream_id, e->loglevel);
+			       e->id, e->stream_id, e->loglevel);
 		for (uint32_t f = 0; f < e->nr_fields; f++)
 			if (put_field(b, &e->fields[f]) < 0)
 				return -EINVAL;
