@@ -1,0 +1,35 @@
+/*
+ * micro_rt.c - per-event cost of a ringtrace tracepoint (bench.h method).
+ * Whether it records, and how (rseq or SMP atomics, overwrite or discard,
+ * buffer sizes), comes from the RINGTRACE_* environment set by run.sh;
+ * without RINGTRACE_OUTPUT the call sites are disabled.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include <ringtrace/ringtrace.h>
+
+#include "bench.h"
+
+static uint8_t blob[32];
+static char str64[64];	/* 63 characters, filled at run time */
+
+BENCH_DEFINE(p4, rt_event(rtbench, p4, v, v))
+BENCH_DEFINE(p32, rt_event(rtbench, p32, data, rt_bytes(blob, sizeof(blob))))
+BENCH_DEFINE(str64, rt_event(rtbench, str64, s, (const char *)str64))
+BENCH_DEFINE(f8, rt_event(rtbench, f8, a, v, b, v, c, v, d, v, e, v, f, v,
+			  g, v, h, v))
+
+static const struct bench_case cases[] = {
+	BENCH_CASE(p4, NULL, "one int32_t field (4 bytes)"),
+	BENCH_CASE(p32, NULL, "a 32-byte sequence (rt_bytes)"),
+	BENCH_CASE(str64, NULL, "a 64-byte string (63 characters + NUL)"),
+	BENCH_CASE(f8, NULL, "eight int32_t fields"),
+};
+
+int main(int argc, char **argv)
+{
+	memset(blob, 0xa5, sizeof(blob));
+	memset(str64, 'x', sizeof(str64) - 1);
+	return bench_main(argc, argv, cases, sizeof(cases) / sizeof(cases[0]));
+}
