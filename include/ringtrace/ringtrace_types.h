@@ -90,7 +90,7 @@ static inline struct rt_bytes rt_bytes(const void *ptr, size_t len)
 /* Library side of an event being written; opaque to the call site. */
 struct rt_slot {
 	char *p;			/* where the payload goes */
-	uint64_t opaque[8];
+	uint64_t opaque[10];
 };
 
 #ifdef __cplusplus

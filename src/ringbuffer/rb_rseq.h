@@ -86,7 +86,10 @@ static inline int32_t rb_rseq_cpu(const struct rb_rseq_abi *rs)
  * Returns 0 on success, 1 if *v != expect, -1 if the thread is not on
  * `cpu` or the section was aborted. Seed 000 Algorithm 2 line 6 ("LCAS of
  * write_count"). The store is a plain mov: on x86 it is a release store
- * (TSO), which orders it after the caller's earlier writes.
+ * (TSO), which orders it after the caller's earlier writes. No "memory"
+ * clobber: nothing the caller wrote must be ordered before it (the slot is
+ * written after), so the compiler may keep the buffer's geometry in
+ * registers across it.
  */
 static inline int rb_rseq_cmpeq_store(uint64_t *v, uint64_t expect,
 				      uint64_t newv, int32_t cpu,
@@ -103,10 +106,10 @@ static inline int rb_rseq_cmpeq_store(uint64_t *v, uint64_t expect,
 		     "movq %[newv], %[v]\n\t"
 		     "2:\n\t"
 		     RB_RSEQ_ABORT("4", "aborted")
-		     :
-		     : [rs] "r"(rs), [cpu] "r"(cpu), [v] "m"(*v),
-		       [expect] "r"(expect), [newv] "r"(newv)
-		     : "memory", "cc", "rax"
+		     : [v] "+m"(*v)
+		     : [rs] "r"(rs), [cpu] "r"(cpu), [expect] "r"(expect),
+		       [newv] "r"(newv)
+		     : "cc", "rax"
 		     : differ, aborted);
 	return 0;
 differ:

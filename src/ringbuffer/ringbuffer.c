@@ -40,6 +40,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -117,7 +118,9 @@ static int rb_layout(const struct rb_config *cfg, size_t *ctl_stride,
 	return 0;
 }
 
-static void rb_adopt(struct rb *rb, struct rb_shm_header *h, size_t size)
+/* Take the geometry from a validated header and build the per-CPU
+ * pointer table. Returns 0 or -ENOMEM. */
+static int rb_adopt(struct rb *rb, struct rb_shm_header *h, size_t size)
 {
 	rb->shm = h;
 	rb->map_size = size;
@@ -134,6 +137,16 @@ static void rb_adopt(struct rb *rb, struct rb_shm_header *h, size_t size)
 	rb->data_stride = h->data_stride;
 	rb->initial_count = h->initial_count;
 	rb_geom_init(rb);
+	rb->commit_mask = (1ULL << (64 - rb->geom.nsbbits)) - 1;
+	rb->cpus = calloc(rb->nr_cpus, sizeof(*rb->cpus));
+	if (!rb->cpus)
+		return -ENOMEM;
+	for (uint32_t cpu = 0; cpu < rb->nr_cpus; cpu++) {
+		rb->cpus[cpu].ctl = (struct rb_cpu_ctl *)(rb->cpu_ctl +
+							   (size_t)cpu * rb->cpu_ctl_stride);
+		rb->cpus[cpu].data = rb->data + (size_t)cpu * rb->data_stride;
+	}
+	return 0;
 }
 
 int rb_create(struct rb *rb, const struct rb_config *cfg,
@@ -178,7 +191,9 @@ int rb_create(struct rb *rb, const struct rb_config *cfg,
 	h->data_offset = RB_SHM_HEADER_SIZE + align_up(ctl_stride * cfg->nr_cpus, 4096);
 	h->data_stride = data_stride;
 	h->initial_count = cfg->initial_count;
-	rb_adopt(rb, h, total);
+	ret = rb_adopt(rb, h, total);
+	if (ret < 0)
+		goto err_unmap;
 	rb->client = *client;
 
 	/* Counters start at initial_count, which must be a multiple of the
@@ -204,6 +219,8 @@ int rb_create(struct rb *rb, const struct rb_config *cfg,
 	}
 	return 0;
 
+err_unmap:
+	munmap(map, total);
 err_close:
 	close(rb->fd);
 	rb->fd = -1;
@@ -212,6 +229,8 @@ err_close:
 
 void rb_destroy(struct rb *rb)
 {
+	free(rb->cpus);
+	rb->cpus = NULL;
 	if (rb->shm)
 		munmap(rb->shm, rb->map_size);
 	if (rb->fd >= 0)
@@ -248,9 +267,9 @@ int rb_attach(struct rb *rb, void *map, size_t size)
 		return -EINVAL;
 	memset(rb, 0, sizeof(*rb));
 	rb->fd = -1;
-	rb_adopt(rb, map, size);
+	int ret = rb_adopt(rb, map, size);
 	rb->shm = NULL; /* not ours to unmap */
-	return 0;
+	return ret;
 }
 
 void rb_count_lost(struct rb *rb, uint32_t cpu)
@@ -273,14 +292,12 @@ void rb_get_stats(const struct rb *rb, uint32_t cpu, struct rb_stats *st)
 	st->subbufs_lost = __atomic_load_n(&c->subbufs_lost, __ATOMIC_RELAXED);
 }
 
-RB_NOINLINE void rb_commit_remote(struct rb *rb, uint32_t cpu, uint32_t idx,
-				  uint64_t bytes)
+RB_NOINLINE void rb_commit_remote(struct rb_subbuf_ctl *sb, uint64_t bytes)
 {
 	/* SMP add, sequentially consistent: orders the slot's data before the
 	 * count (pairs with the acquire loads of rb_check_complete and the
 	 * reader) and the count before our reload of commit_local. */
-	__atomic_fetch_add(&rb_cpu(rb, cpu)->sb[idx].commit_remote, bytes,
-			   __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&sb->commit_remote, bytes, __ATOMIC_SEQ_CST);
 }
 
 /* Commit bytes for the switch steps: local if we are on `cpu` (rseq mode),
@@ -288,8 +305,13 @@ RB_NOINLINE void rb_commit_remote(struct rb *rb, uint32_t cpu, uint32_t idx,
 static void rb_commit_bytes(struct rb *rb, uint32_t cpu, uint64_t offset,
 			    uint64_t bytes)
 {
-	struct rb_ctx ctx = { .offset = offset, .slot_size = (uint32_t)bytes,
-			      .cpu = (int32_t)cpu };
+	struct rb_ctx ctx = {
+		.offset = offset,
+		.slot_size = (uint32_t)bytes,
+		.cpu = (int32_t)cpu,
+		.sb = &rb_cpu(rb, cpu)->sb[rb_subbuf_index(rb, offset)],
+		.target = rb_ctx_target(rb, offset),
+	};
 	rb_commit(rb, &ctx);
 }
 
@@ -546,13 +568,9 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 			rb_close_packet(rb, (uint32_t)cpu, end, S, tsc);
 
 		ctx->tsc = tsc;
-		ctx->offset = start;
 		ctx->slot_size = (uint32_t)slot;
-		ctx->cpu = cpu;
 		ctx->full_tsc = full;
-		ctx->addr = rb_phys_addr(rb, (uint32_t)cpu,
-					 rb_writer_phys(rb, (uint32_t)cpu, start)) +
-			    (start & (S - 1));
+		rb_ctx_place(rb, ctx, (uint32_t)cpu, start);
 		return 0;
 	}
 }

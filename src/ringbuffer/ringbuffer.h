@@ -194,19 +194,28 @@ struct rb_config {
 	bool use_rseq;			/* false forces SMP atomics */
 };
 
-/* Process-local handle. Owner: whoever called rb_create/rb_map. */
+/* Where one CPU's buffer is in this process's mapping. */
+struct rb_cpu_ptrs {
+	struct rb_cpu_ctl *ctl;
+	char *data;		/* its physical sub-buffers */
+};
+
+/* Process-local handle. Owner: whoever called rb_create/rb_attach. The
+ * first fields are what every event reads: keep them together. */
 struct rb {
-	struct rb_shm_header *shm;	/* start of the mapping */
-	size_t map_size;
-	int fd;				/* memfd, or -1 */
+	struct rb_cpu_ptrs *cpus;	/* [nr_cpus] */
+	uint64_t subbuf_size;
+	uint64_t commit_mask;		/* M_0^(64-nsbbits): commit count bits */
 	struct rb_geom geom;
-	uint64_t subbuf_size;		/* copies of shm fields, trusted */
 	uint32_t num_subbuf;
 	uint32_t nr_cpus;
-	enum rb_mode mode;
 	uint32_t tsc_bits;
-	uint32_t hdr_size;
+	enum rb_mode mode;
 	bool rseq;			/* producers use rseq sections */
+	uint32_t hdr_size;
+	struct rb_shm_header *shm;	/* start of the mapping (NULL: not ours) */
+	size_t map_size;
+	int fd;				/* memfd, or -1 */
 	char *cpu_ctl;			/* shm + cpu_ctl_offset */
 	size_t cpu_ctl_stride;
 	char *data;			/* shm + data_offset */
@@ -215,7 +224,8 @@ struct rb {
 	struct rb_client client;
 };
 
-/* Reservation context: filled by the caller (in), by rb_reserve (out). */
+/* Reservation context: filled by the caller (in), by rb_reserve (out),
+ * read by rb_commit. */
 struct rb_ctx {
 	uint32_t payload_size;	/* in: bytes after the event header */
 	uint16_t hdr_compact;	/* in: header size with compact timestamp */
@@ -224,8 +234,11 @@ struct rb_ctx {
 	uint64_t offset;	/* out: write_count at the slot's start */
 	uint32_t slot_size;	/* out: header + payload */
 	int32_t cpu;		/* out: the buffer the slot is in */
-	bool full_tsc;		/* out: write the full-timestamp header */
 	char *addr;		/* out: where the slot starts */
+	struct rb_subbuf_ctl *sb; /* out: the slot's sub-buffer counters */
+	uint64_t target;	/* out: its commit count once this pass is
+				 * complete (masked by commit_mask) */
+	bool full_tsc;		/* out: write the full-timestamp header */
 };
 
 /* A sub-buffer taken by the reader. */

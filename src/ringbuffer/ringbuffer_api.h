@@ -20,12 +20,11 @@ RB_HIDDEN uint32_t rb_table_acquire_slow(struct rb *rb, uint32_t cpu,
 					 uint32_t idx, uint64_t offset);
 RB_HIDDEN void rb_subbuf_try_complete(struct rb *rb, uint32_t cpu,
 				      uint32_t idx, uint64_t offset);
-RB_HIDDEN void rb_commit_remote(struct rb *rb, uint32_t cpu, uint32_t idx,
-				uint64_t bytes);
+RB_HIDDEN void rb_commit_remote(struct rb_subbuf_ctl *sb, uint64_t bytes);
 
 static inline struct rb_cpu_ctl *rb_cpu(const struct rb *rb, uint32_t cpu)
 {
-	return (struct rb_cpu_ctl *)(rb->cpu_ctl + (size_t)cpu * rb->cpu_ctl_stride);
+	return rb->cpus[cpu].ctl;
 }
 
 static inline uint32_t rb_subbuf_index(const struct rb *rb, uint64_t offset)
@@ -36,8 +35,14 @@ static inline uint32_t rb_subbuf_index(const struct rb *rb, uint64_t offset)
 static inline char *rb_phys_addr(const struct rb *rb, uint32_t cpu,
 				 uint32_t phys)
 {
-	return rb->data + (size_t)cpu * rb->data_stride +
-	       (size_t)phys * rb->subbuf_size;
+	return rb->cpus[cpu].data + ((size_t)phys << rb->geom.sbfbits);
+}
+
+/* The commit count (masked) that completes the pass holding `offset`. */
+static inline uint64_t rb_ctx_target(const struct rb *rb, uint64_t offset)
+{
+	return ((((offset >> rb->geom.bfbits) + 1) << rb->geom.sbfbits)) &
+	       rb->commit_mask;
 }
 
 /*
@@ -62,31 +67,28 @@ static inline uint32_t rb_writer_phys(struct rb *rb, uint32_t cpu,
 	return rb_table_acquire_slow(rb, cpu, idx, offset);
 }
 
-/*
- * Algorithm 3 line 3 / equation (3) for the committer: if the commit count
- * of the slot's sub-buffer now says the pass is complete, publish it.
- * Acquire loads: pair with the release adds of other committers.
- */
-static inline void rb_check_complete(struct rb *rb, uint32_t cpu,
-				     uint32_t idx, uint64_t offset)
+/* Fill the slot's address and commit bookkeeping once its offset is
+ * reserved (all paths). */
+static inline void rb_ctx_place(struct rb *rb, struct rb_ctx *ctx,
+				uint32_t cpu, uint64_t offset)
 {
-	struct rb_subbuf_ctl *s = &rb_cpu(rb, cpu)->sb[idx];
-	uint64_t total = __atomic_load_n(&s->commit_local, __ATOMIC_ACQUIRE) +
-			 __atomic_load_n(&s->commit_remote, __ATOMIC_ACQUIRE);
-	unsigned bits = 64 - rb->geom.nsbbits;
-	if (__builtin_expect(rb_mask_low_u64(total, bits) ==
-				     rb_commit_target_u64(&rb->geom, offset),
-			     0))
-		rb_subbuf_try_complete(rb, cpu, idx, offset);
+	uint32_t idx = rb_subbuf_index(rb, offset);
+	ctx->offset = offset;
+	ctx->cpu = (int32_t)cpu;
+	ctx->sb = &rb_cpu(rb, cpu)->sb[idx];
+	ctx->target = rb_ctx_target(rb, offset);
+	ctx->addr = rb_phys_addr(rb, cpu, rb_writer_phys(rb, cpu, offset)) +
+		    (offset & (rb->subbuf_size - 1));
 }
 
 /*
  * Algorithm 2 (RESERVE_SLOT) for the common case: the slot fits in the
  * current sub-buffer, which is already open, and does not end exactly at
  * its boundary (that is END_SWITCH_CURRENT, in the slow path). The clock
- * is read after write_count and the rseq section commits only if write_count is still
- * the value read, so no reservation on this CPU falls between the clock
- * read and ours: timestamps never go backwards in buffer order.
+ * is read after write_count and the rseq section commits only if
+ * write_count is still the value read, so no reservation on this CPU falls
+ * between the clock read and ours: timestamps never go backwards in buffer
+ * order.
  * Returns 0 with ctx filled, or a negative errno (event dropped and
  * counted): -ENOBUFS buffer full (discard mode) or not yet committed,
  * -EMSGSIZE event larger than a sub-buffer.
@@ -97,6 +99,7 @@ static inline int rb_reserve(struct rb *rb, struct rb_ctx *ctx,
 #if RB_HAVE_RSEQ
 	if (__builtin_expect(rb->rseq, 1)) {
 		struct rb_rseq_abi *rs = rb_rseq_area();
+		const uint64_t S = rb->subbuf_size;
 		for (;;) {
 			int32_t cpu = rb_rseq_cpu(rs);
 			if (__builtin_expect((uint32_t)cpu >= rb->nr_cpus, 0))
@@ -111,10 +114,8 @@ static inline int rb_reserve(struct rb *rb, struct rb_ctx *ctx,
 			/* 64-bit: a payload near 2^32 must not wrap. */
 			uint64_t slot = (uint64_t)(full ? ctx->hdr_full : ctx->hdr_compact) +
 					ctx->payload_size;
-			uint64_t in_sb = wc & (rb->subbuf_size - 1);
-			if (__builtin_expect(in_sb == 0 ||
-						     in_sb + slot >= rb->subbuf_size,
-					     0))
+			uint64_t in_sb = wc & (S - 1);
+			if (__builtin_expect(in_sb == 0 || in_sb + slot >= S, 0))
 				break;
 			int r = rb_rseq_cmpeq_store(&c->write_count, wc,
 						    wc + slot, cpu, rs);
@@ -122,13 +123,9 @@ static inline int rb_reserve(struct rb *rb, struct rb_ctx *ctx,
 				continue;
 			__atomic_store_n(&c->last_tsc, tsc, __ATOMIC_RELAXED);
 			ctx->tsc = tsc;
-			ctx->offset = wc;
 			ctx->slot_size = (uint32_t)slot;
-			ctx->cpu = cpu;
 			ctx->full_tsc = full;
-			ctx->addr = rb_phys_addr(rb, (uint32_t)cpu,
-						 rb_writer_phys(rb, (uint32_t)cpu, wc)) +
-				    in_sb;
+			rb_ctx_place(rb, ctx, (uint32_t)cpu, wc);
 			return 0;
 		}
 	}
@@ -143,26 +140,27 @@ static inline int rb_reserve(struct rb *rb, struct rb_ctx *ctx,
  * commit count. On the CPU that owns the buffer this is a local add in an
  * rseq section (commit_local); a committer that migrated since the
  * reservation, or any committer in SMP-atomic mode, adds to commit_remote
- * instead, so neither word is ever written both ways.
+ * instead, so neither word is ever written both ways. Then equation (3)
+ * for the committer: if the count says the pass is complete, publish it
+ * (acquire loads: pair with the other committers' release adds).
  */
 static inline void rb_commit(struct rb *rb, const struct rb_ctx *ctx)
 {
-	uint32_t cpu = (uint32_t)ctx->cpu;
-	uint32_t idx = rb_subbuf_index(rb, ctx->offset);
+	struct rb_subbuf_ctl *sb = ctx->sb;
 #if RB_HAVE_RSEQ
 	/* The asm's "memory" clobber is the compiler barrier of Algorithm 3
 	 * line 1: the slot's data is written before the add. */
-	if (__builtin_expect(rb->rseq, 1) &&
-	    __builtin_expect(rb_rseq_add(&rb_cpu(rb, cpu)->sb[idx].commit_local,
-					 ctx->slot_size, ctx->cpu,
-					 rb_rseq_area()) == 0,
-			     1)) {
-		rb_check_complete(rb, cpu, idx, ctx->offset);
-		return;
-	}
+	if (!__builtin_expect(rb->rseq, 1) ||
+	    __builtin_expect(rb_rseq_add(&sb->commit_local, ctx->slot_size,
+					 ctx->cpu, rb_rseq_area()) != 0,
+			     0))
 #endif
-	rb_commit_remote(rb, cpu, idx, ctx->slot_size);
-	rb_check_complete(rb, cpu, idx, ctx->offset);
+		rb_commit_remote(sb, ctx->slot_size);
+	uint64_t total = __atomic_load_n(&sb->commit_local, __ATOMIC_ACQUIRE) +
+			 __atomic_load_n(&sb->commit_remote, __ATOMIC_ACQUIRE);
+	if (__builtin_expect((total & rb->commit_mask) == ctx->target, 0))
+		rb_subbuf_try_complete(rb, (uint32_t)ctx->cpu,
+				       rb_subbuf_index(rb, ctx->offset), ctx->offset);
 }
 
 #endif /* RINGTRACE_RINGBUFFER_API_H */
