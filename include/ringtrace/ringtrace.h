@@ -45,6 +45,10 @@ RT_API bool rt__reserve(struct rt_event_desc *ev, size_t payload_size,
 /* Commit the slot; true if the event must also be written to another
  * buffer, whose slot is then reserved in `slot`. */
 RT_API bool rt__commit(struct rt_slot *slot);
+/* Record an event whose payload (`size` bytes at `payload`) is already
+ * serialized: one call for events without strings or byte sequences. */
+RT_API void rt__record(struct rt_event_desc *ev, const void *payload,
+		       size_t size);
 /* Register/unregister a module's events (called by the constructor below). */
 RT_API void rt__register(struct rt_event_desc *const *begin,
 			 struct rt_event_desc *const *end);
@@ -134,6 +138,9 @@ static inline char *rt__write_bytes(char *p, const void *v, size_t n)
 					     rt__size_str, rt__size_bytes)(    \
 		&rt__v##i, sizeof(rt__v##i));
 #define RT__FIELD(i, name, value) { #name, RT__TYPE(value) },
+#define RT__SIZEOF(i, name, value) +sizeof(rt__v##i)
+#define RT__VARIABLE(i, name, value)                                           \
+	+(RT__TYPE(value) == RT_TYPE_STRING || RT__TYPE(value) == RT_TYPE_BYTES)
 #define RT__SIZE(i, name, value) +rt__n##i
 #define RT__WRITE(i, name, value)                                              \
 	rt__p = RT__DISPATCH(rt__v##i, rt__write_fixed, rt__write_str,         \
@@ -159,15 +166,25 @@ static inline char *rt__write_bytes(char *p, const void *v, size_t n)
 		if (__builtin_expect(__atomic_load_n(&rt__ev.enabled,          \
 						     __ATOMIC_RELAXED), 0)) {  \
 			RT__PAIRS(RT__DECL, ##__VA_ARGS__)                     \
-			struct rt_slot rt__s;                                  \
-			if (rt__reserve(&rt__ev,                               \
-					0 RT__PAIRS(RT__SIZE, ##__VA_ARGS__),  \
-					&rt__s)) {                             \
-				do {                                           \
-					char *rt__p = rt__s.p;                 \
-					RT__PAIRS(RT__WRITE, ##__VA_ARGS__)    \
-					(void)rt__p;                           \
-				} while (rt__commit(&rt__s));                  \
+			if (!(0 RT__PAIRS(RT__VARIABLE, ##__VA_ARGS__))) {     \
+				/* Fixed-size fields only: serialize on the    \
+				 * stack, one call. */                         \
+				char rt__b[1 RT__PAIRS(RT__SIZEOF, ##__VA_ARGS__)]; \
+				char *rt__p = rt__b;                           \
+				RT__PAIRS(RT__WRITE, ##__VA_ARGS__)            \
+				rt__record(&rt__ev, rt__b,                     \
+					   (size_t)(rt__p - rt__b));           \
+			} else {                                               \
+				struct rt_slot rt__s;                          \
+				if (rt__reserve(&rt__ev,                       \
+						0 RT__PAIRS(RT__SIZE, ##__VA_ARGS__), \
+						&rt__s)) {                     \
+					do {                                   \
+						char *rt__p = rt__s.p;         \
+						RT__PAIRS(RT__WRITE, ##__VA_ARGS__) \
+						(void)rt__p;                   \
+					} while (rt__commit(&rt__s));          \
+				}                                              \
 			}                                                      \
 		}                                                              \
 	} while (0)

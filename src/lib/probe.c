@@ -8,6 +8,8 @@
  * rt__reserve and rt__commit gets the next slot; nesting deeper than
  * RT_MAX_NESTING drops the event and counts it.
  */
+#include <string.h>
+
 #include "../ringbuffer/ringbuffer_api.h"
 #include "rt_internal.h"
 
@@ -31,8 +33,10 @@ static RT_NOINLINE void rt_drop(struct rt_channel *ch)
 	rb_count_lost(&ch->rb, (uint32_t)cpu);
 }
 
-bool rt__reserve(struct rt_event_desc *ev, size_t payload_size,
-		 struct rt_slot *slot)
+/* The probe's two halves, inlined into each exported entry point (a call
+ * between exported functions would go through the PLT). */
+static inline __attribute__((always_inline)) bool
+probe_reserve(struct rt_event_desc *ev, size_t payload_size, struct rt_slot *slot)
 {
 	/* Acquire: pairs with the release stores that published the class
 	 * (registry) and the channel (session start). */
@@ -62,10 +66,57 @@ bool rt__reserve(struct rt_event_desc *ev, size_t payload_size,
 	return true;
 }
 
-bool rt__commit(struct rt_slot *slot)
+/* Copy a small payload whose size is known only at run time without a
+ * call to memcpy: most are a few bytes. */
+static inline void rt_copy(char *dst, const char *src, size_t n)
+{
+	if (n <= 16) {
+		if (n >= 8) {
+			uint64_t a, b;
+			memcpy(&a, src, 8);
+			memcpy(&b, src + n - 8, 8);
+			memcpy(dst, &a, 8);
+			memcpy(dst + n - 8, &b, 8);
+		} else if (n >= 4) {
+			uint32_t a, b;
+			memcpy(&a, src, 4);
+			memcpy(&b, src + n - 4, 4);
+			memcpy(dst, &a, 4);
+			memcpy(dst + n - 4, &b, 4);
+		} else {
+			for (size_t i = 0; i < n; i++)
+				dst[i] = src[i];
+		}
+		return;
+	}
+	memcpy(dst, src, n);
+}
+
+static inline __attribute__((always_inline)) bool probe_commit(struct rt_slot *slot)
 {
 	struct rt_slot_priv *sp = (struct rt_slot_priv *)slot->opaque;
 	rb_commit(&sp->ch->rb, &sp->ctx);
 	rt_nesting--;
 	return false;
+}
+
+bool rt__reserve(struct rt_event_desc *ev, size_t payload_size,
+		 struct rt_slot *slot)
+{
+	return probe_reserve(ev, payload_size, slot);
+}
+
+bool rt__commit(struct rt_slot *slot)
+{
+	return probe_commit(slot);
+}
+
+void rt__record(struct rt_event_desc *ev, const void *payload, size_t size)
+{
+	struct rt_slot slot;
+	if (!probe_reserve(ev, size, &slot))
+		return;
+	do
+		rt_copy(slot.p, payload, size);
+	while (probe_commit(&slot));
 }
