@@ -1148,6 +1148,17 @@ static int parse_declarator(struct parser *P, struct ty *base, struct decl *dcl)
 	return 0;
 }
 
+/* A typealias or typedef statement at `t`: 1 if parsed, 0 if `t` starts
+ * something else, -1 on error (P->rc says which). */
+static int parse_alias_stmt(struct parser *P, const struct tok *t)
+{
+	if (tok_is_ident(P, t, "typealias"))
+		return parse_typealias(P) < 0 ? -1 : 1;
+	if (tok_is_ident(P, t, "typedef"))
+		return parse_typedef(P) < 0 ? -1 : 1;
+	return 0;
+}
+
 static int parse_decls(struct parser *P, struct decl **out, size_t *nout)
 {
 	struct decl *v = NULL;
@@ -1156,16 +1167,11 @@ static int parse_decls(struct parser *P, struct decl **out, size_t *nout)
 		const struct tok *t = cur(P);
 		if (t->kind == TK_EOF)
 			return perr(P, t->off, -EINVAL, "missing '}'");
-		if (tok_is_ident(P, t, "typealias")) {
-			if (parse_typealias(P) < 0)
-				return P->rc;
+		int alias = parse_alias_stmt(P, t);
+		if (alias < 0)
+			return P->rc;
+		if (alias)
 			continue;
-		}
-		if (tok_is_ident(P, t, "typedef")) {
-			if (parse_typedef(P) < 0)
-				return P->rc;
-			continue;
-		}
 		struct ty *ty = parse_type(P);
 		if (!ty)
 			return P->rc;
@@ -1232,16 +1238,11 @@ static int parse_top(struct parser *P)
 	char d[64];
 	while (cur(P)->kind != TK_EOF) {
 		const struct tok *t = cur(P);
-		if (tok_is_ident(P, t, "typealias")) {
-			if (parse_typealias(P) < 0)
-				return P->rc;
+		int alias = parse_alias_stmt(P, t);
+		if (alias < 0)
+			return P->rc;
+		if (alias)
 			continue;
-		}
-		if (tok_is_ident(P, t, "typedef")) {
-			if (parse_typedef(P) < 0)
-				return P->rc;
-			continue;
-		}
 		if (t->kind != TK_IDENT || !tok_is_punct(peek(P, 1), '{'))
 			return perr(P, t->off, -EINVAL,
 				    "expected a trace, env, clock, stream or event block, found %s",
