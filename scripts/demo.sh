@@ -10,8 +10,9 @@ echo "== ringtrace record -o $trace -- examples/demo 50"
 "$build/src/cli/ringtrace" record -o "$trace" -- "$build/examples/demo" 50
 echo
 echo "== the trace, as babeltrace2 prints it (first 25 events)"
-babeltrace2 "$trace" | head -n 25
-echo "..."
+babeltrace2 "$trace" > "$out/trace.txt"
+head -n 25 "$out/trace.txt"
+echo "... ($(wc -l < "$out/trace.txt") lines in all)"
 echo
 echo "== ringtrace summary $trace"
 "$build/src/cli/ringtrace" summary "$trace"
