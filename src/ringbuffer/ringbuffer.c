@@ -295,8 +295,8 @@ void rb_get_stats(const struct rb *rb, uint32_t cpu, struct rb_stats *st)
 RB_NOINLINE void rb_commit_remote(struct rb_subbuf_ctl *sb, uint64_t bytes)
 {
 	/* SMP add, sequentially consistent: orders the slot's data before the
-	 * count (pairs with the acquire loads of rb_check_complete and the
-	 * reader) and the count before our reload of commit_local. */
+	 * count (pairs with the acquire loads in rb_commit and the reader)
+	 * and the count before our reload of commit_local. */
 	__atomic_fetch_add(&sb->commit_remote, bytes, __ATOMIC_SEQ_CST);
 }
 
@@ -594,6 +594,18 @@ static int rb_pin(uint32_t cpu, cpu_set_t *saved)
 	return 0;
 }
 
+/* Nothing for a flush to do: no packet open at `wc` and, unless `final`,
+ * nothing to report; with `final`, no loss since the last packet. */
+static bool rb_flush_idle(const struct rb *rb, struct rb_cpu_ctl *c,
+			  uint64_t wc, bool final)
+{
+	if (wc & (rb->subbuf_size - 1))
+		return false;
+	return !final || __atomic_load_n(&c->events_lost, __ATOMIC_RELAXED) ==
+				 __atomic_load_n(&c->records_lost_reported,
+						 __ATOMIC_RELAXED);
+}
+
 /* Algorithm 4 on one CPU's buffer, run where the LCAS is allowed: on
  * `cpu` itself in rseq mode, anywhere with `smp`. */
 static int rb_force_switch(struct rb *rb, uint32_t cpu, bool final, bool smp)
@@ -603,12 +615,9 @@ static int rb_force_switch(struct rb *rb, uint32_t cpu, bool final, bool smp)
 	for (int tries = 0; tries < 1000; tries++) {
 		uint64_t wc = __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE);
 		uint64_t in_sb = wc & (S - 1);
+		if (rb_flush_idle(rb, c, wc, final))
+			return 0;
 		if (in_sb == 0) {
-			uint64_t lost = __atomic_load_n(&c->events_lost, __ATOMIC_RELAXED);
-			uint64_t rep = __atomic_load_n(&c->records_lost_reported,
-						       __ATOMIC_RELAXED);
-			if (!final || lost == rep)
-				return 0;
 			/* Open a header-only packet that carries the final
 			 * lost count; the loop then closes it. */
 			struct rb_ctx ctx = { 0 };
@@ -641,9 +650,8 @@ int rb_flush_cpu(struct rb *rb, uint32_t cpu, bool final)
 	/* Nothing open and nothing to report: spare the two affinity
 	 * changes (the common case for idle CPUs on every switch timer). */
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
-	if ((__atomic_load_n(&c->write_count, __ATOMIC_RELAXED) & (rb->subbuf_size - 1)) == 0 &&
-	    (!final || __atomic_load_n(&c->events_lost, __ATOMIC_RELAXED) ==
-			       __atomic_load_n(&c->records_lost_reported, __ATOMIC_RELAXED)))
+	if (rb_flush_idle(rb, c, __atomic_load_n(&c->write_count, __ATOMIC_RELAXED),
+			  final))
 		return 0;
 
 	cpu_set_t saved;

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# test_install.sh SOURCE_DIR BUILD_DIR: install (what `make install PREFIX=DIR`
-# runs), then
-# build the example against the installed tree with pkg-config only, run it
-# under the installed `ringtrace record`, and check the trace with
-# babeltrace2.
+# test_install.sh SOURCE_DIR BUILD_DIR: install into a prefix (what
+# `make install PREFIX=DIR` runs), build the example against the installed
+# tree with pkg-config only, run it under the installed `ringtrace record`,
+# and check the trace with babeltrace2.
 set -euo pipefail
 src=$1 build=$2
 work=$(mktemp -d "${TMPDIR:-/tmp}/rt-install.XXXXXX")
