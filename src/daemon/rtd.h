@@ -1,0 +1,187 @@
+/*
+ * rtd.h - ringtraced's shared model: sessions, channels, event rules,
+ * contexts and process tracking, and the interface between the daemon's
+ * two halves.
+ *
+ *  - The control plane (ctl_*.c: main loop, control socket, credentials,
+ *    the requests of the `ringtrace` command, save/load) owns this model
+ *    and is the only writer of it.
+ *  - The data plane (app_*.c, consumer_*.c: registered programs, their
+ *    shared-memory buffers, enablement, consumer threads, CTF output,
+ *    snapshots) implements the dp_* hooks below and reads the model.
+ *
+ * Concurrency contract: the daemon's main thread runs one poll loop for
+ * every socket (control and app connections). It holds rtd_lock while it
+ * handles a message or calls a dp_* hook; other threads (consumers) take
+ * rtd_lock before reading the model. Hooks may block only for bounded
+ * times (a hook that waits for consumers, e.g. stop, drops nothing and
+ * returns once the data is written).
+ */
+#ifndef RINGTRACE_RTD_H
+#define RINGTRACE_RTD_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define RTD_NAME_MAX 64		/* session and channel names, with NUL */
+#define RTD_PATTERN_MAX 256	/* event name globs, with NUL */
+
+extern pthread_mutex_t rtd_lock;
+
+enum rtd_buffer_type {
+	RTD_BUFFERS_PER_UID = 0,	/* default: one buffer set per user, shared
+					 * by all its programs */
+	RTD_BUFFERS_PER_PID = 1,	/* one buffer set per program */
+};
+
+enum rtd_loglevel_type {
+	RTD_LOGLEVEL_ALL = 0,		/* any level */
+	RTD_LOGLEVEL_RANGE = 1,		/* --loglevel L: L or more severe */
+	RTD_LOGLEVEL_SINGLE = 2,	/* --loglevel-only L: exactly L */
+};
+
+/* Context fields (add-context -t NAME), written in the CTF stream event
+ * context of the channel, in the order they were added. */
+enum rtd_context {
+	RTD_CTX_VPID = 0,	/* int32 */
+	RTD_CTX_VTID,		/* int32 */
+	RTD_CTX_PROCNAME,	/* string (char[16] as a CTF string) */
+	RTD_CTX_CPU_ID,		/* uint32 */
+	RTD_CTX_IP,		/* uint64, hexadecimal: the call site */
+	RTD_CTX_PRIO,		/* int32 */
+	RTD_CTX_HOSTNAME,	/* string */
+	RTD_CTX_COUNT
+};
+/* Context names as on the command line and in the CTF ("vpid", ...). */
+extern const char *const rtd_context_names[RTD_CTX_COUNT];
+
+/* An enable-event rule. Owner: its channel. */
+struct rtd_rule {
+	char pattern[RTD_PATTERN_MAX];	/* glob on "provider:event" */
+	char **excludes;		/* globs; nr_excludes entries */
+	size_t nr_excludes;
+	enum rtd_loglevel_type loglevel_type;
+	int loglevel;			/* enum rt_loglevel */
+	bool enabled;			/* disable-event clears it */
+	struct rtd_rule *next;
+};
+
+/* A channel of a session. Owner: its session. Immutable once the session
+ * has been started, except for `rules` and `enabled`. */
+struct rtd_channel {
+	char name[RTD_NAME_MAX];
+	uint32_t id;			/* CTF stream class id, 0.. in creation order */
+	bool overwrite;
+	uint64_t subbuf_size;
+	uint32_t num_subbuf;
+	uint32_t switch_timer_ms;	/* 0: none */
+	uint32_t read_timer_ms;
+	uint64_t tracefile_size;	/* 0: unlimited */
+	uint32_t tracefile_count;	/* 0: unlimited */
+	enum rtd_buffer_type buffers;
+	bool enabled;
+	enum rtd_context contexts[RTD_CTX_COUNT];
+	uint32_t nr_contexts;
+	struct rtd_rule *rules;
+	void *dp;			/* the data plane's, NULL until it sets it */
+	struct rtd_channel *next;
+};
+
+/* A session. Owner: the control plane (created by `create`, freed by
+ * `destroy` after dp_session_destroy). */
+struct rtd_session {
+	char name[RTD_NAME_MAX];
+	uint64_t id;			/* unique for the daemon's lifetime */
+	char output[PATH_MAX];		/* trace directory ("" in snapshot
+					 * sessions without a default output) */
+	bool snapshot;			/* --snapshot: buffers stay in memory
+					 * (overwrite mode), written by
+					 * `snapshot record` */
+	bool flat;			/* `ringtrace record`: metadata and
+					 * stream files directly in output/ */
+	bool active;			/* started */
+	bool ever_started;
+	uint32_t nr_channels;
+	struct rtd_channel *channels;
+	bool track_all;			/* no `track` yet: every process */
+	pid_t *tracked;			/* when !track_all */
+	size_t nr_tracked;
+	void *dp;
+	struct rtd_session *next;
+};
+
+extern struct rtd_session *rtd_sessions;	/* every session, creation order */
+
+/* Model queries, used by the data plane (caller holds rtd_lock). */
+bool rtd_rule_matches(const struct rtd_rule *r, const char *full_name, int loglevel);
+/* Some enabled rule of the (enabled) channel matches the event. */
+bool rtd_channel_wants(const struct rtd_channel *c, const char *full_name, int loglevel);
+bool rtd_session_tracks(const struct rtd_session *s, pid_t pid);
+
+/* Event-loop services of the control plane, for the data plane's sockets
+ * (main thread only). `fn` is called with rtd_lock held when fd is
+ * readable or hung up. */
+typedef void (*rtd_fd_fn)(int fd, short revents, void *arg);
+int rtd_loop_add(int fd, rtd_fd_fn fn, void *arg);
+void rtd_loop_remove(int fd);
+
+/*
+ * Data-plane hooks. Called by the control plane with rtd_lock held, from
+ * the main thread. Each returns 0 or a negative errno and, on failure,
+ * writes a message for the user into err[errlen].
+ */
+struct rtp_msg;
+struct ucred;
+
+/* A program's first frame on a fresh connection was an RTP_APP_* frame:
+ * the data plane takes `fd` (and the descriptors that came with the
+ * frame) and answers it. */
+void dp_app_connected(int fd, const struct ucred *peer, struct rtp_msg *first,
+		      int *fds, unsigned nfds);
+
+int dp_session_start(struct rtd_session *s, char *err, size_t errlen);
+/* Disable the session's events in every program, flush, and return once
+ * everything recorded before the call is written. */
+int dp_session_stop(struct rtd_session *s, char *err, size_t errlen);
+void dp_session_destroy(struct rtd_session *s);
+/* Rules, enablement or tracking changed (any session state). */
+int dp_session_rules_changed(struct rtd_session *s, char *err, size_t errlen);
+/* Write the current content of every buffer of the session as a complete
+ * CTF trace in a new directory under `dir` (the session's output when
+ * NULL), at most `max_size` bytes (0: no limit), newest data kept. The
+ * directory's path goes to out_path. */
+int dp_snapshot_record(struct rtd_session *s, const char *dir, uint64_t max_size,
+		       char *out_path, size_t out_len, char *err, size_t errlen);
+
+struct rtd_channel_stats {
+	uint64_t buffer_bytes;		/* allocated, all buffer sets */
+	uint64_t used_bytes;		/* reserved and not yet consumed */
+	uint64_t events;		/* written to the trace (or, in snapshot
+					 * sessions, into the buffers) */
+	uint64_t events_lost;
+	uint64_t subbufs_lost;		/* overwritten unread */
+	uint64_t bytes_written;
+	uint32_t nr_buffer_sets;
+};
+int dp_channel_stats(const struct rtd_session *s, const struct rtd_channel *c,
+		     struct rtd_channel_stats *st);
+
+/* A registered program's event, for `ringtrace list -u`. */
+struct rtd_app_event {
+	pid_t pid;
+	const char *procname;
+	const char *name;		/* "provider:event" */
+	int loglevel;
+	const char *signature;		/* "field:type,..." */
+};
+/* Call fn for every event of every registered program. */
+void dp_list_events(void (*fn)(const struct rtd_app_event *e, void *arg), void *arg);
+
+/* The daemon is exiting: stop consumers, flush and close everything. */
+void dp_shutdown(void);
+
+#endif /* RINGTRACE_RTD_H */

@@ -1,0 +1,148 @@
+/*
+ * kv.c - control payloads (key=value entries) and the run directory.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto.h"
+
+static bool key_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+static bool key_ok(const char *k, size_t n)
+{
+	if (n == 0 || n > RTP_KEY_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!key_char(k[i]))
+			return false;
+	return true;
+}
+
+void rtp_kv_add(struct rtp_kv *kv, const char *key, const char *value)
+{
+	if (kv->err)
+		return;
+	size_t kl = strlen(key), vl = strlen(value);
+	if (!key_ok(key, kl)) {
+		kv->err = -EINVAL;
+		return;
+	}
+	size_t need = (size_t)kv->len + kl + 1 + vl + 1;
+	if (need > RTP_MAX_PAYLOAD) {
+		kv->err = -E2BIG;
+		return;
+	}
+	if (need > kv->cap) {
+		size_t cap = kv->cap ? kv->cap : 256;
+		while (cap < need)
+			cap *= 2;
+		char *d = realloc(kv->data, cap);
+		if (!d) {
+			kv->err = -ENOMEM;
+			return;
+		}
+		kv->data = d;
+		kv->cap = (uint32_t)cap;
+	}
+	char *p = kv->data + kv->len;
+	memcpy(p, key, kl);
+	p[kl] = '=';
+	memcpy(p + kl + 1, value, vl + 1);
+	kv->len = (uint32_t)need;
+}
+
+void rtp_kv_addf(struct rtp_kv *kv, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	va_start(ap, fmt);
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		if (!kv->err)
+			kv->err = -ENOMEM;
+		return;
+	}
+	rtp_kv_add(kv, key, s);
+	free(s);
+}
+
+void rtp_kv_free(struct rtp_kv *kv)
+{
+	free(kv->data);
+	memset(kv, 0, sizeof(*kv));
+}
+
+int rtp_kv_validate(const char *p, uint32_t len)
+{
+	uint32_t pos = 0;
+	while (pos < len) {
+		const char *e = memchr(p + pos, '\0', len - pos);
+		if (!e)
+			return -EPROTO;
+		const char *eq = memchr(p + pos, '=', (size_t)(e - (p + pos)));
+		if (!eq || !key_ok(p + pos, (size_t)(eq - (p + pos))))
+			return -EPROTO;
+		pos = (uint32_t)(e - p) + 1;
+	}
+	return 0;
+}
+
+bool rtp_kv_next(const char *p, uint32_t len, uint32_t *pos, const char **key,
+		 size_t *keylen, const char **value)
+{
+	if (*pos >= len)
+		return false;
+	const char *s = p + *pos;
+	const char *eq = strchr(s, '=');
+	*key = s;
+	*keylen = (size_t)(eq - s);
+	*value = eq + 1;
+	*pos += (uint32_t)strlen(s) + 1;
+	return true;
+}
+
+const char *rtp_kv_get(const char *p, uint32_t len, const char *key)
+{
+	uint32_t pos = 0;
+	const char *k, *v;
+	size_t kl;
+	size_t want = strlen(key);
+	while (rtp_kv_next(p, len, &pos, &k, &kl, &v))
+		if (kl == want && !memcmp(k, key, kl))
+			return v;
+	return NULL;
+}
+
+int rtp_rundir(char *buf, size_t len)
+{
+	const char *env = getenv("RINGTRACE_RUNDIR");
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	int n;
+	if (env && *env)
+		n = snprintf(buf, len, "%s", env);
+	else if (geteuid() == 0)
+		n = snprintf(buf, len, "/run/ringtrace");
+	else if (xdg && *xdg)
+		n = snprintf(buf, len, "%s/ringtrace", xdg);
+	else
+		n = snprintf(buf, len, "/tmp/ringtrace-%u", (unsigned)geteuid());
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int rtp_socket_path(char *buf, size_t len)
+{
+	char dir[4096];
+	if (rtp_rundir(dir, sizeof(dir)) < 0)
+		return -ENAMETOOLONG;
+	int n = snprintf(buf, len, "%s/ringtraced.sock", dir);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
