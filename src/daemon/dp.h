@@ -1,0 +1,110 @@
+/*
+ * dp.h - inside ringtraced's data plane: the traces a session writes, the
+ * buffer sets programs write into, and the interface between the app
+ * registry (app_*.c: programs, their events, buffers, enablement) and the
+ * consumers (consumer_*.c: reading buffers, CTF output, metadata,
+ * rotation, snapshots, statistics).
+ *
+ * A session writes one CTF trace per user (per-uid buffers) or per
+ * program (per-pid buffers):
+ *   OUTPUT/ust/uid/UID/64-bit/         per-uid (LTTng's layout)
+ *   OUTPUT/ust/pid/PROCNAME-PID-DATE/  per-pid
+ *   OUTPUT/                            `ringtrace record` sessions (flat)
+ * Each holds `metadata` and, per channel and CPU, `CHANNEL_CPU` (with
+ * rotation: `CHANNEL_CPU_N`). One stream class per channel (id =
+ * rtd_channel.id); event ids are assigned per trace and channel by the
+ * app registry, so every program sharing a per-uid buffer uses the same
+ * ids.
+ *
+ * Event layout with contexts: header (ctf_packet.h), then the channel's
+ * contexts in rtd_channel.contexts order (CTF stream event context; each
+ * packed, byte-aligned, types as listed in rtd.h's enum rtd_context;
+ * strings NUL-terminated), then the payload.
+ *
+ * Concurrency: the app registry creates and retires traces and buffer
+ * sets on the main thread with rtd_lock held; consumers run in their own
+ * threads and take rtd_lock (or the trace's own lock, below) to read what
+ * the registry changes.
+ */
+#ifndef RINGTRACE_DP_H
+#define RINGTRACE_DP_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../ctf/ctf_metadata.h"
+#include "../ctf/ctf_packet.h"
+#include "../ringbuffer/ringbuffer.h"
+#include "rtd.h"
+
+/* An event class in one trace and channel. Owner: its dp_trace; lives as
+ * long as the trace (metadata keeps describing it). */
+struct dp_event_class {
+	uint32_t id;			/* per channel */
+	uint32_t channel_id;		/* stream class id */
+	char *provider;
+	char *name;
+	int32_t loglevel;
+	uint32_t nr_fields;
+	struct rt_field_desc *fields;	/* names are owned copies */
+};
+
+/* One channel's buffers in one trace. Owner: its dp_trace. */
+struct dp_bufset {
+	struct dp_trace *trace;
+	struct rtd_channel *channel;
+	struct rb rb;			/* created by the registry (rb_create: memfd) */
+	struct ctf_stream_info stream;
+	void *consumer;			/* the consumer's */
+};
+
+/* One trace directory of a session. Owner: the app registry; freed after
+ * consumer_trace_drain and consumer_trace_remove. */
+struct dp_trace {
+	struct rtd_session *session;
+	uid_t uid;
+	pid_t pid;			/* per-pid traces; 0 for per-uid */
+	char procname[17];
+	char dir[PATH_MAX];
+	uint8_t uuid[16];
+	struct ctf_clock_info clock;
+	struct dp_bufset *bufsets;	/* [session->nr_channels], by channel id */
+	uint32_t nr_bufsets;
+
+	pthread_mutex_t lock;		/* protects the two fields below */
+	struct dp_event_class *events;	/* append-only */
+	uint32_t nr_events;
+	uint64_t generation;		/* ++ after each append: the consumer
+					 * rewrites the metadata */
+	bool app_gone;			/* per-pid: its program exited */
+	void *consumer;
+	struct dp_trace *next;
+};
+
+/*
+ * Consumers (consumer_*.c). Every function returns 0 or a negative errno
+ * and writes a message into err when it has one.
+ *  - consumer_trace_add: start reading the trace's buffers (read and
+ *    switch timers of each channel) into trace->dir.
+ *  - consumer_trace_drain: flush every CPU of every buffer set and write
+ *    all that is committed; returns when it is on disk.
+ *  - consumer_trace_remove: stop reading (after a drain) and forget it.
+ *  - consumer_metadata_changed: new event classes; written before any
+ *    packet that uses them is.
+ *  - consumer_snapshot: write the current content of the trace's buffers
+ *    (most recent data, at most max_size bytes for this trace, 0: no
+ *    limit) into `dir`, as a complete trace, without stopping tracing.
+ *  - consumer_bufset_stats: counters of one buffer set.
+ */
+int consumer_trace_add(struct dp_trace *t, char *err, size_t errlen);
+int consumer_trace_drain(struct dp_trace *t);
+void consumer_trace_remove(struct dp_trace *t);
+void consumer_metadata_changed(struct dp_trace *t);
+int consumer_snapshot(struct dp_trace *t, const char *dir, uint64_t max_size,
+		      char *err, size_t errlen);
+int consumer_bufset_stats(const struct dp_bufset *b, struct rtd_channel_stats *st);
+
+#endif /* RINGTRACE_DP_H */
