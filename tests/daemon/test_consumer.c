@@ -344,6 +344,26 @@ static void check_streaming_reader(const char *dir, uint32_t nw, uint32_t n)
 	rtr_close(r);
 }
 
+/* env: procname and vpid in per-pid traces only. */
+static void check_env(const char *dir, pid_t pid)
+{
+	char path[PATH_MAX + 16], text[8192] = "", want[128];
+	snprintf(path, sizeof(path), "%s/metadata", dir);
+	FILE *in = fopen(path, "r");
+	if (!CHECK(in != NULL, "open %s", path))
+		return;
+	size_t n = fread(text, 1, sizeof(text) - 1, in);
+	text[n] = '\0';
+	fclose(in);
+	CHECK(strstr(text, "domain = \"ust\";") && strstr(text, "tracer_name = \"ringtrace\";"),
+	      "env domain and tracer");
+	snprintf(want, sizeof(want), "procname = \"%s\";\n\tvpid = %d;", CTX_NAME, (int)pid);
+	if (pid)
+		CHECK(strstr(text, want) != NULL, "env of a per-pid trace: %s", want);
+	else
+		CHECK(strstr(text, "procname") == NULL, "no procname in a per-uid trace");
+}
+
 static void test_streaming(bool contexts)
 {
 	unit_case = contexts ? "contexts" : "streaming";
@@ -352,6 +372,9 @@ static void test_streaming(bool contexts)
 	fx_channel(f, "chan", 64 * 1024, 8, false, false);
 	fx_event(f, 0, EV_ID, "ev", ev_fields, 3);
 	if (contexts) {
+		/* A per-pid trace: env names the program. */
+		f->t.pid = getpid();
+		snprintf(f->t.procname, sizeof(f->t.procname), "%s", CTX_NAME);
 		fx_channel(f, "ctxchan", 64 * 1024, 8, false, true);
 		fx_event(f, 1, EV_ID, "ctx", ev_fields, 3);
 	}
@@ -385,6 +408,7 @@ static void test_streaming(bool contexts)
 	write_expected(expected, f, w, NR_WRITERS);
 	if (!contexts)
 		check_streaming_reader(f->t.dir, NR_WRITERS, EVENTS_PER_WRITER);
+	check_env(f->t.dir, contexts ? getpid() : 0);
 	CHECK(run_checker(f->t.dir, expected, false) == 0, "babeltrace2 check of %s", f->t.dir);
 
 	consumer_trace_remove(&f->t);
@@ -749,7 +773,8 @@ int main(int argc, char **argv)
 	test_snapshot();
 	test_drain_stuck();
 	int ret = unit_finish();
-	if (!ret) {
+	/* RINGTRACE_TEST_KEEP=1 keeps the traces for a look by hand. */
+	if (!ret && !getenv("RINGTRACE_TEST_KEEP")) {
 		char cmd[PATH_MAX + 16];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_root);
 		if (system(cmd) != 0)
