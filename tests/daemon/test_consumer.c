@@ -303,7 +303,8 @@ static void write_expected(const char *path, struct fixture *f, struct writer *w
 }
 
 /* Every event of the trace, exactly, in each writer's order (rt_reader). */
-static void check_streaming_reader(const char *dir, uint32_t nw, uint32_t n)
+static void check_streaming_reader_n(const char *dir, uint32_t nw, uint32_t n,
+				     uint64_t nr_late)
 {
 	struct rtr_trace *r;
 	char err[512];
@@ -340,7 +341,7 @@ static void check_streaming_reader(const char *dir, uint32_t nw, uint32_t n)
 	CHECK_EQ(bad, 0);
 	for (uint32_t t = 0; t < nw; t++)
 		CHECK_EQ(next[t], n);
-	CHECK_EQ(late, NR_LATE);
+	CHECK_EQ(late, nr_late);
 	rtr_close(r);
 }
 
@@ -407,7 +408,7 @@ static void test_streaming(bool contexts)
 	snprintf(expected, sizeof(expected), "%s/%s.expected", tmp_root, unit_case);
 	write_expected(expected, f, w, NR_WRITERS);
 	if (!contexts)
-		check_streaming_reader(f->t.dir, NR_WRITERS, EVENTS_PER_WRITER);
+		check_streaming_reader_n(f->t.dir, NR_WRITERS, EVENTS_PER_WRITER, NR_LATE);
 	check_env(f->t.dir, contexts ? getpid() : 0);
 	CHECK(run_checker(f->t.dir, expected, false) == 0, "babeltrace2 check of %s", f->t.dir);
 
@@ -649,8 +650,12 @@ static void test_snapshot(void)
 	for (int k = 0; k < 2; k++) {
 		for (uint32_t i = 0; i < nw; i++)
 			before[i] = __atomic_load_n(&w[i].committed, __ATOMIC_ACQUIRE);
+		uint64_t t0 = clock_ns();
 		CHECK(consumer_snapshot(&f->t, d[k], 0, err, sizeof(err)) == 0, "snapshot: %s", err);
+		uint64_t dt = clock_ns() - t0;
 		check_snapshot(d[k], nw, before, &live[k], true);
+		printf("snapshot while writing: %llu bytes in %.2f ms\n",
+		       (unsigned long long)live[k].bytes, (double)dt / 1e6);
 		CHECK(run_babeltrace2(d[k]) == 0, "babeltrace2 reads %s", d[k]);
 	}
 	for (uint32_t i = 0; i < nw; i++)
@@ -754,6 +759,49 @@ static void test_drain_stuck(void)
 	free(f);
 }
 
+/* ---- a drain of full buffers (prints the consumer's write rate) ---- */
+
+#define BULK_EVENTS 150000u	/* ~3.1 MB: fits in one CPU's 4 MiB */
+
+static void *bulk_writer(void *arg)
+{
+	struct fixture *f = arg;
+	pin_nth_cpu(0);
+	for (uint32_t i = 0; i < BULK_EVENTS; i++)
+		write_event(&f->sets[0], EV_ID, i, 0, true, NULL);
+	return NULL;
+}
+
+static void test_bulk_drain(void)
+{
+	unit_case = "bulk-drain";
+	struct fixture *f = calloc(1, sizeof(*f));
+	fx_init(f, unit_case, false);
+	fx_channel(f, "chan", 256 * 1024, 16, false, false);
+	f->ch[0].read_timer_ms = 600000; /* only the drain reads */
+	fx_event(f, 0, EV_ID, "ev", ev_fields, 3);
+	char err[256] = "";
+	if (!CHECK(consumer_trace_add(&f->t, err, sizeof(err)) == 0, "add: %s", err))
+		return;
+	pthread_t th;
+	pthread_create(&th, NULL, bulk_writer, f);
+	pthread_join(th, NULL);
+	uint64_t t0 = clock_ns();
+	CHECK_EQ(consumer_trace_drain(&f->t), 0);
+	uint64_t dt = clock_ns() - t0;
+	struct rtd_channel_stats st = { 0 };
+	consumer_bufset_stats(&f->sets[0], &st);
+	printf("drain of %.1f MB (%llu events): %.1f ms, %.0f MB/s\n",
+	       (double)st.bytes_written / 1e6, (unsigned long long)st.events, (double)dt / 1e6,
+	       (double)st.bytes_written / 1e6 / ((double)dt / 1e9));
+	CHECK_EQ(st.events, BULK_EVENTS);
+	CHECK_EQ(st.events_lost, 0);
+	check_streaming_reader_n(f->t.dir, 1, BULK_EVENTS, 0);
+	consumer_trace_remove(&f->t);
+	fx_fini(f);
+	free(f);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -772,6 +820,7 @@ int main(int argc, char **argv)
 	test_rotation();
 	test_snapshot();
 	test_drain_stuck();
+	test_bulk_drain();
 	int ret = unit_finish();
 	/* RINGTRACE_TEST_KEEP=1 keeps the traces for a look by hand. */
 	if (!ret && !getenv("RINGTRACE_TEST_KEEP")) {
