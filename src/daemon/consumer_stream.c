@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -96,24 +97,52 @@ static uint32_t context_type(enum rtd_context c)
 	}
 }
 
-static const struct dp_event_class *find_class(const struct dp_trace *t,
-					       uint32_t channel, uint32_t id)
+/* Rebuild the set's id table if the trace's classes changed. */
+static void refresh_classes(struct cons_bufset *cb)
 {
+	const struct dp_trace *t = cb->t;
+	uint32_t chan = cb->b->channel->id;
+	if (cb->class_valid && cb->class_gen == t->generation)
+		return;
+	uint32_t len = 0;
 	for (uint32_t i = 0; i < t->nr_events; i++)
-		if (t->events[i].channel_id == channel && t->events[i].id == id)
+		if (t->events[i].channel_id == chan && t->events[i].id < CONS_CLASS_TABLE_MAX &&
+		    t->events[i].id >= len)
+			len = t->events[i].id + 1;
+	const struct dp_event_class **tab = calloc(len ? len : 1, sizeof(*tab));
+	if (!tab)
+		return; /* keep the old table; counting stops at unknown ids */
+	for (uint32_t i = 0; i < t->nr_events; i++)
+		if (t->events[i].channel_id == chan && t->events[i].id < len)
+			tab[t->events[i].id] = &t->events[i];
+	free(cb->class_by_id);
+	cb->class_by_id = tab;
+	cb->class_by_id_len = len;
+	cb->class_gen = t->generation;
+	cb->class_valid = true;
+}
+
+static const struct dp_event_class *find_class(const struct cons_bufset *cb, uint32_t id)
+{
+	if (id < cb->class_by_id_len)
+		return cb->class_by_id[id];
+	const struct dp_trace *t = cb->t;
+	for (uint32_t i = 0; i < t->nr_events; i++)
+		if (t->events[i].channel_id == cb->b->channel->id && t->events[i].id == id)
 			return &t->events[i];
 	return NULL;
 }
 
-uint64_t cons_packet_count_events(const struct dp_trace *t, const struct rtd_channel *ch,
-				  const char *data, uint64_t len)
+uint64_t cons_packet_count_events(struct cons_bufset *cb, const char *data, uint64_t len)
 {
+	const struct rtd_channel *ch = cb->b->channel;
 	struct ctf_packet_header h;
 	memcpy(&h, data, sizeof(h));
 	const char *p = data + CTF_PACKET_HEADER_SIZE;
 	const char *end = data + h.content_size / 8;
 	if (h.content_size / 8 > len)
 		return 0;
+	refresh_classes(cb);
 	uint64_t n = 0;
 	while (p < end) {
 		uint32_t id = (uint8_t)*p & 31u;
@@ -133,7 +162,7 @@ uint64_t cons_packet_count_events(const struct dp_trace *t, const struct rtd_cha
 				return n;
 			p += sz;
 		}
-		const struct dp_event_class *ec = find_class(t, ch->id, id);
+		const struct dp_event_class *ec = find_class(cb, id);
 		if (!ec)
 			break;
 		for (uint32_t f = 0; f < ec->nr_fields; f++) {
@@ -301,8 +330,7 @@ void cons_read_bufset(struct cons_trace *ct, struct cons_bufset *cb, uint64_t st
 					cons_report_error(ct, "a stream file", ret);
 				} else {
 					pthread_mutex_lock(&ct->t->lock);
-					uint64_t n = cons_packet_count_events(
-						ct->t, b->channel, r.data, len);
+					uint64_t n = cons_packet_count_events(cb, r.data, len);
 					pthread_mutex_unlock(&ct->t->lock);
 					/* Relaxed: statistics only. */
 					__atomic_fetch_add(&cb->events, n, __ATOMIC_RELAXED);

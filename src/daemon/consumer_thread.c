@@ -111,6 +111,7 @@ static void free_trace(struct cons_trace *ct)
 		for (uint32_t cpu = 0; cb->streams && cpu < cb->b->rb.nr_cpus; cpu++)
 			cons_stream_close(&cb->streams[cpu]);
 		free(cb->streams);
+		free(cb->class_by_id);
 		cb->b->consumer = NULL;
 	}
 	free(ct->sets);
@@ -148,6 +149,7 @@ int consumer_trace_add(struct dp_trace *t, char *err, size_t errlen)
 	for (uint32_t i = 0; i < t->nr_bufsets; i++) {
 		struct cons_bufset *cb = &ct->sets[i];
 		cb->b = &t->bufsets[i];
+		cb->t = t;
 		cb->b->consumer = cb;
 		if (!cons_bufset_live(cb->b))
 			continue;
