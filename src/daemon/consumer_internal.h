@@ -72,7 +72,8 @@ struct cons_bufset {
 	uint64_t packets;
 	uint64_t bytes;
 	uint64_t events;
-	uint64_t subbufs_skipped;	/* given up: writer died mid-commit */
+	uint64_t subbufs_skipped;	/* given up: writer died mid-commit,
+					 * or a damaged packet header */
 };
 
 /* The consumer's side of a dp_trace (dp_trace.consumer). */

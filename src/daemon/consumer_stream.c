@@ -323,6 +323,8 @@ void cons_read_bufset(struct cons_trace *ct, struct cons_bufset *cb, uint64_t st
 			if (ret < 0)
 				cons_report_error(ct, "the metadata", ret);
 			uint64_t len = cons_packet_trim(r.data, r.data_size);
+			if (!len) /* a damaged header: the program's fault */
+				__atomic_fetch_add(&cb->subbufs_skipped, 1, __ATOMIC_RELAXED);
 			if (len) {
 				ret = cons_stream_write(ct->t->dir, b->channel, cpu,
 							&cb->streams[cpu], r.data, len);
