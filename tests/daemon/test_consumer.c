@@ -16,6 +16,8 @@
  *  - drain with a slot reserved and never committed (a program killed in
  *    the middle of an event): the drain returns, the sub-buffer is counted
  *    as lost, everything before it is in the trace.
+ *  - a packet whose header its program damaged: dropped and counted.
+ *  - a drain of full buffers (prints the write rate).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -759,6 +761,65 @@ static void test_drain_stuck(void)
 	free(f);
 }
 
+/* ---- a packet damaged by its program ---- */
+
+static void *damage_writer(void *arg)
+{
+	struct fixture *f = arg;
+	int cpu = pin_nth_cpu(0);
+	for (uint32_t i = 0; i < 500; i++)
+		write_event(&f->sets[0], EV_ID, i, 0, true, NULL);
+	/* Scribble on the first packet's magic, as a broken program could. */
+	if (cpu >= 0)
+		memset(f->sets[0].rb.cpus[cpu].data, 0xAB, 4);
+	return NULL;
+}
+
+static void test_damaged_packet(void)
+{
+	unit_case = "damaged-packet";
+	struct fixture *f = calloc(1, sizeof(*f));
+	fx_init(f, unit_case, false);
+	fx_channel(f, "chan", 4096, 8, false, false);
+	f->ch[0].read_timer_ms = 600000; /* only the drain reads */
+	fx_event(f, 0, EV_ID, "ev", ev_fields, 3);
+	char err[256] = "";
+	if (!CHECK(consumer_trace_add(&f->t, err, sizeof(err)) == 0, "add: %s", err))
+		return;
+	pthread_t th;
+	pthread_create(&th, NULL, damage_writer, f);
+	pthread_join(th, NULL);
+	CHECK_EQ(consumer_trace_drain(&f->t), 0);
+	struct rtd_channel_stats st = { 0 };
+	consumer_bufset_stats(&f->sets[0], &st);
+	CHECK_EQ(st.subbufs_lost, 1);
+	/* The other packets are all there, and readable. */
+	struct rtr_trace *r;
+	if (CHECK(rtr_open(f->t.dir, &r, err, sizeof(err)) == 0, "rtr_open: %s", err)) {
+		struct rtr_event ev;
+		uint64_t first = UINT64_MAX, next = 0, n = 0;
+		int ret;
+		while ((ret = rtr_next(r, &ev)) > 0) {
+			struct rtr_value seq;
+			rtr_field_by_name(&ev, "seq", &seq);
+			if (first == UINT64_MAX)
+				first = next = seq.u;
+			CHECK_EQ(seq.u, next);
+			next = seq.u + 1;
+			n++;
+		}
+		CHECK(ret == 0, "rtr_next: %s", rtr_error(r));
+		CHECK(first > 0 && next == 500, "events %llu..%llu",
+		      (unsigned long long)first, (unsigned long long)next);
+		CHECK_EQ(st.events, n);
+		rtr_close(r);
+	}
+	CHECK(run_babeltrace2(f->t.dir) == 0, "babeltrace2 reads %s", f->t.dir);
+	consumer_trace_remove(&f->t);
+	fx_fini(f);
+	free(f);
+}
+
 /* ---- a drain of full buffers (prints the consumer's write rate) ---- */
 
 #define BULK_EVENTS 150000u	/* ~3.1 MB: fits in one CPU's 4 MiB */
@@ -820,6 +881,7 @@ int main(int argc, char **argv)
 	test_rotation();
 	test_snapshot();
 	test_drain_stuck();
+	test_damaged_packet();
 	test_bulk_drain();
 	int ret = unit_finish();
 	/* RINGTRACE_TEST_KEEP=1 keeps the traces for a look by hand. */
