@@ -215,12 +215,12 @@ static int ctl_snapshot_record(const struct ctl_req *r, FILE *out, struct rtp_kv
 	if (!s->snapshot) {
 		snprintf(err, errlen, "session %s is not a snapshot session (create it with "
 			 "--snapshot)", s->name);
-		return -EINVAL;
+		return -EOPNOTSUPP;
 	}
 	if (!s->ever_started) {
 		snprintf(err, errlen, "session %s has never been started: its buffers are empty",
 			 s->name);
-		return -EINVAL;
+		return -ENODATA;
 	}
 	const char *dir = ctl_get(r, "output");
 	if (dir && dir[0] != '/') {
