@@ -1,8 +1,11 @@
 /*
  * ctl_record.c - `ringtrace record` through ringtraced: a hidden session
  * (".record-PID", flat output: DIR/metadata and DIR/channel0_CPU like
- * embedded mode) with one channel in per-process buffers, the options
- * mapped onto it, tracking only CMD's pid. CMD is held on a pipe before
+ * embedded mode) with one channel, the options mapped onto it, tracking
+ * only CMD's pid. The channel uses per-user buffers: with only CMD
+ * tracked they hold CMD's events alone, and the data plane writes such a
+ * trace directly in the session's output (per-pid traces always get a
+ * directory of their own). CMD is held on a pipe before
  * exec until the session is started, so it registers with an active
  * session and records from its first event. After CMD exits: stop (which
  * returns once everything is written) and destroy.
@@ -69,7 +72,7 @@ static int setup(const struct record_opts *o, const char *name)
 		rtp_kv_addf(&kv, "switch-timer-us", "%llu", (unsigned long long)o->switch_timer * 1000);
 	rtp_kv_addf(&kv, "read-timer-us", "%llu",
 		    (unsigned long long)(o->have_read ? o->read_timer : RECORD_READ_TIMER_MS) * 1000);
-	rtp_kv_add(&kv, "buffers", "pid");
+	rtp_kv_add(&kv, "buffers", "uid");
 	if ((ret = step(&kv, STEP_TIMEOUT_MS)) != 0)
 		return ret;
 	rtp_kv_add(&kv, "cmd", "enable-event");
