@@ -27,6 +27,7 @@ BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
 RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
 DAEMON_DIR = os.path.join(BUILD, "src/daemon")
 RINGTRACED = os.path.join(DAEMON_DIR, "ringtraced")
+DEMO = os.path.join(BUILD, "examples/demo")
 
 MAGIC = 0x31505452
 HEADER = struct.Struct("=IHHIi")
@@ -600,6 +601,57 @@ class Protocol(DaemonCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("ringtraced does not answer", r.stderr)
         self.still_serves()
+
+
+def trace_events(path):
+    """(event name, its 'id' field or None) of every event, via bt2."""
+    import bt2
+    out = []
+    for msg in bt2.TraceCollectionMessageIterator(path):
+        if type(msg) is bt2._EventMessageConst:
+            ev = msg.event
+            fields = ev.payload_field
+            out.append((ev.name, int(fields["id"]) if fields and "id" in fields else None))
+    return sorted(out, key=lambda e: (e[0], -1 if e[1] is None else e[1]))
+
+
+class Record(DaemonCase):
+    def record(self, out, *opts):
+        r = self.rt("record", "-o", out, *opts, "--", DEMO, "20")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.exists(os.path.join(out, "metadata")), r.stderr)
+        self.assertIn("channel0:", r.stderr)        # the summary
+        return r
+
+    def test_record_through_daemon_same_as_embedded(self):
+        self.ok("create", "other")
+        embedded = os.path.join(self.tmp, "embedded")
+        self.record(embedded, "--embedded")
+        through = os.path.join(self.tmp, "daemon")
+        r = self.record(through)
+        if "data plane not available" in r.stderr:
+            self.assertIn("recording in embedded mode instead", r.stderr)
+        else:
+            self.assertNotIn("warning", r.stderr)
+        # Same flat layout, same events (3 workers x 20 requests).
+        self.assertTrue(any(f.startswith("channel0_") for f in os.listdir(through)))
+        events = trace_events(through)
+        self.assertEqual(events, trace_events(embedded))
+        starts = [e for e in events if e[0] == "http:request_start"]
+        self.assertEqual([i for _, i in starts],
+                         [w * 100000 + i for w in range(3) for i in range(20)])
+        # The hidden session is gone; the user's session is untouched.
+        listing = self.ok("list")
+        self.assertIn("1) other [inactive]", listing)
+        self.assertNotIn("record", listing)
+        self.assertNotIn("record", self.ok("save", "-a"))
+
+    def test_record_options_through_daemon(self):
+        self.ok("create", "other")
+        out = os.path.join(self.tmp, "filtered")
+        self.record(out, "-e", "http:*", "--loglevel", "NOTICE", "--subbuf-size", "16k")
+        names = {e[0] for e in trace_events(out)}
+        self.assertEqual(names, {"http:not_found"})     # the only WARNING event
 
 
 class DaemonLife(DaemonCase):
