@@ -387,13 +387,36 @@ class StartStop(DaemonCase):
         self.fails(1, "cannot get a new channel", "enable-channel", "-u", "late")
         self.fails(1, "contexts are fixed", "add-context", "-u", "-t", "vpid")
         self.ok("enable-event", "-u", "more:*")   # rules may change while active
+        r = subprocess.run([DEMO, "20"], env=self.env, capture_output=True, timeout=60)
+        self.assertEqual(r.returncode, 0)
         self.assertIn("buffer usage", self.ok("status"))
         self.assertIn("Tracing stopped for session s", self.ok("stop"))
+        # After stop everything is written: 3 workers x 20 requests (60
+        # request_start, 60 request_done, 3 not_found) + start + stop.
+        self.assertRegex(self.ok("status"), r"channel0: buffer usage [0-9.]+% .*, events 125, "
+                         r"lost 0, sub-buffers lost 0, bytes written [1-9]")
+        self.assertEqual(len(trace_events(out)), 125)
         self.fails(1, "not started", "stop", "s")
         self.fails(1, "cannot get a new channel", "enable-channel", "-u", "late")
         self.ok("start", "s")
         self.ok("destroy", "s")          # stops first
         self.assertIn("Currently no available tracing session", self.ok("list"))
+
+    def test_list_events_of_running_program(self):
+        self.ok("create", "s")
+        self.start_or_skip("s")
+        demo = subprocess.Popen([DEMO, "100000"], env=self.env, stdout=subprocess.DEVNULL)
+        self.procs.append(demo)
+        listing = ""
+        for _ in range(200):
+            listing = self.ok("list", "-u")
+            if f"pid {demo.pid} " in listing:
+                break
+            time.sleep(0.05)
+        demo.kill()
+        self.assertRegex(listing, rf"pid {demo.pid} demo +http:request_start "
+                         r"\(loglevel: DEBUG_LINE \(13\)\)")
+        self.assertIn("http:not_found (loglevel: WARNING (4))", listing)
 
     def test_snapshot_record(self):
         self.ok("create", "snap", "--snapshot", "-o", os.path.join(self.tmp, "snaps"))
