@@ -417,6 +417,7 @@ class StartStop(DaemonCase):
         self.assertRegex(listing, rf"pid {demo.pid} demo +http:request_start "
                          r"\(loglevel: DEBUG_LINE \(13\)\)")
         self.assertIn("http:not_found (loglevel: WARNING (4))", listing)
+        self.assertIn("demo:start (loglevel: INFO (6))", listing)
 
     def test_snapshot_record(self):
         self.ok("create", "snap", "--snapshot", "-o", os.path.join(self.tmp, "snaps"))
