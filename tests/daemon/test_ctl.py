@@ -415,7 +415,7 @@ class StartStop(DaemonCase):
             time.sleep(0.05)
         demo.kill()
         self.assertRegex(listing, rf"pid {demo.pid} demo +http:request_start "
-                         r"\(loglevel: DEBUG_LINE \(13\)\)")
+                         r"\(loglevel: INFO \(6\)\)")
         self.assertIn("http:not_found (loglevel: WARNING (4))", listing)
         self.assertIn("demo:start (loglevel: INFO (6))", listing)
 
