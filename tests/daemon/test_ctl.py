@@ -132,7 +132,7 @@ class DaemonCase(unittest.TestCase):
             return self.recv_reply(s)
 
     def still_serves(self):
-        self.assertIn("Available tracing sessions", self.ok("list"))
+        self.assertIn("available tracing session", self.ok("list").lower())
 
 
 class SessionCommands(DaemonCase):
@@ -546,6 +546,35 @@ class Protocol(DaemonCase):
         self.assertIn("Tracing session s:", kv["out"])
         self.still_serves()
 
+    def test_random_requests(self):
+        """Every command with random keys and values: an answer each time
+        (success or an error message), and the daemon keeps serving."""
+        import random
+        rnd = random.Random(4)
+        cmds = ["create", "destroy", "start", "stop", "set-session", "snapshot-record",
+                "enable-channel", "enable-event", "disable-event", "add-context", "track",
+                "untrack", "list", "status", "save", "load"]
+        keys = ["session", "name", "output", "snapshot", "flat", "channel", "overwrite",
+                "subbuf-size", "num-subbuf", "switch-timer-us", "read-timer-us",
+                "tracefile-size", "tracefile-count", "buffers", "pattern", "exclude", "all",
+                "loglevel", "loglevel-only", "enabled", "type", "pid", "events", "text",
+                "file", "override-name", "max-size"]
+        values = ["", "0", "1", "-1", "s", "channel0", "18446744073709551616", "4096",
+                  "99999999999", ",", "a,,b", "x" * 300, "/tmp", "rel/dir", "*", "uid", "pid",
+                  "vpid,ip", "INFO", "%zz", "create name=q\nenable-event session=q pattern=*",
+                  "create name=s", "\n\n#"]
+        for _ in range(400):
+            payload = b"cmd=" + rnd.choice(cmds).encode() + b"\0"
+            for _ in range(rnd.randrange(6)):
+                payload += (rnd.choice(keys) + "=" + rnd.choice(values)).encode() + b"\0"
+            st, kv = self.request(payload)
+            if st < 0:
+                self.assertTrue(kv.get("error"), payload)
+            else:
+                self.assertEqual(st, 0)
+        self.ok("destroy", "-a")
+        self.still_serves()
+
     def test_truncated_and_silent_clients(self):
         # Half a header, half a payload, then hang up.
         with self.connect() as s:
@@ -613,7 +642,15 @@ class Protocol(DaemonCase):
         self.assertEqual(int(st), -errno.EACCES)
         self.assertIn("permission denied", msg)
         self.assertIn("uid 65534", msg)
+        # The command says so too, and starts no daemon of its own.
+        for args in (("list",), ("destroy", "s"), ("create", "mine")):
+            r = subprocess.run([RINGTRACE, *args], capture_output=True, text=True,
+                               env=self.env, user=65534, group=65534, extra_groups=[],
+                               timeout=30)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn("permission denied", r.stderr)
         self.assertIn("1) s [inactive]", self.ok("list"))   # nothing destroyed
+        self.assertNotIn("mine", self.ok("list"))
 
     def test_hung_daemon(self):
         pid = self.daemon_pid()
