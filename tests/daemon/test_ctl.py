@@ -676,6 +676,40 @@ def trace_events(path):
     return sorted(out, key=lambda e: (e[0], -1 if e[1] is None else e[1]))
 
 
+class DocsExample(DaemonCase):
+    def test_complete_example_of_sessions_md(self):
+        """The shell blocks of docs/sessions.md's "A complete example" run
+        as written (with private paths)."""
+        doc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../docs/sessions.md")
+        with open(doc) as f:
+            text = f.read()
+        section = text.split("## A complete example", 1)[1].split("\n## ", 1)[0]
+        blocks = [b.split("```", 1)[0] for b in section.split("```sh\n")[1:]]
+        self.assertEqual(len(blocks), 2)
+        self.ok("create", "probe")
+        self.start_or_skip("probe")
+        self.ok("destroy", "probe")
+        for block in blocks:
+            script = "\n".join(line for line in block.splitlines()
+                               if not line.startswith("export PATH="))
+            script = script.replace("/tmp/", self.tmp + "/").replace("./build/", BUILD + "/")
+            env = dict(self.env, PATH=os.path.join(BUILD, "src/cli") + os.pathsep
+                       + self.env["PATH"])
+            r = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], env=env,
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        trace = os.path.join(self.tmp, "demo-trace")
+        names = {e[0] for e in trace_events(trace)}
+        self.assertEqual(names, {"http:request_start", "http:request_done", "demo:start",
+                                 "demo:stop"})
+        with open(os.path.join(self.tmp, "demo.session")) as f:
+            saved = f.read()
+        self.assertIn("enable-event session=demo channel=requests pattern=http:* "
+                      "exclude=http:not_found", saved)
+        snaps = os.listdir(os.path.join(self.tmp, "flight"))
+        self.assertTrue(snaps)
+
+
 class Record(DaemonCase):
     def record(self, out, *opts):
         r = self.rt("record", "-o", out, *opts, "--", DEMO, "20")
