@@ -695,7 +695,7 @@ class DocsExample(DaemonCase):
             script = script.replace("/tmp/", self.tmp + "/").replace("./build/", BUILD + "/")
             env = dict(self.env, PATH=os.path.join(BUILD, "src/cli") + os.pathsep
                        + self.env["PATH"])
-            r = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], env=env,
+            r = subprocess.run(["bash", "-e", "-c", script], env=env,
                                capture_output=True, text=True, timeout=120)
             self.assertEqual(r.returncode, 0, r.stderr)
         trace = os.path.join(self.tmp, "demo-trace")
