@@ -291,13 +291,16 @@ pid_t record_spawn(char **cmd, const struct record_opts *o, const char *embedded
 		close(pfd[0]);
 		if (hold) {
 			/* Our copy of the write end goes first: if the parent
-			 * dies, read sees EOF instead of waiting forever. */
+			 * dies, read sees EOF instead of waiting forever, and
+			 * CMD is not run at all. */
 			char go;
 			ssize_t n;
 			close(hold[1]);
 			do
 				n = read(hold[0], &go, 1);
 			while (n < 0 && errno == EINTR);
+			if (n != 1)
+				_exit(127);
 			close(hold[0]);
 		}
 		if (embedded_dir)

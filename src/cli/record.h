@@ -22,7 +22,7 @@ struct record_opts {
 
 /*
  * Start CMD. In the child: when `hold` (a pipe) is given, wait until a
- * byte (or EOF) arrives on hold[0], then, when `embedded_dir` is set,
+ * byte arrives on hold[0] (EOF: exit 127 without running CMD), then, when `embedded_dir` is set,
  * export the embedded mode's environment, and exec. *exec_fd receives the read end of a
  * close-on-exec pipe on which an exec failure's errno arrives. Returns the
  * child's pid or -errno (message printed).
@@ -37,9 +37,10 @@ pid_t record_spawn(char **cmd, const struct record_opts *o, const char *embedded
 int record_wait(pid_t pid, int exec_fd, int *status);
 /*
  * Daemon mode: record CMD through ringtraced into `dir` (absolute, empty).
- * Returns 0 with CMD's wait status in *status (or 127 in *status with
- * *exec_err set), or -EAGAIN when the daemon could not record (nothing
- * was run: the caller falls back to embedded mode).
+ * Returns 0 with CMD's wait status in *status and, when CMD could not be
+ * started, the exec errno in *exec_err; -EAGAIN when no daemon answers or
+ * it could not record (nothing was run: the caller falls back to
+ * embedded mode); -errno on other failures (message printed).
  */
 int record_via_daemon(const struct record_opts *o, char **cmd, const char *dir,
 		      int *status, int *exec_err);
