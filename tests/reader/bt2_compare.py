@@ -57,6 +57,8 @@ def rtr_events(dump, dirs):
 
 
 def same(a, b):
+    if isinstance(b, dict) and MAYBE_EMPTY in b:
+        return a in ("", b[MAYBE_EMPTY])
     if isinstance(a, float) or isinstance(b, float):
         if isinstance(a, str) or isinstance(b, str):
             return str(a) == str(b) or (math.isnan(float(a)) and math.isnan(float(b)))
@@ -68,9 +70,31 @@ def same(a, b):
     return a == b
 
 
+MAYBE_EMPTY = "__bt2_value_or_empty__"
+
+
+def undo_bt2_empty_text(events):
+    """babeltrace2 2.0 shows an empty string (or text array/sequence) as a
+    value the same field had in an earlier event of that class (its field
+    objects are recycled and not cleared): such values may also be ""."""
+    seen = {}
+    for e in events:
+        for k, v in e["payload"].items():
+            if not isinstance(v, str):
+                continue
+            key = (e["name"], k)
+            if v in seen.setdefault(key, set()):
+                e["payload"][k] = {MAYBE_EMPTY: v}
+            else:
+                seen[key].add(v)
+
+
 def compare(dump, dirs, min_events=1):
-    """Both readers agree on every event; returns the event count."""
+    """Both readers agree on every event; returns the event count. A text
+    field babeltrace2 shows with a value seen before in that class is not
+    compared (see undo_bt2_empty_text)."""
     want = bt2_events(dirs)
+    undo_bt2_empty_text(want)
     got = rtr_events(dump, dirs)
     if len(want) < min_events:
         raise AssertionError("babeltrace2 sees only %d events" % len(want))
@@ -79,7 +103,7 @@ def compare(dump, dirs, min_events=1):
     for k in range(1, len(got)):
         if got[k]["ns"] < got[k - 1]["ns"]:
             raise AssertionError("rtr_dump: event %d goes back in time" % k)
-    key = lambda e: (e["ns"], json.dumps(e, sort_keys=True))
+    key = lambda e: (e["ns"], e["name"])
     for k, (g, w) in enumerate(zip(sorted(got, key=key), sorted(want, key=key))):
         if not same(g, w):
             raise AssertionError("event %d differs:\n rtr_dump:    %s\n babeltrace2: %s"

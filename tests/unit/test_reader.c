@@ -547,8 +547,10 @@ static void test_clock(void)
 	} cases[] = {
 		{ 2500000223u, 1795238653, 448362279, 0, 1795238653179344895ll },
 		{ 2500000223u, 1795238653, 448362279, 123456789, 1795238653228727606ll },
-		{ 2500000223u, 1795238653, 448362279, 2698074123542ull, 1795239732408898045ll },
-		{ 2500000223u, 1795238653, 448362279, UINT64_MAX, 9173935624483395701ll },
+		/* offset and ticks converted separately (as babeltrace2 does):
+		 * one below the exact sum here */
+		{ 2500000223u, 1795238653, 448362279, 2698074123542ull, 1795239732408898044ll },
+		{ 2500000223u, 1795238653, 448362279, UINT64_MAX, 9173935624483395700ll },
 		{ 1000000000u, -5, 7, 100, -4999999893ll },
 		{ 1000000000u, 9223372036, 0, UINT64_MAX, INT64_MAX },
 		{ 1000000000u, -9223372036, 0, 0, -9223372036000000000ll },
@@ -578,11 +580,13 @@ static void test_clock(void)
 	}
 }
 
-/* The plain 128-bit formula, to check the reader's faster paths. */
+/* The plain 128-bit formula babeltrace2 uses: whole seconds of the offset
+ * moved to offset_s, then offset and ticks converted (floored) separately. */
 static int64_t ref_ns(uint64_t freq, int64_t offset_s, uint64_t offset, uint64_t ticks)
 {
-	__int128 ns = (__int128)offset_s * 1000000000 +
-		      (__int128)(((unsigned __int128)offset + ticks) * 1000000000u / freq);
+	__int128 ns = ((__int128)offset_s + (__int128)(offset / freq)) * 1000000000 +
+		      (__int128)((unsigned __int128)(offset % freq) * 1000000000u / freq) +
+		      (__int128)((unsigned __int128)ticks * 1000000000u / freq);
 	return ns > INT64_MAX ? INT64_MAX : ns < INT64_MIN ? INT64_MIN : (int64_t)ns;
 }
 
