@@ -107,6 +107,8 @@ struct rtr_meta {
 	uint64_t freq;
 	int64_t offset_s;
 	uint64_t offset;
+	uint64_t ns_mul;		/* see rtr_meta_clock_init */
+	__int128 ns_base;		/* offset_s and offset in ns */
 	const struct rtr_node *packet_header;	/* NULL if none */
 	struct rtr_stream_class *streams;
 	size_t nr_streams;
