@@ -258,15 +258,23 @@ static struct rtr_node *compile_struct(struct cctx *C, const struct ty *t)
 	}
 	C->nframes--;
 	uint64_t bits = 0;
+	uint64_t *offs = arena_alloc(C->P->a, (n->nr_children + 1) * sizeof(*offs));
+	if (!offs) {
+		oom(C->P);
+		return NULL;
+	}
 	for (uint32_t k = 0; k < n->nr_children; k++) {
 		const struct rtr_node *c = n->children[k];
 		if (c->static_bits < 0)
 			return n;
-		bits = round_up(bits, c->align) + (uint64_t)c->static_bits;
+		bits = round_up(bits, c->align);
+		offs[k] = bits;
+		bits += (uint64_t)c->static_bits;
 		if (bits > (1ull << 40))
 			return n;
 	}
 	n->static_bits = (int64_t)bits;
+	n->offs = offs;
 	return n;
 }
 
@@ -345,6 +353,7 @@ static struct rtr_node *compile_array(struct cctx *C, const struct ty *t)
 	}
 	if (!seq && e->static_bits >= 0) {
 		uint64_t stride = round_up((uint64_t)e->static_bits, e->align);
+		n->stride = stride;
 		if (n->length == 0)
 			n->static_bits = 0;
 		else if (stride <= (1ull << 40) / n->length)

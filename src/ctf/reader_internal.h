@@ -65,7 +65,10 @@ struct rtr_node {
 				 * `slot` (a sequence length or variant tag) */
 	int32_t ref_slot;	/* RN_SEQ: length slot; RN_VARIANT: tag slot */
 	int64_t static_bits;	/* fixed size, else -1 */
-	uint64_t stride;	/* elem_fixed: bits per element */
+	uint64_t stride;	/* elem_fixed or static_bits >= 0: bits per
+				 * element */
+	const uint64_t *offs;	/* RN_STRUCT with static_bits >= 0: bit offset
+				 * of each member from the structure's start */
 	uint64_t length;	/* RN_ARRAY */
 	uint32_t nr_children;
 	struct rtr_node **children;	/* struct members, variant options,
