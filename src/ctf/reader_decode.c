@@ -141,6 +141,27 @@ static void apply_role(struct rtr_cursor *c, const struct rtr_node *n, uint64_t 
 
 static int walk_node(struct walk *w, const struct rtr_node *n, uint64_t *bitp, size_t rec);
 
+/* A scalar (integer, enum, float) without record: the common case of the
+ * scan, kept out of walk_node's recursion. */
+static inline int scan_scalar(struct walk *w, const struct rtr_node *n, uint64_t *bitp)
+{
+	uint64_t bit = align_up(*bitp, n->align);
+	if (bit > w->end || n->size > w->end - bit)
+		return field_past_end(w, n, bit);
+	if (n->role || n->slot >= 0) {
+		struct rtr_cursor *c = w->c;
+		uint64_t v = read_bits(c->map, bit, n->size, n->be);
+		if (n->is_signed)
+			v = (uint64_t)sign_extend(v, n->size);
+		if (n->slot >= 0)
+			c->slots[n->slot] = v;
+		if (n->role)
+			apply_role(c, n, v, bit);
+	}
+	*bitp = bit + n->size;
+	return 0;
+}
+
 static int walk_variant(struct walk *w, const struct rtr_node *n, uint64_t *bitp, size_t rec)
 {
 	uint64_t tag = w->c->slots[n->ref_slot];
@@ -263,8 +284,13 @@ static int walk_node(struct walk *w, const struct rtr_node *n, uint64_t *bitp, s
 			r->count = n->nr_children;
 		}
 		*bitp = bit;
-		for (uint32_t k = 0; k < n->nr_children && ret == 0; k++)
-			ret = walk_node(w, n->children[k], bitp, w->rec ? first + k : 0);
+		for (uint32_t k = 0; k < n->nr_children && ret == 0; k++) {
+			const struct rtr_node *ch = n->children[k];
+			if (!w->rec && ch->kind <= RN_FLOAT)
+				ret = scan_scalar(w, ch, bitp);
+			else
+				ret = walk_node(w, ch, bitp, w->rec ? first + k : 0);
+		}
 		w->depth--;
 		return ret;
 	}
