@@ -73,8 +73,9 @@ struct rtr_node {
 	uint32_t nr_children;
 	struct rtr_node **children;	/* struct members, variant options,
 					 * array/sequence element */
-	const char **names;	/* struct members (leading '_' stripped),
-				 * variant options (as declared) */
+	const char **names;	/* struct members, variant options: as
+				 * declared (field paths use these) */
+	const char **pnames;	/* the same, one leading '_' stripped (shown) */
 	const struct rtr_enum_map *maps;	/* RN_ENUM; RN_VARIANT: the tag's */
 	uint32_t nr_maps;
 	const char *decl_name;	/* the field's name, for error messages */

@@ -9,11 +9,6 @@
 
 #include "reader_stream.h"
 
-static const char *strip(const char *name)
-{
-	return name && name[0] == '_' ? name + 1 : name;
-}
-
 static const struct rtr_enum_map *enum_find(const struct rtr_node *n, uint64_t raw)
 {
 	for (uint32_t k = 0; k < n->nr_maps; k++) {
@@ -118,7 +113,7 @@ int rtr_value_child(const struct rtr_value *v, uint32_t i, struct rtr_value *chi
 	if (i >= rtr_value_count(v))
 		return -EINVAL;
 	if (name)
-		*name = n->kind == RN_STRUCT ? strip(n->names[i]) : NULL;
+		*name = n->kind == RN_STRUCT ? n->pnames[i] : NULL;
 	if (v->priv_rec_ == UINT32_MAX) { /* static layout: no records */
 		if (n->kind == RN_STRUCT)
 			make_value(rb, n->children[i], v->priv_bit_ + n->offs[i], UINT64_MAX, child);
@@ -169,7 +164,7 @@ int rtr_scope_field(const struct rtr_event *ev, enum rtr_scope s, uint32_t i,
 	if (root->offs) {
 		/* Static layout: straight to the member, no walk. */
 		if (name)
-			*name = strip(root->names[i]);
+			*name = root->pnames[i];
 		make_value(rb, root->children[i], rb->start + root->offs[i], UINT64_MAX, v);
 		return 0;
 	}
@@ -194,7 +189,7 @@ int rtr_field_by_name(const struct rtr_event *ev, const char *name, struct rtr_v
 	if (c->recs[RTR_SCOPE_PAYLOAD].state == RS_ABSENT)
 		return -ENOENT;
 	for (uint32_t k = 0; k < root->nr_children; k++)
-		if (!strcmp(strip(root->names[k]), name))
+		if (!strcmp(root->pnames[k], name))
 			return rtr_field(ev, k, v);
 	return -ENOENT;
 }
