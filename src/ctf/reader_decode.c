@@ -209,6 +209,18 @@ static int walk_array(struct walk *w, const struct rtr_node *n, uint64_t *bitp, 
 	/* Every element takes at least one bit, but empty structures. */
 	if (len > w->end - bit && e->static_bits != 0)
 		goto too_long;
+	if (e->static_bits == 0 && len > MAX_RECS)
+		goto too_long;
+	if (!w->rec && e->plain && len) {
+		/* Elements of static size with nothing inside to note. */
+		uint64_t stride = align_up((uint64_t)e->static_bits, e->align);
+		uint64_t left = w->end - bit;
+		if (stride && (len - 1 > left / stride ||
+			       stride * (len - 1) + (uint64_t)e->static_bits > left))
+			goto too_long;
+		*bitp = bit + stride * (len - 1) + (uint64_t)e->static_bits;
+		return 0;
+	}
 	size_t first = 0;
 	if (w->rec) {
 		if (reserve(w, len, &first) < 0)
