@@ -1055,8 +1055,8 @@ static void test_bad_metadata(void)
 		    "unterminated comment");
 	meta_case("syn_string", "/* CTF 1.8 */\ntrace { uuid = \"abc");
 	EXPECT_FAIL(mkdir_case("syn_string"), "line 2, column 16", "unterminated string literal");
-	meta_case("syn_char", "/* CTF 1.8 */\ntrace { major = 1 + 2; };");
-	EXPECT_FAIL(mkdir_case("syn_char"), "line 2", "unexpected character '+'");
+	meta_case("syn_char", "/* CTF 1.8 */\ntrace { major = 1 @ 2; };");
+	EXPECT_FAIL(mkdir_case("syn_char"), "line 2", "unexpected character '@'");
 	meta_case("syn_eof", "/* CTF 1.8 */\ntrace { major = 1;");
 	EXPECT_FAIL(mkdir_case("syn_eof"), "missing '}'");
 	meta_case("syn_number", "/* CTF 1.8 */\ntrace { major = 99999999999999999999999; };");
