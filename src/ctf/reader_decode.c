@@ -431,6 +431,11 @@ int rtr_cursor_packet(struct rtr_cursor *c, uint64_t off)
 	return 0;
 }
 
+static inline bool dynamic(const struct rtr_node *n)
+{
+	return n && n->static_bits < 0;
+}
+
 __attribute__((noinline))
 static int unknown_id(struct rtr_cursor *c, uint64_t at)
 {
@@ -457,8 +462,12 @@ int rtr_cursor_next(struct rtr_cursor *c)
 	const struct rtr_meta *m = c->m;
 	uint64_t end = c->pkt.content_end, at = c->pos, bit = at;
 	c->ev_id = 0;
+	/* Headers are only scanned (their values are rarely asked for);
+	 * contexts and payloads of dynamic size get their records at once
+	 * (readers usually want them, and that spares a second walk). */
 	if (walk_scope(c, RTR_SCOPE_EVENT_HEADER, sc->event_header, &bit, end, false) < 0 ||
-	    walk_scope(c, RTR_SCOPE_STREAM_EVENT_CONTEXT, sc->event_context, &bit, end, false) < 0)
+	    walk_scope(c, RTR_SCOPE_STREAM_EVENT_CONTEXT, sc->event_context, &bit, end,
+		       dynamic(sc->event_context)) < 0)
 		return -EINVAL;
 	uint32_t k = rtr_meta_find_class(m, sc, c->ev_id);
 	if (k == UINT32_MAX)
@@ -466,10 +475,10 @@ int rtr_cursor_next(struct rtr_cursor *c)
 	const struct rtr_class_nodes *cn = &m->class_nodes[k];
 	c->cls = k;
 	c->ev_start = at;
-	if (walk_scope(c, RTR_SCOPE_EVENT_CONTEXT, cn->context, &bit, end, false) < 0)
+	if (walk_scope(c, RTR_SCOPE_EVENT_CONTEXT, cn->context, &bit, end, dynamic(cn->context)) < 0)
 		return -EINVAL;
 	uint64_t pl = bit;
-	if (walk_scope(c, RTR_SCOPE_PAYLOAD, cn->payload, &bit, end, false) < 0)
+	if (walk_scope(c, RTR_SCOPE_PAYLOAD, cn->payload, &bit, end, dynamic(cn->payload)) < 0)
 		return -EINVAL;
 	pl = c->recs[RTR_SCOPE_PAYLOAD].start;
 	if (bit == at)
