@@ -16,6 +16,7 @@
 
 int cmd_record(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 
 /* Print the summary of the trace in `dir` to `out`: events recorded and
  * lost per channel, bytes, most frequent events. Returns 0 or -errno (the

@@ -1,0 +1,133 @@
+/*
+ * view.h - `ringtrace view`: the pieces shared by its files.
+ *
+ *   view.c         options, opening the traces, the merge loop
+ *   view_print.c   the text and JSON event lines
+ *   view_filter.c  the --filter expression language
+ *   view_time.c    --begin / --end time parsing
+ *   view_stats.c   --stats
+ *
+ * Every trace directory named on the command line is one source; events of
+ * all sources are merged by timestamp. Event classes of all sources are
+ * numbered in one space (struct view_class, index = source's class_base +
+ * position in its rtr_event_classes array) so that per-class caches are
+ * plain arrays.
+ *
+ * Concurrency: single-threaded; nothing here is shared.
+ */
+#ifndef RINGTRACE_CLI_VIEW_H
+#define RINGTRACE_CLI_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../ctf/reader.h"
+#include "fmt.h"
+
+/* One event class of one source. Owned by the view context (view.c). */
+struct view_class {
+	const struct rtr_event_class *cls;	/* the reader's; valid until rtr_close */
+	uint32_t source;			/* index of its source */
+	bool selected;				/* passes the -e patterns */
+	uint64_t count;				/* events shown (for --stats) */
+};
+
+/* The event being looked at: the reader's event plus where it comes from. */
+struct view_event {
+	const struct rtr_event *ev;
+	uint32_t source;	/* index of the trace on the command line */
+	uint32_t gclass;	/* index in the view_class array */
+};
+
+/* Where a field name is looked up. */
+enum view_scope {
+	VIEW_SCOPE_ANY,		/* bare name: payload, then context */
+	VIEW_SCOPE_PAYLOAD,	/* $payload.NAME */
+	VIEW_SCOPE_CONTEXT,	/* $ctx.NAME */
+};
+
+/* Index of the field `name` of `cls` in `scope`, -1 if it has none. */
+int view_field_index(const struct rtr_event_class *cls, enum view_scope scope,
+		     const char *name);
+/* Decode field `index` (from view_field_index) of ev: 0 or -EINVAL. */
+int view_field_value(const struct rtr_event *ev, int index, struct rtr_value *v);
+
+/* ---- time (view_time.c) ---- */
+
+enum view_time_kind {
+	VIEW_TIME_NONE,
+	VIEW_TIME_EPOCH_NS,	/* ns since the epoch */
+	VIEW_TIME_RELATIVE,	/* ns after the first event */
+	VIEW_TIME_DATE,		/* date and time of day */
+	VIEW_TIME_OF_DAY,	/* time of day on the first event's day */
+};
+
+struct view_time {
+	enum view_time_kind kind;
+	int64_t ns;		/* EPOCH_NS, RELATIVE; ns of the day for the others */
+	int year, month, day;	/* DATE */
+};
+
+/* Parse a --begin/--end argument. 0, or -EINVAL with a message in err. */
+int view_time_parse(const char *s, struct view_time *t, char *err, size_t errlen);
+/* Absolute ns since the epoch of t, given the first event's time. */
+int64_t view_time_resolve(const struct view_time *t, int64_t first_ns, bool utc);
+
+/* ---- filter (view_filter.c) ---- */
+
+struct view_filter;
+
+/* Parse EXPR. 0, -ENOMEM, or -EINVAL with "column N: what" in err. */
+int view_filter_parse(const char *expr, struct view_filter **out, char *err,
+		      size_t errlen);
+/* Prepare the per-class caches for nr classes: 0 or -ENOMEM. */
+int view_filter_bind(struct view_filter *f, const struct view_class *classes, size_t nr);
+bool view_filter_match(struct view_filter *f, const struct view_event *e);
+void view_filter_free(struct view_filter *f);
+
+/* ---- output (view_print.c) ---- */
+
+enum view_clock_mode {
+	VIEW_CLOCK_TIME,	/* HH:MM:SS.nnnnnnnnn */
+	VIEW_CLOCK_DATE,	/* YYYY-MM-DD HH:MM:SS.nnnnnnnnn */
+	VIEW_CLOCK_SECONDS,	/* S.nnnnnnnnn since the epoch */
+	VIEW_CLOCK_CYCLES,	/* raw clock value */
+};
+
+struct view_printer {
+	struct fmt_out *out;		/* borrowed */
+	struct fmt_clock clock;
+	enum view_clock_mode clock_mode;
+	bool delta;			/* (+S.nnnnnnnnn) since the previous event */
+	bool color;
+	bool with_source;		/* several traces: say which */
+	bool have_last;
+	int64_t last_ns;
+};
+
+void view_print_text(struct view_printer *p, const struct view_event *e);
+void view_print_json(struct view_printer *p, const struct view_event *e);
+
+/* ---- statistics (view_stats.c) ---- */
+
+struct view_stats {
+	uint64_t events;
+	int64_t first_ns, last_ns;
+	uint64_t *per_cpu;	/* owned; index = cpu, up to nr_cpu */
+	size_t nr_cpu;
+	uint64_t unknown_cpu;	/* events whose cpu is UINT32_MAX */
+};
+
+/* Count e. 0 or -ENOMEM. */
+int view_stats_add(struct view_stats *s, struct view_class *classes,
+		   const struct view_event *e);
+/* Print the tables; sources[i] is the i-th trace, paths[i] its name. */
+void view_stats_print(FILE *f, const struct view_stats *s,
+		      const struct view_class *classes, size_t nr_classes,
+		      struct rtr_trace *const *sources, char *const *paths,
+		      size_t nr_sources);
+void view_stats_free(struct view_stats *s);
+
+#endif /* RINGTRACE_CLI_VIEW_H */
