@@ -25,7 +25,18 @@ int fmt_open(struct fmt_out *o, FILE *f, size_t cap)
 
 __attribute__((noinline)) int fmt_flush(struct fmt_out *o)
 {
-	if (o->len && !o->err) {
+	if (!o->f) {
+		/* A memory buffer: grow it instead of writing it out. */
+		char *b = o->err ? NULL : realloc(o->buf, o->cap * 2);
+		if (b) {
+			o->buf = b;
+			o->cap *= 2;
+			return 0;
+		}
+		o->err = o->err ? o->err : -ENOMEM;
+		o->len = 0;
+		return o->err;
+	} else if (o->len && !o->err) {
 		if (fwrite(o->buf, 1, o->len, o->f) != o->len)
 			o->err = errno ? -errno : -EIO;
 	}
@@ -36,8 +47,9 @@ __attribute__((noinline)) int fmt_flush(struct fmt_out *o)
 
 int fmt_close(struct fmt_out *o)
 {
-	fmt_flush(o);
-	if (!o->err && fflush(o->f) != 0)
+	if (o->f)
+		fmt_flush(o);
+	if (o->f && !o->err && fflush(o->f) != 0)
 		o->err = errno ? -errno : -EIO;
 	free(o->buf);
 	o->buf = NULL;
@@ -45,13 +57,13 @@ int fmt_close(struct fmt_out *o)
 	return o->err;
 }
 
-void fmt_str(struct fmt_out *o, const char *s, size_t n)
+__attribute__((noinline)) void fmt_str_slow(struct fmt_out *o, const char *s, size_t n)
 {
 	while (n) {
 		size_t room = o->cap - o->len;
 		if (!room) {
 			fmt_flush(o);
-			room = o->cap;
+			room = o->cap - o->len;
 		}
 		size_t k = n < room ? n : room;
 		memcpy(o->buf + o->len, s, k);
@@ -66,24 +78,37 @@ static const char digit_pairs[201] =
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
 
+static inline unsigned count_digits(uint64_t v)
+{
+	unsigned n = 1;
+	for (;;) {
+		if (v < 10)
+			return n;
+		if (v < 100)
+			return n + 1;
+		if (v < 1000)
+			return n + 2;
+		if (v < 10000)
+			return n + 3;
+		v /= 10000;
+		n += 4;
+	}
+}
+
 char *fmt_put_u64(char *p, uint64_t v)
 {
-	char tmp[24];
-	char *e = tmp + sizeof(tmp), *q = e;
+	unsigned n = count_digits(v);
+	char *q = p + n;
 	while (v >= 100) {
-		unsigned r = (unsigned)(v % 100);
+		q -= 2;
+		memcpy(q, digit_pairs + 2 * (v % 100), 2);
 		v /= 100;
-		q -= 2;
-		memcpy(q, digit_pairs + 2 * r, 2);
 	}
-	if (v >= 10) {
-		q -= 2;
-		memcpy(q, digit_pairs + 2 * v, 2);
-	} else {
-		*--q = (char)('0' + v);
-	}
-	memcpy(p, q, (size_t)(e - q));
-	return p + (e - q);
+	if (v >= 10)
+		memcpy(q - 2, digit_pairs + 2 * v, 2);
+	else
+		q[-1] = (char)('0' + v);
+	return p + n;
 }
 
 char *fmt_put_i64(char *p, int64_t v)
@@ -97,10 +122,13 @@ char *fmt_put_i64(char *p, int64_t v)
 
 char *fmt_put_udigits(char *p, uint64_t v, unsigned width)
 {
-	for (unsigned i = width; i > 0; i--) {
-		p[i - 1] = (char)('0' + v % 10);
-		v /= 10;
+	unsigned i = width;
+	for (; i >= 2; i -= 2) {
+		memcpy(p + i - 2, digit_pairs + 2 * (v % 100), 2);
+		v /= 100;
 	}
+	if (i)
+		p[0] = (char)('0' + v % 10);
 	return p + width;
 }
 

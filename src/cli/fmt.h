@@ -29,7 +29,9 @@ struct fmt_out {
 	char *buf;	/* owned; freed by fmt_close */
 	size_t len;	/* bytes pending in buf */
 	size_t cap;	/* size of buf (>= FMT_MIN_ROOM * 2) */
-	FILE *f;	/* borrowed; flushed by fmt_close, not closed */
+	FILE *f;	/* borrowed; flushed by fmt_close, not closed. NULL:
+			 * a memory buffer that grows instead (buf is the
+			 * result, take it before fmt_close) */
 	int err;	/* 0 or the -errno of the first failed write */
 };
 
@@ -69,8 +71,18 @@ static inline void fmt_putc(struct fmt_out *o, char c)
 	fmt_commit(o, p);
 }
 
-/* Any length (long strings are copied in pieces). */
-void fmt_str(struct fmt_out *o, const char *s, size_t n);
+/* Any length (long strings are copied in pieces by the slow path). */
+void fmt_str_slow(struct fmt_out *o, const char *s, size_t n);
+
+static inline void fmt_str(struct fmt_out *o, const char *s, size_t n)
+{
+	if (o->cap - o->len >= n) {
+		memcpy(o->buf + o->len, s, n);
+		o->len += n;
+	} else {
+		fmt_str_slow(o, s, n);
+	}
+}
 
 static inline void fmt_cstr(struct fmt_out *o, const char *s)
 {

@@ -297,10 +297,8 @@ static int run_loop(struct view_run *r)
 					cli_error("view: out of memory");
 					return -1;
 				}
-			} else if (o->json) {
-				view_print_json(&r->printer, &e);
 			} else {
-				view_print_text(&r->printer, &e);
+				view_print(&r->printer, &e);
 			}
 			if (fmt_failed(&r->out))
 				return 0;	/* reported by the caller */
@@ -352,6 +350,11 @@ int cmd_view(int argc, char **argv)
 		cli_error("view: out of memory");
 		goto out_sources;
 	}
+	if (view_printer_init(&r.printer, r.nr_classes, r.opt.json) < 0) {
+		cli_error("view: out of memory");
+		fmt_close(&r.out);
+		goto out_sources;
+	}
 	r.printer.out = &r.out;
 	r.printer.clock_mode = r.opt.clock_mode;
 	r.printer.delta = !r.opt.no_delta;
@@ -369,6 +372,7 @@ int cmd_view(int argc, char **argv)
 				 r.nr_src);
 	status = ret == 0 ? 0 : CLI_EXIT_FAILURE;
 out_sources:
+	view_printer_free(&r.printer);
 	view_stats_free(&r.stats);
 	view_filter_free(r.filter);
 	free(r.classes);

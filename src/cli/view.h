@@ -96,8 +96,13 @@ enum view_clock_mode {
 	VIEW_CLOCK_CYCLES,	/* raw clock value */
 };
 
+struct view_layout;
+
 struct view_printer {
 	struct fmt_out *out;		/* borrowed */
+	struct view_layout *layouts;	/* owned: per view_class, built on first use */
+	size_t nr_layouts;
+	bool json;
 	struct fmt_clock clock;
 	enum view_clock_mode clock_mode;
 	bool delta;			/* (+S.nnnnnnnnn) since the previous event */
@@ -107,8 +112,12 @@ struct view_printer {
 	int64_t last_ns;
 };
 
-void view_print_text(struct view_printer *p, const struct view_event *e);
-void view_print_json(struct view_printer *p, const struct view_event *e);
+/* 0 or -ENOMEM. The other fields are set by the caller. */
+int view_printer_init(struct view_printer *p, size_t nr_classes, bool json);
+void view_printer_free(struct view_printer *p);
+/* Write e as a line of text or JSON (per p->json). Out of memory for the
+ * per-class layout is reported through p->out->err (-ENOMEM). */
+void view_print(struct view_printer *p, const struct view_event *e);
 
 /* ---- statistics (view_stats.c) ---- */
 
