@@ -108,7 +108,7 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 	if (!o->patterns)
 		return -ENOMEM;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "e:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case O_FORMAT:
 			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
