@@ -19,6 +19,7 @@
 # and is removed at the end. Timing decides nothing: the script fails only
 # when a program fails.
 set -euo pipefail
+shopt -s inherit_errexit
 
 die() { echo "view_speed: $*" >&2; exit 1; }
 
@@ -37,17 +38,18 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/rt-view-speed.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 TRACE=$WORK/trace
 
-"$RINGTRACE" record -q -o "$TRACE" --subbuf-size 1M --num-subbuf 16 --read-timer 1 \
+"$RINGTRACE" record -q -o "$TRACE" --subbuf-size 1M --num-subbuf 64 --read-timer 1 \
 	-- "$BURST" "$EVENTS" return
 RECORDED=$("$RINGTRACE" view --stats "$TRACE" | awk '$1 == "events:" { print $2 }')
 [ -n "$RECORDED" ] && [ "$RECORDED" -gt 0 ] || die "no events recorded"
 SIZE=$(du -sh "$TRACE" | cut -f1)
 
-# Seconds (with ns) that "$@" takes, its output thrown away.
+# Nanoseconds that "$@" takes, its output thrown away (its messages, such
+# as babeltrace2's discarded-events warnings, kept in $WORK/stderr).
 elapsed() {
 	local t0 t1
 	t0=$(date +%s%N)
-	"$@" > /dev/null
+	"$@" > /dev/null 2>> "$WORK/stderr" || { cat "$WORK/stderr" >&2; die "$1 failed"; }
 	t1=$(date +%s%N)
 	echo $(( t1 - t0 ))
 }
