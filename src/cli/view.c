@@ -29,30 +29,53 @@ struct view_opts {
 	uint64_t limit;			/* 0: no limit */
 };
 
-/* One trace directory. */
-struct view_source {
-	struct rtr_trace *t;			/* owned */
-	const struct rtr_event_class *classes;	/* the reader's */
-	size_t nr_classes;
-	uint32_t class_base;			/* its first view_class */
-	struct rtr_event ev;			/* its next event, if has_ev */
-	bool has_ev;
-};
+/* Field indexes: the payload's as they are, the contexts' above these. */
+#define INDEX_STREAM_CTX 0x10000000
+#define INDEX_EVENT_CTX 0x20000000
+#define INDEX_SCOPE_MASK 0x30000000
 
-int view_field_index(const struct rtr_event_class *cls, enum view_scope scope,
-		     const char *name)
+static int context_index(const struct rtr_event *ev, const char *name)
 {
-	if (scope == VIEW_SCOPE_CONTEXT)
-		return -1;	/* the traces ringtrace writes have no contexts */
-	for (uint32_t i = 0; i < cls->nr_fields; i++)
-		if (!strcmp(cls->fields[i].name, name))
-			return (int)i;
+	static const enum rtr_scope scopes[] = { RTR_SCOPE_STREAM_EVENT_CONTEXT,
+						 RTR_SCOPE_EVENT_CONTEXT };
+	static const int base[] = { INDEX_STREAM_CTX, INDEX_EVENT_CTX };
+	for (int s = 0; s < 2; s++) {
+		uint32_t n = rtr_scope_count(ev, scopes[s]);
+		for (uint32_t i = 0; i < n && i < 0x1000000; i++) {
+			struct rtr_value v;
+			const char *fname = NULL;
+			if (rtr_scope_field(ev, scopes[s], i, &v, &fname) == 0 && fname &&
+			    !strcmp(fname, name))
+				return base[s] + (int)i;
+		}
+	}
 	return -1;
+}
+
+int view_field_index(const struct rtr_event *ev, enum view_scope scope, const char *name)
+{
+	if (scope != VIEW_SCOPE_CONTEXT) {
+		const struct rtr_event_class *cls = ev->cls;
+		for (uint32_t i = 0; i < cls->nr_fields && i < INDEX_STREAM_CTX; i++)
+			if (!strcmp(cls->fields[i].name, name))
+				return (int)i;
+		if (scope == VIEW_SCOPE_PAYLOAD)
+			return -1;
+	}
+	return context_index(ev, name);
 }
 
 int view_field_value(const struct rtr_event *ev, int index, struct rtr_value *v)
 {
-	return rtr_field(ev, (uint32_t)index, v);
+	uint32_t i = (uint32_t)index & ~(uint32_t)INDEX_SCOPE_MASK;
+	switch (index & INDEX_SCOPE_MASK) {
+	case INDEX_STREAM_CTX:
+		return rtr_scope_field(ev, RTR_SCOPE_STREAM_EVENT_CONTEXT, i, v, NULL);
+	case INDEX_EVENT_CTX:
+		return rtr_scope_field(ev, RTR_SCOPE_EVENT_CONTEXT, i, v, NULL);
+	default:
+		return rtr_field(ev, i, v);
+	}
 }
 
 static void usage(FILE *f)
@@ -179,47 +202,13 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 	return 0;
 }
 
-/* The view_class index of ev (from source s). */
-static uint32_t class_of(const struct view_source *s, const struct rtr_event *ev)
-{
-	if (ev->cls >= s->classes && ev->cls < s->classes + s->nr_classes)
-		return s->class_base + (uint32_t)(ev->cls - s->classes);
-	for (size_t i = 0; i < s->nr_classes; i++)
-		if (s->classes[i].id == ev->cls->id &&
-		    s->classes[i].stream_id == ev->cls->stream_id)
-			return s->class_base + (uint32_t)i;
-	return s->class_base;	/* unreachable: the reader's own classes */
-}
-
-/* Advance source s: 1, 0 (no more events) or -1 (error, printed). */
-static int source_next(struct view_source *s, const char *path)
-{
-	int r = rtr_next(s->t, &s->ev);
-	s->has_ev = r > 0;
-	if (r < 0) {
-		cli_error("view: %s: %s", path, rtr_error(s->t));
-		return -1;
-	}
-	return r;
-}
-
-/* The source with the earliest pending event, or -1 when all are done. */
-static int earliest(const struct view_source *src, size_t n)
-{
-	int best = -1;
-	for (size_t i = 0; i < n; i++)
-		if (src[i].has_ev && (best < 0 || src[i].ev.ns < src[best].ev.ns))
-			best = (int)i;
-	return best;
-}
-
 struct view_run {
 	struct view_opts opt;
-	struct view_source *src;	/* owned, nr_src entries */
-	struct rtr_trace **traces;	/* owned array (and traces), nr_src entries */
-	size_t nr_src;
+	struct rtr_trace *t;		/* owned: every trace, merged */
+	const struct rtr_event_class *cls_base;	/* the reader's classes */
 	char **paths;			/* argv entries */
-	struct view_class *classes;	/* owned */
+	size_t nr_paths;
+	struct view_class *classes;	/* owned, one per reader class */
 	size_t nr_classes;
 	struct view_filter *filter;	/* owned */
 	struct view_stats stats;
@@ -227,39 +216,38 @@ struct view_run {
 	struct view_printer printer;
 };
 
-static int open_sources(struct view_run *r)
+/* The view_class index of ev. */
+static uint32_t class_of(const struct view_run *r, const struct rtr_event *ev)
 {
-	size_t total = 0;
-	r->src = calloc(r->nr_src, sizeof(*r->src));
-	r->traces = calloc(r->nr_src, sizeof(*r->traces));
-	if (!r->src || !r->traces)
-		return -ENOMEM;
-	for (size_t i = 0; i < r->nr_src; i++) {
-		char err[512];
-		int ret = rtr_open(r->paths[i], &r->traces[i], err, sizeof(err));
-		if (ret < 0) {
-			cli_error("view: cannot read the trace in %s: %s", r->paths[i], err);
-			return ret;
-		}
-		r->src[i].t = r->traces[i];
-		r->src[i].nr_classes = rtr_event_classes(r->src[i].t, &r->src[i].classes);
-		r->src[i].class_base = (uint32_t)total;
-		total += r->src[i].nr_classes;
+	if (ev->cls >= r->cls_base && ev->cls < r->cls_base + r->nr_classes)
+		return (uint32_t)(ev->cls - r->cls_base);
+	for (size_t i = 0; i < r->nr_classes; i++)	/* not expected */
+		if (r->cls_base[i].id == ev->cls->id && r->cls_base[i].trace == ev->cls->trace &&
+		    r->cls_base[i].stream_id == ev->cls->stream_id)
+			return (uint32_t)i;
+	return 0;
+}
+
+static int open_traces(struct view_run *r)
+{
+	char err[512];
+	int ret = rtr_open_many((const char *const *)r->paths, r->nr_paths, &r->t, err,
+				sizeof(err));
+	if (ret < 0) {
+		cli_error("view: cannot read the trace: %s", err);
+		return ret;
 	}
-	r->classes = calloc(total ? total : 1, sizeof(*r->classes));
+	r->nr_classes = rtr_event_classes(r->t, &r->cls_base);
+	r->classes = calloc(r->nr_classes ? r->nr_classes : 1, sizeof(*r->classes));
 	if (!r->classes)
 		return -ENOMEM;
-	r->nr_classes = total;
-	for (size_t i = 0; i < r->nr_src; i++) {
-		for (size_t k = 0; k < r->src[i].nr_classes; k++) {
-			struct view_class *vc = &r->classes[r->src[i].class_base + k];
-			vc->cls = &r->src[i].classes[k];
-			vc->source = (uint32_t)i;
-			vc->selected = !r->opt.nr_patterns;
-			for (size_t p = 0; p < r->opt.nr_patterns; p++)
-				if (!fnmatch(r->opt.patterns[p], vc->cls->name, 0))
-					vc->selected = true;
-		}
+	for (size_t k = 0; k < r->nr_classes; k++) {
+		struct view_class *vc = &r->classes[k];
+		vc->cls = &r->cls_base[k];
+		vc->selected = !r->opt.nr_patterns;
+		for (size_t p = 0; p < r->opt.nr_patterns; p++)
+			if (!fnmatch(r->opt.patterns[p], vc->cls->name, 0))
+				vc->selected = true;
 	}
 	return 0;
 }
@@ -270,43 +258,38 @@ static int run_loop(struct view_run *r)
 	const struct view_opts *o = &r->opt;
 	int64_t begin = INT64_MIN, end = INT64_MAX;
 	uint64_t shown = 0;
-	bool first = true;
-	for (size_t i = 0; i < r->nr_src; i++)
-		if (source_next(&r->src[i], r->paths[i]) < 0)
-			return -1;
-	for (;;) {
-		int si = r->nr_src == 1 ? (r->src[0].has_ev ? 0 : -1) : earliest(r->src, r->nr_src);
-		if (si < 0)
-			break;
-		struct view_source *s = &r->src[si];
-		if (first) {
-			first = false;
-			if (o->begin.kind != VIEW_TIME_NONE)
-				begin = view_time_resolve(&o->begin, s->ev.ns, o->utc);
-			if (o->end.kind != VIEW_TIME_NONE)
-				end = view_time_resolve(&o->end, s->ev.ns, o->utc);
-		}
-		if (s->ev.ns > end)
-			break;
-		struct view_event e = { .ev = &s->ev, .source = (uint32_t)si,
-					.gclass = class_of(s, &s->ev) };
-		if (s->ev.ns >= begin && r->classes[e.gclass].selected &&
-		    (!r->filter || view_filter_match(r->filter, &e))) {
-			if (o->stats) {
-				if (view_stats_add(&r->stats, r->classes, &e) < 0) {
-					cli_error("view: out of memory");
-					return -1;
-				}
-			} else {
-				view_print(&r->printer, &e);
+	struct rtr_event ev;
+	int ret = rtr_next(r->t, &ev);
+	if (ret > 0) {
+		if (o->begin.kind != VIEW_TIME_NONE)
+			begin = view_time_resolve(&o->begin, ev.ns, o->utc);
+		if (o->end.kind != VIEW_TIME_NONE)
+			end = view_time_resolve(&o->end, ev.ns, o->utc);
+	}
+	for (; ret > 0; ret = rtr_next(r->t, &ev)) {
+		if (ev.ns > end)
+			return 0;
+		struct view_event e = { .ev = &ev, .source = ev.trace,
+					.gclass = class_of(r, &ev) };
+		if (ev.ns < begin || !r->classes[e.gclass].selected ||
+		    (r->filter && !view_filter_match(r->filter, &e)))
+			continue;
+		if (o->stats) {
+			if (view_stats_add(&r->stats, r->classes, &e) < 0) {
+				cli_error("view: out of memory");
+				return -1;
 			}
-			if (fmt_failed(&r->out))
-				return 0;	/* reported by the caller */
-			if (++shown == o->limit)
-				break;
+		} else {
+			view_print(&r->printer, &e);
 		}
-		if (source_next(s, r->paths[si]) < 0)
-			return -1;
+		if (fmt_failed(&r->out))
+			return 0;	/* reported by the caller */
+		if (++shown == o->limit)
+			return 0;
+	}
+	if (ret < 0) {
+		cli_error("view: %s", rtr_error(r->t));
+		return -1;
 	}
 	return 0;
 }
@@ -339,8 +322,8 @@ int cmd_view(int argc, char **argv)
 		}
 	}
 	r.paths = argv + optind;
-	r.nr_src = (size_t)(argc - optind);
-	if (open_sources(&r) < 0)
+	r.nr_paths = (size_t)(argc - optind);
+	if (open_traces(&r) < 0)
 		goto out_sources;
 	if (r.filter && view_filter_bind(r.filter, r.classes, r.nr_classes) < 0) {
 		cli_error("view: out of memory");
@@ -359,7 +342,7 @@ int cmd_view(int argc, char **argv)
 	r.printer.clock_mode = r.opt.clock_mode;
 	r.printer.delta = !r.opt.no_delta;
 	r.printer.color = !r.opt.json && want_color(r.opt.color);
-	r.printer.with_source = r.nr_src > 1;
+	r.printer.with_source = rtr_trace_count(r.t) > 1;
 	fmt_clock_init(&r.printer.clock, r.opt.utc, r.opt.clock_mode == VIEW_CLOCK_DATE);
 
 	ret = run_loop(&r);
@@ -368,18 +351,14 @@ int cmd_view(int argc, char **argv)
 		ret = -1;
 	}
 	if (ret == 0 && r.opt.stats)
-		view_stats_print(stdout, &r.stats, r.classes, r.nr_classes, r.traces, r.paths,
-				 r.nr_src);
+		view_stats_print(stdout, &r.stats, r.classes, r.nr_classes, r.t);
 	status = ret == 0 ? 0 : CLI_EXIT_FAILURE;
 out_sources:
 	view_printer_free(&r.printer);
 	view_stats_free(&r.stats);
 	view_filter_free(r.filter);
 	free(r.classes);
-	for (size_t i = 0; r.traces && i < r.nr_src; i++)
-		rtr_close(r.traces[i]);
-	free(r.traces);
-	free(r.src);
+	rtr_close(r.t);
 out_opts:
 	free(r.opt.patterns);
 	return status;

@@ -7,11 +7,10 @@
  *   view_time.c    --begin / --end time parsing
  *   view_stats.c   --stats
  *
- * Every trace directory named on the command line is one source; events of
- * all sources are merged by timestamp. Event classes of all sources are
- * numbered in one space (struct view_class, index = source's class_base +
- * position in its rtr_event_classes array) so that per-class caches are
- * plain arrays.
+ * The reader opens every trace under the directories named on the command
+ * line and merges their events by time. struct view_class i describes the
+ * reader's event class i (rtr_event_classes, all traces), so that
+ * per-class caches are plain arrays indexed like it.
  *
  * Concurrency: single-threaded; nothing here is shared.
  */
@@ -29,7 +28,6 @@
 /* One event class of one source. Owned by the view context (view.c). */
 struct view_class {
 	const struct rtr_event_class *cls;	/* the reader's; valid until rtr_close */
-	uint32_t source;			/* index of its source */
 	bool selected;				/* passes the -e patterns */
 	uint64_t count;				/* events shown (for --stats) */
 };
@@ -37,7 +35,7 @@ struct view_class {
 /* The event being looked at: the reader's event plus where it comes from. */
 struct view_event {
 	const struct rtr_event *ev;
-	uint32_t source;	/* index of the trace on the command line */
+	uint32_t source;	/* index of its trace (rtr_trace_path) */
 	uint32_t gclass;	/* index in the view_class array */
 };
 
@@ -48,9 +46,9 @@ enum view_scope {
 	VIEW_SCOPE_CONTEXT,	/* $ctx.NAME */
 };
 
-/* Index of the field `name` of `cls` in `scope`, -1 if it has none. */
-int view_field_index(const struct rtr_event_class *cls, enum view_scope scope,
-		     const char *name);
+/* Index of the field `name` in `scope` for events of ev's class (the
+ * context layout is the same for every event of a class), -1 if none. */
+int view_field_index(const struct rtr_event *ev, enum view_scope scope, const char *name);
 /* Decode field `index` (from view_field_index) of ev: 0 or -EINVAL. */
 int view_field_value(const struct rtr_event *ev, int index, struct rtr_value *v);
 
@@ -132,11 +130,10 @@ struct view_stats {
 /* Count e. 0 or -ENOMEM. */
 int view_stats_add(struct view_stats *s, struct view_class *classes,
 		   const struct view_event *e);
-/* Print the tables; sources[i] is the i-th trace, paths[i] its name. */
+/* Print the tables (streams and traces from t). */
 void view_stats_print(FILE *f, const struct view_stats *s,
 		      const struct view_class *classes, size_t nr_classes,
-		      struct rtr_trace *const *sources, char *const *paths,
-		      size_t nr_sources);
+		      const struct rtr_trace *t);
 void view_stats_free(struct view_stats *s);
 
 #endif /* RINGTRACE_CLI_VIEW_H */

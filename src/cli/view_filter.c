@@ -13,7 +13,8 @@
  * non-empty string. NAME is a payload field, else a context field. =~ and
  * !~ match a string against a shell glob (fnmatch: * ? [...]). Integers
  * compare exactly (signed against unsigned too), a real against an
- * integer as doubles, strings byte-wise. A comparison with a field the
+ * integer as doubles, strings byte-wise; an enum is its integer, or its
+ * label when compared with a string. A comparison with a field the
  * event does not have, or between a string and a number, is false (and
  * its "!" is true).
  */
@@ -36,8 +37,10 @@ struct fval {
 	int64_t i;
 	uint64_t u;
 	double d;
-	const char *s;	/* NUL-terminated */
+	const char *s;	/* NUL-terminated only if `terminated` */
 	size_t len;
+	bool terminated;
+	const char *label;	/* enums: their label, NULL if none */
 };
 
 struct operand {
@@ -59,6 +62,8 @@ struct view_filter {
 	struct node *root;			/* owned */
 	const struct view_class *classes;	/* borrowed, from view_filter_bind */
 	size_t nr_classes;
+	char *scratch;		/* owned: a NUL-terminated copy for fnmatch */
+	size_t scratch_cap;
 };
 
 struct parser {
@@ -150,6 +155,7 @@ static void parse_string(struct parser *ps, struct operand *o)
 	o->lit.k = V_STR;
 	o->lit.s = s;
 	o->lit.len = n;
+	o->lit.terminated = true;
 }
 
 static void parse_number(struct parser *ps, struct operand *o)
@@ -395,11 +401,11 @@ void view_filter_free(struct view_filter *f)
 	if (!f)
 		return;
 	free_node(f->root);
+	free(f->scratch);
 	free(f);
 }
 
-static struct fval eval_operand(struct view_filter *f, struct operand *o,
-				const struct view_event *e)
+static struct fval eval_operand(struct operand *o, const struct view_event *e)
 {
 	struct fval v = { .k = V_NONE };
 	switch (o->kind) {
@@ -409,6 +415,7 @@ static struct fval eval_operand(struct view_filter *f, struct operand *o,
 		v.k = V_STR;
 		v.s = e->ev->cls->name;
 		v.len = strlen(v.s);
+		v.terminated = true;
 		return v;
 	case O_CPU:
 		if (e->ev->cpu != UINT32_MAX) {
@@ -429,7 +436,7 @@ static struct fval eval_operand(struct view_filter *f, struct operand *o,
 	}
 	int32_t *slot = &o->index[e->gclass];
 	if (*slot == -2)
-		*slot = view_field_index(f->classes[e->gclass].cls, o->scope, o->name);
+		*slot = view_field_index(e->ev, o->scope, o->name);
 	struct rtr_value rv;
 	if (*slot < 0 || view_field_value(e->ev, *slot, &rv) < 0)
 		return v;
@@ -440,6 +447,12 @@ static struct fval eval_operand(struct view_filter *f, struct operand *o,
 	case RTR_DOUBLE: v.k = V_DBL; v.d = rv.d; break;
 	case RTR_BOOL: v.k = V_INT; v.i = rv.b; break;
 	case RTR_STRING: v.k = V_STR; v.s = rv.s.p; v.len = rv.s.len; break;
+	case RTR_ENUM:	/* its integer; its label against a string */
+		v.k = rv.is_signed ? V_INT : V_UINT;
+		v.i = rv.i;
+		v.u = rv.u;
+		v.label = rv.label;
+		break;
 	default: break;
 	}
 	return v;
@@ -469,11 +482,35 @@ static int num_cmp(struct fval a, struct fval b)
 
 static bool eval_cmp(struct view_filter *f, struct node *x, const struct view_event *e)
 {
-	struct fval a = eval_operand(f, &x->l, e), b = eval_operand(f, &x->r, e);
+	struct fval a = eval_operand(&x->l, e), b = eval_operand(&x->r, e);
+	struct fval *labelled[2] = { &a, &b };
+	for (int i = 0; i < 2; i++) {
+		struct fval *v = labelled[i], *other = labelled[1 - i];
+		if (v->label && other->k == V_STR) {
+			v->k = V_STR;
+			v->s = v->label;
+			v->len = strlen(v->label);
+			v->terminated = true;
+		}
+	}
 	if (a.k == V_NONE || b.k == V_NONE || (a.k == V_STR) != (b.k == V_STR))
 		return false;
-	if (x->op == OP_GLOB || x->op == OP_NOGLOB)
-		return (fnmatch(b.s, a.s, 0) == 0) == (x->op == OP_GLOB);
+	if (x->op == OP_GLOB || x->op == OP_NOGLOB) {
+		const char *subject = a.s;
+		if (!a.terminated) {	/* text arrays are not NUL-terminated */
+			if (a.len + 1 > f->scratch_cap) {
+				char *sc = realloc(f->scratch, a.len + 1);
+				if (!sc)
+					return false;
+				f->scratch = sc;
+				f->scratch_cap = a.len + 1;
+			}
+			memcpy(f->scratch, a.s, a.len);
+			f->scratch[a.len] = '\0';
+			subject = f->scratch;
+		}
+		return (fnmatch(b.s, subject, 0) == 0) == (x->op == OP_GLOB);
+	}
 	int c;
 	if (a.k == V_STR) {
 		size_t n = a.len < b.len ? a.len : b.len;
@@ -504,7 +541,7 @@ static bool eval(struct view_filter *f, struct node *x, const struct view_event 
 	case N_NOT: return !eval(f, x->a, e);
 	case N_CMP: return eval_cmp(f, x, e);
 	case N_TRUTH: {
-		struct fval v = eval_operand(f, &x->l, e);
+		struct fval v = eval_operand(&x->l, e);
 		switch (v.k) {
 		case V_INT: return v.i != 0;
 		case V_UINT: return v.u != 0;

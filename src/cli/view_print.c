@@ -15,18 +15,84 @@
 
 #define put_lit(o, s) fmt_str((o), (s), strlen(s))
 
-/* One value: text (babeltrace-like) or JSON. */
-static void put_value(struct fmt_out *o, const struct rtr_value *v,
-		      const struct rtr_field_class *fc, bool json)
+/* Values nest at most this deep in the output (deeper: "..."). */
+#define MAX_DEPTH 32
+
+static void put_value(struct fmt_out *o, const struct rtr_value *v, int bytes_base, bool json,
+		      unsigned depth);
+
+/* An integer as the text output shows it: in its base (two's complement
+ * bits for negative values in base 2, 8 or 16). */
+static void put_int(struct fmt_out *o, const struct rtr_value *v, bool is_signed, bool json)
+{
+	char *p = fmt_reserve(o, 72);
+	if (is_signed && (json || v->base == 10 || !v->base)) {
+		fmt_commit(o, fmt_put_i64(p, v->i));
+		return;
+	}
+	uint64_t u = v->u;
+	if (is_signed && v->bits && v->bits < 64)
+		u &= ((uint64_t)1 << v->bits) - 1;
+	fmt_commit(o, json ? fmt_put_u64(p, u) : fmt_put_base(p, u, v->base));
+}
+
+/* Struct members (names) or array elements: { a = 1 } [ [0] = 1 ] in
+ * text, {"a":1} [1] in JSON. */
+static void put_compound(struct fmt_out *o, const struct rtr_value *v, bool json,
+			 unsigned depth)
+{
+	bool is_struct = v->type == RTR_STRUCT;
+	uint32_t n = rtr_value_count(v);
+	put_lit(o, is_struct ? "{" : "[");
+	if (depth >= MAX_DEPTH) {
+		put_lit(o, json ? "" : " ... ");
+		put_lit(o, is_struct ? "}" : "]");
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct rtr_value c;
+		const char *name = NULL;
+		int r = rtr_value_child(v, i, &c, &name);
+		if (json) {
+			if (i)
+				fmt_putc(o, ',');
+			if (is_struct) {
+				fmt_json_string(o, name ? name : "", name ? strlen(name) : 0);
+				fmt_putc(o, ':');
+			}
+		} else {
+			put_lit(o, i ? ", " : " ");
+			if (is_struct) {
+				fmt_cstr(o, name ? name : "");
+			} else {
+				fmt_putc(o, '[');
+				fmt_u64(o, i);
+				fmt_putc(o, ']');
+			}
+			put_lit(o, " = ");
+		}
+		if (r == 0)
+			put_value(o, &c, 16, json, depth + 1);
+		else
+			put_lit(o, json ? "null" : "<undecodable>");
+	}
+	if (!json && n)
+		fmt_putc(o, ' ');
+	put_lit(o, is_struct ? "}" : "]");
+}
+
+/* One value: text (babeltrace-like) or JSON. bytes_base: the base of the
+ * elements of an RTR_BYTES value. */
+static void put_value(struct fmt_out *o, const struct rtr_value *v, int bytes_base, bool json,
+		      unsigned depth)
 {
 	char *p;
 	switch (v->type) {
 	case RTR_INT:
-		fmt_i64(o, v->i);
+		put_int(o, v, true, json);
 		return;
 	case RTR_UINT:
-		p = fmt_reserve(o, 72);
-		fmt_commit(o, json ? fmt_put_u64(p, v->u) : fmt_put_base(p, v->u, fc->base));
+		put_int(o, v, false, json);
 		return;
 	case RTR_FLOAT:
 	case RTR_DOUBLE:
@@ -41,6 +107,31 @@ static void put_value(struct fmt_out *o, const struct rtr_value *v,
 		else
 			fmt_text_string(o, v->s.p, v->s.len);
 		return;
+	case RTR_ENUM:
+		if (json) {
+			put_lit(o, "{\"value\":");
+			put_int(o, v, v->is_signed, true);
+			put_lit(o, ",\"label\":");
+			if (v->label)
+				fmt_json_string(o, v->label, strlen(v->label));
+			else
+				put_lit(o, "null");
+			fmt_putc(o, '}');
+		} else {
+			put_lit(o, "( ");
+			if (v->label)
+				fmt_text_string(o, v->label, strlen(v->label));
+			else
+				put_lit(o, "<unknown>");
+			put_lit(o, " : container = ");
+			put_int(o, v, v->is_signed, false);
+			put_lit(o, " )");
+		}
+		return;
+	case RTR_STRUCT:
+	case RTR_ARRAY:
+		put_compound(o, v, json, depth);
+		return;
 	case RTR_BYTES:
 		fmt_putc(o, '[');
 		for (size_t i = 0; i < v->bytes.len; i++) {
@@ -54,7 +145,7 @@ static void put_value(struct fmt_out *o, const struct rtr_value *v,
 				p += i ? 3 : 2;
 				p = fmt_put_u64(p, i);
 				memcpy(p, "] = ", 4);
-				p = fmt_put_base(p + 4, v->bytes.p[i], fc->base);
+				p = fmt_put_base(p + 4, v->bytes.p[i], bytes_base);
 			}
 			fmt_commit(o, p);
 		}
@@ -63,17 +154,60 @@ static void put_value(struct fmt_out *o, const struct rtr_value *v,
 	}
 }
 
+/* The stream event context and event context fields: " { a = 1 }" (text)
+ * or ,"context":{"a":1} (JSON, also when empty). */
+static void put_context(struct view_printer *pr, const struct rtr_event *ev)
+{
+	static const enum rtr_scope scopes[] = { RTR_SCOPE_STREAM_EVENT_CONTEXT,
+						 RTR_SCOPE_EVENT_CONTEXT };
+	struct fmt_out *o = pr->out;
+	bool json = pr->json, any = false;
+	for (int s = 0; s < 2; s++) {
+		uint32_t n = rtr_scope_count(ev, scopes[s]);
+		for (uint32_t i = 0; i < n; i++) {
+			struct rtr_value v;
+			const char *name = NULL;
+			int r = rtr_scope_field(ev, scopes[s], i, &v, &name);
+			if (!name)
+				name = "";
+			if (json) {
+				put_lit(o, any ? "," : ",\"context\":{");
+				fmt_json_string(o, name, strlen(name));
+				fmt_putc(o, ':');
+			} else {
+				put_lit(o, any ? ", " : " { ");
+				if (pr->color)
+					put_lit(o, COLOR_FIELD);
+				fmt_cstr(o, name);
+				if (pr->color)
+					put_lit(o, COLOR_OFF);
+				put_lit(o, " = ");
+			}
+			any = true;
+			if (r == 0)
+				put_value(o, &v, 16, json, 1);
+			else
+				put_lit(o, json ? "null" : "<undecodable>");
+		}
+	}
+	if (json)
+		put_lit(o, any ? "}" : ",\"context\":{}");
+	else if (any)
+		put_lit(o, ev->cls->nr_fields ? " }," : " }");
+}
+
 /*
- * The constant text of an event class, built once: piece 0 is what follows
- * the event name ("types:ints: {" / ,"name":"types:ints","fields":{), pieces
- * 1..n the field labels (" s8 = " / "s8":), piece n+1 what closes the
- * payload.
+ * The constant text of an event class, built once: piece 0 is the name
+ * ("types:ints:" / ,"name":"types:ints"), piece 1 opens the payload
+ * (" {" / ,"fields":{), pieces 2..n+1 are the field labels (" s8 = " /
+ * "s8":), piece n+2 closes the payload. The contexts go between pieces 0
+ * and 1 (text) or after the payload (JSON).
  */
 struct view_layout {
 	char *text;		/* owned; NULL until built */
 	struct {
 		uint32_t off, len;
-	} *piece;		/* owned; nr_fields + 2 entries */
+	} *piece;		/* owned; nr_fields + 3 entries */
 };
 
 struct layout_builder {
@@ -95,7 +229,7 @@ __attribute__((noinline)) static int build_layout(struct view_printer *pr,
 	struct layout_builder b = { .mark = 0 };
 	if (fmt_open(&b.o, NULL, 1024) < 0)	/* a memory buffer: it grows */
 		return -ENOMEM;
-	l->piece = calloc(c->nr_fields + 2, sizeof(*l->piece));
+	l->piece = calloc(c->nr_fields + 3, sizeof(*l->piece));
 	if (!l->piece) {
 		fmt_close(&b.o);
 		return -ENOMEM;
@@ -103,6 +237,7 @@ __attribute__((noinline)) static int build_layout(struct view_printer *pr,
 	if (pr->json) {
 		put_lit(&b.o, ",\"name\":");
 		fmt_json_string(&b.o, c->name, strlen(c->name));
+		end_piece(&b, l, 0);
 		put_lit(&b.o, ",\"fields\":{");
 	} else {
 		if (pr->color)
@@ -110,9 +245,11 @@ __attribute__((noinline)) static int build_layout(struct view_printer *pr,
 		fmt_cstr(&b.o, c->name);
 		if (pr->color)
 			put_lit(&b.o, COLOR_OFF);
-		put_lit(&b.o, c->nr_fields ? ": {" : ":");
+		fmt_putc(&b.o, ':');
+		end_piece(&b, l, 0);
+		put_lit(&b.o, c->nr_fields ? " {" : "");
 	}
-	end_piece(&b, l, 0);
+	end_piece(&b, l, 1);
 	for (uint32_t i = 0; i < c->nr_fields; i++) {
 		const char *name = c->fields[i].name;
 		if (pr->json) {
@@ -128,10 +265,10 @@ __attribute__((noinline)) static int build_layout(struct view_printer *pr,
 				put_lit(&b.o, COLOR_OFF);
 			put_lit(&b.o, " = ");
 		}
-		end_piece(&b, l, i + 1);
+		end_piece(&b, l, i + 2);
 	}
 	put_lit(&b.o, pr->json ? "}" : c->nr_fields ? " }" : "");
-	end_piece(&b, l, c->nr_fields + 1);
+	end_piece(&b, l, c->nr_fields + 2);
 	if (b.o.err) {
 		fmt_close(&b.o);
 		free(l->piece);
@@ -180,15 +317,20 @@ static void put_event(struct view_printer *pr, const struct view_event *e)
 		return;
 	}
 	put_piece(o, l, 0);
+	if (!pr->json)
+		put_context(pr, ev);
+	put_piece(o, l, 1);
 	for (uint32_t i = 0; i < c->nr_fields; i++) {
 		struct rtr_value v;
-		put_piece(o, l, i + 1);
+		put_piece(o, l, i + 2);
 		if (rtr_field(ev, i, &v) == 0)
-			put_value(o, &v, &c->fields[i], pr->json);
+			put_value(o, &v, c->fields[i].base, pr->json, 0);
 		else
 			put_lit(o, pr->json ? "null" : "<undecodable>");
 	}
-	put_piece(o, l, c->nr_fields + 1);
+	put_piece(o, l, c->nr_fields + 2);
+	if (pr->json)
+		put_context(pr, ev);
 }
 
 static void print_text(struct view_printer *pr, const struct view_event *e)
@@ -262,7 +404,7 @@ static void print_json(struct view_printer *pr, const struct view_event *e)
 	}
 	fmt_commit(o, p);
 	put_event(pr, e);
-	put_lit(o, ",\"context\":{}}\n");
+	put_lit(o, "}\n");
 }
 
 void view_print(struct view_printer *pr, const struct view_event *e)

@@ -71,8 +71,7 @@ static void print_names(FILE *f, const struct view_stats *s,
 
 void view_stats_print(FILE *f, const struct view_stats *s,
 		      const struct view_class *classes, size_t nr_classes,
-		      struct rtr_trace *const *sources, char *const *paths,
-		      size_t nr_sources)
+		      const struct rtr_trace *t)
 {
 	double span = s->events ? (double)(s->last_ns - s->first_ns) / 1e9 : 0;
 	fprintf(f, "events:     %" PRIu64 "\n", s->events);
@@ -95,22 +94,18 @@ void view_stats_print(FILE *f, const struct view_stats *s,
 
 	fprintf(f, "\n%-6s %-40s %10s %12s %12s %12s\n", "trace", "stream", "packets",
 		"events", "discarded", "pkts lost");
-	for (size_t t = 0; t < nr_sources; t++) {
-		const struct rtr_stream_stats *st;
-		size_t n = rtr_streams(sources[t], &st);
-		for (size_t i = 0; i < n; i++) {
-			const char *base = strrchr(st[i].path, '/');
-			base = base ? base + 1 : st[i].path;
-			fprintf(f, "%-6zu %-40s %10" PRIu64 " %12" PRIu64 " %12" PRIu64
-				" %12" PRIu64 "\n", t, base, st[i].packets, st[i].events,
-				st[i].events_discarded, st[i].packets_lost);
-		}
+	const struct rtr_stream_stats *st;
+	size_t n = rtr_streams(t, &st);
+	for (size_t i = 0; i < n; i++) {
+		const char *base = strrchr(st[i].path, '/');
+		base = base ? base + 1 : st[i].path;
+		fprintf(f, "%-6" PRIu32 " %-40s %10" PRIu64 " %12" PRIu64 " %12" PRIu64
+			" %12" PRIu64 "\n", st[i].trace, base, st[i].packets, st[i].events,
+			st[i].events_discarded, st[i].packets_lost);
 	}
-	if (nr_sources > 1) {
-		fputc('\n', f);
-		for (size_t t = 0; t < nr_sources; t++)
-			fprintf(f, "trace %zu: %s\n", t, paths[t]);
-	}
+	fputc('\n', f);
+	for (uint32_t i = 0; i < rtr_trace_count(t); i++)
+		fprintf(f, "trace %" PRIu32 ": %s\n", i, rtr_trace_path(t, i));
 }
 
 void view_stats_free(struct view_stats *s)
