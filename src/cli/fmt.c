@@ -78,21 +78,21 @@ static const char digit_pairs[201] =
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
 
+static const uint64_t pow10_table[20] = {
+	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+	100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+	10000000000000ULL, 100000000000000ULL, 1000000000000000ULL,
+	10000000000000000ULL, 100000000000000000ULL, 1000000000000000000ULL,
+	10000000000000000000ULL,
+};
+
 static inline unsigned count_digits(uint64_t v)
 {
-	unsigned n = 1;
-	for (;;) {
-		if (v < 10)
-			return n;
-		if (v < 100)
-			return n + 1;
-		if (v < 1000)
-			return n + 2;
-		if (v < 10000)
-			return n + 3;
-		v /= 10000;
-		n += 4;
-	}
+	if (v < 10)
+		return 1;
+	/* floor(log10(v)) is about floor(log2(v)) * 1233 / 4096. */
+	unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233 >> 12;
+	return t + (v >= pow10_table[t]);
 }
 
 char *fmt_put_u64(char *p, uint64_t v)

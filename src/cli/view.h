@@ -108,6 +108,9 @@ struct view_printer {
 	bool with_source;		/* several traces: say which */
 	bool have_last;
 	int64_t last_ns;
+	int64_t ts_sec;			/* JSON "ts": seconds whose digits are cached */
+	uint8_t ts_sec_len;
+	char ts_sec_text[24];
 };
 
 /* 0 or -ENOMEM. The other fields are set by the caller. */

@@ -393,7 +393,20 @@ static void print_json(struct view_printer *pr, const struct view_event *e)
 	const struct rtr_event *ev = e->ev;
 	char *p = fmt_reserve(o, FMT_MIN_ROOM);
 	memcpy(p, "{\"ts\":", 6);
-	p = fmt_put_i64(p + 6, ev->ns);
+	p += 6;
+	if (ev->ns >= 1000000000) {
+		/* The seconds' digits change once a second: cache them. */
+		int64_t sec = ev->ns / 1000000000;
+		if (sec != pr->ts_sec) {
+			pr->ts_sec = sec;
+			pr->ts_sec_len = (uint8_t)(fmt_put_u64(pr->ts_sec_text, (uint64_t)sec) -
+						   pr->ts_sec_text);
+		}
+		memcpy(p, pr->ts_sec_text, pr->ts_sec_len);
+		p = fmt_put_udigits(p + pr->ts_sec_len, (uint64_t)(ev->ns % 1000000000), 9);
+	} else {
+		p = fmt_put_i64(p, ev->ns);
+	}
 	if (pr->with_source) {
 		memcpy(p, ",\"trace\":", 9);
 		p = fmt_put_u64(p + 9, e->source);
