@@ -208,6 +208,8 @@ struct view_layout {
 	struct {
 		uint32_t off, len;
 	} *piece;		/* owned; nr_fields + 3 entries */
+	bool has_context;	/* events of the class have context fields (the
+				 * scopes' layouts are per class) */
 };
 
 struct layout_builder {
@@ -224,8 +226,9 @@ static void end_piece(struct layout_builder *b, struct view_layout *l, uint32_t 
 
 __attribute__((noinline)) static int build_layout(struct view_printer *pr,
 						  struct view_layout *l,
-						  const struct rtr_event_class *c)
+						  const struct rtr_event *ev)
 {
+	const struct rtr_event_class *c = ev->cls;
 	struct layout_builder b = { .mark = 0 };
 	if (fmt_open(&b.o, NULL, 1024) < 0)	/* a memory buffer: it grows */
 		return -ENOMEM;
@@ -276,6 +279,8 @@ __attribute__((noinline)) static int build_layout(struct view_printer *pr,
 		return -ENOMEM;
 	}
 	l->text = b.o.buf;	/* kept: fmt_close is not called */
+	l->has_context = rtr_scope_count(ev, RTR_SCOPE_STREAM_EVENT_CONTEXT) ||
+			 rtr_scope_count(ev, RTR_SCOPE_EVENT_CONTEXT);
 	return 0;
 }
 
@@ -311,13 +316,13 @@ static void put_event(struct view_printer *pr, const struct view_event *e)
 	const struct rtr_event *ev = e->ev;
 	const struct rtr_event_class *c = ev->cls;
 	struct view_layout *l = &pr->layouts[e->gclass];
-	if (!l->text && build_layout(pr, l, c) < 0) {
+	if (!l->text && build_layout(pr, l, ev) < 0) {
 		if (!o->err)
 			o->err = -ENOMEM;
 		return;
 	}
 	put_piece(o, l, 0);
-	if (!pr->json)
+	if (!pr->json && l->has_context)
 		put_context(pr, ev);
 	put_piece(o, l, 1);
 	for (uint32_t i = 0; i < c->nr_fields; i++) {
@@ -329,8 +334,12 @@ static void put_event(struct view_printer *pr, const struct view_event *e)
 			put_lit(o, pr->json ? "null" : "<undecodable>");
 	}
 	put_piece(o, l, c->nr_fields + 2);
-	if (pr->json)
+	if (!pr->json)
+		return;
+	if (l->has_context)
 		put_context(pr, ev);
+	else
+		put_lit(o, ",\"context\":{}");
 }
 
 static void print_text(struct view_printer *pr, const struct view_event *e)
