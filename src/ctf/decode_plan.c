@@ -113,8 +113,12 @@ static struct rtr_node *resolve(struct cctx *C, const char *path)
 	};
 	for (size_t k = 0; k < sizeof(abs) / sizeof(abs[0]); k++) {
 		size_t pl = strlen(abs[k].prefix);
-		if (!strncmp(path, abs[k].prefix, pl))
-			return descend(C->roots[abs[k].scope], path + pl);
+		if (strncmp(path, abs[k].prefix, pl))
+			continue;
+		/* The scope being compiled: its root is the outermost frame. */
+		if (abs[k].scope == C->scope && C->nframes > 0)
+			return descend(C->frames[0].st, path + pl);
+		return descend(C->roots[abs[k].scope], path + pl);
 	}
 	const char *dot = strchr(path, '.');
 	size_t len = dot ? (size_t)(dot - path) : strlen(path);
@@ -385,7 +389,7 @@ static struct rtr_node *compile(struct cctx *C, const struct ty *t, const char *
 	}
 	C->depth--;
 	if (n)
-		n->decl_name = name ? name : "[]";
+		n->decl_name = !name ? "[]" : name[0] == '_' ? name + 1 : name;
 	return n;
 }
 

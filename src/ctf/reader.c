@@ -29,22 +29,25 @@ int rtr_set_error(struct rtr_trace *t, int code, const char *fmt, ...)
 	return code;
 }
 
-/* offset_s * 1e9 + floor((offset + ticks) * 1e9 / freq), exactly,
- * saturated to the int64_t range. */
+/* floor(cycles * 1e9 / freq), exact. */
+static unsigned __int128 cycles_to_ns(uint64_t cycles, uint64_t freq)
+{
+	if (freq == NS_PER_S)
+		return cycles;
+	return (unsigned __int128)cycles * NS_PER_S / freq;
+}
+
+/*
+ * As babeltrace2 does (so both show the same nanoseconds): the clock
+ * offset is first normalized (whole seconds of `offset` move to offset_s),
+ * then ns = offset_s * 1e9 + floor(offset * 1e9 / freq)
+ *         + floor(ticks * 1e9 / freq), saturated to the int64_t range.
+ */
 int64_t rtr_meta_ns(const struct rtr_meta *m, uint64_t ticks)
 {
-	const uint64_t NS = NS_PER_S;
-	__int128 ns = (__int128)m->offset_s * (__int128)NS;
-	uint64_t x = m->offset + ticks;
-	if (m->freq == NS) {
-		ns += (__int128)m->offset + ticks;
-	} else if (x >= ticks && m->freq <= UINT64_MAX / NS) {
-		uint64_t q = x / m->freq, r = x % m->freq;
-		ns += (__int128)q * NS + r * NS / m->freq;
-	} else {
-		unsigned __int128 y = ((unsigned __int128)m->offset + ticks) * NS;
-		ns += (__int128)(y / m->freq);
-	}
+	__int128 ns = ((__int128)m->offset_s + (__int128)(m->offset / m->freq)) * NS_PER_S;
+	ns += (__int128)cycles_to_ns(m->offset % m->freq, m->freq);
+	ns += (__int128)cycles_to_ns(ticks, m->freq);
 	if (ns > INT64_MAX)
 		return INT64_MAX;
 	if (ns < INT64_MIN)

@@ -255,8 +255,9 @@ size_t rtr_gaps(const struct rtr_trace *t, const struct rtr_gap **out);
 
 /* The first trace's clock (rtr_trace_clock_freq(t, 0) ...). */
 uint64_t rtr_clock_freq(const struct rtr_trace *t);
-/* offset_s * 1e9 + (offset + ticks) * 1e9 / freq, exact (saturates at the
- * int64_t range). */
+/* Like babeltrace2: offset_s * 1e9 + floor(offset * 1e9 / freq) +
+ * floor(ticks * 1e9 / freq), after moving offset's whole seconds into
+ * offset_s (saturates at the int64_t range). */
 int64_t rtr_ticks_to_ns(const struct rtr_trace *t, uint64_t ticks);
 
 #ifdef __cplusplus

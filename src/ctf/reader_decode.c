@@ -33,7 +33,7 @@ static const char *scope_desc(int scope)
 {
 	static const char *const names[] = {
 		"packet header", "packet context", "event header",
-		"stream event context", "event context", "event payload",
+		"stream event context", "context", "payload",
 	};
 	return names[scope];
 }
@@ -48,12 +48,25 @@ struct walk {
 	int depth;
 };
 
+/* "event 'name' at byte offset N: " for errors in event scopes. */
+static const char *event_desc(const struct walk *w, char *buf, size_t len)
+{
+	const struct rtr_cursor *c = w->c;
+	buf[0] = '\0';
+	if (w->scope >= RTR_SCOPE_EVENT_CONTEXT)
+		snprintf(buf, len, "event '%s' at byte offset %" PRIu64 ": ",
+			 c->m->classes[c->cls].name, c->ev_start / 8);
+	return buf;
+}
+
 __attribute__((noinline))
 static int field_past_end(struct walk *w, const struct rtr_node *n, uint64_t bit)
 {
+	char ev[300];
 	return rtr_set_error(w->c->set, -EINVAL,
-			     "%s: byte offset %" PRIu64 ": %s field '%s' goes past the end of the packet content (at byte %" PRIu64 ")",
-			     w->c->path, bit / 8, scope_desc(w->scope), n->decl_name, w->end / 8);
+			     "%s: byte offset %" PRIu64 ": %s%s field '%s' goes past the end of the packet content (at byte %" PRIu64 ")",
+			     w->c->path, bit / 8, event_desc(w, ev, sizeof(ev)),
+			     scope_desc(w->scope), n->decl_name, w->end / 8);
 }
 
 static int reserve(struct walk *w, uint64_t count, size_t *first)
@@ -235,6 +248,8 @@ static int walk_node(struct walk *w, const struct rtr_node *n, uint64_t *bitp, s
 		return ret;
 	default:
 		*bitp = bit;
+		if (n->role)
+			apply_role(c, n, 0, bit);
 		if (++w->depth > 64)
 			return rtr_set_error(c->set, -EINVAL, "%s: fields nested too deep", c->path);
 		ret = walk_array(w, n, bitp, rec);
@@ -258,11 +273,8 @@ static int walk_scope(struct rtr_cursor *c, int scope, const struct rtr_node *n,
 	}
 	uint64_t bit = align_up(*bitp, n->align);
 	rb->start = bit;
-	if (may_skip && n->plain) {
-		if (bit > end || (uint64_t)n->static_bits > end - bit) {
-			struct walk w = { c, scope, end, 0 };
-			return field_past_end(&w, n, bit);
-		}
+	/* A scope that does not fit is walked to name the field that does not. */
+	if (may_skip && n->plain && bit <= end && (uint64_t)n->static_bits <= end - bit) {
 		rb->state = RS_SKIPPED;
 		*bitp = rb->end = bit + (uint64_t)n->static_bits;
 		return 0;
@@ -383,6 +395,8 @@ int rtr_cursor_next(struct rtr_cursor *c)
 	if (k == UINT32_MAX)
 		return unknown_id(c, at);
 	const struct rtr_class_nodes *cn = &m->class_nodes[k];
+	c->cls = k;
+	c->ev_start = at;
 	if (walk_scope(c, RTR_SCOPE_EVENT_CONTEXT, cn->context, &bit, end, true) < 0)
 		return -EINVAL;
 	uint64_t pl = bit;

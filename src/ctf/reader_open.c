@@ -390,14 +390,19 @@ static int index_stream(struct rtr_trace *t, struct rtr_cursor *c)
 		} else if (has_seq && p->seq > prev_seq + 1 && prev_seq != UINT64_MAX) {
 			g.packets_lost = p->seq - prev_seq - 1;
 		}
-		if (p->discarded > prev_disc) {
-			g.events_discarded = p->discarded - prev_disc;
-			g.ticks_after = p->ts_end;
-			if (!st->packets)
-				g.ticks_before = p->ts_begin;
-		}
-		if ((g.packets_lost || g.events_discarded) && add_gap(t, &g) < 0)
+		if (g.packets_lost && add_gap(t, &g) < 0)
 			return t->err_code;
+		if (p->discarded > prev_disc) {
+			/* Lost while this packet was being filled (the counter
+			 * is written when it closes): between the previous
+			 * packet's end and this one's. */
+			struct rtr_gap d = { .stream = c->stream,
+					     .ticks_before = st->packets ? prev_end : p->ts_begin,
+					     .ticks_after = p->ts_end,
+					     .events_discarded = p->discarded - prev_disc };
+			if (add_gap(t, &d) < 0)
+				return t->err_code;
+		}
 		st->packets++;
 		st->events_discarded = p->discarded;
 		prev_disc = p->discarded;

@@ -64,6 +64,7 @@ struct rtr_cursor {
 	uint64_t *slots;		/* m->nr_slots values */
 	struct rtr_recbuf recs[RTR_NR_SCOPES];
 	uint32_t cls;			/* index in m->classes */
+	uint64_t ev_start;		/* bit offset of the current event */
 	uint32_t cls_base;		/* index of m->classes[0] in the set's list */
 	int64_t ns;			/* heap key of the current event */
 	struct rtr_event ev;		/* the current event */

@@ -330,12 +330,63 @@ static struct ty *make_float(struct parser *P, size_t off, const struct entry *e
 /* Declarations up to the closing '}' (consumed). */
 static int parse_decls(struct parser *P, struct decl **out, size_t *nout);
 
+static struct ty *find_alias(const struct parser *P, const char *name);
+static int add_alias(struct parser *P, const char *name, struct ty *ty);
+
+/* "<kind> <name>" in the arena (named struct, variant and enum types
+ * share the alias table under that key). */
+static const char *tag_key(struct parser *P, const char *kind, const struct tok *name)
+{
+	char buf[300];
+	int n = snprintf(buf, sizeof(buf), "%s %.*s", kind, (int)name->len, P->src + name->off);
+	if (n < 0 || (size_t)n >= sizeof(buf)) {
+		perr(P, name->off, -EINVAL, "name too long");
+		return NULL;
+	}
+	const char *k = arena_strndup(P->a, buf, (size_t)n);
+	if (!k)
+		oom(P);
+	return k;
+}
+
+/* `kind name` not followed by a body: the type declared earlier. */
+static struct ty *named_ref(struct parser *P, const char *kind)
+{
+	const struct tok *t = cur(P);
+	const char *key = tag_key(P, kind, t);
+	if (!key)
+		return NULL;
+	struct ty *ty = find_alias(P, key);
+	if (!ty) {
+		perr(P, t->off, -EINVAL, "unknown type '%s'", key);
+		return NULL;
+	}
+	advance(P);
+	return ty;
+}
+
+/* Register `kind name` (the token at name_tok, if any) for later use. */
+static int name_type(struct parser *P, const char *kind, const struct tok *name_tok,
+		     struct ty *t)
+{
+	if (!name_tok)
+		return 0;
+	const char *key = tag_key(P, kind, name_tok);
+	return key ? add_alias(P, key, t) : P->rc;
+}
+
 /* enum [name] : <integer type> { entries } */
 static struct ty *parse_enum(struct parser *P, size_t off)
 {
 	char d[64];
-	if (cur(P)->kind == TK_IDENT && tok_is_punct(peek(P, 1), ':'))
-		advance(P); /* the enum's name: not needed */
+	const struct tok *name = NULL;
+	if (cur(P)->kind == TK_IDENT && !tok_is_punct(peek(P, 1), ':') &&
+	    !tok_is_punct(peek(P, 1), '{'))
+		return named_ref(P, "enum");
+	if (cur(P)->kind == TK_IDENT) {
+		name = cur(P);
+		advance(P);
+	}
 	if (expect_punct(P, ':', "before the enum's integer type") < 0)
 		return NULL;
 	struct ty *container = parse_type(P);
@@ -403,6 +454,8 @@ static struct ty *parse_enum(struct parser *P, size_t off)
 			return NULL;
 		}
 	}
+	if (name_type(P, "enum", name, t) < 0)
+		return NULL;
 	advance(P);
 	return t;
 }
@@ -410,14 +463,15 @@ static struct ty *parse_enum(struct parser *P, size_t off)
 /* struct [name] { decls } [align(N)] */
 static struct ty *parse_struct(struct parser *P, size_t off)
 {
-	if (cur(P)->kind == TK_IDENT && tok_is_punct(peek(P, 1), '{'))
-		advance(P); /* the struct's name: not needed */
-	if (!tok_is_punct(cur(P), '{')) {
-		perr(P, cur(P)->off, -ENOTSUP,
-		     "references to named structures are not supported");
-		return NULL;
+	const struct tok *name = NULL;
+	if (cur(P)->kind == TK_IDENT && !tok_is_punct(peek(P, 1), '{'))
+		return named_ref(P, "struct");
+	if (cur(P)->kind == TK_IDENT) {
+		name = cur(P);
+		advance(P);
 	}
-	advance(P);
+	if (expect_punct(P, '{', "to open the structure") < 0)
+		return NULL;
 	struct ty *t = new_ty(P, TY_STRUCT, off);
 	if (!t || parse_decls(P, &t->fields, &t->nr_fields) < 0)
 		return NULL;
@@ -430,6 +484,8 @@ static struct ty *parse_struct(struct parser *P, size_t off)
 		    expect_punct(P, ')', "after the alignment") < 0)
 			return NULL;
 	}
+	if (name_type(P, "struct", name, t) < 0)
+		return NULL;
 	return t;
 }
 
@@ -439,17 +495,37 @@ static struct ty *parse_variant(struct parser *P, size_t off)
 	struct ty *t = new_ty(P, TY_VARIANT, off);
 	if (!t)
 		return NULL;
-	if (cur(P)->kind == TK_IDENT)
-		advance(P); /* name */
+	const struct tok *name = NULL;
+	if (cur(P)->kind == TK_IDENT) {
+		name = cur(P);
+		advance(P);
+	}
 	if (tok_is_punct(cur(P), '<')) {
 		advance(P);
 		t->tag = parse_dotted(P);
 		if (!t->tag || expect_punct(P, '>', "after the variant's tag") < 0)
 			return NULL;
 	}
+	if (name && !tok_is_punct(cur(P), '{')) {
+		/* `variant name <tag>`: the named variant with this tag. */
+		const char *key = tag_key(P, "variant", name);
+		const struct ty *def = key ? find_alias(P, key) : NULL;
+		if (!def) {
+			if (key)
+				perr(P, name->off, -EINVAL, "unknown type '%s'", key);
+			return NULL;
+		}
+		const char *tag = t->tag;
+		*t = *def;
+		if (tag)
+			t->tag = tag;
+		return t;
+	}
 	if (expect_punct(P, '{', "to open the variant") < 0)
 		return NULL;
 	if (parse_decls(P, &t->fields, &t->nr_fields) < 0)
+		return NULL;
+	if (name_type(P, "variant", name, t) < 0)
 		return NULL;
 	return t;
 }
@@ -627,6 +703,10 @@ static int parse_decls(struct parser *P, struct decl **out, size_t *nout)
 		struct ty *ty = parse_type(P);
 		if (!ty)
 			return P->rc;
+		if (tok_is_punct(cur(P), ';')) { /* a type declaration only */
+			advance(P);
+			continue;
+		}
 		if (arena_grow(P->a, &v, &cap, n, sizeof(*v)) < 0)
 			return oom(P);
 		if (parse_declarator(P, ty, &v[n]) < 0 ||
@@ -695,6 +775,13 @@ int parse_top(struct parser *P)
 			return P->rc;
 		if (alias)
 			continue;
+		if (tok_is_ident(P, t, "struct") || tok_is_ident(P, t, "variant") ||
+		    tok_is_ident(P, t, "enum")) {
+			/* A named type declared at the top level. */
+			if (!parse_type(P) || expect_punct(P, ';', "after a type declaration") < 0)
+				return P->rc;
+			continue;
+		}
 		if (t->kind != TK_IDENT || !tok_is_punct(peek(P, 1), '{'))
 			return perr(P, t->off, -EINVAL,
 				    "expected a trace, env, clock, stream or event block, found %s",
