@@ -10,6 +10,7 @@ import calendar
 import fnmatch
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,6 +25,7 @@ RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
 TYPES = os.path.join(BUILD, "tests/integration/types")
 BURST = os.path.join(BUILD, "tests/integration/burst")
 DEMO = os.path.join(BUILD, "examples/demo")
+LTTNG_APP = os.path.join(BUILD, "tests/reader/rtr_lttng_app")
 
 
 def record(trace, cmd, *opts):
@@ -45,15 +47,18 @@ def view_json(*args):
     return [json.loads(line) for line in out.splitlines()]
 
 
-def bt2_value(f):
-    """A bt2 field as the JSON value ringtrace view gives it."""
+def bt2_value(f, bools=True):
+    """A bt2 field as the JSON value ringtrace view gives it (bools: the
+    enumeration {false, true} ringtrace writes for bool is a boolean)."""
+    if isinstance(f, bt2._VariantFieldConst):
+        return bt2_value(f.selected_option, bools)
     if isinstance(f, bt2._BoolFieldConst):
         return bool(f)
     if isinstance(f, (bt2._UnsignedEnumerationFieldConst, bt2._SignedEnumerationFieldConst)):
-        labels = list(f.labels)
-        if labels in (["true"], ["false"]):  # ringtrace's bool type
+        labels = sorted(f.labels)
+        if bools and labels in (["true"], ["false"]):
             return labels == ["true"]
-        return int(f)
+        return {"value": int(f), "label": labels[0] if labels else None}
     if isinstance(f, bt2._IntegerFieldConst):
         return int(f)
     if isinstance(f, bt2._RealFieldConst):
@@ -61,13 +66,13 @@ def bt2_value(f):
     if isinstance(f, bt2._StringFieldConst):
         return str(f)
     if isinstance(f, bt2._StructureFieldConst):
-        return {k: bt2_value(v) for k, v in f.items()}
+        return {k: bt2_value(v, bools) for k, v in f.items()}
     if isinstance(f, bt2._ArrayFieldConst):
-        return [bt2_value(x) for x in f]
+        return [bt2_value(x, bools) for x in f]
     raise TypeError(type(f))
 
 
-def bt2_events(path):
+def bt2_events(path, bools=True):
     """Every event as {ts, name, cpu, fields, context}, via bt2. Messages
     are collected before their fields are read."""
     msgs = [m for m in bt2.TraceCollectionMessageIterator(path)
@@ -78,10 +83,11 @@ def bt2_events(path):
         ctx = {}
         for scope in (ev.common_context_field, ev.specific_context_field):
             if scope is not None:
-                ctx.update(bt2_value(scope))
+                ctx.update(bt2_value(scope, bools))
         out.append({"ts": m.default_clock_snapshot.ns_from_origin, "name": ev.name,
                     "cpu": int(ev.packet.context_field["cpu_id"]),
-                    "fields": bt2_value(ev.payload_field) if ev.payload_field is not None else {},
+                    "fields": bt2_value(ev.payload_field, bools)
+                    if ev.payload_field is not None else {},
                     "context": ctx})
     return out
 
@@ -108,16 +114,30 @@ class Traces:
 
 
 def tearDownModule():
-    if Traces.tmp is not None:
-        Traces.tmp.cleanup()
+    for tmp in (Traces.tmp, LttngTrace.tmp):
+        if tmp is not None:
+            tmp.cleanup()
+
+
+def enum_labels(v, labels):
+    """Enumeration values in v, as {"value", "label"}: the labels bt2 gives
+    (every matching one) become the set to check ours against."""
+    if isinstance(v, dict) and set(v) == {"value", "label"}:
+        labels.append(v["label"])
+        return {"value": v["value"], "label": "*"}
+    if isinstance(v, dict):
+        return {k: enum_labels(x, labels) for k, x in v.items()}
+    if isinstance(v, list):
+        return [enum_labels(x, labels) for x in v]
+    return v
 
 
 class AgreesWithBabeltrace(unittest.TestCase):
-    def check_same(self, path):
+    def check_same(self, path, bools=True, min_events=1):
         ours = view_json(path)
-        theirs = bt2_events(path)
+        theirs = bt2_events(path, bools)
         self.assertEqual(len(ours), len(theirs))
-        self.assertGreater(len(ours), 0)
+        self.assertGreaterEqual(len(ours), min_events)
         # Time order, over all streams.
         self.assertEqual([e["ts"] for e in ours], sorted(e["ts"] for e in ours))
         # Within one CPU (one stream file) the order is the recording's:
@@ -129,10 +149,12 @@ class AgreesWithBabeltrace(unittest.TestCase):
             self.assertEqual(len(a), len(b))
             for x, y in zip(a, b):
                 self.assertEqual(x["name"], y["name"])
-                # bt2 converts cycles to ns in floating point; ringtrace
-                # exactly: they may differ by 1 ns.
-                self.assertLessEqual(abs(x["ts"] - y["ts"]), 1, (x, y))
-                self.assertEqual(x["fields"], y["fields"], x["name"])
+                self.assertEqual(x["ts"], y["ts"], (x, y))
+                ours_labels, their_labels = [], []
+                self.assertEqual(enum_labels(x["fields"], ours_labels),
+                                 enum_labels(y["fields"], their_labels), x["name"])
+                for a, b in zip(ours_labels, their_labels):
+                    self.assertEqual(a, b, x["name"])
                 self.assertEqual(x["context"], y["context"])
                 for k, v in x["fields"].items():
                     self.assertIs(type(v), type(y["fields"][k]), k)
@@ -145,6 +167,22 @@ class AgreesWithBabeltrace(unittest.TestCase):
 
     def test_burst(self):
         self.check_same(Traces.get().burst)
+
+    def test_lttng_ust(self):
+        """An LTTng-UST trace (contexts, enums, arrays, text arrays, network
+        byte order), found below the session directory."""
+        trace = LttngTrace.get(self)
+        self.check_same(trace, bools=False, min_events=5 * 60)
+        evs = view_json(trace)
+        self.assertTrue(all(set(e["context"]) >= {"vpid", "vtid", "procname"} for e in evs))
+        lines = view(trace).stdout.decode().splitlines()
+        self.assertEqual(len(lines), len(evs))
+        self.assertRegex(lines[0], r"^\[[0-9:.]+\] \(\+\?\.\?{9}\) cpu \d+ rtrtest:\w+: "
+                                   r"\{ vpid = \d+, vtid = \d+, procname = \"[^\"]*\" \}, \{ ")
+        enums = [l for l in lines if "rtrtest:enums:" in l]
+        self.assertTrue(enums and "( \"" in enums[0] and ": container = " in enums[0], enums[:1])
+        self.assertEqual(len(view_json("--filter", "$ctx.vtid > 0 && vtid == $ctx.vtid",
+                                       trace)), len(evs))
 
     def test_big_u64_exact(self):
         evs = [e for e in view_json(Traces.get().types) if e["name"] == "types:ints"]
@@ -160,6 +198,62 @@ class AgreesWithBabeltrace(unittest.TestCase):
         self.assertEqual([{k: v for k, v in e.items() if k != "trace"}
                           for e in both if e["trace"] == 0], a)
         self.assertEqual(sum(e["trace"] == 1 for e in both), len(b))
+
+
+class LttngTrace:
+    """One LTTng-UST trace recorded by tests/reader's rtr_lttng_app with a
+    private session daemon; the test is skipped when LTTng is missing."""
+    tmp = None
+    trace = None
+
+    @classmethod
+    def get(cls, test):
+        if cls.trace:
+            return cls.trace
+        if not os.path.exists(LTTNG_APP):
+            test.skipTest("rtr_lttng_app not built (liblttng-ust-dev missing)")
+        if not shutil.which("lttng") or not shutil.which("lttng-sessiond"):
+            test.skipTest("lttng-tools not installed")
+        prefix = []
+        if os.getuid() == 0:  # a root daemon would use the system-wide directory
+            if not shutil.which("setpriv"):
+                test.skipTest("running as root without setpriv")
+            prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        cls.tmp = tempfile.TemporaryDirectory(prefix="rt-view-lttng-")
+        home = cls.tmp.name
+        os.chmod(home, 0o755)
+        if prefix:
+            os.chown(home, 65534, 65534)
+        env = dict(os.environ, HOME=home, LTTNG_HOME=home)
+        env.pop("LTTNG_UST_DEBUG", None)
+        app = os.path.join(home, "app")
+        shutil.copy(LTTNG_APP, app)
+        out = os.path.join(home, "session")
+
+        def lt(*args):
+            r = subprocess.run(prefix + list(args), env=env, cwd=home, capture_output=True,
+                               text=True, timeout=60)
+            if r.returncode != 0:
+                raise AssertionError(f"{' '.join(args)}: {r.stdout}{r.stderr}")
+
+        pidfile = os.path.join(home, ".lttng/lttng-sessiond.pid")
+        try:
+            lt("lttng-sessiond", "--daemonize", "--no-kernel")
+            lt("lttng", "create", "view", "--output=" + out)
+            lt("lttng", "enable-event", "-u", "rtrtest:*")
+            lt("lttng", "add-context", "-u", "-t", "vpid", "-t", "vtid", "-t", "procname")
+            lt("lttng", "start")
+            lt(app, "60")
+            lt("lttng", "stop")
+            lt("lttng", "destroy")
+        finally:
+            try:
+                with open(pidfile) as f:
+                    os.kill(int(f.read()), signal.SIGTERM)
+            except (OSError, ValueError):
+                pass
+        cls.trace = out
+        return out
 
 
 def hms(ns):
