@@ -76,8 +76,8 @@ static void put_compound(struct fmt_out *o, const struct rtr_value *v, bool json
 		else
 			put_lit(o, json ? "null" : "<undecodable>");
 	}
-	if (!json && n)
-		fmt_putc(o, ' ');
+	if (!json)
+		fmt_putc(o, ' ');	/* also "[ ]" when empty, like babeltrace2 */
 	put_lit(o, is_struct ? "}" : "]");
 }
 
@@ -149,7 +149,7 @@ static void put_value(struct fmt_out *o, const struct rtr_value *v, int bytes_ba
 			}
 			fmt_commit(o, p);
 		}
-		put_lit(o, json || !v->bytes.len ? "]" : " ]");
+		put_lit(o, json ? "]" : " ]");
 		return;
 	}
 }
