@@ -9,6 +9,7 @@
 #include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -321,6 +322,9 @@ int cmd_view(int argc, char **argv)
 			goto out_opts;
 		}
 	}
+	/* A reader that goes away (| head) makes fwrite fail with EPIPE: the
+	 * loop stops and the command exits 0, instead of dying of SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
 	r.paths = argv + optind;
 	r.nr_paths = (size_t)(argc - optind);
 	if (open_traces(&r) < 0)

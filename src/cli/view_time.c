@@ -12,7 +12,9 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -79,7 +81,7 @@ static int64_t time_of_day(const char **s)
 static int relative(const char *s, struct view_time *t)
 {
 	const char *p = s + 1;
-	int64_t whole = digits(&p, 12);
+	int64_t whole = digits(&p, 15);
 	if (whole < 0)
 		return -1;
 	int64_t frac = fraction(&p);	/* in ns, i.e. units of 1e-9 */
@@ -93,7 +95,7 @@ static int relative(const char *s, struct view_time *t)
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(p, units[i].suffix))
 			continue;
-		if (units[i].ns == 1 && frac)
+		if ((units[i].ns == 1 && frac) || whole > INT64_MAX / units[i].ns / 2)
 			return -1;
 		t->kind = VIEW_TIME_RELATIVE;
 		t->ns = whole * units[i].ns + frac / (1000000000 / units[i].ns);
@@ -112,10 +114,13 @@ int view_time_parse(const char *s, struct view_time *t, char *err, size_t errlen
 		goto bad;
 	}
 	size_t nd = strspn(s, "0123456789");
-	if (nd && !s[nd] && nd <= 19) {
-		int64_t v = digits(&p, 19);
+	if (nd && !s[nd]) {
+		errno = 0;
+		unsigned long long v = strtoull(s, NULL, 10);
+		if (errno || v > INT64_MAX)
+			goto bad;
 		t->kind = VIEW_TIME_EPOCH_NS;
-		t->ns = v;
+		t->ns = (int64_t)v;
 		return 0;
 	}
 	if (nd == 4 && s[4] == '-') {
