@@ -1,8 +1,9 @@
 /*
  * view.c - `ringtrace view [OPTIONS] TRACE_DIR...`: print the events of
  * one or more traces, merged by time, as text or JSON lines, or their
- * statistics. Options, the merge loop and the field lookup the printer and
- * the filter share. docs/viewing.md is the user's description.
+ * statistics. Options, the event loop (the reader merges the traces) and
+ * the field lookup the printer and the filter share. docs/viewing.md is the
+ * user's description.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -129,8 +130,10 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 	int c;
 	o->color = -1;
 	o->patterns = calloc((size_t)argc, sizeof(char *));
-	if (!o->patterns)
+	if (!o->patterns) {
+		cli_error("view: out of memory");
 		return -ENOMEM;
+	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "e:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -240,8 +243,10 @@ static int open_traces(struct view_run *r)
 	}
 	r->nr_classes = rtr_event_classes(r->t, &r->cls_base);
 	r->classes = calloc(r->nr_classes ? r->nr_classes : 1, sizeof(*r->classes));
-	if (!r->classes)
+	if (!r->classes) {
+		cli_error("view: out of memory");
 		return -ENOMEM;
+	}
 	for (size_t k = 0; k < r->nr_classes; k++) {
 		struct view_class *vc = &r->classes[k];
 		vc->cls = &r->cls_base[k];
