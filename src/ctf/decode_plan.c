@@ -47,12 +47,12 @@ struct cctx {
 static struct rtr_node *new_node(struct cctx *C, enum rtr_node_kind kind, size_t off)
 {
 	if (++C->nodes > MAX_NODES) {
-		perr(C->P, off, -EINVAL, "the metadata declares too many fields (over %u)", MAX_NODES);
+		tsdl_perr(C->P, off, -EINVAL, "the metadata declares too many fields (over %u)", MAX_NODES);
 		return NULL;
 	}
-	struct rtr_node *n = arena_alloc(C->P->a, sizeof(*n));
+	struct rtr_node *n = tsdl_arena_alloc(C->P->a, sizeof(*n));
 	if (!n) {
-		oom(C->P);
+		tsdl_oom(C->P);
 		return NULL;
 	}
 	n->kind = (uint8_t)kind;
@@ -142,9 +142,9 @@ static int ref_slot(struct cctx *C, const char *path, size_t off, bool want_enum
 {
 	struct rtr_node *n = resolve(C, path);
 	if (!n)
-		return perr(C->P, off, -EINVAL, "cannot resolve the field path '%s'", path);
+		return tsdl_perr(C->P, off, -EINVAL, "cannot resolve the field path '%s'", path);
 	if (want_enum ? n->kind != RN_ENUM : (n->kind != RN_INT && n->kind != RN_ENUM))
-		return perr(C->P, off, -EINVAL, "'%s' is not %s", path,
+		return tsdl_perr(C->P, off, -EINVAL, "'%s' is not %s", path,
 			    want_enum ? "an enumeration (a variant's tag must be)" :
 					"an integer (a sequence's length must be)");
 	if (n->slot < 0)
@@ -194,9 +194,9 @@ static struct rtr_node *compile_enum(struct cctx *C, const struct ty *t)
 		return NULL;
 	n->kind = RN_ENUM;
 	n->pub = enum_is_bool(t) && C->ringtrace ? RTR_BOOL : RTR_ENUM;
-	struct rtr_enum_map *maps = arena_alloc(C->P->a, (t->nr_ents + 1) * sizeof(*maps));
+	struct rtr_enum_map *maps = tsdl_arena_alloc(C->P->a, (t->nr_ents + 1) * sizeof(*maps));
 	if (!maps) {
-		oom(C->P);
+		tsdl_oom(C->P);
 		return NULL;
 	}
 	for (size_t k = 0; k < t->nr_ents; k++)
@@ -209,7 +209,7 @@ static struct rtr_node *compile_enum(struct cctx *C, const struct ty *t)
 static struct rtr_node *compile_float(struct cctx *C, const struct ty *t)
 {
 	if (!((t->exp_dig == 8 && t->mant_dig == 24) || (t->exp_dig == 11 && t->mant_dig == 53))) {
-		perr(C->P, t->off, -ENOTSUP,
+		tsdl_perr(C->P, t->off, -ENOTSUP,
 		     "floating_point with exp_dig %u, mant_dig %u is not supported (8/24 or 11/53 only)",
 		     t->exp_dig, t->mant_dig);
 		return NULL;
@@ -224,11 +224,13 @@ static struct rtr_node *compile_float(struct cctx *C, const struct ty *t)
 
 static int alloc_children(struct cctx *C, struct rtr_node *n, size_t count, bool names)
 {
-	n->children = arena_alloc(C->P->a, (count + 1) * sizeof(*n->children));
-	if (names)
-		n->names = arena_alloc(C->P->a, (count + 1) * sizeof(*n->names));
-	if (!n->children || (names && !n->names))
-		return oom(C->P);
+	n->children = tsdl_arena_alloc(C->P->a, (count + 1) * sizeof(*n->children));
+	if (names) {
+		n->names = tsdl_arena_alloc(C->P->a, (count + 1) * sizeof(*n->names));
+		n->pnames = tsdl_arena_alloc(C->P->a, (count + 1) * sizeof(*n->pnames));
+	}
+	if (!n->children || (names && (!n->names || !n->pnames)))
+		return tsdl_oom(C->P);
 	return 0;
 }
 
@@ -240,7 +242,7 @@ static struct rtr_node *compile_struct(struct cctx *C, const struct ty *t)
 	n->pub = RTR_STRUCT;
 	n->align = t->align ? t->align : 1;
 	if (C->nframes >= (int)(sizeof(C->frames) / sizeof(C->frames[0]))) {
-		perr(C->P, t->off, -EINVAL, "structures nested too deep");
+		tsdl_perr(C->P, t->off, -EINVAL, "structures nested too deep");
 		return NULL;
 	}
 	C->frames[C->nframes++].st = n;
@@ -252,28 +254,37 @@ static struct rtr_node *compile_struct(struct cctx *C, const struct ty *t)
 		}
 		n->children[k] = c;
 		n->names[k] = t->fields[k].name;
+		n->pnames[k] = n->names[k][0] == '_' ? n->names[k] + 1 : n->names[k];
 		n->nr_children = (uint32_t)k + 1;
 		if (c->align > n->align)
 			n->align = c->align;
 	}
 	C->nframes--;
 	uint64_t bits = 0;
+	uint64_t *offs = tsdl_arena_alloc(C->P->a, (n->nr_children + 1) * sizeof(*offs));
+	if (!offs) {
+		tsdl_oom(C->P);
+		return NULL;
+	}
 	for (uint32_t k = 0; k < n->nr_children; k++) {
 		const struct rtr_node *c = n->children[k];
 		if (c->static_bits < 0)
 			return n;
-		bits = round_up(bits, c->align) + (uint64_t)c->static_bits;
+		bits = round_up(bits, c->align);
+		offs[k] = bits;
+		bits += (uint64_t)c->static_bits;
 		if (bits > (1ull << 40))
 			return n;
 	}
 	n->static_bits = (int64_t)bits;
+	n->offs = offs;
 	return n;
 }
 
 static struct rtr_node *compile_variant(struct cctx *C, const struct ty *t)
 {
 	if (!t->tag) {
-		perr(C->P, t->off, -ENOTSUP, "untagged variants are not supported");
+		tsdl_perr(C->P, t->off, -ENOTSUP, "untagged variants are not supported");
 		return NULL;
 	}
 	struct rtr_node *n = new_node(C, RN_VARIANT, t->off);
@@ -288,12 +299,13 @@ static struct rtr_node *compile_variant(struct cctx *C, const struct ty *t)
 			return NULL;
 		n->children[k] = c;
 		n->names[k] = t->fields[k].name;
+		n->pnames[k] = n->names[k][0] == '_' ? n->names[k] + 1 : n->names[k];
 		n->nr_children = (uint32_t)k + 1;
 	}
 	n->pub = n->nr_children ? n->children[0]->pub : RTR_STRUCT;
-	struct rtr_enum_map *maps = arena_alloc(C->P->a, (tag->nr_maps + 1) * sizeof(*maps));
+	struct rtr_enum_map *maps = tsdl_arena_alloc(C->P->a, (tag->nr_maps + 1) * sizeof(*maps));
 	if (!maps) {
-		oom(C->P);
+		tsdl_oom(C->P);
 		return NULL;
 	}
 	for (uint32_t k = 0; k < tag->nr_maps; k++) {
@@ -315,7 +327,7 @@ static struct rtr_node *compile_array(struct cctx *C, const struct ty *t)
 {
 	bool seq = t->kind == TY_SEQ;
 	if (!seq && t->length >= MAX_ARRAY_LEN) {
-		perr(C->P, t->off, -EINVAL, "array length %" PRIu64 " is too large", t->length);
+		tsdl_perr(C->P, t->off, -EINVAL, "array length %" PRIu64 " is too large", t->length);
 		return NULL;
 	}
 	struct rtr_node *n = new_node(C, seq ? RN_SEQ : RN_ARRAY, t->off);
@@ -345,6 +357,7 @@ static struct rtr_node *compile_array(struct cctx *C, const struct ty *t)
 	}
 	if (!seq && e->static_bits >= 0) {
 		uint64_t stride = round_up((uint64_t)e->static_bits, e->align);
+		n->stride = stride;
 		if (n->length == 0)
 			n->static_bits = 0;
 		else if (stride <= (1ull << 40) / n->length)
@@ -356,7 +369,7 @@ static struct rtr_node *compile_array(struct cctx *C, const struct ty *t)
 static struct rtr_node *compile(struct cctx *C, const struct ty *t, const char *name)
 {
 	if (++C->depth > 2 * TSDL_MAX_DEPTH) {
-		perr(C->P, t->off, -EINVAL, "types nested too deep");
+		tsdl_perr(C->P, t->off, -EINVAL, "types nested too deep");
 		return NULL;
 	}
 	struct rtr_node *n = NULL;
@@ -403,7 +416,7 @@ static int compile_scope(struct cctx *C, const struct entry *e, int scope,
 	if (!e)
 		return 0;
 	if (e->vk != V_TYPE || e->ty->kind != TY_STRUCT)
-		return perr(C->P, e->off, -EINVAL, "'%s' must be a structure", e->key);
+		return tsdl_perr(C->P, e->off, -EINVAL, "'%s' must be a structure", e->key);
 	C->nframes = 0;
 	struct rtr_node *n = compile(C, e->ty, e->key);
 	if (!n)
@@ -482,14 +495,14 @@ static int parse_uuid(struct parser *P, const struct entry *e, uint8_t out[16])
 	for (size_t k = 0; s[k]; k++) {
 		if ((k == 8 || k == 13 || k == 18 || k == 23) && s[k] == '-')
 			continue;
-		int h = hexval((unsigned char)s[k]), l = s[k + 1] ? hexval((unsigned char)s[k + 1]) : -1;
+		int h = tsdl_hexval((unsigned char)s[k]), l = s[k + 1] ? tsdl_hexval((unsigned char)s[k + 1]) : -1;
 		if (h < 0 || l < 0 || n == 16)
 			break;
 		out[n++] = (uint8_t)(h * 16 + l);
 		k++;
 	}
 	if (n != 16 || strlen(s) != 36)
-		return perr(P, e->off, -EINVAL, "bad uuid (want \"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx\")");
+		return tsdl_perr(P, e->off, -EINVAL, "bad uuid (want \"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx\")");
 	return 0;
 }
 
@@ -499,39 +512,39 @@ static int do_trace(struct cctx *C, const struct block *b)
 	struct rtr_meta *m = C->m;
 	const struct entry *e;
 	uint64_t v = 0;
-	if ((e = find_entry(b->ents, b->n, "major"))) {
-		if (attr_uint(P, e, UINT32_MAX, &v) < 0)
+	if ((e = tsdl_find_entry(b->ents, b->n, "major"))) {
+		if (tsdl_attr_uint(P, e, UINT32_MAX, &v) < 0)
 			return P->rc;
 		if (v != 1)
-			return perr(P, e->off, -ENOTSUP, "CTF major version %" PRIu64 " is not supported", v);
+			return tsdl_perr(P, e->off, -ENOTSUP, "CTF major version %" PRIu64 " is not supported", v);
 	}
-	if ((e = find_entry(b->ents, b->n, "minor"))) {
-		if (attr_uint(P, e, UINT32_MAX, &v) < 0)
+	if ((e = tsdl_find_entry(b->ents, b->n, "minor"))) {
+		if (tsdl_attr_uint(P, e, UINT32_MAX, &v) < 0)
 			return P->rc;
 		if (v != 8)
-			return perr(P, e->off, -ENOTSUP, "CTF 1.%" PRIu64 " is not supported (1.8 only)", v);
+			return tsdl_perr(P, e->off, -ENOTSUP, "CTF 1.%" PRIu64 " is not supported (1.8 only)", v);
 	}
-	if ((e = find_entry(b->ents, b->n, "uuid"))) {
+	if ((e = tsdl_find_entry(b->ents, b->n, "uuid"))) {
 		if (parse_uuid(P, e, m->uuid) < 0)
 			return P->rc;
 		m->has_uuid = 1;
 	}
-	e = find_entry(b->ents, b->n, "byte_order");
+	e = tsdl_find_entry(b->ents, b->n, "byte_order");
 	if (!e)
-		return perr(P, b->off, -EINVAL, "the trace block has no byte_order");
-	if (ident_is(e, "be") || ident_is(e, "network"))
+		return tsdl_perr(P, b->off, -EINVAL, "the trace block has no byte_order");
+	if (tsdl_ident_is(e, "be") || tsdl_ident_is(e, "network"))
 		m->big_endian = true;
-	else if (!ident_is(e, "le") && !ident_is(e, "native"))
-		return perr(P, e->off, -EINVAL, "byte_order must be le, be, network or native");
+	else if (!tsdl_ident_is(e, "le") && !tsdl_ident_is(e, "native"))
+		return tsdl_perr(P, e->off, -EINVAL, "byte_order must be le, be, network or native");
 	return 0;
 }
 
 static int do_env(struct cctx *C, const struct block *b)
 {
 	struct rtr_meta *m = C->m;
-	m->env = arena_alloc(C->P->a, (b->n + 1) * sizeof(*m->env));
+	m->env = tsdl_arena_alloc(C->P->a, (b->n + 1) * sizeof(*m->env));
 	if (!m->env)
-		return oom(C->P);
+		return tsdl_oom(C->P);
 	for (size_t k = 0; k < b->n; k++) {
 		const struct entry *e = &b->ents[k];
 		struct rtr_env *v = &m->env[m->nr_env];
@@ -540,9 +553,9 @@ static int do_env(struct cctx *C, const struct block *b)
 			char buf[32];
 			v->i = e->neg ? -(int64_t)e->u : (int64_t)e->u;
 			snprintf(buf, sizeof(buf), "%" PRId64, v->i);
-			v->s = arena_strndup(C->P->a, buf, strlen(buf));
+			v->s = tsdl_arena_strndup(C->P->a, buf, strlen(buf));
 			if (!v->s)
-				return oom(C->P);
+				return tsdl_oom(C->P);
 		} else if (e->vk == V_STR || e->vk == V_IDENT) {
 			v->is_string = true;
 			v->s = e->s;
@@ -559,18 +572,18 @@ static int do_env(struct cctx *C, const struct block *b)
 static int do_clock(struct parser *P, const struct block *b, struct rtr_meta *m)
 {
 	const struct entry *e;
-	if ((e = find_entry(b->ents, b->n, "name")) && attr_name(P, e, &m->clock_name) < 0)
+	if ((e = tsdl_find_entry(b->ents, b->n, "name")) && tsdl_attr_name(P, e, &m->clock_name) < 0)
 		return P->rc;
-	if ((e = find_entry(b->ents, b->n, "freq"))) {
-		if (attr_uint(P, e, UINT64_MAX, &m->freq) < 0)
+	if ((e = tsdl_find_entry(b->ents, b->n, "freq"))) {
+		if (tsdl_attr_uint(P, e, UINT64_MAX, &m->freq) < 0)
 			return P->rc;
 		if (!m->freq)
-			return perr(P, e->off, -EINVAL, "clock frequency 0");
+			return tsdl_perr(P, e->off, -EINVAL, "clock frequency 0");
 	}
-	if ((e = find_entry(b->ents, b->n, "offset_s")) &&
-	    attr_int(P, e, INT64_MIN, INT64_MAX, &m->offset_s) < 0)
+	if ((e = tsdl_find_entry(b->ents, b->n, "offset_s")) &&
+	    tsdl_attr_int(P, e, INT64_MIN, INT64_MAX, &m->offset_s) < 0)
 		return P->rc;
-	if ((e = find_entry(b->ents, b->n, "offset")) && attr_uint(P, e, UINT64_MAX, &m->offset) < 0)
+	if ((e = tsdl_find_entry(b->ents, b->n, "offset")) && tsdl_attr_uint(P, e, UINT64_MAX, &m->offset) < 0)
 		return P->rc;
 	return 0;
 }
@@ -579,14 +592,14 @@ static int do_stream(struct cctx *C, const struct block *b, struct rtr_stream_cl
 {
 	const struct entry *e;
 	uint64_t v = 0;
-	if ((e = find_entry(b->ents, b->n, "id")) && attr_uint(C->P, e, UINT64_MAX, &v) < 0)
+	if ((e = tsdl_find_entry(b->ents, b->n, "id")) && tsdl_attr_uint(C->P, e, UINT64_MAX, &v) < 0)
 		return C->P->rc;
 	sc->id = v;
-	if (compile_scope(C, find_entry(b->ents, b->n, "packet.context"), SC_PC,
+	if (compile_scope(C, tsdl_find_entry(b->ents, b->n, "packet.context"), SC_PC,
 			  &sc->packet_context) < 0 ||
-	    compile_scope(C, find_entry(b->ents, b->n, "event.header"), SC_EH,
+	    compile_scope(C, tsdl_find_entry(b->ents, b->n, "event.header"), SC_EH,
 			  &sc->event_header) < 0 ||
-	    compile_scope(C, find_entry(b->ents, b->n, "event.context"), SC_SEC,
+	    compile_scope(C, tsdl_find_entry(b->ents, b->n, "event.context"), SC_SEC,
 			  &sc->event_context) < 0)
 		return C->P->rc;
 	set_roles(sc->packet_context, false);
@@ -604,45 +617,45 @@ static int do_event(struct cctx *C, const struct block *b, struct rtr_event_clas
 	uint64_t v = 0;
 	int64_t lv = -1;
 	ec->loglevel = -1;
-	if ((e = find_entry(b->ents, b->n, "name")) && attr_name(P, e, &ec->name) < 0)
+	if ((e = tsdl_find_entry(b->ents, b->n, "name")) && tsdl_attr_name(P, e, &ec->name) < 0)
 		return P->rc;
 	if (!ec->name)
-		return perr(P, b->off, -EINVAL, "event without a name");
-	e = find_entry(b->ents, b->n, "id");
+		return tsdl_perr(P, b->off, -EINVAL, "event without a name");
+	e = tsdl_find_entry(b->ents, b->n, "id");
 	if (!e && C->nr_events > 1)
-		return perr(P, b->off, -EINVAL, "event '%s' has no id", ec->name);
-	if (e && attr_uint(P, e, UINT32_MAX, &v) < 0)
+		return tsdl_perr(P, b->off, -EINVAL, "event '%s' has no id", ec->name);
+	if (e && tsdl_attr_uint(P, e, UINT32_MAX, &v) < 0)
 		return P->rc;
 	ec->id = (uint32_t)v;
 	v = m->nr_streams == 1 ? m->streams[0].id : 0;
-	if ((e = find_entry(b->ents, b->n, "stream_id")) && attr_uint(P, e, UINT32_MAX, &v) < 0)
+	if ((e = tsdl_find_entry(b->ents, b->n, "stream_id")) && tsdl_attr_uint(P, e, UINT32_MAX, &v) < 0)
 		return P->rc;
 	ec->stream_id = (uint32_t)v;
-	if ((e = find_entry(b->ents, b->n, "loglevel"))) {
-		if (attr_int(P, e, INT32_MIN, INT32_MAX, &lv) < 0)
+	if ((e = tsdl_find_entry(b->ents, b->n, "loglevel"))) {
+		if (tsdl_attr_int(P, e, INT32_MIN, INT32_MAX, &lv) < 0)
 			return P->rc;
 		ec->loglevel = (int)lv;
 	}
-	if ((e = find_entry(b->ents, b->n, "model.emf.uri")) && attr_name(P, e, &ec->emf_uri) < 0)
+	if ((e = tsdl_find_entry(b->ents, b->n, "model.emf.uri")) && tsdl_attr_name(P, e, &ec->emf_uri) < 0)
 		return P->rc;
 	const struct rtr_stream_class *sc = NULL;
 	for (size_t k = 0; k < m->nr_streams; k++)
 		if (m->streams[k].id == ec->stream_id)
 			sc = &m->streams[k];
 	if (!sc)
-		return perr(P, b->off, -EINVAL, "event '%s': stream %u is not declared", ec->name,
+		return tsdl_perr(P, b->off, -EINVAL, "event '%s': stream %u is not declared", ec->name,
 			    ec->stream_id);
 	C->roots[SC_PC] = (struct rtr_node *)(uintptr_t)sc->packet_context;
 	C->roots[SC_EH] = (struct rtr_node *)(uintptr_t)sc->event_header;
 	C->roots[SC_SEC] = (struct rtr_node *)(uintptr_t)sc->event_context;
-	if (compile_scope(C, find_entry(b->ents, b->n, "context"), SC_EC, &cn->context) < 0 ||
-	    compile_scope(C, find_entry(b->ents, b->n, "fields"), SC_EF, &cn->payload) < 0)
+	if (compile_scope(C, tsdl_find_entry(b->ents, b->n, "context"), SC_EC, &cn->context) < 0 ||
+	    compile_scope(C, tsdl_find_entry(b->ents, b->n, "fields"), SC_EF, &cn->payload) < 0)
 		return P->rc;
 	const struct rtr_node *pl = cn->payload;
 	uint32_t nf = pl ? pl->nr_children : 0;
-	struct rtr_field_class *fc = arena_alloc(P->a, (nf + 1) * sizeof(*fc));
+	struct rtr_field_class *fc = tsdl_arena_alloc(P->a, (nf + 1) * sizeof(*fc));
 	if (!fc)
-		return oom(P);
+		return tsdl_oom(P);
 	for (uint32_t k = 0; k < nf; k++) {
 		const struct rtr_node *c = pl->children[k];
 		const char *nm = pl->names[k];
@@ -691,9 +704,9 @@ static int index_classes(struct cctx *C)
 		if (!sc->count || m->classes[sc->first + sc->count - 1].id >= BY_ID_TABLE_MAX)
 			continue;
 		sc->by_id_len = m->classes[sc->first + sc->count - 1].id + 1;
-		sc->by_id = arena_alloc(C->P->a, sc->by_id_len * sizeof(*sc->by_id));
+		sc->by_id = tsdl_arena_alloc(C->P->a, sc->by_id_len * sizeof(*sc->by_id));
 		if (!sc->by_id)
-			return oom(C->P);
+			return tsdl_oom(C->P);
 		memset(sc->by_id, 0xff, sc->by_id_len * sizeof(*sc->by_id));
 		for (uint32_t j = 0; j < sc->count; j++)
 			sc->by_id[m->classes[sc->first + j].id] = sc->first + j;
@@ -711,7 +724,7 @@ static int build(struct cctx *C)
 		const struct block *b = &P->blocks[k];
 		if (b->kind == B_TRACE) {
 			if (trace)
-				return perr(P, b->off, -EINVAL, "more than one trace block");
+				return tsdl_perr(P, b->off, -EINVAL, "more than one trace block");
 			trace = b;
 		} else if (b->kind == B_CLOCK && !clock) {
 			clock = b;
@@ -722,24 +735,24 @@ static int build(struct cctx *C)
 		nevents += b->kind == B_EVENT;
 	}
 	if (!trace)
-		return perr(P, P->len, -EINVAL, "no trace block");
+		return tsdl_perr(P, P->len, -EINVAL, "no trace block");
 	C->nr_events = nevents;
 	if (do_trace(C, trace) < 0)
 		return P->rc;
 	m->freq = 1000000000u;
 	if (clock && do_clock(P, clock, m) < 0)
 		return P->rc;
-	if (compile_scope(C, find_entry(trace->ents, trace->n, "packet.header"), SC_PH,
+	if (compile_scope(C, tsdl_find_entry(trace->ents, trace->n, "packet.header"), SC_PH,
 			  &m->packet_header) < 0)
 		return P->rc;
 	set_roles(m->packet_header, true);
 
-	m->streams = arena_alloc(P->a, (nstreams + 1) * sizeof(*m->streams));
-	struct class_ref *refs = arena_alloc(P->a, (nevents + 1) * sizeof(*refs));
-	m->classes = arena_alloc(P->a, (nevents + 1) * sizeof(*m->classes));
-	m->class_nodes = arena_alloc(P->a, (nevents + 1) * sizeof(*m->class_nodes));
+	m->streams = tsdl_arena_alloc(P->a, (nstreams + 1) * sizeof(*m->streams));
+	struct class_ref *refs = tsdl_arena_alloc(P->a, (nevents + 1) * sizeof(*refs));
+	m->classes = tsdl_arena_alloc(P->a, (nevents + 1) * sizeof(*m->classes));
+	m->class_nodes = tsdl_arena_alloc(P->a, (nevents + 1) * sizeof(*m->class_nodes));
 	if (!m->streams || !refs || !m->classes || !m->class_nodes)
-		return oom(P);
+		return tsdl_oom(P);
 	for (size_t k = 0; k < P->nblk; k++) {
 		const struct block *b = &P->blocks[k];
 		if (b->kind != B_STREAM)
@@ -749,7 +762,7 @@ static int build(struct cctx *C)
 			return P->rc;
 		for (size_t j = 0; j < m->nr_streams; j++)
 			if (m->streams[j].id == sc->id)
-				return perr(P, b->off, -EINVAL, "stream id %" PRIu64 " declared twice",
+				return tsdl_perr(P, b->off, -EINVAL, "stream id %" PRIu64 " declared twice",
 					    sc->id);
 		m->nr_streams++;
 	}
@@ -769,7 +782,7 @@ static int build(struct cctx *C)
 	for (size_t k = 0; k < m->nr_classes; k++) {
 		if (k && refs[k - 1].ec.stream_id == refs[k].ec.stream_id &&
 		    refs[k - 1].ec.id == refs[k].ec.id)
-			return perr(P, refs[k].off, -EINVAL,
+			return tsdl_perr(P, refs[k].off, -EINVAL,
 				    "event '%s': id %u of stream %u is already used by '%s'",
 				    refs[k].ec.name, refs[k].ec.id, refs[k].ec.stream_id,
 				    refs[k - 1].ec.name);
@@ -794,14 +807,14 @@ int rtr_meta_parse(const char *path, const char *src, size_t len, struct rtr_met
 {
 	memset(m, 0, sizeof(*m));
 	struct parser P = { .path = path, .src = src, .len = len, .err = err, .errlen = errlen };
-	m->arena = P.a = arena_new();
+	m->arena = P.a = tsdl_arena_new();
 	if (!P.a) {
 		if (err && errlen)
 			snprintf(err, errlen, "%s: out of memory", path);
 		return -ENOMEM;
 	}
 	struct cctx C = { .P = &P, .m = m };
-	if (tokenize(&P) == 0 && parse_top(&P) == 0)
+	if (tsdl_tokenize(&P) == 0 && tsdl_parse_top(&P) == 0)
 		build(&C);
 	free(P.toks);
 	return P.rc;
@@ -809,6 +822,6 @@ int rtr_meta_parse(const char *path, const char *src, size_t len, struct rtr_met
 
 void rtr_meta_free(struct rtr_meta *m)
 {
-	arena_free(m->arena);
+	tsdl_arena_free(m->arena);
 	memset(m, 0, sizeof(*m));
 }

@@ -29,12 +29,24 @@ int rtr_set_error(struct rtr_trace *t, int code, const char *fmt, ...)
 	return code;
 }
 
-/* floor(cycles * 1e9 / freq), exact. */
-static unsigned __int128 cycles_to_ns(uint64_t cycles, uint64_t freq)
+/* floor(cycles * 1e9 / freq), exact. m->ns_mul = floor(2^64 * 1e9 / freq)
+ * when freq > 1e9: the product's high half is then at most one short of
+ * the quotient, and one multiplication tells (no 128-bit division). */
+static inline unsigned __int128 cycles_to_ns(const struct rtr_meta *m, uint64_t cycles)
 {
-	if (freq == NS_PER_S)
+	if (m->freq == NS_PER_S)
 		return cycles;
-	return (unsigned __int128)cycles * NS_PER_S / freq;
+	if (m->ns_mul) {
+		uint64_t q = (uint64_t)(((unsigned __int128)cycles * m->ns_mul) >> 64);
+		if ((unsigned __int128)(q + 1) * m->freq <= (unsigned __int128)cycles * NS_PER_S)
+			q++;
+		return q;
+	}
+	if (m->freq <= UINT64_MAX / NS_PER_S) {
+		uint64_t q = cycles / m->freq, r = cycles % m->freq;
+		return (unsigned __int128)q * NS_PER_S + r * NS_PER_S / m->freq;
+	}
+	return (unsigned __int128)cycles * NS_PER_S / m->freq;
 }
 
 /*
@@ -45,14 +57,21 @@ static unsigned __int128 cycles_to_ns(uint64_t cycles, uint64_t freq)
  */
 int64_t rtr_meta_ns(const struct rtr_meta *m, uint64_t ticks)
 {
-	__int128 ns = ((__int128)m->offset_s + (__int128)(m->offset / m->freq)) * NS_PER_S;
-	ns += (__int128)cycles_to_ns(m->offset % m->freq, m->freq);
-	ns += (__int128)cycles_to_ns(ticks, m->freq);
+	__int128 ns = m->ns_base + (__int128)cycles_to_ns(m, ticks);
 	if (ns > INT64_MAX)
 		return INT64_MAX;
 	if (ns < INT64_MIN)
 		return INT64_MIN;
 	return (int64_t)ns;
+}
+
+void rtr_meta_clock_init(struct rtr_meta *m)
+{
+	m->ns_mul = m->freq > NS_PER_S
+			    ? (uint64_t)(((unsigned __int128)NS_PER_S << 64) / m->freq)
+			    : 0;
+	m->ns_base = ((__int128)m->offset_s + (__int128)(m->offset / m->freq)) * NS_PER_S +
+		     (__int128)cycles_to_ns(m, m->offset % m->freq);
 }
 
 /* ------------------------------------------------------------------ */

@@ -46,6 +46,8 @@ struct walk {
 	int scope;
 	uint64_t end;		/* bits: content end (or file end) */
 	int depth;
+	bool rec;		/* lay out records (else only find the end,
+				 * apply roles and fill slots) */
 };
 
 /* "event 'name' at byte offset N: " for errors in event scopes. */
@@ -69,7 +71,21 @@ static int field_past_end(struct walk *w, const struct rtr_node *n, uint64_t bit
 			     scope_desc(w->scope), n->decl_name, w->end / 8);
 }
 
-static int reserve(struct walk *w, uint64_t count, size_t *first)
+__attribute__((noinline))
+static int reserve_slow(struct walk *w, uint64_t count, size_t *first);
+
+static inline int reserve(struct walk *w, uint64_t count, size_t *first)
+{
+	struct rtr_recbuf *rb = &w->c->recs[w->scope];
+	if (count <= rb->cap - rb->n) {
+		*first = rb->n;
+		rb->n += count;
+		return 0;
+	}
+	return reserve_slow(w, count, first);
+}
+
+static int reserve_slow(struct walk *w, uint64_t count, size_t *first)
 {
 	struct rtr_recbuf *rb = &w->c->recs[w->scope];
 	if (count > MAX_RECS || rb->n + count > MAX_RECS)
@@ -125,6 +141,27 @@ static void apply_role(struct rtr_cursor *c, const struct rtr_node *n, uint64_t 
 
 static int walk_node(struct walk *w, const struct rtr_node *n, uint64_t *bitp, size_t rec);
 
+/* A scalar (integer, enum, float) without record: the common case of the
+ * scan, kept out of walk_node's recursion. */
+static inline int scan_scalar(struct walk *w, const struct rtr_node *n, uint64_t *bitp)
+{
+	uint64_t bit = align_up(*bitp, n->align);
+	if (bit > w->end || n->size > w->end - bit)
+		return field_past_end(w, n, bit);
+	if (n->role || n->slot >= 0) {
+		struct rtr_cursor *c = w->c;
+		uint64_t v = read_bits(c->map, bit, n->size, n->be);
+		if (n->is_signed)
+			v = (uint64_t)sign_extend(v, n->size);
+		if (n->slot >= 0)
+			c->slots[n->slot] = v;
+		if (n->role)
+			apply_role(c, n, v, bit);
+	}
+	*bitp = bit + n->size;
+	return 0;
+}
+
 static int walk_variant(struct walk *w, const struct rtr_node *n, uint64_t *bitp, size_t rec)
 {
 	uint64_t tag = w->c->slots[n->ref_slot];
@@ -140,12 +177,14 @@ static int walk_variant(struct walk *w, const struct rtr_node *n, uint64_t *bitp
 		return rtr_set_error(w->c->set, -EINVAL,
 				     "%s: byte offset %" PRIu64 ": variant '%s': tag value %" PRId64 " selects no option",
 				     w->c->path, *bitp / 8, n->decl_name, (int64_t)tag);
-	size_t first;
-	if (reserve(w, 1, &first) < 0)
-		return -EINVAL;
-	struct rtr_rec *r = &w->c->recs[w->scope].r[rec];
-	r->first = first;
-	r->count = 1;
+	size_t first = 0;
+	if (w->rec) {
+		if (reserve(w, 1, &first) < 0)
+			return -EINVAL;
+		struct rtr_rec *r = &w->c->recs[w->scope].r[rec];
+		r->first = first;
+		r->count = 1;
+	}
 	return walk_node(w, n->children[opt], bitp, first);
 }
 
@@ -160,21 +199,26 @@ static int walk_array(struct walk *w, const struct rtr_node *n, uint64_t *bitp, 
 		if (len && (n->stride > left / len + 1 ||
 			    n->stride * (len - 1) + e->size > left))
 			goto too_long;
-		rb->r[rec].first = UINT64_MAX;
-		rb->r[rec].count = len;
+		if (w->rec) {
+			rb->r[rec].first = UINT64_MAX;
+			rb->r[rec].count = len;
+		}
 		*bitp = len ? bit + n->stride * (len - 1) + e->size : bit;
 		return 0;
 	}
 	/* Every element takes at least one bit, but empty structures. */
 	if (len > w->end - bit && e->static_bits != 0)
 		goto too_long;
-	size_t first;
-	if (reserve(w, len, &first) < 0)
-		return -EINVAL;
-	rb->r[rec].first = first;
-	rb->r[rec].count = len;
+	size_t first = 0;
+	if (w->rec) {
+		if (reserve(w, len, &first) < 0)
+			return -EINVAL;
+		rb = &w->c->recs[w->scope];
+		rb->r[rec].first = first;
+		rb->r[rec].count = len;
+	}
 	for (uint64_t k = 0; k < len; k++)
-		if (walk_node(w, e, bitp, first + k) < 0)
+		if (walk_node(w, e, bitp, w->rec ? first + k : 0) < 0)
 			return -EINVAL;
 	return 0;
 too_long:
@@ -190,11 +234,14 @@ static int walk_node(struct walk *w, const struct rtr_node *n, uint64_t *bitp, s
 	uint64_t bit = align_up(*bitp, n->align);
 	if (bit > w->end)
 		return field_past_end(w, n, *bitp);
-	struct rtr_rec *r = &c->recs[w->scope].r[rec];
-	r->n = n;
-	r->bit = bit;
-	r->first = 0;
-	r->count = 0;
+	struct rtr_rec *r = NULL;
+	if (w->rec) {
+		r = &c->recs[w->scope].r[rec];
+		r->n = n;
+		r->bit = bit;
+		r->first = 0;
+		r->count = 0;
+	}
 	int ret = 0;
 	switch (n->kind) {
 	case RN_INT:
@@ -220,22 +267,30 @@ static int walk_node(struct walk *w, const struct rtr_node *n, uint64_t *bitp, s
 			return rtr_set_error(c->set, -EINVAL,
 					     "%s: byte offset %" PRIu64 ": string '%s' has no NUL before the end of the packet content",
 					     c->path, from, n->decl_name);
-		r->first = (uint64_t)(z - (c->map + from));
+		if (r)
+			r->first = (uint64_t)(z - (c->map + from));
 		*bitp = (uint64_t)(z - c->map + 1) * 8;
 		return 0;
 	}
 	case RN_STRUCT: {
 		if (++w->depth > 64)
 			return rtr_set_error(c->set, -EINVAL, "%s: fields nested too deep", c->path);
-		size_t first;
-		if (reserve(w, n->nr_children, &first) < 0)
-			return -EINVAL;
-		r = &c->recs[w->scope].r[rec];
-		r->first = first;
-		r->count = n->nr_children;
+		size_t first = 0;
+		if (w->rec) {
+			if (reserve(w, n->nr_children, &first) < 0)
+				return -EINVAL;
+			r = &c->recs[w->scope].r[rec];
+			r->first = first;
+			r->count = n->nr_children;
+		}
 		*bitp = bit;
-		for (uint32_t k = 0; k < n->nr_children && ret == 0; k++)
-			ret = walk_node(w, n->children[k], bitp, first + k);
+		for (uint32_t k = 0; k < n->nr_children && ret == 0; k++) {
+			const struct rtr_node *ch = n->children[k];
+			if (!w->rec && ch->kind <= RN_FLOAT)
+				ret = scan_scalar(w, ch, bitp);
+			else
+				ret = walk_node(w, ch, bitp, w->rec ? first + k : 0);
+		}
 		w->depth--;
 		return ret;
 	}
@@ -258,10 +313,12 @@ static int walk_node(struct walk *w, const struct rtr_node *n, uint64_t *bitp, s
 	}
 }
 
-/* Walk scope `scope` (root n, NULL: absent) from *bitp; skip it when
- * allowed and possible. */
+/* Walk scope `scope` (root n, NULL: absent) from *bitp: with records
+ * when `rec`, else only to find its end (with one addition when its size
+ * is static and nothing in it matters to the reader). Walking again the
+ * same bytes is harmless: roles and slots get the same values. */
 static int walk_scope(struct rtr_cursor *c, int scope, const struct rtr_node *n,
-		      uint64_t *bitp, uint64_t end, bool may_skip)
+		      uint64_t *bitp, uint64_t end, bool rec)
 {
 	struct rtr_recbuf *rb = &c->recs[scope];
 	rb->n = 0;
@@ -274,16 +331,16 @@ static int walk_scope(struct rtr_cursor *c, int scope, const struct rtr_node *n,
 	uint64_t bit = align_up(*bitp, n->align);
 	rb->start = bit;
 	/* A scope that does not fit is walked to name the field that does not. */
-	if (may_skip && n->plain && bit <= end && (uint64_t)n->static_bits <= end - bit) {
+	if (!rec && n->plain && bit <= end && (uint64_t)n->static_bits <= end - bit) {
 		rb->state = RS_SKIPPED;
 		*bitp = rb->end = bit + (uint64_t)n->static_bits;
 		return 0;
 	}
-	struct walk w = { c, scope, end, 0 };
-	size_t first;
-	if (reserve(&w, 1, &first) < 0 || walk_node(&w, n, &bit, first) < 0)
+	struct walk w = { c, scope, end, 0, rec };
+	size_t first = 0;
+	if ((rec && reserve(&w, 1, &first) < 0) || walk_node(&w, n, &bit, first) < 0)
 		return -EINVAL;
-	rb->state = RS_EXPANDED;
+	rb->state = rec ? RS_EXPANDED : RS_SKIPPED;
 	*bitp = rb->end = bit;
 	return 0;
 }
@@ -294,7 +351,7 @@ int rtr_cursor_expand(struct rtr_cursor *c, int scope)
 	if (rb->state != RS_SKIPPED)
 		return 0;
 	uint64_t bit = rb->start;
-	return walk_scope(c, scope, rb->root, &bit, rb->end, false);
+	return walk_scope(c, scope, rb->root, &bit, rb->end, true);
 }
 
 /* ------------------------------------------------------------------ */
@@ -389,7 +446,7 @@ int rtr_cursor_next(struct rtr_cursor *c)
 	uint64_t end = c->pkt.content_end, at = c->pos, bit = at;
 	c->ev_id = 0;
 	if (walk_scope(c, RTR_SCOPE_EVENT_HEADER, sc->event_header, &bit, end, false) < 0 ||
-	    walk_scope(c, RTR_SCOPE_STREAM_EVENT_CONTEXT, sc->event_context, &bit, end, true) < 0)
+	    walk_scope(c, RTR_SCOPE_STREAM_EVENT_CONTEXT, sc->event_context, &bit, end, false) < 0)
 		return -EINVAL;
 	uint32_t k = rtr_meta_find_class(m, sc, c->ev_id);
 	if (k == UINT32_MAX)
@@ -397,10 +454,10 @@ int rtr_cursor_next(struct rtr_cursor *c)
 	const struct rtr_class_nodes *cn = &m->class_nodes[k];
 	c->cls = k;
 	c->ev_start = at;
-	if (walk_scope(c, RTR_SCOPE_EVENT_CONTEXT, cn->context, &bit, end, true) < 0)
+	if (walk_scope(c, RTR_SCOPE_EVENT_CONTEXT, cn->context, &bit, end, false) < 0)
 		return -EINVAL;
 	uint64_t pl = bit;
-	if (walk_scope(c, RTR_SCOPE_PAYLOAD, cn->payload, &bit, end, true) < 0)
+	if (walk_scope(c, RTR_SCOPE_PAYLOAD, cn->payload, &bit, end, false) < 0)
 		return -EINVAL;
 	pl = c->recs[RTR_SCOPE_PAYLOAD].start;
 	if (bit == at)

@@ -65,13 +65,17 @@ struct rtr_node {
 				 * `slot` (a sequence length or variant tag) */
 	int32_t ref_slot;	/* RN_SEQ: length slot; RN_VARIANT: tag slot */
 	int64_t static_bits;	/* fixed size, else -1 */
-	uint64_t stride;	/* elem_fixed: bits per element */
+	uint64_t stride;	/* elem_fixed or static_bits >= 0: bits per
+				 * element */
+	const uint64_t *offs;	/* RN_STRUCT with static_bits >= 0: bit offset
+				 * of each member from the structure's start */
 	uint64_t length;	/* RN_ARRAY */
 	uint32_t nr_children;
 	struct rtr_node **children;	/* struct members, variant options,
 					 * array/sequence element */
-	const char **names;	/* struct members (leading '_' stripped),
-				 * variant options (as declared) */
+	const char **names;	/* struct members, variant options: as
+				 * declared (field paths use these) */
+	const char **pnames;	/* the same, one leading '_' stripped (shown) */
 	const struct rtr_enum_map *maps;	/* RN_ENUM; RN_VARIANT: the tag's */
 	uint32_t nr_maps;
 	const char *decl_name;	/* the field's name, for error messages */
@@ -107,6 +111,8 @@ struct rtr_meta {
 	uint64_t freq;
 	int64_t offset_s;
 	uint64_t offset;
+	uint64_t ns_mul;		/* see rtr_meta_clock_init */
+	__int128 ns_base;		/* offset_s and offset in ns */
 	const struct rtr_node *packet_header;	/* NULL if none */
 	struct rtr_stream_class *streams;
 	size_t nr_streams;

@@ -171,6 +171,8 @@ static int load_metadata(struct rtr_trace *t, struct rtr_tr *tr)
 	ret = rtr_meta_parse(path, buf, len, &tr->meta, t->err, sizeof(t->err));
 	if (ret < 0)
 		t->err_code = ret;
+	else
+		rtr_meta_clock_init(&tr->meta);
 out:
 	free(buf);
 	return ret;

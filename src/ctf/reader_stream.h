@@ -164,7 +164,9 @@ int rtr_cursor_next(struct rtr_cursor *c);
  * side effects): 0 or -errno. */
 int rtr_cursor_expand(struct rtr_cursor *c, int scope);
 void rtr_cursor_free(struct rtr_cursor *c);
-/* Clock value -> ns since the epoch with the cursor's trace clock. */
+/* Clock value -> ns since the epoch with the cursor's trace clock;
+ * rtr_meta_clock_init prepares it once the clock is known. */
 int64_t rtr_meta_ns(const struct rtr_meta *m, uint64_t ticks);
+void rtr_meta_clock_init(struct rtr_meta *m);
 
 #endif /* RINGTRACE_CTF_READER_STREAM_H */

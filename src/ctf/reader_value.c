@@ -9,11 +9,6 @@
 
 #include "reader_stream.h"
 
-static const char *strip(const char *name)
-{
-	return name && name[0] == '_' ? name + 1 : name;
-}
-
 static const struct rtr_enum_map *enum_find(const struct rtr_node *n, uint64_t raw)
 {
 	for (uint32_t k = 0; k < n->nr_maps; k++) {
@@ -26,8 +21,8 @@ static const struct rtr_enum_map *enum_find(const struct rtr_node *n, uint64_t r
 	return NULL;
 }
 
-/* The value of node n at `bit`, record `rec` (UINT64_MAX: scalar array
- * element, no record). */
+/* The value of node n at `bit`, record `rec` (UINT64_MAX: no record: a
+ * scalar array element, or a static layout where offsets are known). */
 static void make_value(const struct rtr_recbuf *rb, const struct rtr_node *n, uint64_t bit,
 		       uint64_t rec, struct rtr_value *v)
 {
@@ -37,7 +32,9 @@ static void make_value(const struct rtr_recbuf *rb, const struct rtr_node *n, ui
 		n = rb->r[rec].n;
 		bit = rb->r[rec].bit;
 	}
-	memset(v, 0, sizeof(*v));
+	v->label = NULL;
+	v->is_signed = false;
+	v->bits = 0;
 	v->base = 10;
 	v->type = (enum rtr_type)n->pub;
 	v->priv_node_ = n;
@@ -80,13 +77,14 @@ static void make_value(const struct rtr_recbuf *rb, const struct rtr_node *n, ui
 	case RN_ARRAY:
 	case RN_SEQ:
 		if (n->pub == RTR_STRING) {
+			size_t count = (size_t)(rec == UINT64_MAX ? n->length : rb->r[rec].count);
 			v->s.p = (const char *)map + bit / 8;
-			v->s.len = strnlen(v->s.p, (size_t)rb->r[rec].count);
+			v->s.len = strnlen(v->s.p, count);
 		} else if (n->pub == RTR_BYTES) {
 			v->bits = 8;
 			v->base = n->children[0]->base;
 			v->bytes.p = map + bit / 8;
-			v->bytes.len = (size_t)rb->r[rec].count;
+			v->bytes.len = (size_t)(rec == UINT64_MAX ? n->length : rb->r[rec].count);
 		}
 		break;
 	default:
@@ -99,6 +97,9 @@ uint32_t rtr_value_count(const struct rtr_value *v)
 	if (!v || (v->type != RTR_STRUCT && v->type != RTR_ARRAY) || !v->priv_cur_)
 		return 0;
 	const struct rtr_recbuf *rb = v->priv_cur_;
+	const struct rtr_node *n = v->priv_node_;
+	if (v->priv_rec_ == UINT32_MAX) /* static layout */
+		return n->kind == RN_STRUCT ? n->nr_children : (uint32_t)n->length;
 	return (uint32_t)rb->r[v->priv_rec_].count;
 }
 
@@ -109,11 +110,19 @@ int rtr_value_child(const struct rtr_value *v, uint32_t i, struct rtr_value *chi
 		return -EINVAL;
 	const struct rtr_recbuf *rb = v->priv_cur_;
 	const struct rtr_node *n = v->priv_node_;
-	const struct rtr_rec *r = &rb->r[v->priv_rec_];
-	if (i >= r->count)
+	if (i >= rtr_value_count(v))
 		return -EINVAL;
 	if (name)
-		*name = n->kind == RN_STRUCT ? strip(n->names[i]) : NULL;
+		*name = n->kind == RN_STRUCT ? n->pnames[i] : NULL;
+	if (v->priv_rec_ == UINT32_MAX) { /* static layout: no records */
+		if (n->kind == RN_STRUCT)
+			make_value(rb, n->children[i], v->priv_bit_ + n->offs[i], UINT64_MAX, child);
+		else
+			make_value(rb, n->children[0], v->priv_bit_ + n->stride * i, UINT64_MAX,
+				   child);
+		return 0;
+	}
+	const struct rtr_rec *r = &rb->r[v->priv_rec_];
 	if (n->kind != RN_STRUCT && n->elem_fixed) {
 		make_value(rb, n->children[0], r->bit + n->stride * i, UINT64_MAX, child);
 		return 0;
@@ -151,11 +160,19 @@ int rtr_scope_field(const struct rtr_event *ev, enum rtr_scope s, uint32_t i,
 	struct rtr_recbuf *rb = &c->recs[s];
 	if (i >= rb->root->nr_children)
 		return -EINVAL;
+	const struct rtr_node *root = rb->root;
+	if (root->offs) {
+		/* Static layout: straight to the member, no walk. */
+		if (name)
+			*name = root->pnames[i];
+		make_value(rb, root->children[i], rb->start + root->offs[i], UINT64_MAX, v);
+		return 0;
+	}
 	if (rb->state == RS_SKIPPED && rtr_cursor_expand(c, (int)s) < 0)
 		return -EINVAL;
-	struct rtr_value root;
-	make_value(rb, rb->root, rb->r[0].bit, 0, &root);
-	return rtr_value_child(&root, i, v, name);
+	struct rtr_value rv;
+	make_value(rb, root, rb->r[0].bit, 0, &rv);
+	return rtr_value_child(&rv, i, v, name);
 }
 
 int rtr_field(const struct rtr_event *ev, uint32_t index, struct rtr_value *v)
@@ -172,7 +189,7 @@ int rtr_field_by_name(const struct rtr_event *ev, const char *name, struct rtr_v
 	if (c->recs[RTR_SCOPE_PAYLOAD].state == RS_ABSENT)
 		return -ENOENT;
 	for (uint32_t k = 0; k < root->nr_children; k++)
-		if (!strcmp(strip(root->names[k]), name))
+		if (!strcmp(root->pnames[k], name))
 			return rtr_field(ev, k, v);
 	return -ENOENT;
 }

@@ -19,12 +19,12 @@
 struct rtr_arena;
 
 /* Zeroed memory aligned to 16 bytes, or NULL. */
-void *arena_alloc(struct rtr_arena *a, size_t size);
-char *arena_strndup(struct rtr_arena *a, const char *s, size_t n);
+void *tsdl_arena_alloc(struct rtr_arena *a, size_t size);
+char *tsdl_arena_strndup(struct rtr_arena *a, const char *s, size_t n);
 /* Make room for one more element in an arena-backed array: 0, -ENOMEM. */
-int arena_grow(struct rtr_arena *a, void *arrp, size_t *cap, size_t n, size_t elem);
-struct rtr_arena *arena_new(void);
-void arena_free(struct rtr_arena *a);
+int tsdl_arena_grow(struct rtr_arena *a, void *arrp, size_t *cap, size_t n, size_t elem);
+struct rtr_arena *tsdl_arena_new(void);
+void tsdl_arena_free(struct rtr_arena *a);
 
 /* ------------------------------------------------------------------ */
 /* Tokens                                                               */
@@ -127,31 +127,31 @@ struct parser {
 /* Report the first error ("path: line L, column C (byte offset O): ...");
  * returns its code (the first one if several). */
 __attribute__((format(printf, 4, 5)))
-int perr(struct parser *P, size_t off, int code, const char *fmt, ...);
-int oom(struct parser *P);
-int hexval(int c);
+int tsdl_perr(struct parser *P, size_t off, int code, const char *fmt, ...);
+int tsdl_oom(struct parser *P);
+int tsdl_hexval(int c);
 
 /* Lexer (tsdl_lexer.c). */
-int tokenize(struct parser *P);
-const struct tok *cur(const struct parser *P);
-const struct tok *peek(const struct parser *P, size_t ahead);
-void advance(struct parser *P);
-bool tok_is_punct(const struct tok *t, char c);
-bool tok_is_ident(const struct parser *P, const struct tok *t, const char *word);
-const char *tok_desc(const struct parser *P, const struct tok *t, char *buf, size_t len);
-int expect_punct(struct parser *P, char c, const char *what);
-const char *tok_ident(struct parser *P, const struct tok *t);
-const char *tok_string(struct parser *P, const struct tok *t);
-const char *join_idents(struct parser *P, char sep);
-const char *parse_dotted(struct parser *P);
+int tsdl_tokenize(struct parser *P);
+const struct tok *tsdl_cur(const struct parser *P);
+const struct tok *tsdl_peek(const struct parser *P, size_t ahead);
+void tsdl_advance(struct parser *P);
+bool tsdl_tok_is_punct(const struct tok *t, char c);
+bool tsdl_tok_is_ident(const struct parser *P, const struct tok *t, const char *word);
+const char *tsdl_tok_desc(const struct parser *P, const struct tok *t, char *buf, size_t len);
+int tsdl_expect_punct(struct parser *P, char c, const char *what);
+const char *tsdl_tok_ident(struct parser *P, const struct tok *t);
+const char *tsdl_tok_string(struct parser *P, const struct tok *t);
+const char *tsdl_join_idents(struct parser *P, char sep);
+const char *tsdl_parse_dotted(struct parser *P);
 
 /* Parser (tsdl_parser.c): every top-level block into P->blocks. */
-int parse_top(struct parser *P);
-const struct entry *find_entry(const struct entry *ents, size_t n, const char *key);
-bool ident_is(const struct entry *e, const char *word);
-int attr_uint(struct parser *P, const struct entry *e, uint64_t max, uint64_t *out);
-int attr_int(struct parser *P, const struct entry *e, int64_t min, int64_t max, int64_t *out);
-int attr_bool(struct parser *P, const struct entry *e, bool *out);
-int attr_name(struct parser *P, const struct entry *e, const char **out);
+int tsdl_parse_top(struct parser *P);
+const struct entry *tsdl_find_entry(const struct entry *ents, size_t n, const char *key);
+bool tsdl_ident_is(const struct entry *e, const char *word);
+int tsdl_attr_uint(struct parser *P, const struct entry *e, uint64_t max, uint64_t *out);
+int tsdl_attr_int(struct parser *P, const struct entry *e, int64_t min, int64_t max, int64_t *out);
+int tsdl_attr_bool(struct parser *P, const struct entry *e, bool *out);
+int tsdl_attr_name(struct parser *P, const struct entry *e, const char **out);
 
 #endif /* RINGTRACE_CTF_TSDL_H */

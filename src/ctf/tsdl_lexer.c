@@ -31,7 +31,7 @@ struct rtr_arena {
 #define CHUNK_SIZE (64 * 1024)
 
 /* Zeroed memory aligned to 16 bytes, or NULL. */
-void *arena_alloc(struct rtr_arena *a, size_t size)
+void *tsdl_arena_alloc(struct rtr_arena *a, size_t size)
 {
 	if (size > SIZE_MAX / 4)
 		return NULL;
@@ -60,9 +60,9 @@ void *arena_alloc(struct rtr_arena *a, size_t size)
 	return p;
 }
 
-char *arena_strndup(struct rtr_arena *a, const char *s, size_t n)
+char *tsdl_arena_strndup(struct rtr_arena *a, const char *s, size_t n)
 {
-	char *p = arena_alloc(a, n + 1);
+	char *p = tsdl_arena_alloc(a, n + 1);
 	if (p) {
 		memcpy(p, s, n);
 		p[n] = '\0';
@@ -71,14 +71,14 @@ char *arena_strndup(struct rtr_arena *a, const char *s, size_t n)
 }
 
 /* Make room for one more element in an arena-backed array. */
-int arena_grow(struct rtr_arena *a, void *arrp, size_t *cap, size_t n,
+int tsdl_arena_grow(struct rtr_arena *a, void *arrp, size_t *cap, size_t n,
 		      size_t elem)
 {
 	void **arr = arrp;
 	if (n < *cap)
 		return 0;
 	size_t nc = *cap ? *cap * 2 : 8;
-	void *p = arena_alloc(a, nc * elem);
+	void *p = tsdl_arena_alloc(a, nc * elem);
 	if (!p)
 		return -ENOMEM;
 	if (n)
@@ -88,7 +88,7 @@ int arena_grow(struct rtr_arena *a, void *arrp, size_t *cap, size_t n,
 	return 0;
 }
 
-void arena_free(struct rtr_arena *a)
+void tsdl_arena_free(struct rtr_arena *a)
 {
 	if (!a)
 		return;
@@ -104,7 +104,7 @@ void arena_free(struct rtr_arena *a)
 /* ------------------------------------------------------------------ */
 /* Tokens                                                               */
 __attribute__((format(printf, 4, 5)))
-int perr(struct parser *P, size_t off, int code, const char *fmt, ...)
+int tsdl_perr(struct parser *P, size_t off, int code, const char *fmt, ...)
 {
 	if (P->rc)
 		return P->rc;
@@ -133,9 +133,9 @@ int perr(struct parser *P, size_t off, int code, const char *fmt, ...)
 	return code;
 }
 
-int oom(struct parser *P)
+int tsdl_oom(struct parser *P)
 {
-	return perr(P, 0, -ENOMEM, "out of memory");
+	return tsdl_perr(P, 0, -ENOMEM, "out of memory");
 }
 
 static bool is_ident_start(int c)
@@ -148,7 +148,7 @@ static bool is_ident_char(int c)
 	return is_ident_start(c) || (c >= '0' && c <= '9');
 }
 
-int hexval(int c)
+int tsdl_hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -165,7 +165,7 @@ static int push_tok(struct parser *P, const struct tok *t)
 		size_t cap = P->tokcap ? P->tokcap * 2 : 1024;
 		struct tok *v = realloc(P->toks, cap * sizeof(*v));
 		if (!v)
-			return oom(P);
+			return tsdl_oom(P);
 		P->toks = v;
 		P->tokcap = cap;
 	}
@@ -189,25 +189,25 @@ static int lex_number(struct parser *P, size_t *k, uint64_t *out)
 	uint64_t v = 0;
 	size_t digits = 0;
 	for (; j < P->len; j++, digits++) {
-		int d = hexval((unsigned char)s[j]);
+		int d = tsdl_hexval((unsigned char)s[j]);
 		if (d < 0 || (unsigned)d >= base)
 			break;
 		if (v > (UINT64_MAX - (unsigned)d) / base)
-			return perr(P, start, -EINVAL, "integer literal too large");
+			return tsdl_perr(P, start, -EINVAL, "integer literal too large");
 		v = v * base + (unsigned)d;
 	}
 	if (base == 16 && digits == 0)
-		return perr(P, start, -EINVAL, "bad hexadecimal literal");
+		return tsdl_perr(P, start, -EINVAL, "bad hexadecimal literal");
 	while (j < P->len && (s[j] == 'u' || s[j] == 'U' || s[j] == 'l' || s[j] == 'L'))
 		j++;
 	if (j < P->len && is_ident_char((unsigned char)s[j]))
-		return perr(P, start, -EINVAL, "bad integer literal");
+		return tsdl_perr(P, start, -EINVAL, "bad integer literal");
 	*k = j;
 	*out = v;
 	return 0;
 }
 
-int tokenize(struct parser *P)
+int tsdl_tokenize(struct parser *P)
 {
 	const char *s = P->src;
 	size_t k = 0, n = P->len;
@@ -220,7 +220,7 @@ int tokenize(struct parser *P)
 		if (c == '/' && k + 1 < n && s[k + 1] == '*') {
 			const char *end = memmem(s + k + 2, n - k - 2, "*/", 2);
 			if (!end)
-				return perr(P, k, -EINVAL, "unterminated comment");
+				return tsdl_perr(P, k, -EINVAL, "unterminated comment");
 			k = (size_t)(end - s) + 2;
 			continue;
 		}
@@ -250,7 +250,7 @@ int tokenize(struct parser *P)
 				j++;
 			}
 			if (j >= n)
-				return perr(P, k, -EINVAL, "unterminated string literal");
+				return tsdl_perr(P, k, -EINVAL, "unterminated string literal");
 			t.kind = TK_STRING;
 			t.len = (uint32_t)(j + 1 - k);
 			k = j + 1;
@@ -270,12 +270,12 @@ int tokenize(struct parser *P)
 			t.len = 1;
 			k++;
 		} else if (c >= 0x20 && c < 0x7f) {
-			return perr(P, k, -EINVAL, "unexpected character '%c'", c);
+			return tsdl_perr(P, k, -EINVAL, "unexpected character '%c'", c);
 		} else {
-			return perr(P, k, -EINVAL, "unexpected byte 0x%02x", c);
+			return tsdl_perr(P, k, -EINVAL, "unexpected byte 0x%02x", c);
 		}
 		if (t.len > UINT32_MAX / 2)
-			return perr(P, t.off, -EINVAL, "token too long");
+			return tsdl_perr(P, t.off, -EINVAL, "token too long");
 		if (push_tok(P, &t) < 0)
 			return P->rc;
 	}
@@ -286,36 +286,36 @@ int tokenize(struct parser *P)
 /* ------------------------------------------------------------------ */
 /* Token helpers                                                        */
 
-const struct tok *cur(const struct parser *P)
+const struct tok *tsdl_cur(const struct parser *P)
 {
 	return &P->toks[P->i];
 }
 
-const struct tok *peek(const struct parser *P, size_t ahead)
+const struct tok *tsdl_peek(const struct parser *P, size_t ahead)
 {
 	size_t j = P->i + ahead;
 	return &P->toks[j < P->ntok ? j : P->ntok - 1];
 }
 
-void advance(struct parser *P)
+void tsdl_advance(struct parser *P)
 {
 	if (P->i + 1 < P->ntok)
 		P->i++;
 }
 
-bool tok_is_punct(const struct tok *t, char c)
+bool tsdl_tok_is_punct(const struct tok *t, char c)
 {
 	return t->kind == TK_PUNCT && t->punct == c;
 }
 
-bool tok_is_ident(const struct parser *P, const struct tok *t, const char *word)
+bool tsdl_tok_is_ident(const struct parser *P, const struct tok *t, const char *word)
 {
 	size_t n = strlen(word);
 	return t->kind == TK_IDENT && t->len == n && memcmp(P->src + t->off, word, n) == 0;
 }
 
 /* Describe a token for a message: 'xyz', end of file, ... */
-const char *tok_desc(const struct parser *P, const struct tok *t, char *buf,
+const char *tsdl_tok_desc(const struct parser *P, const struct tok *t, char *buf,
 			    size_t size)
 {
 	if (t->kind == TK_EOF)
@@ -325,35 +325,35 @@ const char *tok_desc(const struct parser *P, const struct tok *t, char *buf,
 	return buf;
 }
 
-int expect_punct(struct parser *P, char c, const char *what)
+int tsdl_expect_punct(struct parser *P, char c, const char *what)
 {
-	const struct tok *t = cur(P);
-	if (tok_is_punct(t, c)) {
-		advance(P);
+	const struct tok *t = tsdl_cur(P);
+	if (tsdl_tok_is_punct(t, c)) {
+		tsdl_advance(P);
 		return 0;
 	}
 	char d[64];
 	const char *shown = c == P_ASSIGN_TYPE ? ":=" : (char[2]){ c, 0 };
-	return perr(P, t->off, -EINVAL, "expected '%s' %s, found %s", shown, what,
-		    tok_desc(P, t, d, sizeof(d)));
+	return tsdl_perr(P, t->off, -EINVAL, "expected '%s' %s, found %s", shown, what,
+		    tsdl_tok_desc(P, t, d, sizeof(d)));
 }
 
-const char *tok_ident(struct parser *P, const struct tok *t)
+const char *tsdl_tok_ident(struct parser *P, const struct tok *t)
 {
-	const char *s = arena_strndup(P->a, P->src + t->off, t->len);
+	const char *s = tsdl_arena_strndup(P->a, P->src + t->off, t->len);
 	if (!s)
-		oom(P);
+		tsdl_oom(P);
 	return s;
 }
 
 /* The value of a string literal token, escapes resolved. */
-const char *tok_string(struct parser *P, const struct tok *t)
+const char *tsdl_tok_string(struct parser *P, const struct tok *t)
 {
 	const char *s = P->src + t->off + 1;
 	size_t n = t->len - 2;
-	char *out = arena_alloc(P->a, n + 1);
+	char *out = tsdl_arena_alloc(P->a, n + 1);
 	if (!out) {
-		oom(P);
+		tsdl_oom(P);
 		return NULL;
 	}
 	size_t o = 0;
@@ -378,12 +378,12 @@ const char *tok_string(struct parser *P, const struct tok *t)
 		case 'x': {
 			v = 0;
 			int digits = 0;
-			while (digits < 2 && k + 1 < n && hexval((unsigned char)s[k + 1]) >= 0) {
-				v = v * 16 + hexval((unsigned char)s[++k]);
+			while (digits < 2 && k + 1 < n && tsdl_hexval((unsigned char)s[k + 1]) >= 0) {
+				v = v * 16 + tsdl_hexval((unsigned char)s[++k]);
 				digits++;
 			}
 			if (!digits) {
-				perr(P, t->off + 1 + k, -EINVAL, "bad \\x escape");
+				tsdl_perr(P, t->off + 1 + k, -EINVAL, "bad \\x escape");
 				return NULL;
 			}
 			break;
@@ -398,7 +398,7 @@ const char *tok_string(struct parser *P, const struct tok *t)
 			}
 		}
 		if (v == 0 || v > 0xff) {
-			perr(P, t->off + 1 + k, -EINVAL, "bad character escape in string literal");
+			tsdl_perr(P, t->off + 1 + k, -EINVAL, "bad character escape in string literal");
 			return NULL;
 		}
 		out[o++] = (char)v;
@@ -409,21 +409,21 @@ const char *tok_string(struct parser *P, const struct tok *t)
 
 /* IDENT (sep IDENT)* from the current token (sep '.': dotted names, ' ':
  * consecutive identifiers), joined with `sep`; the tokens are consumed. */
-const char *join_idents(struct parser *P, char sep)
+const char *tsdl_join_idents(struct parser *P, char sep)
 {
 	size_t first = P->i, len = 0, n = 0;
 	for (;;) {
 		len += P->toks[P->i].len + 1;
 		n++;
-		advance(P);
-		if (sep == '.' && tok_is_punct(cur(P), '.') && peek(P, 1)->kind == TK_IDENT)
-			advance(P);
-		else if (sep != ' ' || cur(P)->kind != TK_IDENT)
+		tsdl_advance(P);
+		if (sep == '.' && tsdl_tok_is_punct(tsdl_cur(P), '.') && tsdl_peek(P, 1)->kind == TK_IDENT)
+			tsdl_advance(P);
+		else if (sep != ' ' || tsdl_cur(P)->kind != TK_IDENT)
 			break;
 	}
-	char *s = arena_alloc(P->a, len);
+	char *s = tsdl_arena_alloc(P->a, len);
 	if (!s) {
-		oom(P);
+		tsdl_oom(P);
 		return NULL;
 	}
 	size_t o = 0;
@@ -442,20 +442,20 @@ const char *join_idents(struct parser *P, char sep)
 }
 
 /* IDENT ('.' IDENT)*, joined with dots. */
-const char *parse_dotted(struct parser *P)
+const char *tsdl_parse_dotted(struct parser *P)
 {
-	const struct tok *t = cur(P);
+	const struct tok *t = tsdl_cur(P);
 	if (t->kind != TK_IDENT) {
 		char d[64];
-		perr(P, t->off, -EINVAL, "expected an identifier, found %s",
-		     tok_desc(P, t, d, sizeof(d)));
+		tsdl_perr(P, t->off, -EINVAL, "expected an identifier, found %s",
+		     tsdl_tok_desc(P, t, d, sizeof(d)));
 		return NULL;
 	}
-	return join_idents(P, '.');
+	return tsdl_join_idents(P, '.');
 }
 
 /* ------------------------------------------------------------------ */
-struct rtr_arena *arena_new(void)
+struct rtr_arena *tsdl_arena_new(void)
 {
 	return calloc(1, sizeof(struct rtr_arena));
 }
