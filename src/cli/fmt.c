@@ -317,6 +317,7 @@ void fmt_text_string(struct fmt_out *o, const char *s, size_t n)
 
 void fmt_clock_init(struct fmt_clock *c, bool utc, bool date)
 {
+	memset(c->text, 0, sizeof(c->text));
 	c->utc = utc;
 	c->date = date;
 	c->cached_sec = INT64_MIN;
@@ -366,7 +367,7 @@ char *fmt_put_clock(char *p, struct fmt_clock *c, int64_t ns)
 	split_ns(ns, &sec, &frac);
 	if (sec != c->cached_sec)
 		clock_refresh(c, sec);
-	memcpy(p, c->text, c->text_len);
+	memcpy(p, c->text, sizeof(c->text));	/* constant size: no call */
 	p += c->text_len;
 	*p++ = '.';
 	return fmt_put_udigits(p, frac, 9);
@@ -377,6 +378,11 @@ char *fmt_put_seconds(char *p, int64_t ns)
 	uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
 	if (ns < 0)
 		*p++ = '-';
+	if (mag < 1000000000) {	/* the usual delta */
+		*p++ = '0';
+		*p++ = '.';
+		return fmt_put_udigits(p, mag, 9);
+	}
 	p = fmt_put_u64(p, mag / 1000000000);
 	*p++ = '.';
 	return fmt_put_udigits(p, mag % 1000000000, 9);

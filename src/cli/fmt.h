@@ -89,6 +89,16 @@ static inline void fmt_cstr(struct fmt_out *o, const char *s)
 	fmt_str(o, s, strlen(s));
 }
 
+/* Copy n bytes in 16-byte blocks (no call, no length dispatch): reads up
+ * to 15 bytes past src + n and writes up to 15 past p + n; the caller
+ * guarantees both areas are that large. Returns p + n. */
+static inline char *fmt_put_blocks(char *p, const char *src, size_t n)
+{
+	for (size_t i = 0; i < n; i += 16)
+		memcpy(p + i, src + i, 16);
+	return p + n;
+}
+
 /* Raw writers into a reserved area: each returns the new end. */
 char *fmt_put_u64(char *p, uint64_t v);
 char *fmt_put_i64(char *p, int64_t v);
@@ -127,11 +137,12 @@ struct fmt_clock {
 	bool date;		/* "YYYY-MM-DD " before the time */
 	int64_t cached_sec;	/* second whose text is in `text` */
 	size_t text_len;
-	char text[32];		/* "[YYYY-MM-DD ]HH:MM:SS" */
+	char text[32];		/* "[YYYY-MM-DD ]HH:MM:SS", copied as 32 bytes */
 };
 
 void fmt_clock_init(struct fmt_clock *c, bool utc, bool date);
-/* "[date ]HH:MM:SS.nnnnnnnnn" of ns since the epoch. At most 48 bytes. */
+/* "[date ]HH:MM:SS.nnnnnnnnn" of ns since the epoch. Writes at most 48
+ * bytes (32 for the cached text whatever its length, then 10). */
 char *fmt_put_clock(char *p, struct fmt_clock *c, int64_t ns);
 /* "S.nnnnnnnnn" (seconds since the epoch, or a delta); a leading '-' when
  * negative. At most 32 bytes. */

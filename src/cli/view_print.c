@@ -272,6 +272,7 @@ __attribute__((noinline)) static int build_layout(struct view_printer *pr,
 	}
 	put_lit(&b.o, pr->json ? "}" : c->nr_fields ? " }" : "");
 	end_piece(&b, l, c->nr_fields + 2);
+	fmt_reserve(&b.o, 16);	/* slack for fmt_put_blocks (it grows the buffer) */
 	if (b.o.err) {
 		fmt_close(&b.o);
 		free(l->piece);
@@ -284,9 +285,18 @@ __attribute__((noinline)) static int build_layout(struct view_printer *pr,
 	return 0;
 }
 
+/* Pieces up to this long are copied in blocks (the layout text has the
+ * slack fmt_put_blocks reads past the end). */
+#define SHORT_PIECE (FMT_MIN_ROOM - 16)
+
 static inline void put_piece(struct fmt_out *o, const struct view_layout *l, uint32_t i)
 {
-	fmt_str(o, l->text + l->piece[i].off, l->piece[i].len);
+	uint32_t n = l->piece[i].len;
+	const char *src = l->text + l->piece[i].off;
+	if (n <= SHORT_PIECE)
+		fmt_commit(o, fmt_put_blocks(fmt_reserve(o, FMT_MIN_ROOM), src, n));
+	else
+		fmt_str(o, src, n);
 }
 
 int view_printer_init(struct view_printer *p, size_t nr_classes, bool json)
