@@ -14,8 +14,8 @@
 #   ringtrace view DIR > /dev/null
 #   ringtrace view --format=json DIR > /dev/null
 #
-# and prints a Markdown table of the medians: seconds, events/s, and the
-# speed relative to babeltrace2. The trace goes to TMPDIR (default /tmp)
+# and prints a Markdown table of the medians: wall-clock and CPU seconds,
+# events per CPU second, and the speed relative to babeltrace2. The trace goes to TMPDIR (default /tmp)
 # and is removed at the end. Timing decides nothing: the script fails only
 # when a program fails.
 set -euo pipefail
@@ -29,7 +29,7 @@ EVENTS=${2:-4000000}
 REPS=${3:-3}
 RINGTRACE=$BUILD/src/cli/ringtrace
 BURST=$BUILD/tests/integration/burst
-for p in "$RINGTRACE" "$BURST"; do
+for p in "$RINGTRACE" "$BURST" /usr/bin/time; do
 	[ -x "$p" ] || die "$p is missing (run make first)"
 done
 command -v babeltrace2 >/dev/null || die "babeltrace2 is not installed (scripts/install-deps.sh)"
@@ -44,38 +44,40 @@ RECORDED=$("$RINGTRACE" view --stats "$TRACE" | awk '$1 == "events:" { print $2 
 [ -n "$RECORDED" ] && [ "$RECORDED" -gt 0 ] || die "no events recorded"
 SIZE=$(du -sh "$TRACE" | cut -f1)
 
-# Nanoseconds that "$@" takes, its output thrown away (its messages, such
-# as babeltrace2's discarded-events warnings, kept in $WORK/stderr).
-elapsed() {
-	local t0 t1
-	t0=$(date +%s%N)
-	"$@" > /dev/null 2>> "$WORK/stderr" || { cat "$WORK/stderr" >&2; die "$1 failed"; }
-	t1=$(date +%s%N)
-	echo $(( t1 - t0 ))
+# "WALL CPU" seconds "$@" takes (CPU = user + system), its output thrown
+# away (its messages, such as babeltrace2's discarded-events warnings, kept
+# in $WORK/stderr). On a shared machine the CPU time is the steadier figure.
+measure() {
+	/usr/bin/time -f "%e %U %S" -o "$WORK/time" "$@" > /dev/null 2>> "$WORK/stderr" ||
+		{ cat "$WORK/stderr" >&2; die "$1 failed"; }
+	awk '{ printf "%.2f %.2f\n", $1, $2 + $3 }' "$WORK/time"
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-declare -a T_BT T_TEXT T_JSON
+declare -a R_BT R_TEXT R_JSON
 for ((r = 0; r < REPS; r++)); do
-	T_BT+=("$(elapsed babeltrace2 "$TRACE")")
-	T_TEXT+=("$(elapsed "$RINGTRACE" view "$TRACE")")
-	T_JSON+=("$(elapsed "$RINGTRACE" view --format=json "$TRACE")")
+	R_BT+=("$(measure babeltrace2 "$TRACE")")
+	R_TEXT+=("$(measure "$RINGTRACE" view "$TRACE")")
+	R_JSON+=("$(measure "$RINGTRACE" view --format=json "$TRACE")")
 done
-M_BT=$(printf '%s\n' "${T_BT[@]}" | median)
-M_TEXT=$(printf '%s\n' "${T_TEXT[@]}" | median)
-M_JSON=$(printf '%s\n' "${T_JSON[@]}" | median)
+# col N of the runs given: their median
+med() { local col=$1; shift; printf '%s\n' "$@" | awk -v c="$col" '{ print $c }' | median; }
+BT_WALL=$(med 1 "${R_BT[@]}")
+BT_CPU=$(med 2 "${R_BT[@]}")
 
-row() {	# name median_ns
-	awk -v name="$1" -v ns="$2" -v bt="$M_BT" -v n="$RECORDED" 'BEGIN {
-		printf "| %-36s | %8.3f | %12.0f | %6.1fx |\n",
-			name, ns / 1e9, n / (ns / 1e9), bt / ns }'
+row() {	# name wall cpu
+	awk -v name="$1" -v w="$2" -v c="$3" -v bw="$BT_WALL" -v bc="$BT_CPU" -v n="$RECORDED" 'BEGIN {
+		if (w < 0.01) w = 0.01
+		if (c < 0.01) c = 0.01
+		printf "| %-34s | %7.2f | %6.2f | %12.0f | %10.1fx | %9.1fx |\n",
+			name, w, c, n / c, bw / w, bc / c }'
 }
 
-echo "Trace: $RECORDED events (burst), $SIZE; median of $REPS interleaved runs, output to /dev/null."
+echo "Trace: $RECORDED events (burst), $SIZE; median of $REPS interleaved runs, output to /dev/null; CPU = user + system."
 echo
-echo "| command                              |   time s |     events/s | vs bt2 |"
-echo "|--------------------------------------|---------:|-------------:|-------:|"
-row "babeltrace2 DIR" "$M_BT"
-row "ringtrace view DIR" "$M_TEXT"
-row "ringtrace view --format=json DIR" "$M_JSON"
+echo "| command                            |  wall s |  CPU s | events/CPU s | wall vs bt2 | CPU vs bt2 |"
+echo "|------------------------------------|--------:|-------:|-------------:|------------:|-----------:|"
+row "babeltrace2 DIR" "$BT_WALL" "$BT_CPU"
+row "ringtrace view DIR" "$(med 1 "${R_TEXT[@]}")" "$(med 2 "${R_TEXT[@]}")"
+row "ringtrace view --format=json DIR" "$(med 1 "${R_JSON[@]}")" "$(med 2 "${R_JSON[@]}")"
