@@ -68,8 +68,11 @@ BT_CPU=$(med 2 "${R_BT[@]}")
 
 row() {	# name wall cpu
 	awk -v name="$1" -v w="$2" -v c="$3" -v bw="$BT_WALL" -v bc="$BT_CPU" -v n="$RECORDED" 'BEGIN {
+		# /usr/bin/time has 10 ms steps: no division by 0 on tiny runs
 		if (w < 0.01) w = 0.01
 		if (c < 0.01) c = 0.01
+		if (bw < 0.01) bw = 0.01
+		if (bc < 0.01) bc = 0.01
 		printf "| %-34s | %7.2f | %6.2f | %12.0f | %10.1fx | %9.1fx |\n",
 			name, w, c, n / c, bw / w, bc / c }'
 }
