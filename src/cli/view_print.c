@@ -23,17 +23,22 @@ static void put_value(struct fmt_out *o, const struct rtr_value *v, int bytes_ba
 
 /* An integer as the text output shows it: in its base (two's complement
  * bits for negative values in base 2, 8 or 16). */
-static void put_int(struct fmt_out *o, const struct rtr_value *v, bool is_signed, bool json)
+static inline char *put_int_at(char *p, const struct rtr_value *v, bool is_signed, bool json)
 {
-	char *p = fmt_reserve(o, 72);
-	if (is_signed && (json || v->base == 10 || !v->base)) {
-		fmt_commit(o, fmt_put_i64(p, v->i));
-		return;
-	}
+	if (is_signed && (json || v->base == 10 || !v->base))
+		return fmt_put_i64(p, v->i);
 	uint64_t u = v->u;
 	if (is_signed && v->bits && v->bits < 64)
 		u &= ((uint64_t)1 << v->bits) - 1;
-	fmt_commit(o, json ? fmt_put_u64(p, u) : fmt_put_base(p, u, v->base));
+	return json || v->base == 10 ? fmt_put_u64(p, u) : fmt_put_base(p, u, v->base);
+}
+
+/* Room for the longest integer put_int_at writes (0b and 64 digits). */
+#define INT_ROOM 72
+
+static void put_int(struct fmt_out *o, const struct rtr_value *v, bool is_signed, bool json)
+{
+	fmt_commit(o, put_int_at(fmt_reserve(o, INT_ROOM), v, is_signed, json));
 }
 
 /* Struct members (names) or array elements: { a = 1 } [ [0] = 1 ] in
@@ -200,8 +205,8 @@ static void put_context(struct view_printer *pr, const struct rtr_event *ev)
  * The constant text of an event class, built once: piece 0 is the name
  * ("types:ints:" / ,"name":"types:ints"), piece 1 opens the payload
  * (" {" / ,"fields":{), pieces 2..n+1 are the field labels (" s8 = " /
- * "s8":), piece n+2 closes the payload. The contexts go between pieces 0
- * and 1 (text) or after the payload (JSON).
+ * "s8":), piece n+2 closes the payload (and the line, in text). The
+ * contexts go between pieces 0 and 1 (text) or after the payload (JSON).
  */
 struct view_layout {
 	char *text;		/* owned; NULL until built */
@@ -270,7 +275,7 @@ __attribute__((noinline)) static int build_layout(struct view_printer *pr,
 		}
 		end_piece(&b, l, i + 2);
 	}
-	put_lit(&b.o, pr->json ? "}" : c->nr_fields ? " }" : "");
+	put_lit(&b.o, pr->json ? "}" : c->nr_fields ? " }\n" : "\n");
 	end_piece(&b, l, c->nr_fields + 2);
 	fmt_reserve(&b.o, 16);	/* slack for fmt_put_blocks (it grows the buffer) */
 	if (b.o.err) {
@@ -289,14 +294,21 @@ __attribute__((noinline)) static int build_layout(struct view_printer *pr,
  * slack fmt_put_blocks reads past the end). */
 #define SHORT_PIECE (FMT_MIN_ROOM - 16)
 
-static inline void put_piece(struct fmt_out *o, const struct view_layout *l, uint32_t i)
+/* Pieces first..last (consecutive in the text) in one copy. */
+static inline void put_pieces(struct fmt_out *o, const struct view_layout *l, uint32_t first,
+			      uint32_t last)
 {
-	uint32_t n = l->piece[i].len;
-	const char *src = l->text + l->piece[i].off;
+	uint32_t n = l->piece[last].off + l->piece[last].len - l->piece[first].off;
+	const char *src = l->text + l->piece[first].off;
 	if (n <= SHORT_PIECE)
 		fmt_commit(o, fmt_put_blocks(fmt_reserve(o, FMT_MIN_ROOM), src, n));
 	else
 		fmt_str(o, src, n);
+}
+
+static inline void put_piece(struct fmt_out *o, const struct view_layout *l, uint32_t i)
+{
+	put_pieces(o, l, i, i);
 }
 
 int view_printer_init(struct view_printer *p, size_t nr_classes, bool json)
@@ -331,14 +343,26 @@ static void put_event(struct view_printer *pr, const struct view_event *e)
 			o->err = -ENOMEM;
 		return;
 	}
-	put_piece(o, l, 0);
-	if (!pr->json && l->has_context)
+	if (!pr->json && l->has_context) {
+		put_piece(o, l, 0);
 		put_context(pr, ev);
-	put_piece(o, l, 1);
+		put_piece(o, l, 1);
+	} else {	/* pieces 0 and 1 are contiguous: one copy */
+		put_pieces(o, l, 0, 1);
+	}
 	for (uint32_t i = 0; i < c->nr_fields; i++) {
 		struct rtr_value v;
+		int r = rtr_field(ev, i, &v);
+		uint32_t n = l->piece[i + 2].len;
+		if (r == 0 && (v.type == RTR_INT || v.type == RTR_UINT) && n <= SHORT_PIECE) {
+			/* The common case in one reservation: label and integer. */
+			char *p = fmt_reserve(o, FMT_MIN_ROOM + INT_ROOM);
+			p = fmt_put_blocks(p, l->text + l->piece[i + 2].off, n);
+			fmt_commit(o, put_int_at(p, &v, v.type == RTR_INT, pr->json));
+			continue;
+		}
 		put_piece(o, l, i + 2);
-		if (rtr_field(ev, i, &v) == 0)
+		if (r == 0)
 			put_value(o, &v, c->fields[i].base, pr->json, 0);
 		else
 			put_lit(o, pr->json ? "null" : "<undecodable>");
@@ -402,8 +426,7 @@ static void print_text(struct view_printer *pr, const struct view_event *e)
 	}
 	*p++ = ' ';
 	fmt_commit(o, p);
-	put_event(pr, e);
-	fmt_putc(o, '\n');
+	put_event(pr, e);	/* the class's last piece ends the line */
 }
 
 static void print_json(struct view_printer *pr, const struct view_event *e)
