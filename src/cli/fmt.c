@@ -120,6 +120,22 @@ char *fmt_put_i64(char *p, int64_t v)
 	return fmt_put_u64(p, (uint64_t)v);
 }
 
+/* Four digits of v < 10000 at p. */
+static inline void put4(char *p, uint32_t v)
+{
+	memcpy(p, digit_pairs + 2 * (v / 100), 2);
+	memcpy(p + 2, digit_pairs + 2 * (v % 100), 2);
+}
+
+char *fmt_put_9digits(char *p, uint32_t v)
+{
+	uint32_t rest = v % 100000000;
+	p[0] = (char)('0' + v / 100000000);
+	put4(p + 1, rest / 10000);
+	put4(p + 5, rest % 10000);
+	return p + 9;
+}
+
 char *fmt_put_udigits(char *p, uint64_t v, unsigned width)
 {
 	unsigned i = width;
@@ -370,7 +386,7 @@ char *fmt_put_clock(char *p, struct fmt_clock *c, int64_t ns)
 	memcpy(p, c->text, sizeof(c->text));	/* constant size: no call */
 	p += c->text_len;
 	*p++ = '.';
-	return fmt_put_udigits(p, frac, 9);
+	return fmt_put_9digits(p, frac);
 }
 
 char *fmt_put_seconds(char *p, int64_t ns)
@@ -381,9 +397,9 @@ char *fmt_put_seconds(char *p, int64_t ns)
 	if (mag < 1000000000) {	/* the usual delta */
 		*p++ = '0';
 		*p++ = '.';
-		return fmt_put_udigits(p, mag, 9);
+		return fmt_put_9digits(p, (uint32_t)mag);
 	}
 	p = fmt_put_u64(p, mag / 1000000000);
 	*p++ = '.';
-	return fmt_put_udigits(p, mag % 1000000000, 9);
+	return fmt_put_9digits(p, (uint32_t)(mag % 1000000000));
 }

@@ -104,6 +104,8 @@ char *fmt_put_u64(char *p, uint64_t v);
 char *fmt_put_i64(char *p, int64_t v);
 /* Exactly `width` digits, zero-padded (v < 10^width). */
 char *fmt_put_udigits(char *p, uint64_t v, unsigned width);
+/* Exactly 9 digits of v < 10^9 (nanoseconds). */
+char *fmt_put_9digits(char *p, uint32_t v);
 /* 0x..., 0..., 0b... or decimal for base 16, 8, 2, 10. */
 char *fmt_put_base(char *p, uint64_t v, int base);
 /* The shortest decimal form that reads back as the same double; `json`

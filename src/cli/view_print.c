@@ -445,7 +445,7 @@ static void print_json(struct view_printer *pr, const struct view_event *e)
 						   pr->ts_sec_text);
 		}
 		memcpy(p, pr->ts_sec_text, pr->ts_sec_len);
-		p = fmt_put_udigits(p + pr->ts_sec_len, (uint64_t)(ev->ns % 1000000000), 9);
+		p = fmt_put_9digits(p + pr->ts_sec_len, (uint32_t)(ev->ns % 1000000000));
 	} else {
 		p = fmt_put_i64(p, ev->ns);
 	}

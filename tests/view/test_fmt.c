@@ -48,6 +48,11 @@ static void test_integers(void)
 	CHECK(!strcmp(end_str(b, fmt_put_base(b, 5, 2)), "0b101"), "%s", b);
 	CHECK(!strcmp(end_str(b, fmt_put_base(b, 0, 16)), "0x0"), "%s", b);
 	CHECK(!strcmp(end_str(b, fmt_put_udigits(b, 42, 9)), "000000042"), "%s", b);
+	for (uint32_t v = 0; v < 1000000000; v = v * 7 + 13) {
+		snprintf(r, sizeof(r), "%09" PRIu32, v);
+		CHECK(!strcmp(end_str(b, fmt_put_9digits(b, v)), r), "%s != %s", b, r);
+	}
+	CHECK(!strcmp(end_str(b, fmt_put_9digits(b, 999999999)), "999999999"), "%s", b);
 }
 
 static void test_doubles(void)
