@@ -99,15 +99,22 @@ char *fmt_put_u64(char *p, uint64_t v)
 {
 	unsigned n = count_digits(v);
 	char *q = p + n;
-	while (v >= 100) {
+	/* Above 2^32 with 64-bit divisions, below with cheaper 32-bit ones. */
+	while (v > UINT32_MAX) {
 		q -= 2;
 		memcpy(q, digit_pairs + 2 * (v % 100), 2);
 		v /= 100;
 	}
-	if (v >= 10)
-		memcpy(q - 2, digit_pairs + 2 * v, 2);
+	uint32_t x = (uint32_t)v;
+	while (x >= 100) {
+		q -= 2;
+		memcpy(q, digit_pairs + 2 * (x % 100), 2);
+		x /= 100;
+	}
+	if (x >= 10)
+		memcpy(q - 2, digit_pairs + 2 * x, 2);
 	else
-		q[-1] = (char)('0' + v);
+		q[-1] = (char)('0' + x);
 	return p + n;
 }
 
