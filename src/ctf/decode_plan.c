@@ -260,6 +260,9 @@ static struct rtr_node *compile_struct(struct cctx *C, const struct ty *t)
 			n->align = c->align;
 	}
 	C->nframes--;
+	n->flat = 1;
+	for (uint32_t k = 0; k < n->nr_children; k++)
+		n->flat &= is_scalar(n->children[k]);
 	uint64_t bits = 0;
 	uint64_t *offs = tsdl_arena_alloc(C->P->a, (n->nr_children + 1) * sizeof(*offs));
 	if (!offs) {

@@ -162,21 +162,44 @@ static inline int scan_scalar(struct walk *w, const struct rtr_node *n, uint64_t
 	return 0;
 }
 
-static int walk_variant(struct walk *w, const struct rtr_node *n, uint64_t *bitp, size_t rec)
+/* The option variant n selects (its tag's value), or -1. */
+static inline int32_t variant_option(const struct walk *w, const struct rtr_node *n)
 {
 	uint64_t tag = w->c->slots[n->ref_slot];
-	int32_t opt = -1;
 	for (uint32_t k = 0; k < n->nr_maps; k++) {
 		const struct rtr_enum_map *mp = &n->maps[k];
-		if ((int64_t)tag >= mp->lo && (int64_t)tag <= mp->hi) {
-			opt = mp->option;
-			break;
-		}
+		if ((int64_t)tag >= mp->lo && (int64_t)tag <= mp->hi)
+			return mp->option;
 	}
+	return -1;
+}
+
+__attribute__((noinline))
+static int no_option(const struct walk *w, const struct rtr_node *n, uint64_t bit)
+{
+	return rtr_set_error(w->c->set, -EINVAL,
+			     "%s: byte offset %" PRIu64 ": variant '%s': tag value %" PRId64 " selects no option",
+			     w->c->path, bit / 8, n->decl_name, (int64_t)w->c->slots[n->ref_slot]);
+}
+
+/* Scan (no records) a structure of scalars, e.g. an event header's
+ * compact or extended form. */
+static inline int scan_flat(struct walk *w, const struct rtr_node *st, uint64_t *bitp)
+{
+	*bitp = align_up(*bitp, st->align);
+	if (*bitp > w->end)
+		return field_past_end(w, st, *bitp);
+	for (uint32_t k = 0; k < st->nr_children; k++)
+		if (scan_scalar(w, st->children[k], bitp) < 0)
+			return -EINVAL;
+	return 0;
+}
+
+static int walk_variant(struct walk *w, const struct rtr_node *n, uint64_t *bitp, size_t rec)
+{
+	int32_t opt = variant_option(w, n);
 	if (opt < 0)
-		return rtr_set_error(w->c->set, -EINVAL,
-				     "%s: byte offset %" PRIu64 ": variant '%s': tag value %" PRId64 " selects no option",
-				     w->c->path, *bitp / 8, n->decl_name, (int64_t)tag);
+		return no_option(w, n, *bitp);
 	size_t first = 0;
 	if (w->rec) {
 		if (reserve(w, 1, &first) < 0)
@@ -209,6 +232,18 @@ static int walk_array(struct walk *w, const struct rtr_node *n, uint64_t *bitp, 
 	/* Every element takes at least one bit, but empty structures. */
 	if (len > w->end - bit && e->static_bits != 0)
 		goto too_long;
+	if (e->static_bits == 0 && len > MAX_RECS)
+		goto too_long;
+	if (!w->rec && e->plain && len) {
+		/* Elements of static size with nothing inside to note. */
+		uint64_t stride = align_up((uint64_t)e->static_bits, e->align);
+		uint64_t left = w->end - bit;
+		if (stride && (len - 1 > left / stride ||
+			       stride * (len - 1) + (uint64_t)e->static_bits > left))
+			goto too_long;
+		*bitp = bit + stride * (len - 1) + (uint64_t)e->static_bits;
+		return 0;
+	}
 	size_t first = 0;
 	if (w->rec) {
 		if (reserve(w, len, &first) < 0)
@@ -286,9 +321,18 @@ static int walk_node(struct walk *w, const struct rtr_node *n, uint64_t *bitp, s
 		*bitp = bit;
 		for (uint32_t k = 0; k < n->nr_children && ret == 0; k++) {
 			const struct rtr_node *ch = n->children[k];
-			if (!w->rec && ch->kind <= RN_FLOAT)
+			if (!w->rec && ch->kind <= RN_FLOAT) {
 				ret = scan_scalar(w, ch, bitp);
-			else
+			} else if (!w->rec && ch->kind == RN_VARIANT) {
+				int32_t opt = variant_option(w, ch);
+				if (opt < 0)
+					ret = no_option(w, ch, *bitp);
+				else if (ch->children[opt]->kind == RN_STRUCT &&
+					 ch->children[opt]->flat)
+					ret = scan_flat(w, ch->children[opt], bitp);
+				else
+					ret = walk_node(w, ch->children[opt], bitp, 0);
+			} else
 				ret = walk_node(w, ch, bitp, w->rec ? first + k : 0);
 		}
 		w->depth--;
@@ -419,6 +463,11 @@ int rtr_cursor_packet(struct rtr_cursor *c, uint64_t off)
 	return 0;
 }
 
+static inline bool dynamic(const struct rtr_node *n)
+{
+	return n && n->static_bits < 0;
+}
+
 __attribute__((noinline))
 static int unknown_id(struct rtr_cursor *c, uint64_t at)
 {
@@ -445,8 +494,12 @@ int rtr_cursor_next(struct rtr_cursor *c)
 	const struct rtr_meta *m = c->m;
 	uint64_t end = c->pkt.content_end, at = c->pos, bit = at;
 	c->ev_id = 0;
+	/* Headers are only scanned (their values are rarely asked for);
+	 * contexts and payloads of dynamic size get their records at once
+	 * (readers usually want them, and that spares a second walk). */
 	if (walk_scope(c, RTR_SCOPE_EVENT_HEADER, sc->event_header, &bit, end, false) < 0 ||
-	    walk_scope(c, RTR_SCOPE_STREAM_EVENT_CONTEXT, sc->event_context, &bit, end, false) < 0)
+	    walk_scope(c, RTR_SCOPE_STREAM_EVENT_CONTEXT, sc->event_context, &bit, end,
+		       dynamic(sc->event_context)) < 0)
 		return -EINVAL;
 	uint32_t k = rtr_meta_find_class(m, sc, c->ev_id);
 	if (k == UINT32_MAX)
@@ -454,10 +507,10 @@ int rtr_cursor_next(struct rtr_cursor *c)
 	const struct rtr_class_nodes *cn = &m->class_nodes[k];
 	c->cls = k;
 	c->ev_start = at;
-	if (walk_scope(c, RTR_SCOPE_EVENT_CONTEXT, cn->context, &bit, end, false) < 0)
+	if (walk_scope(c, RTR_SCOPE_EVENT_CONTEXT, cn->context, &bit, end, dynamic(cn->context)) < 0)
 		return -EINVAL;
 	uint64_t pl = bit;
-	if (walk_scope(c, RTR_SCOPE_PAYLOAD, cn->payload, &bit, end, false) < 0)
+	if (walk_scope(c, RTR_SCOPE_PAYLOAD, cn->payload, &bit, end, dynamic(cn->payload)) < 0)
 		return -EINVAL;
 	pl = c->recs[RTR_SCOPE_PAYLOAD].start;
 	if (bit == at)

@@ -59,6 +59,7 @@ struct rtr_node {
 				 * skipped without decoding */
 	uint8_t elem_fixed;	/* arrays/sequences: children[0] is a scalar
 				 * with a fixed stride (no per-element record) */
+	uint8_t flat;		/* RN_STRUCT of scalars only (scanned in a loop) */
 	uint32_t size;		/* scalars */
 	uint32_t align;
 	int32_t slot;		/* >= 0: its integer value is kept in slot

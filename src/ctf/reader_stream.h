@@ -100,6 +100,19 @@ static inline uint64_t read_bits(const uint8_t *map, uint64_t bit, unsigned size
 		}
 	}
 	unsigned nbytes = (sh + size + 7) / 8;
+	if (nbytes <= 8) { /* within one 64-bit word */
+		uint64_t w = 0;
+		if (be) {
+			for (unsigned i = 0; i < nbytes; i++)
+				w = (w << 8) | b[i];
+			w >>= nbytes * 8 - sh - size;
+		} else {
+			for (unsigned i = nbytes; i-- > 0;)
+				w = (w << 8) | b[i];
+			w >>= sh;
+		}
+		return size == 64 ? w : w & ((1ull << size) - 1);
+	}
 	unsigned __int128 v = 0;
 	if (be) {
 		for (unsigned i = 0; i < nbytes; i++)

@@ -170,9 +170,12 @@ int rtr_scope_field(const struct rtr_event *ev, enum rtr_scope s, uint32_t i,
 	}
 	if (rb->state == RS_SKIPPED && rtr_cursor_expand(c, (int)s) < 0)
 		return -EINVAL;
-	struct rtr_value rv;
-	make_value(rb, root, rb->r[0].bit, 0, &rv);
-	return rtr_value_child(&rv, i, v, name);
+	/* Record 0 is the root structure, its members follow from `first`. */
+	const struct rtr_rec *m = &rb->r[rb->r[0].first + i];
+	if (name)
+		*name = root->pnames[i];
+	make_value(rb, m->n, m->bit, rb->r[0].first + i, v);
+	return 0;
 }
 
 int rtr_field(const struct rtr_event *ev, uint32_t index, struct rtr_value *v)

@@ -254,6 +254,32 @@ int tsdl_tokenize(struct parser *P)
 			t.kind = TK_STRING;
 			t.len = (uint32_t)(j + 1 - k);
 			k = j + 1;
+		} else if (c == '\'') {
+			/* A character literal: an integer ('a', '\n', '\x41', '\0'). */
+			size_t j = k + 1;
+			uint64_t v = j < n ? (unsigned char)s[j] : 0;
+			if (j < n && s[j] == '\\' && j + 1 < n) {
+				switch (s[j + 1]) {
+				case 'n': v = '\n'; break;
+				case 't': v = '\t'; break;
+				case 'r': v = '\r'; break;
+				case '0': v = 0; break;
+				default: v = (unsigned char)s[j + 1]; break;
+				}
+				j++;
+				if (s[j] == 'x') {
+					v = 0;
+					while (j + 1 < n && tsdl_hexval((unsigned char)s[j + 1]) >= 0)
+						v = v * 16 + (uint64_t)tsdl_hexval((unsigned char)s[++j]);
+				}
+			}
+			j++;
+			if (j >= n || s[j] != '\'')
+				return tsdl_perr(P, k, -EINVAL, "unterminated character literal");
+			t.kind = TK_INT;
+			t.val = v & 0xff;
+			t.len = (uint32_t)(j + 1 - k);
+			k = j + 1;
 		} else if (c == ':' && k + 1 < n && s[k + 1] == '=') {
 			t.kind = TK_PUNCT;
 			t.punct = P_ASSIGN_TYPE;
@@ -264,7 +290,7 @@ int tsdl_tokenize(struct parser *P)
 			t.punct = P_RANGE;
 			t.len = 3;
 			k += 3;
-		} else if (strchr("{}[]()<>;,=.:-", c) && c) {
+		} else if (strchr("{}[]()<>;,=.:-+", c) && c) {
 			t.kind = TK_PUNCT;
 			t.punct = (char)c;
 			t.len = 1;

@@ -23,6 +23,10 @@ static int parse_value(struct parser *P, struct entry *e)
 {
 	const struct tok *t = tsdl_cur(P);
 	char d[64];
+	if (tsdl_tok_is_punct(t, '+') && tsdl_peek(P, 1)->kind == TK_INT) {
+		tsdl_advance(P); /* unary plus */
+		t = tsdl_cur(P);
+	}
 	if (tsdl_tok_is_punct(t, '-') && tsdl_peek(P, 1)->kind == TK_INT) {
 		tsdl_advance(P);
 		e->vk = V_INT;

@@ -3,7 +3,7 @@
  * JSON object per line (for tests that compare with babeltrace2), or
  * decode everything and print nothing (to measure).
  *
- *   rtr_dump [-n] DIR...
+ *   rtr_dump [-n | -g] DIR...
  *
  * {"name":..,"ns":..,"trace":..,"stream":..,"cpu":..,
  *  "context":{stream event context and event context members},
@@ -11,6 +11,9 @@
  * Integers and enums print their integer value, strings as JSON strings,
  * arrays as lists, structures as objects, floats with 17 digits.
  * -n: decode every value of every event, print only the event count.
+ * -g: print the gaps instead, one JSON object per line:
+ *   {"stream":..,"trace":..,"ticks_before":..,"begin_ns":..,"end_ns":..,
+ *    "packets_lost":..,"events_discarded":..}
  * Exit status 0, or 1 with the reader's message on stderr.
  */
 #include <inttypes.h>
@@ -133,13 +136,16 @@ static uint64_t put_scopes(const struct rtr_event *ev, const enum rtr_scope *sco
 
 int main(int argc, char **argv)
 {
-	int quiet = 0, first = 1;
+	int quiet = 0, gaps = 0, first = 1;
 	if (argc > 1 && !strcmp(argv[1], "-n")) {
 		quiet = 1;
 		first = 2;
+	} else if (argc > 1 && !strcmp(argv[1], "-g")) {
+		gaps = 1;
+		first = 2;
 	}
 	if (argc <= first) {
-		fprintf(stderr, "usage: rtr_dump [-n] DIR...\n");
+		fprintf(stderr, "usage: rtr_dump [-n | -g] DIR...\n");
 		return 2;
 	}
 	struct rtr_trace *t;
@@ -148,6 +154,24 @@ int main(int argc, char **argv)
 			  sizeof(err)) < 0) {
 		fprintf(stderr, "rtr_dump: %s\n", err);
 		return 1;
+	}
+	if (gaps) {
+		const struct rtr_gap *g;
+		const struct rtr_stream_stats *st;
+		size_t n = rtr_gaps(t, &g);
+		rtr_streams(t, &st);
+		for (size_t k = 0; k < n; k++) {
+			uint32_t tr = st[g[k].stream].trace;
+			printf("{\"stream\":%u,\"trace\":%u,\"ticks_before\":%" PRIu64
+			       ",\"begin_ns\":%" PRId64
+			       ",\"end_ns\":%" PRId64 ",\"packets_lost\":%" PRIu64
+			       ",\"events_discarded\":%" PRIu64 "}\n",
+			       g[k].stream, tr, g[k].ticks_before, rtr_trace_ticks_to_ns(t, tr, g[k].ticks_before),
+			       rtr_trace_ticks_to_ns(t, tr, g[k].ticks_after), g[k].packets_lost,
+			       g[k].events_discarded);
+		}
+		rtr_close(t);
+		return 0;
 	}
 	static const enum rtr_scope ctx[] = { RTR_SCOPE_STREAM_EVENT_CONTEXT,
 					      RTR_SCOPE_EVENT_CONTEXT };

@@ -81,6 +81,7 @@ def main():
         lt("lttng", "destroy")
         n = bt2_compare.compare(dump, [trace], min_events=5 * 60)
         print("LTTng-UST trace: rtr_dump and babeltrace2 agree on %d events" % n)
+        bt2_compare.compare_gaps(dump, [trace])
         # One level up: the same trace found below (uid/... layout).
         n2 = bt2_compare.compare(dump, [trace / "ust"], min_events=5 * 60)
         assert n2 == n

@@ -2,7 +2,8 @@
 """Record traces with `ringtrace record` (the integration programs: every
 field type, and a burst with a small buffer that discards events) and
 check that rt_reader (rtr_dump) and babeltrace2 decode the same events:
-names, timestamps in ns, payload values. Then open both traces at once
+names, timestamps in ns, payload values; and report the same discarded
+events. Then open both traces at once
 (rtr_open_many, and a parent directory holding both) and check the merge
 (babeltrace2 does not merge these: their clocks have different UUIDs).
 
@@ -42,6 +43,11 @@ def main():
         n1 = bt2_compare.compare(dump, [a], min_events=30)
         n2 = bt2_compare.compare(dump, [b], min_events=100)
         print("ringtrace traces: rtr_dump and babeltrace2 agree on %d + %d events" % (n1, n2))
+        # The burst usually overflows its small buffers (how much depends
+        # on timing): the same discarded events, over the same time ranges,
+        # as babeltrace2's messages.
+        disc, _ = bt2_compare.compare_gaps(dump, [b])
+        print("and on %d discarded events" % disc)
         # Both at once: the same events, merged by time, trace 0 first on ties.
         for dirs in ([a, b], [tmp / "all"]):
             res = subprocess.run([str(dump)] + [str(d) for d in dirs], capture_output=True,

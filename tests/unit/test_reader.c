@@ -643,7 +643,7 @@ static void test_writer_compat(void)
 		{ "j", RT_TYPE_DOUBLE }, { "k", RT_TYPE_BOOL }, { "l", RT_TYPE_STRING },
 		{ "m", RT_TYPE_POINTER }, { "n", RT_TYPE_BYTES }, { "o", RT_TYPE_U8 },
 	};
-	static const struct ctf_stream_class sc = { 0, "chan" };
+	static const struct ctf_stream_class sc = { .id = 0, .name = "chan" };
 	struct ctf_event_class ev[2] = {
 		{ .id = 3, .stream_id = 0, .provider = "p", .name = "all", .loglevel = 2,
 		  .nr_fields = sizeof(f) / sizeof(f[0]), .fields = f },
@@ -1055,8 +1055,8 @@ static void test_bad_metadata(void)
 		    "unterminated comment");
 	meta_case("syn_string", "/* CTF 1.8 */\ntrace { uuid = \"abc");
 	EXPECT_FAIL(mkdir_case("syn_string"), "line 2, column 16", "unterminated string literal");
-	meta_case("syn_char", "/* CTF 1.8 */\ntrace { major = 1 + 2; };");
-	EXPECT_FAIL(mkdir_case("syn_char"), "line 2", "unexpected character '+'");
+	meta_case("syn_char", "/* CTF 1.8 */\ntrace { major = 1 @ 2; };");
+	EXPECT_FAIL(mkdir_case("syn_char"), "line 2", "unexpected character '@'");
 	meta_case("syn_eof", "/* CTF 1.8 */\ntrace { major = 1;");
 	EXPECT_FAIL(mkdir_case("syn_eof"), "missing '}'");
 	meta_case("syn_number", "/* CTF 1.8 */\ntrace { major = 99999999999999999999999; };");

@@ -397,6 +397,17 @@ static void test_errors(const struct bw *good)
 	snprintf(off, sizeof(off), "byte offset %zu:", 37 + strlen(META_BE) / 2 + 3);
 	expect_fail(path_of("e_pmagic"), -EINVAL, "e_pmagic/metadata: ", off);
 
+	/* A sequence of 2^32 - 1 empty structures: refused, not looped over. */
+	mkdirs("e_empty");
+	static const char empty_meta[] =
+		"/* CTF 1.8 */\ntrace { byte_order = le; };\n"
+		"event { name = x; fields := struct {\n"
+		"\tinteger { size = 32; align = 8; } n;\n\tstruct { } e[n];\n}; };\n";
+	write_file("e_empty/metadata", empty_meta, strlen(empty_meta));
+	write_file("e_empty/s", "\xff\xff\xff\xff", 4);
+	expect_fail(path_of("e_empty"), -EINVAL, "e_empty/s: byte offset 4:",
+		    "sequence 'e' of 4294967295 elements");
+
 	/* Metadata errors name the line. */
 	mkdirs("e_syntax");
 	static const char bad_syntax[] = "/* CTF 1.8 */\ntrace {\n\tbyte_order = le\n};\n";
