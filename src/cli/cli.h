@@ -18,6 +18,7 @@ int cmd_record(int argc, char **argv);
 /* The session commands (ctl_table.c lists them); argv[0] is the name. */
 int cmd_ctl(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 
 /* Print the summary of the trace in `dir` to `out`: events recorded and
  * lost per channel, bytes, most frequent events. Returns 0 or -errno (the

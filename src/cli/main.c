@@ -25,6 +25,7 @@ static const struct {
 } commands[] = {
 	{ "record", cmd_record, "run a command with tracing on and write its trace" },
 	{ "summary", cmd_summary, "print the summary of a trace directory" },
+	{ "view", cmd_view, "print the events of traces as text or JSON lines" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,412 @@
+/*
+ * fmt.c - the output buffer and the formatters of fmt.h.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "fmt.h"
+
+int fmt_open(struct fmt_out *o, FILE *f, size_t cap)
+{
+	if (cap < FMT_MIN_ROOM * 2)
+		cap = FMT_MIN_ROOM * 2;
+	o->buf = malloc(cap);
+	if (!o->buf)
+		return -ENOMEM;
+	o->len = 0;
+	o->cap = cap;
+	o->f = f;
+	o->err = 0;
+	return 0;
+}
+
+__attribute__((noinline)) int fmt_flush(struct fmt_out *o)
+{
+	if (!o->f) {
+		/* A memory buffer: grow it instead of writing it out. */
+		char *b = o->err ? NULL : realloc(o->buf, o->cap * 2);
+		if (b) {
+			o->buf = b;
+			o->cap *= 2;
+			return 0;
+		}
+		o->err = o->err ? o->err : -ENOMEM;
+		o->len = 0;
+		return o->err;
+	} else if (o->len && !o->err) {
+		if (fwrite(o->buf, 1, o->len, o->f) != o->len)
+			o->err = errno ? -errno : -EIO;
+	}
+	/* After a failure the buffer is scratch space: writes are dropped. */
+	o->len = 0;
+	return o->err;
+}
+
+int fmt_close(struct fmt_out *o)
+{
+	if (o->f)
+		fmt_flush(o);
+	if (o->f && !o->err && fflush(o->f) != 0)
+		o->err = errno ? -errno : -EIO;
+	free(o->buf);
+	o->buf = NULL;
+	o->cap = 0;
+	return o->err;
+}
+
+__attribute__((noinline)) void fmt_str_slow(struct fmt_out *o, const char *s, size_t n)
+{
+	while (n) {
+		size_t room = o->cap - o->len;
+		if (!room) {
+			fmt_flush(o);
+			room = o->cap - o->len;
+		}
+		size_t k = n < room ? n : room;
+		memcpy(o->buf + o->len, s, k);
+		o->len += k;
+		s += k;
+		n -= k;
+	}
+}
+
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+static const uint64_t pow10_table[20] = {
+	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+	100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+	10000000000000ULL, 100000000000000ULL, 1000000000000000ULL,
+	10000000000000000ULL, 100000000000000000ULL, 1000000000000000000ULL,
+	10000000000000000000ULL,
+};
+
+static inline unsigned count_digits(uint64_t v)
+{
+	if (v < 10)
+		return 1;
+	/* floor(log10(v)) is about floor(log2(v)) * 1233 / 4096. */
+	unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233 >> 12;
+	return t + (v >= pow10_table[t]);
+}
+
+char *fmt_put_u64(char *p, uint64_t v)
+{
+	unsigned n = count_digits(v);
+	char *q = p + n;
+	/* Above 2^32 with 64-bit divisions, below with cheaper 32-bit ones. */
+	while (v > UINT32_MAX) {
+		q -= 2;
+		memcpy(q, digit_pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	uint32_t x = (uint32_t)v;
+	while (x >= 100) {
+		q -= 2;
+		memcpy(q, digit_pairs + 2 * (x % 100), 2);
+		x /= 100;
+	}
+	if (x >= 10)
+		memcpy(q - 2, digit_pairs + 2 * x, 2);
+	else
+		q[-1] = (char)('0' + x);
+	return p + n;
+}
+
+char *fmt_put_i64(char *p, int64_t v)
+{
+	if (v < 0) {
+		*p++ = '-';
+		return fmt_put_u64(p, (uint64_t)0 - (uint64_t)v);
+	}
+	return fmt_put_u64(p, (uint64_t)v);
+}
+
+/* Four digits of v < 10000 at p. */
+static inline void put4(char *p, uint32_t v)
+{
+	memcpy(p, digit_pairs + 2 * (v / 100), 2);
+	memcpy(p + 2, digit_pairs + 2 * (v % 100), 2);
+}
+
+char *fmt_put_9digits(char *p, uint32_t v)
+{
+	uint32_t rest = v % 100000000;
+	p[0] = (char)('0' + v / 100000000);
+	put4(p + 1, rest / 10000);
+	put4(p + 5, rest % 10000);
+	return p + 9;
+}
+
+char *fmt_put_udigits(char *p, uint64_t v, unsigned width)
+{
+	unsigned i = width;
+	for (; i >= 2; i -= 2) {
+		memcpy(p + i - 2, digit_pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (i)
+		p[0] = (char)('0' + v % 10);
+	return p + width;
+}
+
+char *fmt_put_base(char *p, uint64_t v, int base)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned shift;
+	switch (base) {
+	case 16:
+		*p++ = '0';
+		*p++ = 'x';
+		shift = 4;
+		break;
+	case 8:
+		*p++ = '0';
+		shift = 3;
+		break;
+	case 2:
+		*p++ = '0';
+		*p++ = 'b';
+		shift = 1;
+		break;
+	default:
+		return fmt_put_u64(p, v);
+	}
+	char tmp[64];
+	unsigned n = 0;
+	uint64_t mask = ((uint64_t)1 << shift) - 1;
+	do {
+		tmp[n++] = hex[v & mask];
+		v >>= shift;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+char *fmt_put_double(char *p, double d, bool json)
+{
+	if (isnan(d) || isinf(d)) {
+		const char *s = isnan(d) ? "NaN" : d > 0 ? "Infinity" : "-Infinity";
+		size_t n = strlen(s);
+		if (json)
+			*p++ = '"';
+		memcpy(p, s, n);
+		p += n;
+		if (json)
+			*p++ = '"';
+		return p;
+	}
+	/* Doubles are rare in traces: snprintf is fine here. Try the short
+	 * forms first and keep the first that reads back exactly. */
+	char tmp[40];
+	int n = 0;
+	for (int prec = 15; prec <= 17; prec++) {
+		n = snprintf(tmp, sizeof(tmp), "%.*g", prec, d);
+		if (strtod(tmp, NULL) == d)
+			break;
+	}
+	memcpy(p, tmp, (size_t)n);
+	p += n;
+	/* Keep it recognisably a real number: 2 -> 2.0 (and valid JSON). */
+	if (!memchr(tmp, '.', (size_t)n) && !memchr(tmp, 'e', (size_t)n)) {
+		*p++ = '.';
+		*p++ = '0';
+	}
+	return p;
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len;
+	unsigned min;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	unsigned cp = c & (0x7f >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+static const char hexdig[] = "0123456789abcdef";
+
+void fmt_json_string(struct fmt_out *o, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	fmt_putc(o, '"');
+	size_t i = 0;
+	while (i < n) {
+		char *p = fmt_reserve(o, FMT_MIN_ROOM);
+		char *end = p + FMT_MIN_ROOM - 8;
+		while (i < n && p < end) {
+			unsigned c = u[i];
+			if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+				*p++ = (char)c;
+				i++;
+				continue;
+			}
+			if (c >= 0x80) {
+				size_t l = utf8_len(u + i, n - i);
+				if (l) {
+					memcpy(p, u + i, l);
+					p += l;
+					i += l;
+				} else {
+					memcpy(p, "\\ufffd", 6);
+					p += 6;
+					i++;
+				}
+				continue;
+			}
+			*p++ = '\\';
+			switch (c) {
+			case '"': *p++ = '"'; break;
+			case '\\': *p++ = '\\'; break;
+			case '\n': *p++ = 'n'; break;
+			case '\t': *p++ = 't'; break;
+			case '\r': *p++ = 'r'; break;
+			case '\b': *p++ = 'b'; break;
+			case '\f': *p++ = 'f'; break;
+			default:
+				memcpy(p, "u00", 3);
+				p += 3;
+				*p++ = hexdig[c >> 4];
+				*p++ = hexdig[c & 15];
+			}
+			i++;
+		}
+		fmt_commit(o, p);
+	}
+	fmt_putc(o, '"');
+}
+
+void fmt_text_string(struct fmt_out *o, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	fmt_putc(o, '"');
+	size_t i = 0;
+	while (i < n) {
+		char *p = fmt_reserve(o, FMT_MIN_ROOM);
+		char *end = p + FMT_MIN_ROOM - 8;
+		for (; i < n && p < end; i++) {
+			unsigned c = u[i];
+			if ((c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)) {
+				*p++ = (char)c;
+				continue;
+			}
+			*p++ = '\\';
+			switch (c) {
+			case '"': *p++ = '"'; break;
+			case '\\': *p++ = '\\'; break;
+			case '\n': *p++ = 'n'; break;
+			case '\t': *p++ = 't'; break;
+			case '\r': *p++ = 'r'; break;
+			default:
+				*p++ = 'x';
+				*p++ = hexdig[c >> 4];
+				*p++ = hexdig[c & 15];
+			}
+		}
+		fmt_commit(o, p);
+	}
+	fmt_putc(o, '"');
+}
+
+void fmt_clock_init(struct fmt_clock *c, bool utc, bool date)
+{
+	memset(c->text, 0, sizeof(c->text));
+	c->utc = utc;
+	c->date = date;
+	c->cached_sec = INT64_MIN;
+	c->text_len = 0;
+}
+
+/* Seconds and nanoseconds of ns, rounding down (also before 1970). */
+static void split_ns(int64_t ns, int64_t *sec, uint32_t *frac)
+{
+	int64_t s = ns / 1000000000, r = ns % 1000000000;
+	if (r < 0) {
+		r += 1000000000;
+		s--;
+	}
+	*sec = s;
+	*frac = (uint32_t)r;
+}
+
+__attribute__((noinline)) static void clock_refresh(struct fmt_clock *c, int64_t sec)
+{
+	time_t t = (time_t)sec;
+	struct tm tm;
+	if (!(c->utc ? gmtime_r(&t, &tm) : localtime_r(&t, &tm)))
+		memset(&tm, 0, sizeof(tm));
+	char *p = c->text;
+	if (c->date) {
+		p = fmt_put_udigits(p, (uint64_t)(tm.tm_year + 1900) % 10000, 4);
+		*p++ = '-';
+		p = fmt_put_udigits(p, (uint64_t)tm.tm_mon + 1, 2);
+		*p++ = '-';
+		p = fmt_put_udigits(p, (uint64_t)tm.tm_mday, 2);
+		*p++ = ' ';
+	}
+	p = fmt_put_udigits(p, (uint64_t)tm.tm_hour, 2);
+	*p++ = ':';
+	p = fmt_put_udigits(p, (uint64_t)tm.tm_min, 2);
+	*p++ = ':';
+	p = fmt_put_udigits(p, (uint64_t)tm.tm_sec, 2);
+	c->text_len = (size_t)(p - c->text);
+	c->cached_sec = sec;
+}
+
+char *fmt_put_clock(char *p, struct fmt_clock *c, int64_t ns)
+{
+	int64_t sec;
+	uint32_t frac;
+	split_ns(ns, &sec, &frac);
+	if (sec != c->cached_sec)
+		clock_refresh(c, sec);
+	memcpy(p, c->text, sizeof(c->text));	/* constant size: no call */
+	p += c->text_len;
+	*p++ = '.';
+	return fmt_put_9digits(p, frac);
+}
+
+char *fmt_put_seconds(char *p, int64_t ns)
+{
+	uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	if (ns < 0)
+		*p++ = '-';
+	if (mag < 1000000000) {	/* the usual delta */
+		*p++ = '0';
+		*p++ = '.';
+		return fmt_put_9digits(p, (uint32_t)mag);
+	}
+	p = fmt_put_u64(p, mag / 1000000000);
+	*p++ = '.';
+	return fmt_put_9digits(p, (uint32_t)(mag % 1000000000));
+}

@@ -1,0 +1,374 @@
+/*
+ * view.c - `ringtrace view [OPTIONS] TRACE_DIR...`: print the events of
+ * one or more traces, merged by time, as text or JSON lines, or their
+ * statistics. Options, the event loop (the reader merges the traces) and
+ * the field lookup the printer and the filter share. docs/viewing.md is the
+ * user's description.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "view.h"
+
+#define OUT_BUFFER_SIZE (1u << 20)
+
+struct view_opts {
+	bool json, stats, utc, no_delta;
+	enum view_clock_mode clock_mode;
+	int color;			/* -1 auto, 0 never, 1 always */
+	struct view_time begin, end;
+	char **patterns;		/* -e; points into argv; owned array */
+	size_t nr_patterns;
+	const char *filter_text;	/* points into argv */
+	uint64_t limit;			/* 0: no limit */
+};
+
+/* Field indexes: the payload's as they are, the contexts' above these. */
+#define INDEX_STREAM_CTX 0x10000000
+#define INDEX_EVENT_CTX 0x20000000
+#define INDEX_SCOPE_MASK 0x30000000
+
+static int context_index(const struct rtr_event *ev, const char *name)
+{
+	static const enum rtr_scope scopes[] = { RTR_SCOPE_STREAM_EVENT_CONTEXT,
+						 RTR_SCOPE_EVENT_CONTEXT };
+	static const int base[] = { INDEX_STREAM_CTX, INDEX_EVENT_CTX };
+	for (int s = 0; s < 2; s++) {
+		uint32_t n = rtr_scope_count(ev, scopes[s]);
+		for (uint32_t i = 0; i < n && i < 0x1000000; i++) {
+			struct rtr_value v;
+			const char *fname = NULL;
+			if (rtr_scope_field(ev, scopes[s], i, &v, &fname) == 0 && fname &&
+			    !strcmp(fname, name))
+				return base[s] + (int)i;
+		}
+	}
+	return -1;
+}
+
+int view_field_index(const struct rtr_event *ev, enum view_scope scope, const char *name)
+{
+	if (scope != VIEW_SCOPE_CONTEXT) {
+		const struct rtr_event_class *cls = ev->cls;
+		for (uint32_t i = 0; i < cls->nr_fields && i < INDEX_STREAM_CTX; i++)
+			if (!strcmp(cls->fields[i].name, name))
+				return (int)i;
+		if (scope == VIEW_SCOPE_PAYLOAD)
+			return -1;
+	}
+	return context_index(ev, name);
+}
+
+int view_field_value(const struct rtr_event *ev, int index, struct rtr_value *v)
+{
+	uint32_t i = (uint32_t)index & ~(uint32_t)INDEX_SCOPE_MASK;
+	switch (index & INDEX_SCOPE_MASK) {
+	case INDEX_STREAM_CTX:
+		return rtr_scope_field(ev, RTR_SCOPE_STREAM_EVENT_CONTEXT, i, v, NULL);
+	case INDEX_EVENT_CTX:
+		return rtr_scope_field(ev, RTR_SCOPE_EVENT_CONTEXT, i, v, NULL);
+	default:
+		return rtr_field(ev, i, v);
+	}
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: ringtrace view [OPTIONS] TRACE_DIR...\n"
+	      "\n"
+	      "Print the events of the traces, merged by time, one per line.\n"
+	      "\n"
+	      "  --format=text|json   output format (default text)\n"
+	      "  --clock-seconds      times as seconds since the epoch\n"
+	      "  --clock-date         times with their date\n"
+	      "  --clock-cycles       raw clock values\n"
+	      "  --clock-gmt          times in UTC instead of the local time zone\n"
+	      "  --no-delta           no (+delta) since the previous event\n"
+	      "  --color=auto|always|never\n"
+	      "  --begin=TIME         skip events before TIME\n"
+	      "  --end=TIME           stop after TIME\n"
+	      "        TIME: YYYY-MM-DDTHH:MM:SS[.frac], HH:MM[:SS[.frac]] (first day),\n"
+	      "              ns since the epoch, or +N[.frac][s|ms|us|ns] after the start\n"
+	      "  -e, --event=GLOB     only events whose provider:event matches (repeatable)\n"
+	      "  --filter=EXPR        only events for which EXPR is true, e.g.\n"
+	      "                       'seq >= 10 && $name =~ \"http:*\"' (see docs/viewing.md)\n"
+	      "  --limit=N            stop after N events\n"
+	      "  --stats              print counts instead of the events\n"
+	      "  -h, --help           this help\n", f);
+}
+
+static int parse_args(int argc, char **argv, struct view_opts *o)
+{
+	enum { O_FORMAT = 256, O_CSEC, O_CDATE, O_CCYC, O_CGMT, O_NODELTA, O_COLOR,
+	       O_BEGIN, O_END, O_FILTER, O_LIMIT, O_STATS };
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, O_FORMAT },
+		{ "clock-seconds", no_argument, NULL, O_CSEC },
+		{ "clock-date", no_argument, NULL, O_CDATE },
+		{ "clock-cycles", no_argument, NULL, O_CCYC },
+		{ "clock-gmt", no_argument, NULL, O_CGMT },
+		{ "no-delta", no_argument, NULL, O_NODELTA },
+		{ "color", required_argument, NULL, O_COLOR },
+		{ "begin", required_argument, NULL, O_BEGIN },
+		{ "end", required_argument, NULL, O_END },
+		{ "event", required_argument, NULL, 'e' },
+		{ "filter", required_argument, NULL, O_FILTER },
+		{ "limit", required_argument, NULL, O_LIMIT },
+		{ "stats", no_argument, NULL, O_STATS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char err[256];
+	int c;
+	o->color = -1;
+	o->patterns = calloc((size_t)argc, sizeof(char *));
+	if (!o->patterns) {
+		cli_error("view: out of memory");
+		return -ENOMEM;
+	}
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "e:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_FORMAT:
+			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
+				cli_error("view: --format must be text or json, not '%s'", optarg);
+				return -EINVAL;
+			}
+			o->json = !strcmp(optarg, "json");
+			break;
+		case O_CSEC: o->clock_mode = VIEW_CLOCK_SECONDS; break;
+		case O_CDATE: o->clock_mode = VIEW_CLOCK_DATE; break;
+		case O_CCYC: o->clock_mode = VIEW_CLOCK_CYCLES; break;
+		case O_CGMT: o->utc = true; break;
+		case O_NODELTA: o->no_delta = true; break;
+		case O_COLOR:
+			if (!strcmp(optarg, "auto"))
+				o->color = -1;
+			else if (!strcmp(optarg, "always"))
+				o->color = 1;
+			else if (!strcmp(optarg, "never"))
+				o->color = 0;
+			else {
+				cli_error("view: --color must be auto, always or never, not '%s'",
+					  optarg);
+				return -EINVAL;
+			}
+			break;
+		case O_BEGIN:
+		case O_END:
+			if (view_time_parse(optarg, c == O_BEGIN ? &o->begin : &o->end, err,
+					    sizeof(err)) < 0) {
+				cli_error("view: %s: %s", c == O_BEGIN ? "--begin" : "--end", err);
+				return -EINVAL;
+			}
+			break;
+		case 'e':
+			o->patterns[o->nr_patterns++] = optarg;
+			break;
+		case O_FILTER:
+			if (o->filter_text) {
+				cli_error("view: --filter given twice (combine them with &&)");
+				return -EINVAL;
+			}
+			o->filter_text = optarg;
+			break;
+		case O_LIMIT: {
+			char *end;
+			errno = 0;
+			o->limit = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || !o->limit) {
+				cli_error("view: --limit needs a positive number, not '%s'", optarg);
+				return -EINVAL;
+			}
+			break;
+		}
+		case O_STATS: o->stats = true; break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind >= argc) {
+		cli_error("view: no trace directory given (see 'ringtrace view --help')");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct view_run {
+	struct view_opts opt;
+	struct rtr_trace *t;		/* owned: every trace, merged */
+	const struct rtr_event_class *cls_base;	/* the reader's classes */
+	char **paths;			/* argv entries */
+	size_t nr_paths;
+	struct view_class *classes;	/* owned, one per reader class */
+	size_t nr_classes;
+	struct view_filter *filter;	/* owned */
+	struct view_stats stats;
+	struct fmt_out out;
+	struct view_printer printer;
+};
+
+/* The view_class index of ev. */
+static uint32_t class_of(const struct view_run *r, const struct rtr_event *ev)
+{
+	if (ev->cls >= r->cls_base && ev->cls < r->cls_base + r->nr_classes)
+		return (uint32_t)(ev->cls - r->cls_base);
+	for (size_t i = 0; i < r->nr_classes; i++)	/* not expected */
+		if (r->cls_base[i].id == ev->cls->id && r->cls_base[i].trace == ev->cls->trace &&
+		    r->cls_base[i].stream_id == ev->cls->stream_id)
+			return (uint32_t)i;
+	return 0;
+}
+
+static int open_traces(struct view_run *r)
+{
+	char err[512];
+	int ret = rtr_open_many((const char *const *)r->paths, r->nr_paths, &r->t, err,
+				sizeof(err));
+	if (ret < 0) {
+		cli_error("view: cannot read the trace: %s", err);
+		return ret;
+	}
+	r->nr_classes = rtr_event_classes(r->t, &r->cls_base);
+	r->classes = calloc(r->nr_classes ? r->nr_classes : 1, sizeof(*r->classes));
+	if (!r->classes) {
+		cli_error("view: out of memory");
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < r->nr_classes; k++) {
+		struct view_class *vc = &r->classes[k];
+		vc->cls = &r->cls_base[k];
+		vc->selected = !r->opt.nr_patterns;
+		for (size_t p = 0; p < r->opt.nr_patterns; p++)
+			if (!fnmatch(r->opt.patterns[p], vc->cls->name, 0))
+				vc->selected = true;
+	}
+	return 0;
+}
+
+/* Read, filter and show every event. 0 or -1 (error printed). */
+static int run_loop(struct view_run *r)
+{
+	const struct view_opts *o = &r->opt;
+	int64_t begin = INT64_MIN, end = INT64_MAX;
+	uint64_t shown = 0;
+	struct rtr_event ev;
+	int ret = rtr_next(r->t, &ev);
+	if (ret > 0) {
+		if (o->begin.kind != VIEW_TIME_NONE)
+			begin = view_time_resolve(&o->begin, ev.ns, o->utc);
+		if (o->end.kind != VIEW_TIME_NONE)
+			end = view_time_resolve(&o->end, ev.ns, o->utc);
+	}
+	for (; ret > 0; ret = rtr_next(r->t, &ev)) {
+		if (ev.ns > end)
+			return 0;
+		struct view_event e = { .ev = &ev, .source = ev.trace,
+					.gclass = class_of(r, &ev) };
+		if (ev.ns < begin || !r->classes[e.gclass].selected ||
+		    (r->filter && !view_filter_match(r->filter, &e)))
+			continue;
+		if (o->stats) {
+			if (view_stats_add(&r->stats, r->classes, &e) < 0) {
+				cli_error("view: out of memory");
+				return -1;
+			}
+		} else {
+			view_print(&r->printer, &e);
+		}
+		if (fmt_failed(&r->out))
+			return 0;	/* reported by the caller */
+		if (++shown == o->limit)
+			return 0;
+	}
+	if (ret < 0) {
+		cli_error("view: %s", rtr_error(r->t));
+		return -1;
+	}
+	return 0;
+}
+
+static bool want_color(int color)
+{
+	if (color >= 0)
+		return color;
+	const char *term = getenv("TERM");
+	return isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && term && strcmp(term, "dumb");
+}
+
+int cmd_view(int argc, char **argv)
+{
+	struct view_run r;
+	int status = CLI_EXIT_FAILURE;
+	memset(&r, 0, sizeof(r));
+	int ret = parse_args(argc, argv, &r.opt);
+	if (ret) {
+		status = ret > 0 ? 0 : ret == -ENOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+		goto out_opts;
+	}
+	if (r.opt.filter_text) {
+		char err[256];
+		ret = view_filter_parse(r.opt.filter_text, &r.filter, err, sizeof(err));
+		if (ret < 0) {
+			cli_error("view: %s\n  %s", err, r.opt.filter_text);
+			status = ret == -ENOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
+			goto out_opts;
+		}
+	}
+	/* A reader that goes away (| head) makes fwrite fail with EPIPE: the
+	 * loop stops and the command exits 0, instead of dying of SIGPIPE. */
+	signal(SIGPIPE, SIG_IGN);
+	r.paths = argv + optind;
+	r.nr_paths = (size_t)(argc - optind);
+	if (open_traces(&r) < 0)
+		goto out_sources;
+	if (r.filter && view_filter_bind(r.filter, r.classes, r.nr_classes) < 0) {
+		cli_error("view: out of memory");
+		goto out_sources;
+	}
+	if (fmt_open(&r.out, stdout, OUT_BUFFER_SIZE) < 0) {
+		cli_error("view: out of memory");
+		goto out_sources;
+	}
+	if (view_printer_init(&r.printer, r.nr_classes, r.opt.json) < 0) {
+		cli_error("view: out of memory");
+		fmt_close(&r.out);
+		goto out_sources;
+	}
+	r.printer.out = &r.out;
+	r.printer.clock_mode = r.opt.clock_mode;
+	r.printer.delta = !r.opt.no_delta;
+	r.printer.color = !r.opt.json && want_color(r.opt.color);
+	r.printer.with_source = rtr_trace_count(r.t) > 1;
+	fmt_clock_init(&r.printer.clock, r.opt.utc, r.opt.clock_mode == VIEW_CLOCK_DATE);
+
+	ret = run_loop(&r);
+	if (fmt_close(&r.out) < 0 && r.out.err != -EPIPE) {
+		cli_error("view: cannot write the output: %s", strerror(-r.out.err));
+		ret = -1;
+	}
+	if (ret == 0 && r.opt.stats)
+		view_stats_print(stdout, &r.stats, r.classes, r.nr_classes, r.t);
+	status = ret == 0 ? 0 : CLI_EXIT_FAILURE;
+out_sources:
+	view_printer_free(&r.printer);
+	view_stats_free(&r.stats);
+	view_filter_free(r.filter);
+	free(r.classes);
+	rtr_close(r.t);
+out_opts:
+	free(r.opt.patterns);
+	return status;
+}

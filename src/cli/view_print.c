@@ -1,0 +1,471 @@
+/*
+ * view_print.c - one event as a line of text or a JSON object
+ * (docs/viewing.md describes both), written into the fmt buffer.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "view.h"
+
+#define COLOR_NAME "\x1b[1;35m"
+#define COLOR_FIELD "\x1b[36m"
+#define COLOR_TIME "\x1b[33m"
+#define COLOR_OFF "\x1b[0m"
+
+#define put_lit(o, s) fmt_str((o), (s), strlen(s))
+
+/* Values nest at most this deep in the output (deeper: "..."). */
+#define MAX_DEPTH 32
+
+static void put_value(struct fmt_out *o, const struct rtr_value *v, int bytes_base, bool json,
+		      unsigned depth);
+
+/* An integer as the text output shows it: in its base (two's complement
+ * bits for negative values in base 2, 8 or 16). */
+static inline char *put_int_at(char *p, const struct rtr_value *v, bool is_signed, bool json)
+{
+	if (is_signed && (json || v->base == 10 || !v->base))
+		return fmt_put_i64(p, v->i);
+	uint64_t u = v->u;
+	if (is_signed && v->bits && v->bits < 64)
+		u &= ((uint64_t)1 << v->bits) - 1;
+	return json || v->base == 10 ? fmt_put_u64(p, u) : fmt_put_base(p, u, v->base);
+}
+
+/* Room for the longest integer put_int_at writes (0b and 64 digits). */
+#define INT_ROOM 72
+
+static void put_int(struct fmt_out *o, const struct rtr_value *v, bool is_signed, bool json)
+{
+	fmt_commit(o, put_int_at(fmt_reserve(o, INT_ROOM), v, is_signed, json));
+}
+
+/* Struct members (names) or array elements: { a = 1 } [ [0] = 1 ] in
+ * text, {"a":1} [1] in JSON. */
+static void put_compound(struct fmt_out *o, const struct rtr_value *v, bool json,
+			 unsigned depth)
+{
+	bool is_struct = v->type == RTR_STRUCT;
+	uint32_t n = rtr_value_count(v);
+	put_lit(o, is_struct ? "{" : "[");
+	if (depth >= MAX_DEPTH) {
+		put_lit(o, json ? "" : " ... ");
+		put_lit(o, is_struct ? "}" : "]");
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct rtr_value c;
+		const char *name = NULL;
+		int r = rtr_value_child(v, i, &c, &name);
+		if (json) {
+			if (i)
+				fmt_putc(o, ',');
+			if (is_struct) {
+				fmt_json_string(o, name ? name : "", name ? strlen(name) : 0);
+				fmt_putc(o, ':');
+			}
+		} else {
+			put_lit(o, i ? ", " : " ");
+			if (is_struct) {
+				fmt_cstr(o, name ? name : "");
+			} else {
+				fmt_putc(o, '[');
+				fmt_u64(o, i);
+				fmt_putc(o, ']');
+			}
+			put_lit(o, " = ");
+		}
+		if (r == 0)
+			put_value(o, &c, 16, json, depth + 1);
+		else
+			put_lit(o, json ? "null" : "<undecodable>");
+	}
+	if (!json)
+		fmt_putc(o, ' ');	/* also "[ ]" when empty, like babeltrace2 */
+	put_lit(o, is_struct ? "}" : "]");
+}
+
+/* One value: text (babeltrace-like) or JSON. bytes_base: the base of the
+ * elements of an RTR_BYTES value. */
+static void put_value(struct fmt_out *o, const struct rtr_value *v, int bytes_base, bool json,
+		      unsigned depth)
+{
+	char *p;
+	switch (v->type) {
+	case RTR_INT:
+		put_int(o, v, true, json);
+		return;
+	case RTR_UINT:
+		put_int(o, v, false, json);
+		return;
+	case RTR_FLOAT:
+	case RTR_DOUBLE:
+		fmt_commit(o, fmt_put_double(fmt_reserve(o, 40), v->d, json));
+		return;
+	case RTR_BOOL:
+		put_lit(o, v->b ? "true" : "false");
+		return;
+	case RTR_STRING:
+		if (json)
+			fmt_json_string(o, v->s.p, v->s.len);
+		else
+			fmt_text_string(o, v->s.p, v->s.len);
+		return;
+	case RTR_ENUM:
+		if (json) {
+			put_lit(o, "{\"value\":");
+			put_int(o, v, v->is_signed, true);
+			put_lit(o, ",\"label\":");
+			if (v->label)
+				fmt_json_string(o, v->label, strlen(v->label));
+			else
+				put_lit(o, "null");
+			fmt_putc(o, '}');
+		} else {
+			put_lit(o, "( ");
+			if (v->label)
+				fmt_text_string(o, v->label, strlen(v->label));
+			else
+				put_lit(o, "<unknown>");
+			put_lit(o, " : container = ");
+			put_int(o, v, v->is_signed, false);
+			put_lit(o, " )");
+		}
+		return;
+	case RTR_STRUCT:
+	case RTR_ARRAY:
+		put_compound(o, v, json, depth);
+		return;
+	case RTR_BYTES:
+		fmt_putc(o, '[');
+		for (size_t i = 0; i < v->bytes.len; i++) {
+			p = fmt_reserve(o, 48);
+			if (json) {
+				if (i)
+					*p++ = ',';
+				p = fmt_put_u64(p, v->bytes.p[i]);
+			} else {
+				memcpy(p, i ? ", [" : " [", i ? 3 : 2);
+				p += i ? 3 : 2;
+				p = fmt_put_u64(p, i);
+				memcpy(p, "] = ", 4);
+				p = fmt_put_base(p + 4, v->bytes.p[i], bytes_base);
+			}
+			fmt_commit(o, p);
+		}
+		put_lit(o, json ? "]" : " ]");
+		return;
+	}
+}
+
+/* The stream event context and event context fields: " { a = 1 }" (text)
+ * or ,"context":{"a":1} (JSON, also when empty). */
+static void put_context(struct view_printer *pr, const struct rtr_event *ev)
+{
+	static const enum rtr_scope scopes[] = { RTR_SCOPE_STREAM_EVENT_CONTEXT,
+						 RTR_SCOPE_EVENT_CONTEXT };
+	struct fmt_out *o = pr->out;
+	bool json = pr->json, any = false;
+	for (int s = 0; s < 2; s++) {
+		uint32_t n = rtr_scope_count(ev, scopes[s]);
+		for (uint32_t i = 0; i < n; i++) {
+			struct rtr_value v;
+			const char *name = NULL;
+			int r = rtr_scope_field(ev, scopes[s], i, &v, &name);
+			if (!name)
+				name = "";
+			if (json) {
+				put_lit(o, any ? "," : ",\"context\":{");
+				fmt_json_string(o, name, strlen(name));
+				fmt_putc(o, ':');
+			} else {
+				put_lit(o, any ? ", " : " { ");
+				if (pr->color)
+					put_lit(o, COLOR_FIELD);
+				fmt_cstr(o, name);
+				if (pr->color)
+					put_lit(o, COLOR_OFF);
+				put_lit(o, " = ");
+			}
+			any = true;
+			if (r == 0)
+				put_value(o, &v, 16, json, 1);
+			else
+				put_lit(o, json ? "null" : "<undecodable>");
+		}
+	}
+	if (json)
+		put_lit(o, any ? "}" : ",\"context\":{}");
+	else if (any)
+		put_lit(o, ev->cls->nr_fields ? " }," : " }");
+}
+
+/*
+ * The constant text of an event class, built once: piece 0 is the name
+ * ("types:ints:" / ,"name":"types:ints"), piece 1 opens the payload
+ * (" {" / ,"fields":{), pieces 2..n+1 are the field labels (" s8 = " /
+ * "s8":), piece n+2 closes the payload (and the line, in text). The
+ * contexts go between pieces 0 and 1 (text) or after the payload (JSON).
+ */
+struct view_layout {
+	char *text;		/* owned; NULL until built */
+	struct {
+		uint32_t off, len;
+	} *piece;		/* owned; nr_fields + 3 entries */
+	bool has_context;	/* events of the class have context fields (the
+				 * scopes' layouts are per class) */
+};
+
+struct layout_builder {
+	struct fmt_out o;	/* collects the text */
+	uint32_t mark;
+};
+
+static void end_piece(struct layout_builder *b, struct view_layout *l, uint32_t i)
+{
+	l->piece[i].off = b->mark;
+	l->piece[i].len = (uint32_t)b->o.len - b->mark;
+	b->mark = (uint32_t)b->o.len;
+}
+
+__attribute__((noinline)) static int build_layout(struct view_printer *pr,
+						  struct view_layout *l,
+						  const struct rtr_event *ev)
+{
+	const struct rtr_event_class *c = ev->cls;
+	struct layout_builder b = { .mark = 0 };
+	if (fmt_open(&b.o, NULL, 1024) < 0)	/* a memory buffer: it grows */
+		return -ENOMEM;
+	l->piece = calloc(c->nr_fields + 3, sizeof(*l->piece));
+	if (!l->piece) {
+		fmt_close(&b.o);
+		return -ENOMEM;
+	}
+	if (pr->json) {
+		put_lit(&b.o, ",\"name\":");
+		fmt_json_string(&b.o, c->name, strlen(c->name));
+		end_piece(&b, l, 0);
+		put_lit(&b.o, ",\"fields\":{");
+	} else {
+		if (pr->color)
+			put_lit(&b.o, COLOR_NAME);
+		fmt_cstr(&b.o, c->name);
+		if (pr->color)
+			put_lit(&b.o, COLOR_OFF);
+		fmt_putc(&b.o, ':');
+		end_piece(&b, l, 0);
+		put_lit(&b.o, c->nr_fields ? " {" : "");
+	}
+	end_piece(&b, l, 1);
+	for (uint32_t i = 0; i < c->nr_fields; i++) {
+		const char *name = c->fields[i].name;
+		if (pr->json) {
+			put_lit(&b.o, i ? "," : "");
+			fmt_json_string(&b.o, name, strlen(name));
+			fmt_putc(&b.o, ':');
+		} else {
+			put_lit(&b.o, i ? ", " : " ");
+			if (pr->color)
+				put_lit(&b.o, COLOR_FIELD);
+			fmt_cstr(&b.o, name);
+			if (pr->color)
+				put_lit(&b.o, COLOR_OFF);
+			put_lit(&b.o, " = ");
+		}
+		end_piece(&b, l, i + 2);
+	}
+	put_lit(&b.o, pr->json ? "}" : c->nr_fields ? " }\n" : "\n");
+	end_piece(&b, l, c->nr_fields + 2);
+	fmt_reserve(&b.o, 16);	/* slack for fmt_put_blocks (it grows the buffer) */
+	if (b.o.err) {
+		fmt_close(&b.o);
+		free(l->piece);
+		l->piece = NULL;
+		return -ENOMEM;
+	}
+	l->text = b.o.buf;	/* kept: fmt_close is not called */
+	l->has_context = rtr_scope_count(ev, RTR_SCOPE_STREAM_EVENT_CONTEXT) ||
+			 rtr_scope_count(ev, RTR_SCOPE_EVENT_CONTEXT);
+	return 0;
+}
+
+/* Pieces up to this long are copied in blocks (the layout text has the
+ * slack fmt_put_blocks reads past the end). */
+#define SHORT_PIECE (FMT_MIN_ROOM - 16)
+
+/* Pieces first..last (consecutive in the text) in one copy. */
+static inline void put_pieces(struct fmt_out *o, const struct view_layout *l, uint32_t first,
+			      uint32_t last)
+{
+	uint32_t n = l->piece[last].off + l->piece[last].len - l->piece[first].off;
+	const char *src = l->text + l->piece[first].off;
+	if (n <= SHORT_PIECE)
+		fmt_commit(o, fmt_put_blocks(fmt_reserve(o, FMT_MIN_ROOM), src, n));
+	else
+		fmt_str(o, src, n);
+}
+
+static inline void put_piece(struct fmt_out *o, const struct view_layout *l, uint32_t i)
+{
+	put_pieces(o, l, i, i);
+}
+
+int view_printer_init(struct view_printer *p, size_t nr_classes, bool json)
+{
+	p->layouts = calloc(nr_classes ? nr_classes : 1, sizeof(*p->layouts));
+	if (!p->layouts)
+		return -ENOMEM;
+	p->nr_layouts = nr_classes;
+	p->json = json;
+	return 0;
+}
+
+void view_printer_free(struct view_printer *p)
+{
+	for (size_t i = 0; p->layouts && i < p->nr_layouts; i++) {
+		free(p->layouts[i].text);
+		free(p->layouts[i].piece);
+	}
+	free(p->layouts);
+	p->layouts = NULL;
+}
+
+/* Event name and payload, from the class layout. */
+static void put_event(struct view_printer *pr, const struct view_event *e)
+{
+	struct fmt_out *o = pr->out;
+	const struct rtr_event *ev = e->ev;
+	const struct rtr_event_class *c = ev->cls;
+	struct view_layout *l = &pr->layouts[e->gclass];
+	if (!l->text && build_layout(pr, l, ev) < 0) {
+		if (!o->err)
+			o->err = -ENOMEM;
+		return;
+	}
+	if (!pr->json && l->has_context) {
+		put_piece(o, l, 0);
+		put_context(pr, ev);
+		put_piece(o, l, 1);
+	} else {	/* pieces 0 and 1 are contiguous: one copy */
+		put_pieces(o, l, 0, 1);
+	}
+	for (uint32_t i = 0; i < c->nr_fields; i++) {
+		struct rtr_value v;
+		int r = rtr_field(ev, i, &v);
+		uint32_t n = l->piece[i + 2].len;
+		if (r == 0 && (v.type == RTR_INT || v.type == RTR_UINT) && n <= SHORT_PIECE) {
+			/* The common case in one reservation: label and integer. */
+			char *p = fmt_reserve(o, FMT_MIN_ROOM + INT_ROOM);
+			p = fmt_put_blocks(p, l->text + l->piece[i + 2].off, n);
+			fmt_commit(o, put_int_at(p, &v, v.type == RTR_INT, pr->json));
+			continue;
+		}
+		put_piece(o, l, i + 2);
+		if (r == 0)
+			put_value(o, &v, c->fields[i].base, pr->json, 0);
+		else
+			put_lit(o, pr->json ? "null" : "<undecodable>");
+	}
+	put_piece(o, l, c->nr_fields + 2);
+	if (!pr->json)
+		return;
+	if (l->has_context)
+		put_context(pr, ev);
+	else
+		put_lit(o, ",\"context\":{}");
+}
+
+static void print_text(struct view_printer *pr, const struct view_event *e)
+{
+	struct fmt_out *o = pr->out;
+	const struct rtr_event *ev = e->ev;
+	char *p = fmt_reserve(o, FMT_MIN_ROOM);
+	if (pr->color) {
+		memcpy(p, COLOR_TIME, sizeof(COLOR_TIME) - 1);
+		p += sizeof(COLOR_TIME) - 1;
+	}
+	*p++ = '[';
+	switch (pr->clock_mode) {
+	case VIEW_CLOCK_TIME:
+	case VIEW_CLOCK_DATE:
+		p = fmt_put_clock(p, &pr->clock, ev->ns);
+		break;
+	case VIEW_CLOCK_SECONDS:
+		p = fmt_put_seconds(p, ev->ns);
+		break;
+	case VIEW_CLOCK_CYCLES:
+		p = fmt_put_u64(p, ev->ticks);
+		break;
+	}
+	*p++ = ']';
+	if (pr->color) {
+		memcpy(p, COLOR_OFF, sizeof(COLOR_OFF) - 1);
+		p += sizeof(COLOR_OFF) - 1;
+	}
+	if (pr->delta) {
+		memcpy(p, " (+", 3);
+		p += 3;
+		if (pr->have_last) {
+			p = fmt_put_seconds(p, ev->ns - pr->last_ns);
+		} else {
+			memcpy(p, "?.?????????", 11);
+			p += 11;
+		}
+		*p++ = ')';
+	}
+	pr->have_last = true;
+	pr->last_ns = ev->ns;
+	if (pr->with_source) {
+		memcpy(p, " trace ", 7);
+		p = fmt_put_u64(p + 7, e->source);
+	}
+	if (ev->cpu != UINT32_MAX) {
+		memcpy(p, " cpu ", 5);
+		p = fmt_put_u64(p + 5, ev->cpu);
+	}
+	*p++ = ' ';
+	fmt_commit(o, p);
+	put_event(pr, e);	/* the class's last piece ends the line */
+}
+
+static void print_json(struct view_printer *pr, const struct view_event *e)
+{
+	struct fmt_out *o = pr->out;
+	const struct rtr_event *ev = e->ev;
+	char *p = fmt_reserve(o, FMT_MIN_ROOM);
+	memcpy(p, "{\"ts\":", 6);
+	p += 6;
+	if (ev->ns >= 1000000000) {
+		/* The seconds' digits change once a second: cache them. */
+		int64_t sec = ev->ns / 1000000000;
+		if (sec != pr->ts_sec) {
+			pr->ts_sec = sec;
+			pr->ts_sec_len = (uint8_t)(fmt_put_u64(pr->ts_sec_text, (uint64_t)sec) -
+						   pr->ts_sec_text);
+		}
+		memcpy(p, pr->ts_sec_text, pr->ts_sec_len);
+		p = fmt_put_9digits(p + pr->ts_sec_len, (uint32_t)(ev->ns % 1000000000));
+	} else {
+		p = fmt_put_i64(p, ev->ns);
+	}
+	if (pr->with_source) {
+		memcpy(p, ",\"trace\":", 9);
+		p = fmt_put_u64(p + 9, e->source);
+	}
+	if (ev->cpu != UINT32_MAX) {
+		memcpy(p, ",\"cpu\":", 7);
+		p = fmt_put_u64(p + 7, ev->cpu);
+	}
+	fmt_commit(o, p);
+	put_event(pr, e);
+	put_lit(o, "}\n");
+}
+
+void view_print(struct view_printer *pr, const struct view_event *e)
+{
+	if (pr->json)
+		print_json(pr, e);
+	else
+		print_text(pr, e);
+}
