@@ -184,9 +184,12 @@ void ra_write_json(FILE *f, const struct ra_stats *s, unsigned sections)
 	jstr(f, s->src.key_field);
 	fprintf(f, ",\"events\":%zu,\"lost_events\":%" PRIu64 ",\"lost_packets\":%"
 		PRIu64, s->nr_ev, s->lost_events, s->lost_packets);
-	if (s->nr_ev)
-		fprintf(f, ",\"first_ns\":%" PRId64 ",\"last_ns\":%" PRId64,
-			s->src.first_ns, s->src.last_ns);
+	if (s->nr_ev) {
+		char wall[64];
+		ra_format_wall(s->src.first_ns, wall, sizeof(wall));
+		fprintf(f, ",\"first_ns\":%" PRId64 ",\"last_ns\":%" PRId64
+			",\"first_utc\":\"%s\"", s->src.first_ns, s->src.last_ns, wall);
+	}
 	uint32_t nr = 0;
 	uint32_t *order = ra_names_by_count(s->name_counts, s->src.names.nr, &nr);
 	if (order && (sections & RA_RATES)) {
