@@ -26,9 +26,12 @@ static void usage(FILE *f)
 		"  --pair BEGIN,END    pair these events (full names, repeatable)\n"
 		"  --no-auto-pairs     do not pair X_entry/X_exit, X_begin/X_end, X_start/X_stop\n"
 		"  --key FIELD         field that identifies a thread (default: tid)\n"
-		"  --top N             outliers listed per pair (default: 10)\n",
-		RA_REPORT_LANE_CAP, RA_REPORT_LANE_CAP);
+		"  --top N             outliers listed per pair (default: 10)\n"
+		"  --lane-cap N        events and pairs kept per lane (default: %d)\n",
+		RA_REPORT_LANE_CAP, RA_REPORT_LANE_CAP, RA_REPORT_LANE_CAP);
 }
+
+#define OPT_LANE_CAP 0x200
 
 static const struct option report_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -37,6 +40,7 @@ static const struct option report_opts[] = {
 	{ "key", required_argument, NULL, CLI_OPT_KEY },
 	{ "top", required_argument, NULL, CLI_OPT_TOP },
 	{ "no-auto-pairs", no_argument, NULL, CLI_OPT_NO_AUTO_PAIRS },
+	{ "lane-cap", required_argument, NULL, OPT_LANE_CAP },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -46,6 +50,8 @@ int cmd_report(int argc, char **argv)
 	struct ra_options opt = { .top = 10, .auto_pairs = true };
 	const char *pairs[CLI_MAX_PAIRS];
 	const char *output = NULL;
+	unsigned long lane_cap = RA_REPORT_LANE_CAP;
+	char *end;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -57,6 +63,15 @@ int cmd_report(int argc, char **argv)
 			continue;
 		switch (c) {
 		case 'o': output = optarg; break;
+		case OPT_LANE_CAP:
+			errno = 0;
+			lane_cap = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' ||
+			    lane_cap == 0 || lane_cap > 100000000) {
+				cli_error("report: bad --lane-cap '%s' (1 to 100000000)", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -89,7 +104,7 @@ int cmd_report(int argc, char **argv)
 		return CLI_EXIT_FAILURE;
 	}
 	const char *title = argv[optind];
-	ret = ra_write_report(f, &s, title, RA_REPORT_LANE_CAP);
+	ret = ra_write_report(f, &s, title, lane_cap);
 	if (fclose(f) != 0 && ret == 0)
 		ret = -errno;
 	ra_stats_free(&s);
