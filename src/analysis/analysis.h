@@ -232,6 +232,10 @@ void ra_stats_free(struct ra_stats *s);
 unsigned ra_hist_bucket(int64_t ns);
 int64_t ra_hist_lower(unsigned bucket);
 
+/* a - b, saturated to the int64_t range (timestamps come from untrusted
+ * traces: their differences must not overflow). */
+int64_t ra_ns_diff(int64_t a, int64_t b);
+
 /* Parse "10ms", "250us", "1s", "500ns", "2.5ms". -EINVAL if not > 0. */
 int ra_parse_duration(const char *s, int64_t *ns);
 /* "1.234ms" style, 3 significant digits. */

@@ -56,11 +56,8 @@ struct chrome {
 
 static void write_ts(FILE *f, int64_t rel_ns)
 {
-	if (rel_ns < 0) {
-		fputc('-', f);
-		rel_ns = -rel_ns;
-	}
-	fprintf(f, "%" PRId64 ".%03" PRId64, rel_ns / 1000, rel_ns % 1000);
+	uint64_t a = rel_ns < 0 ? 0 - (uint64_t)rel_ns : (uint64_t)rel_ns;
+	fprintf(f, "%s%" PRIu64 ".%03" PRIu64, rel_ns < 0 ? "-" : "", a / 1000, a % 1000);
 }
 
 static void begin_event(struct chrome *c)
@@ -149,7 +146,7 @@ static void event_head(struct chrome *c, const char *name, const char *ph,
 	if (ph[0] == 'i')
 		fputs("\"s\":\"t\",", c->out);
 	fputs("\"ts\":", c->out);
-	write_ts(c->out, ns - c->start_ns);
+	write_ts(c->out, ra_ns_diff(ns, c->start_ns));
 	fprintf(c->out, ",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"args\":{", pid,
 		tid_of(c, key));
 }
@@ -267,7 +264,7 @@ static int one_event(struct chrome *c, const struct ra_event *ev)
 	struct item *it = &h->items[d.begin_seq];
 	it->kind = ITEM_CLOSED;
 	it->name = d.type;
-	it->dur_ns = d.end_ns - d.begin_ns;
+	it->dur_ns = ra_ns_diff(d.end_ns, d.begin_ns);
 	int ret = hold_args(c, h, ev, &it->end_off, &it->end_len);
 	if (ret == 0 && c->pairer.stacks[ev->key].nr == 0)
 		flush_key(c, ev->key);

@@ -54,7 +54,7 @@ static void write_lane(FILE *f, const struct ra_stats *s, bool cpu, uint32_t id,
 	for (size_t i = 0; i < s->nr_ev; i++) {
 		if ((cpu ? s->ev[i].cpu : s->ev[i].key) != id || seen++ % step)
 			continue;
-		fprintf(f, out++ ? ",%" PRId64 : "%" PRId64, s->ev[i].ns - s->src.first_ns);
+		fprintf(f, out++ ? ",%" PRId64 : "%" PRId64, ra_ns_diff(s->ev[i].ns, s->src.first_ns));
 	}
 	fputs("],\"n\":[", f);
 	seen = out = 0;
@@ -70,7 +70,7 @@ static void write_lane(FILE *f, const struct ra_stats *s, bool cpu, uint32_t id,
 		if (p->key != id || seen++ % bstep)
 			continue;
 		fprintf(f, "%s[%" PRId64 ",%" PRId64 ",%" PRIu32 ",%" PRIu32 "]",
-			out++ ? "," : "", p->begin_ns - s->src.first_ns, p->dur_ns,
+			out++ ? "," : "", ra_ns_diff(p->begin_ns, s->src.first_ns), p->dur_ns,
 			p->type, p->depth);
 	}
 	fputs("]}", f);

@@ -32,6 +32,14 @@ unsigned ra_hist_bucket(int64_t ns)
 	return b;
 }
 
+int64_t ra_ns_diff(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (!__builtin_sub_overflow(a, b, &r))
+		return r;
+	return a > b ? INT64_MAX : INT64_MIN;
+}
+
 int ra_parse_duration(const char *s, int64_t *ns)
 {
 	static const struct { const char *unit; double mult; } units[] = {
@@ -59,7 +67,7 @@ void ra_format_duration(int64_t ns, char *out, size_t len)
 	static const struct { const char *unit; double div; } units[] = {
 		{ "s", 1e9 }, { "ms", 1e6 }, { "us", 1e3 },
 	};
-	int64_t a = ns < 0 ? -ns : ns;
+	double a = ns < 0 ? -(double)ns : (double)ns;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (a >= units[i].div) {
 			snprintf(out, len, "%.3g%s", (double)ns / units[i].div, units[i].unit);
@@ -111,7 +119,7 @@ static int push_pair(struct ra_stats *s, const struct ra_pair_done *d, uint32_t 
 		s->cap_pairs = cap;
 	}
 	s->pairs[s->nr_pairs++] = (struct ra_pair){
-		.begin_ns = d->begin_ns, .dur_ns = d->end_ns - d->begin_ns,
+		.begin_ns = d->begin_ns, .dur_ns = ra_ns_diff(d->end_ns, d->begin_ns),
 		.type = d->type, .key = key, .depth = d->depth };
 	return 0;
 }
@@ -154,8 +162,9 @@ static int account(struct ra_stats *s, const struct ra_event *ev, uint64_t seq)
 	if (r == RA_PAIR_DONE) {
 		if (push_pair(s, &d, ev->key) < 0)
 			return -ENOMEM;
-		if (d.depth == 0)
-			k->paired_ns += ev->ns - k->open_since;
+		if (d.depth == 0 && __builtin_add_overflow(k->paired_ns,
+				ra_ns_diff(ev->ns, k->open_since), &k->paired_ns))
+			k->paired_ns = INT64_MAX;
 	}
 	return 0;
 }
@@ -212,21 +221,25 @@ static int finish_durations(struct ra_stats *s)
 
 static int finish_rates(struct ra_stats *s, char *err, size_t errlen)
 {
-	int64_t span = s->nr_ev ? s->src.last_ns - s->src.first_ns : 0;
+	/* last - first in uint64_t: the difference of two int64_t fits */
+	uint64_t span = s->nr_ev ? (uint64_t)s->src.last_ns - (uint64_t)s->src.first_ns : 0;
 	int64_t iv = s->opt.interval_ns;
 	if (!iv) {
 		unsigned b = 0;
-		while (b + 1 < RA_HIST_BUCKETS && ra_hist_lower(b) * AUTO_BUCKETS < span)
+		while (b + 1 < RA_HIST_BUCKETS &&
+		       (uint64_t)ra_hist_lower(b) * AUTO_BUCKETS < span)
 			b++;
 		iv = ra_hist_lower(b);
+		if ((uint64_t)iv < span / AUTO_BUCKETS)	/* beyond the 1-2-5 steps */
+			iv = (int64_t)(span / AUTO_BUCKETS + 1);
 	}
-	if (span / iv >= MAX_BUCKETS) {
+	if (span / (uint64_t)iv >= MAX_BUCKETS) {
 		snprintf(err, errlen, "interval %" PRId64 "ns is too small for a trace "
-			 "of %" PRId64 "ns (at most %d intervals)", iv, span, MAX_BUCKETS);
+			 "of %" PRIu64 "ns (at most %d intervals)", iv, span, MAX_BUCKETS);
 		return -EINVAL;
 	}
 	s->interval_ns = iv;
-	s->nr_buckets = (uint32_t)(span / iv + 1);
+	s->nr_buckets = (uint32_t)(span / (uint64_t)iv + 1);
 	uint32_t nn = s->src.names.nr;
 	s->rates = calloc((size_t)(nn ? nn : 1) * s->nr_buckets, sizeof(*s->rates));
 	s->name_counts = calloc(nn ? nn : 1, sizeof(*s->name_counts));
@@ -234,8 +247,8 @@ static int finish_rates(struct ra_stats *s, char *err, size_t errlen)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->nr_ev; i++) {
 		const struct ra_ev *e = &s->ev[i];
-		s->rates[(size_t)e->name * s->nr_buckets +
-			 (size_t)((e->ns - s->src.first_ns) / iv)]++;
+		uint64_t off = (uint64_t)e->ns - (uint64_t)s->src.first_ns;
+		s->rates[(size_t)e->name * s->nr_buckets + off / (uint64_t)iv]++;
 		s->name_counts[e->name]++;
 	}
 	return 0;

@@ -136,8 +136,8 @@ static void write_threads(FILE *f, const struct ra_stats *s)
 		if (!ks->events)
 			continue;
 		char first[32], last[32], paired[32];
-		ra_format_duration(ks->first_ns - s->src.first_ns, first, sizeof(first));
-		ra_format_duration(ks->last_ns - s->src.first_ns, last, sizeof(last));
+		ra_format_duration(ra_ns_diff(ks->first_ns, s->src.first_ns), first, sizeof(first));
+		ra_format_duration(ra_ns_diff(ks->last_ns, s->src.first_ns), last, sizeof(last));
 		ra_format_duration(ks->paired_ns, paired, sizeof(paired));
 		fprintf(f, "%-12s %10" PRIu64 " %12s %12s %12s  ", s->src.keys.str[k],
 			ks->events, first, last, paired);
@@ -155,7 +155,7 @@ static void write_threads(FILE *f, const struct ra_stats *s)
 void ra_write_text(FILE *f, const struct ra_stats *s, unsigned sections)
 {
 	char span[32], first[64];
-	int64_t span_ns = s->nr_ev ? s->src.last_ns - s->src.first_ns : 0;
+	int64_t span_ns = s->nr_ev ? ra_ns_diff(s->src.last_ns, s->src.first_ns) : 0;
 	ra_format_duration(span_ns, span, sizeof(span));
 	for (size_t i = 0; i < s->src.nr; i++)
 		fprintf(f, "trace: %s\n", s->src.dirs[i]);
