@@ -86,7 +86,7 @@ static void write_rates(FILE *f, const struct ra_stats *s, const uint32_t *order
 {
 	fprintf(f, "\"rates\":{\"interval_ns\":%" PRId64 ",\"start_ns\":%" PRId64
 		",\"intervals\":%" PRIu32 ",\"names\":[", s->interval_ns,
-		s->src.first_ns, s->nr_buckets);
+		s->nr_ev ? s->src.first_ns : 0, s->nr_buckets);
 	for (uint32_t i = 0; i < nr; i++) {
 		uint32_t n = order[i];
 		uint32_t pb = ra_peak_bucket(s, n);
