@@ -54,8 +54,8 @@ void ra_strtab_free(struct ra_strtab *tab);
 
 struct ra_event {
 	int64_t ns;		/* since the epoch */
-	uint32_t cpu;
-	uint32_t trace;		/* index of the trace directory */
+	uint32_t cpu;		/* UINT32_MAX if unknown */
+	uint32_t trace;		/* index of the trace in the set */
 	uint32_t name;		/* index in ra_source.names */
 	uint32_t key;		/* index in ra_source.keys */
 	const struct rtr_event *raw;	/* valid until the next ra_source_next */
@@ -64,12 +64,11 @@ struct ra_event {
 struct ra_source {
 	const char *const *dirs;	/* borrowed from the caller */
 	size_t nr;
-	struct rtr_trace **traces;	/* owned */
-	struct rtr_event *head;		/* owned: next event of each trace */
-	int *state;			/* owned: 1 head valid, 0 ended */
+	struct rtr_trace *t;		/* owned: every trace, merged */
 	struct ra_strtab names;		/* event names */
 	struct ra_strtab keys;		/* key values as text; "unknown" */
-	const char *key_field;		/* borrowed */
+	const char *key_field;		/* borrowed; "tid" by default */
+	bool default_key;		/* no key field given: vtid, then tid */
 	int64_t first_ns, last_ns;	/* of the events returned so far */
 	uint64_t events;
 	struct rtr_event cur;		/* what ra_event.raw points to */
@@ -79,11 +78,13 @@ struct ra_source {
 #define RA_UNKNOWN_KEY "unknown"
 
 /*
- * Open every trace directory of `dirs` (kept by reference). The key of an
- * event is the value of the field `key_field` (NULL: "tid"): first in the
- * event's context fields when the reader offers them, else in its payload;
- * integers are written in decimal, strings as they are; events without it
- * get the key "unknown". Returns 0 or -errno (message in err).
+ * Open every trace under the directories of `dirs` (kept by reference; see
+ * rtr_open_many). The key of an event is the value of the field
+ * `key_field`, looked up with ra_event_field; with key_field NULL, the
+ * context field "vtid", else the field "tid". Integers are written in
+ * decimal, strings as they are, enumerations as their label; events
+ * without the field get the key "unknown". Returns 0 or -errno (message in
+ * err).
  */
 int ra_source_open(struct ra_source *src, const char *const *dirs, size_t nr,
 		   const char *key_field, char *err, size_t errlen);
@@ -94,10 +95,21 @@ int ra_source_next(struct ra_source *src, struct ra_event *ev, char *err,
  * ra_source_next returned 0. */
 void ra_source_lost(const struct ra_source *src, uint64_t *events,
 		    uint64_t *packets);
+/* The directory of trace `trace` of the set (ra_event.trace). */
+const char *ra_source_trace_path(const struct ra_source *src, uint32_t trace);
 void ra_source_close(struct ra_source *src);
 
+/* Field `name` of an event (names as the reader gives them, without the
+ * metadata's leading '_'): in its event context, else its stream event
+ * context, else its payload. 0 or -ENOENT. */
+int ra_event_field(const struct rtr_event *raw, const char *name,
+		   struct rtr_value *v);
+
 /* Write the payload fields of `raw` as JSON object members
- * ("name":value,...) without the braces. Returns the number written. */
+ * ("name":value,...) without the braces: structures as objects, arrays as
+ * arrays, enumerations as their label (their integer if no label
+ * matches), NaN and infinities as null; nesting deeper than 32 levels as
+ * null. Returns the number of members written. */
 size_t ra_write_payload_json(FILE *f, const struct rtr_event *raw);
 
 /* --- pairing ------------------------------------------------------------ */

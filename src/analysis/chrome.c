@@ -79,8 +79,8 @@ static int64_t tid_of(const struct chrome *c, uint32_t key)
 static int64_t pid_of(const struct ra_event *ev)
 {
 	struct rtr_value v;
-	if (rtr_field_by_name(ev->raw, "vpid", &v) == 0 ||
-	    rtr_field_by_name(ev->raw, "pid", &v) == 0) {
+	if (ra_event_field(ev->raw, "vpid", &v) == 0 ||
+	    ra_event_field(ev->raw, "pid", &v) == 0) {
 		if (v.type == RTR_INT)
 			return v.i;
 		if (v.type == RTR_UINT && v.u <= INT64_MAX)
@@ -104,7 +104,7 @@ static int name_thread(struct chrome *c, const struct ra_event *ev, int64_t pid)
 		begin_event(c);
 		fprintf(c->out, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%" PRId64
 			",\"tid\":0,\"args\":{\"name\":", pid);
-		const char *dir = c->src.dirs[ev->trace];
+		const char *dir = ra_source_trace_path(&c->src, ev->trace);
 		ra_json_string(c->out, dir, strlen(dir));
 		fputs("}}", c->out);
 	}

@@ -41,7 +41,9 @@ static void write_lane(FILE *f, const struct ra_stats *s, bool cpu, uint32_t id,
 			nbars += s->pairs[i].key == id;
 	uint64_t step = step_for(n, cap), bstep = step_for(nbars, cap);
 	char label[192];
-	if (cpu)
+	if (cpu && id == UINT32_MAX)
+		snprintf(label, sizeof(label), "CPU unknown");
+	else if (cpu)
 		snprintf(label, sizeof(label), "CPU %" PRIu32, id);
 	else
 		snprintf(label, sizeof(label), "%s %s", s->src.key_field,

@@ -91,6 +91,8 @@ int ra_source_open(struct ra_source *src, const char *const *dirs, size_t nr,
 {
 	memset(src, 0, sizeof(*src));
 	src->dirs = dirs;
+	src->nr = nr;
+	src->default_key = !key_field;
 	src->key_field = key_field ? key_field : RA_DEFAULT_KEY;
 	src->first_ns = INT64_MAX;
 	src->last_ns = INT64_MIN;
@@ -98,30 +100,12 @@ int ra_source_open(struct ra_source *src, const char *const *dirs, size_t nr,
 		snprintf(err, errlen, "no trace directory given");
 		return -EINVAL;
 	}
-	src->traces = calloc(nr, sizeof(*src->traces));
-	src->head = calloc(nr, sizeof(*src->head));
-	src->state = calloc(nr, sizeof(*src->state));
-	if (!src->traces || !src->head || !src->state) {
-		snprintf(err, errlen, "out of memory");
-		ra_source_close(src);
-		return -ENOMEM;
-	}
-	src->nr = nr;
-	for (size_t i = 0; i < nr; i++) {
-		char msg[512];
-		int ret = rtr_open(dirs[i], &src->traces[i], msg, sizeof(msg));
-		if (ret < 0) {
-			snprintf(err, errlen, "cannot read the trace in %s: %s", dirs[i], msg);
-			ra_source_close(src);
-			return ret;
-		}
-		ret = rtr_next(src->traces[i], &src->head[i]);
-		if (ret < 0) {
-			snprintf(err, errlen, "%s", rtr_error(src->traces[i]));
-			ra_source_close(src);
-			return ret;
-		}
-		src->state[i] = ret;
+	char msg[512];
+	int ret = rtr_open_many(dirs, nr, &src->t, msg, sizeof(msg));
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot read the trace in %s%s: %s", dirs[0],
+			 nr > 1 ? " ..." : "", msg);
+		return ret;
 	}
 	if (ra_strtab_intern(&src->keys, RA_UNKNOWN_KEY) < 0) {
 		snprintf(err, errlen, "out of memory");
@@ -131,13 +115,41 @@ int ra_source_open(struct ra_source *src, const char *const *dirs, size_t nr,
 	return 0;
 }
 
+static int context_field(const struct rtr_event *raw, const char *name,
+			 struct rtr_value *v)
+{
+	static const enum rtr_scope scopes[] = {
+		RTR_SCOPE_EVENT_CONTEXT, RTR_SCOPE_STREAM_EVENT_CONTEXT,
+	};
+	for (size_t s = 0; s < sizeof(scopes) / sizeof(scopes[0]); s++) {
+		uint32_t n = rtr_scope_count(raw, scopes[s]);
+		for (uint32_t i = 0; i < n; i++) {
+			const char *fname = NULL;
+			if (rtr_scope_field(raw, scopes[s], i, v, &fname) < 0 || !fname)
+				continue;
+			if (!strcmp(fname, name))
+				return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int ra_event_field(const struct rtr_event *raw, const char *name,
+		   struct rtr_value *v)
+{
+	if (context_field(raw, name, v) == 0 || rtr_field_by_name(raw, name, v) == 0)
+		return 0;
+	return -ENOENT;
+}
+
 /* The key of an event as text (see ra_source_open). */
 static void key_text(const struct ra_source *src, const struct rtr_event *ev,
 		     char *out, size_t len)
 {
 	struct rtr_value v;
 	snprintf(out, len, "%s", RA_UNKNOWN_KEY);
-	if (rtr_field_by_name(ev, src->key_field, &v) < 0)
+	if (!(src->default_key && context_field(ev, "vtid", &v) == 0) &&
+	    ra_event_field(ev, src->key_field, &v) < 0)
 		return;
 	switch (v.type) {
 	case RTR_INT:
@@ -146,8 +158,16 @@ static void key_text(const struct ra_source *src, const struct rtr_event *ev,
 	case RTR_UINT:
 		snprintf(out, len, "%" PRIu64, v.u);
 		break;
+	case RTR_ENUM:
+		if (v.label)
+			snprintf(out, len, "%s", v.label);
+		else if (v.is_signed)
+			snprintf(out, len, "%" PRId64, v.i);
+		else
+			snprintf(out, len, "%" PRIu64, v.u);
+		break;
 	case RTR_STRING:
-		snprintf(out, len, "%s", v.s.p);
+		snprintf(out, len, "%.*s", (int)(v.s.len < len ? v.s.len : len), v.s.p);
 		break;
 	case RTR_BOOL:
 		snprintf(out, len, "%s", v.b ? "true" : "false");
@@ -157,6 +177,8 @@ static void key_text(const struct ra_source *src, const struct rtr_event *ev,
 		snprintf(out, len, "%g", v.d);
 		break;
 	case RTR_BYTES:
+	case RTR_STRUCT:
+	case RTR_ARRAY:
 		break;
 	}
 }
@@ -164,22 +186,12 @@ static void key_text(const struct ra_source *src, const struct rtr_event *ev,
 int ra_source_next(struct ra_source *src, struct ra_event *ev, char *err,
 		   size_t errlen)
 {
-	size_t best = src->nr;
-	for (size_t i = 0; i < src->nr; i++)
-		if (src->state[i] > 0 &&
-		    (best == src->nr || src->head[i].ns < src->head[best].ns))
-			best = i;
-	if (best == src->nr)
-		return 0;
-	src->cur = src->head[best];
-	int ret = rtr_next(src->traces[best], &src->head[best]);
-	if (ret < 0) {
-		snprintf(err, errlen, "%s: %s", src->dirs[best],
-			 rtr_error(src->traces[best]));
+	int ret = rtr_next(src->t, &src->cur);
+	if (ret <= 0) {
+		if (ret < 0)
+			snprintf(err, errlen, "%s", rtr_error(src->t));
 		return ret;
 	}
-	src->state[best] = ret;
-
 	char key[128];
 	key_text(src, &src->cur, key, sizeof(key));
 	int64_t name = ra_strtab_intern(&src->names, src->cur.cls->name);
@@ -190,7 +202,7 @@ int ra_source_next(struct ra_source *src, struct ra_event *ev, char *err,
 	}
 	ev->ns = src->cur.ns;
 	ev->cpu = src->cur.cpu;
-	ev->trace = (uint32_t)best;
+	ev->trace = src->cur.trace;
 	ev->name = (uint32_t)name;
 	ev->key = (uint32_t)k;
 	ev->raw = &src->cur;
@@ -207,73 +219,111 @@ void ra_source_lost(const struct ra_source *src, uint64_t *events,
 {
 	*events = 0;
 	*packets = 0;
-	for (size_t i = 0; i < src->nr; i++) {
-		const struct rtr_stream_stats *st;
-		size_t n = rtr_streams(src->traces[i], &st);
-		for (size_t j = 0; j < n; j++) {
-			*events += st[j].events_discarded;
-			*packets += st[j].packets_lost;
-		}
+	const struct rtr_stream_stats *st;
+	size_t n = src->t ? rtr_streams(src->t, &st) : 0;
+	for (size_t j = 0; j < n; j++) {
+		*events += st[j].events_discarded;
+		*packets += st[j].packets_lost;
 	}
+}
+
+const char *ra_source_trace_path(const struct ra_source *src, uint32_t trace)
+{
+	const char *p = rtr_trace_path(src->t, trace);
+	return p ? p : "?";
 }
 
 void ra_source_close(struct ra_source *src)
 {
 	ra_strtab_free(&src->keys);
 	ra_strtab_free(&src->names);
-	for (size_t i = 0; src->traces && i < src->nr; i++)
-		if (src->traces[i])
-			rtr_close(src->traces[i]);
-	free(src->state);
-	free(src->head);
-	free(src->traces);
+	if (src->t)
+		rtr_close(src->t);
 	memset(src, 0, sizeof(*src));
 }
 
-static void json_double(FILE *f, double d)
+#define JSON_MAX_DEPTH 32
+
+static void json_value(FILE *f, const struct rtr_value *v, unsigned depth)
 {
-	if (isfinite(d))
-		fprintf(f, "%.17g", d);
-	else
-		fputs("null", f);	/* JSON has no NaN or infinity */
+	switch (v->type) {
+	case RTR_INT:
+		fprintf(f, "%" PRId64, v->i);
+		break;
+	case RTR_UINT:
+		fprintf(f, "%" PRIu64, v->u);
+		break;
+	case RTR_ENUM:
+		if (v->label)
+			ra_json_string(f, v->label, strlen(v->label));
+		else if (v->is_signed)
+			fprintf(f, "%" PRId64, v->i);
+		else
+			fprintf(f, "%" PRIu64, v->u);
+		break;
+	case RTR_FLOAT:
+	case RTR_DOUBLE:
+		if (isfinite(v->d))
+			fprintf(f, "%.17g", v->d);
+		else
+			fputs("null", f);	/* JSON has no NaN or infinity */
+		break;
+	case RTR_BOOL:
+		fputs(v->b ? "true" : "false", f);
+		break;
+	case RTR_STRING:
+		ra_json_string(f, v->s.p, v->s.len);
+		break;
+	case RTR_BYTES:
+		fputc('[', f);
+		for (size_t b = 0; b < v->bytes.len; b++)
+			fprintf(f, b ? ",%u" : "%u", v->bytes.p[b]);
+		fputc(']', f);
+		break;
+	case RTR_STRUCT:
+	case RTR_ARRAY: {
+		if (depth >= JSON_MAX_DEPTH) {
+			fputs("null", f);
+			break;
+		}
+		bool obj = v->type == RTR_STRUCT;
+		uint32_t n = rtr_value_count(v);
+		fputc(obj ? '{' : '[', f);
+		for (uint32_t i = 0, out = 0; i < n; i++) {
+			struct rtr_value child;
+			const char *name = NULL;
+			if (rtr_value_child(v, i, &child, &name) < 0)
+				continue;
+			if (out++)
+				fputc(',', f);
+			if (obj) {
+				name = name ? name : "";
+				ra_json_string(f, name, strlen(name));
+				fputc(':', f);
+			}
+			json_value(f, &child, depth + 1);
+		}
+		fputc(obj ? '}' : ']', f);
+		break;
+	}
+	}
 }
 
 size_t ra_write_payload_json(FILE *f, const struct rtr_event *raw)
 {
 	size_t written = 0;
-	for (uint32_t i = 0; i < raw->cls->nr_fields; i++) {
+	uint32_t n = rtr_scope_count(raw, RTR_SCOPE_PAYLOAD);
+	for (uint32_t i = 0; i < n; i++) {
 		struct rtr_value v;
-		if (rtr_field(raw, i, &v) < 0)
+		const char *name = NULL;
+		if (rtr_scope_field(raw, RTR_SCOPE_PAYLOAD, i, &v, &name) < 0)
 			continue;
 		if (written++)
 			fputc(',', f);
-		const char *name = raw->cls->fields[i].name;
+		name = name ? name : "";
 		ra_json_string(f, name, strlen(name));
 		fputc(':', f);
-		switch (v.type) {
-		case RTR_INT:
-			fprintf(f, "%" PRId64, v.i);
-			break;
-		case RTR_UINT:
-			fprintf(f, "%" PRIu64, v.u);
-			break;
-		case RTR_FLOAT:
-		case RTR_DOUBLE:
-			json_double(f, v.d);
-			break;
-		case RTR_BOOL:
-			fputs(v.b ? "true" : "false", f);
-			break;
-		case RTR_STRING:
-			ra_json_string(f, v.s.p, v.s.len);
-			break;
-		case RTR_BYTES:
-			fputc('[', f);
-			for (size_t b = 0; b < v.bytes.len; b++)
-				fprintf(f, b ? ",%u" : "%u", v.bytes.p[b]);
-			fputc(']', f);
-			break;
-		}
+		json_value(f, &v, 0);
 	}
 	return written;
 }
