@@ -108,7 +108,7 @@ static int name_thread(struct chrome *c, const struct ra_event *ev, int64_t pid)
 		ra_json_string(c->out, dir, strlen(dir));
 		fputs("}}", c->out);
 	}
-	size_t slot = (size_t)ev->key * c->src.nr + ev->trace;
+	size_t slot = (size_t)ev->key * rtr_trace_count(c->src.t) + ev->trace;
 	if (slot >= c->nr_named) {
 		size_t n = slot + 64;
 		uint8_t *named = realloc(c->named, n);

@@ -29,50 +29,69 @@ static uint64_t step_for(uint64_t n, size_t cap)
 	return n <= cap ? 1 : (n + cap - 1) / cap;
 }
 
-/* One lane: the events with ev.cpu == id (cpu lane) or ev.key == id. */
-static void write_lane(FILE *f, const struct ra_stats *s, bool cpu, uint32_t id,
-		       size_t cap)
+/*
+ * Items grouped by lane: the indexes of group g are
+ * idx[start[g] .. start[g + 1]), in their original order (a counting
+ * sort). Owned by the caller (lanes_free).
+ */
+struct grouping {
+	size_t *idx;
+	size_t *start;		/* nr_groups + 1 entries */
+};
+
+static void lanes_free(struct grouping *g)
 {
-	uint64_t n = 0, nbars = 0;
-	for (size_t i = 0; i < s->nr_ev; i++)
-		n += (cpu ? s->ev[i].cpu : s->ev[i].key) == id;
-	if (!cpu)
-		for (size_t i = 0; i < s->nr_pairs; i++)
-			nbars += s->pairs[i].key == id;
-	uint64_t step = step_for(n, cap), bstep = step_for(nbars, cap);
-	char label[192];
-	if (cpu && id == UINT32_MAX)
-		snprintf(label, sizeof(label), "CPU unknown");
-	else if (cpu)
-		snprintf(label, sizeof(label), "CPU %" PRIu32, id);
-	else
-		snprintf(label, sizeof(label), "%s %s", s->src.key_field,
-			 s->src.keys.str[id]);
+	free(g->idx);
+	free(g->start);
+}
+
+static int group(struct grouping *g, const uint32_t *of, size_t n, size_t nr_groups)
+{
+	g->idx = malloc((n ? n : 1) * sizeof(*g->idx));
+	g->start = calloc(nr_groups + 1, sizeof(*g->start));
+	if (!g->idx || !g->start)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		g->start[of[i] + 1]++;
+	for (size_t k = 0; k < nr_groups; k++)
+		g->start[k + 1] += g->start[k];
+	size_t *fill = malloc((nr_groups ? nr_groups : 1) * sizeof(*fill));
+	if (!fill)
+		return -ENOMEM;
+	memcpy(fill, g->start, nr_groups * sizeof(*fill));
+	for (size_t i = 0; i < n; i++)
+		g->idx[fill[of[i]]++] = i;
+	free(fill);
+	return 0;
+}
+
+struct lanes {
+	uint32_t *cpus;		/* distinct CPUs, sorted */
+	size_t nr_cpus;
+	struct grouping by_cpu, by_key, pairs_by_key;
+};
+
+/* One lane: events idx[from..to) of s->ev, pairs pidx[pfrom..pto). */
+static void write_lane(FILE *f, const struct ra_stats *s, const char *label,
+		       bool cpu, const size_t *idx, size_t n, const size_t *pidx,
+		       size_t np, size_t cap)
+{
+	uint64_t step = step_for(n, cap), bstep = step_for(np, cap);
 	fprintf(f, "{\"kind\":\"%s\",\"label\":", cpu ? "cpu" : "thread");
 	jstr(f, label);
-	fprintf(f, ",\"events\":%" PRIu64 ",\"step\":%" PRIu64 ",\"pairs\":%" PRIu64
-		",\"bar_step\":%" PRIu64 ",\"t\":[", n, step, nbars, bstep);
-	uint64_t seen = 0, out = 0;
-	for (size_t i = 0; i < s->nr_ev; i++) {
-		if ((cpu ? s->ev[i].cpu : s->ev[i].key) != id || seen++ % step)
-			continue;
-		fprintf(f, out++ ? ",%" PRId64 : "%" PRId64, ra_ns_diff(s->ev[i].ns, s->src.first_ns));
-	}
+	fprintf(f, ",\"events\":%zu,\"step\":%" PRIu64 ",\"pairs\":%zu"
+		",\"bar_step\":%" PRIu64 ",\"t\":[", n, step, np, bstep);
+	for (size_t i = 0; i < n; i += step)
+		fprintf(f, i ? ",%" PRId64 : "%" PRId64,
+			ra_ns_diff(s->ev[idx[i]].ns, s->src.first_ns));
 	fputs("],\"n\":[", f);
-	seen = out = 0;
-	for (size_t i = 0; i < s->nr_ev; i++) {
-		if ((cpu ? s->ev[i].cpu : s->ev[i].key) != id || seen++ % step)
-			continue;
-		fprintf(f, out++ ? ",%" PRIu32 : "%" PRIu32, s->ev[i].name);
-	}
+	for (size_t i = 0; i < n; i += step)
+		fprintf(f, i ? ",%" PRIu32 : "%" PRIu32, s->ev[idx[i]].name);
 	fputs("],\"bars\":[", f);
-	seen = out = 0;
-	for (size_t i = 0; !cpu && i < s->nr_pairs; i++) {
-		const struct ra_pair *p = &s->pairs[i];
-		if (p->key != id || seen++ % bstep)
-			continue;
+	for (size_t i = 0; i < np; i += bstep) {
+		const struct ra_pair *p = &s->pairs[pidx[i]];
 		fprintf(f, "%s[%" PRId64 ",%" PRId64 ",%" PRIu32 ",%" PRIu32 "]",
-			out++ ? "," : "", ra_ns_diff(p->begin_ns, s->src.first_ns), p->dur_ns,
+			i ? "," : "", ra_ns_diff(p->begin_ns, s->src.first_ns), p->dur_ns,
 			p->type, p->depth);
 	}
 	fputs("]}", f);
@@ -84,37 +103,64 @@ static int by_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The distinct CPUs of the events, sorted. NULL if out of memory. */
-static uint32_t *cpus_of(const struct ra_stats *s, size_t *nr)
+/* The distinct CPUs of the events, sorted, into l. -ENOMEM. */
+static int find_cpus(const struct ra_stats *s, struct lanes *l)
 {
-	size_t cap = 16;
-	uint32_t *cpus = malloc(cap * sizeof(*cpus));
-	*nr = 0;
-	for (size_t i = 0; cpus && i < s->nr_ev; i++) {
+	size_t cap = 16, last = SIZE_MAX;
+	l->cpus = malloc(cap * sizeof(*l->cpus));
+	if (!l->cpus)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nr_ev; i++) {
 		uint32_t c = s->ev[i].cpu;
+		if (last != SIZE_MAX && l->cpus[last] == c)
+			continue;	/* the common case: same CPU as before */
 		size_t j = 0;
-		while (j < *nr && cpus[j] != c)
+		while (j < l->nr_cpus && l->cpus[j] != c)
 			j++;
-		if (j < *nr)
+		last = j;
+		if (j < l->nr_cpus)
 			continue;
-		if (*nr == cap) {
-			uint32_t *n = realloc(cpus, 2 * cap * sizeof(*n));
-			if (!n) {
-				free(cpus);
-				return NULL;
-			}
-			cpus = n;
+		if (l->nr_cpus == cap) {
+			uint32_t *n = realloc(l->cpus, 2 * cap * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			l->cpus = n;
 			cap *= 2;
 		}
-		cpus[(*nr)++] = c;
+		l->cpus[l->nr_cpus++] = c;
 	}
-	if (cpus)
-		qsort(cpus, *nr, sizeof(*cpus), by_u32);
-	return cpus;
+	qsort(l->cpus, l->nr_cpus, sizeof(*l->cpus), by_u32);
+	return 0;
+}
+
+static int build_lanes(const struct ra_stats *s, struct lanes *l)
+{
+	if (find_cpus(s, l) < 0)
+		return -ENOMEM;
+	size_t n = s->nr_ev > s->nr_pairs ? s->nr_ev : s->nr_pairs;
+	uint32_t *of = malloc((n ? n : 1) * sizeof(*of));
+	if (!of)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nr_ev; i++) {
+		const uint32_t *hit = bsearch(&s->ev[i].cpu, l->cpus, l->nr_cpus,
+					      sizeof(*l->cpus), by_u32);
+		of[i] = (uint32_t)(hit - l->cpus);
+	}
+	int ret = group(&l->by_cpu, of, s->nr_ev, l->nr_cpus);
+	for (size_t i = 0; ret == 0 && i < s->nr_ev; i++)
+		of[i] = s->ev[i].key;
+	if (ret == 0)
+		ret = group(&l->by_key, of, s->nr_ev, s->src.keys.nr);
+	for (size_t i = 0; ret == 0 && i < s->nr_pairs; i++)
+		of[i] = s->pairs[i].key;
+	if (ret == 0)
+		ret = group(&l->pairs_by_key, of, s->nr_pairs, s->src.keys.nr);
+	free(of);
+	return ret;
 }
 
 static void write_data(FILE *f, const struct ra_stats *s, const char *title,
-		       size_t cap, const uint32_t *cpus, size_t nr_cpus)
+		       size_t cap, const struct lanes *l)
 {
 	fputs("{\"title\":", f);
 	jstr(f, title);
@@ -133,19 +179,27 @@ static void write_data(FILE *f, const struct ra_stats *s, const char *title,
 		jstr(f, s->pairer.types[i].label);
 	}
 	fprintf(f, "],\"lane_cap\":%zu,\"lanes\":[", cap);
-	for (size_t i = 0; i < nr_cpus; i++) {
-		if (i)
-			fputc(',', f);
-		write_lane(f, s, true, cpus[i], cap);
+	char label[192];
+	for (size_t c = 0; c < l->nr_cpus; c++) {
+		if (l->cpus[c] == UINT32_MAX)
+			snprintf(label, sizeof(label), "CPU unknown");
+		else
+			snprintf(label, sizeof(label), "CPU %" PRIu32, l->cpus[c]);
+		const size_t *st = l->by_cpu.start;
+		fputs(c ? "," : "", f);
+		write_lane(f, s, label, true, l->by_cpu.idx + st[c], st[c + 1] - st[c],
+			   NULL, 0, cap);
 	}
-	bool first = nr_cpus == 0;
-	for (uint32_t k = 0; k < s->nr_keys && k < s->src.keys.nr; k++) {
-		if (!s->keys[k].events)
+	bool first = l->nr_cpus == 0;
+	for (uint32_t k = 0; k < s->src.keys.nr; k++) {
+		const size_t *st = l->by_key.start, *ps = l->pairs_by_key.start;
+		if (st[k + 1] == st[k])
 			continue;
-		if (!first)
-			fputc(',', f);
+		fputs(first ? "" : ",", f);
 		first = false;
-		write_lane(f, s, false, k, cap);
+		snprintf(label, sizeof(label), "%s %s", s->src.key_field, s->src.keys.str[k]);
+		write_lane(f, s, label, false, l->by_key.idx + st[k], st[k + 1] - st[k],
+			   l->pairs_by_key.idx + ps[k], ps[k + 1] - ps[k], cap);
 	}
 	fputs("]}", f);
 }
@@ -156,13 +210,17 @@ int ra_write_report(FILE *f, const struct ra_stats *s, const char *title,
 	const char *mark = strstr(ra_report_template, RA_REPORT_MARKER);
 	if (!mark || !lane_cap)
 		return -EINVAL;
-	size_t nr_cpus;
-	uint32_t *cpus = cpus_of(s, &nr_cpus);
-	if (!cpus)
-		return -ENOMEM;
-	fwrite(ra_report_template, 1, (size_t)(mark - ra_report_template), f);
-	write_data(f, s, title, lane_cap, cpus, nr_cpus);
-	fputs(mark + strlen(RA_REPORT_MARKER), f);
-	free(cpus);
-	return ferror(f) ? -EIO : 0;
+	struct lanes l = { 0 };
+	int ret = build_lanes(s, &l);
+	if (ret == 0) {
+		fwrite(ra_report_template, 1, (size_t)(mark - ra_report_template), f);
+		write_data(f, s, title, lane_cap, &l);
+		fputs(mark + strlen(RA_REPORT_MARKER), f);
+		ret = ferror(f) ? -EIO : 0;
+	}
+	lanes_free(&l.pairs_by_key);
+	lanes_free(&l.by_key);
+	lanes_free(&l.by_cpu);
+	free(l.cpus);
+	return ret;
 }
