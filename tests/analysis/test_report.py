@@ -178,6 +178,41 @@ class Report(unittest.TestCase):
         self.assertIn(">" + self.outlier + "<", dom)
 
     @unittest.skipUnless(CHROMIUM, "chromium is not installed")
+    def test_zoom_pan_tooltip(self):
+        """Drive the timeline's controls from a script appended to the page;
+        the tooltip over a pair's bar must name it, without console errors."""
+        drive = """
+document.getElementById("zin").click();
+document.getElementById("right").click();
+document.getElementById("reset").click();
+zoom(0.5, span0 / 4);
+pan(-0.1);
+document.getElementById("reset").click();
+let li = -1, bar = null;
+D.lanes.forEach((l, i) => l.bars.forEach(b => {
+  if (!bar || b[1] > bar[1]) { bar = b; li = i; }
+}));
+const r = canvas.getBoundingClientRect();
+canvas.dispatchEvent(new WheelEvent("wheel", { deltaY: -100, clientX: r.left + xOf(bar[0]), clientY: r.top + 30, cancelable: true }));
+document.getElementById("reset").click();
+hover({ clientX: r.left + xOf(bar[0] + bar[1] / 2), clientY: r.top + AXIS_H + li * LANE_H + 10 });
+document.body.setAttribute("data-tip", tip.style.display + "|" + tip.textContent);
+"""
+        text = self.html.replace("\nthreads();\n", "\nthreads();\n" + drive)
+        self.assertNotEqual(text, self.html)
+        page = os.path.join(self.tmp.name, "driven.html")
+        with open(page, "w", encoding="utf-8") as f:
+            f.write(text)
+        dom, console = chromium(page, self.tmp.name, "--dump-dom")
+        self.assertEqual(console, [])
+        m = re.search(r'data-tip="([^"]*)"', dom)
+        self.assertIsNotNone(m, dom[:500])
+        tipped = m.group(1)
+        self.assertTrue(tipped.startswith("block|app:work"), tipped)
+        self.assertIn("duration", tipped)
+        self.assertIn("tid " + self.outlier, tipped)
+
+    @unittest.skipUnless(CHROMIUM, "chromium is not installed")
     def test_console_check_catches_errors(self):
         broken = {
             "exception": self.html.replace("\nheader();", "\nheader(); noSuchFunction();"),
