@@ -94,9 +94,10 @@ static void write_rates(FILE *f, const struct ra_stats *s, const uint32_t *order
 		fprintf(f, "%s{\"name\":", i ? "," : "");
 		jstr(f, s->src.names.str[n]);
 		fprintf(f, ",\"total\":%" PRIu64 ",\"peak_per_s\":%.3f,\"peak_at_ns\":%"
-			PRId64 ",\"counts\":[", s->name_counts[n],
-			(double)row[pb] * 1e9 / (double)s->interval_ns,
-			s->src.first_ns + (int64_t)pb * s->interval_ns);
+			PRId64 ",\"peak_offset_ns\":%" PRId64 ",\"counts\":[",
+			s->name_counts[n], (double)row[pb] * 1e9 / (double)s->interval_ns,
+			s->src.first_ns + (int64_t)pb * s->interval_ns,
+			(int64_t)pb * s->interval_ns);
 		for (uint32_t b = 0; b < s->nr_buckets; b++)
 			fprintf(f, b ? ",%" PRIu64 : "%" PRIu64, row[b]);
 		fputs("]}", f);
@@ -137,8 +138,9 @@ static void write_one_duration(FILE *f, const struct ra_stats *s, uint32_t t)
 		char wall[64];
 		ra_format_wall(p->begin_ns, wall, sizeof(wall));
 		fprintf(f, "%s{\"dur_ns\":%" PRId64 ",\"begin_ns\":%" PRId64
-			",\"begin_utc\":\"%s\",\"key\":", i ? "," : "", p->dur_ns,
-			p->begin_ns, wall);
+			",\"begin_offset_ns\":%" PRId64 ",\"begin_utc\":\"%s\",\"key\":",
+			i ? "," : "", p->dur_ns, p->begin_ns,
+			ra_ns_diff(p->begin_ns, s->src.first_ns), wall);
 		jstr(f, s->src.keys.str[p->key]);
 		fputc('}', f);
 	}

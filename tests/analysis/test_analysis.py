@@ -75,6 +75,9 @@ class Analyze(Workload):
                 self.assertEqual(len(n["counts"]), r["intervals"])
                 self.assertEqual(sum(n["counts"]), n["total"])
                 self.assertEqual(max(n["counts"]) * 1e9 / r["interval_ns"], n["peak_per_s"])
+                peak = n["counts"].index(max(n["counts"]))
+                self.assertEqual(n["peak_offset_ns"], peak * r["interval_ns"])
+                self.assertEqual(n["peak_at_ns"], r["start_ns"] + peak * r["interval_ns"])
             self.assertEqual(sum(sum(n["counts"]) for n in r["names"]), len(self.events))
             span = a["last_ns"] - a["first_ns"]
             self.assertEqual(r["intervals"], span // r["interval_ns"] + 1)
@@ -113,6 +116,9 @@ class Analyze(Workload):
                   if name == "app:work_begin" and str(f["tid"]) == self.outlier]
         self.assertTrue(any(abs(top["begin_ns"] - b) <= NS_SLACK for b in begins))
         self.assertTrue(top["begin_utc"].startswith("20"))
+        a_all = self.analyze_json("--durations")
+        for o in a_all["durations"][0]["outliers"]:
+            self.assertEqual(o["begin_offset_ns"], o["begin_ns"] - a_all["first_ns"])
 
     def test_threads(self):
         a = self.analyze_json("--threads")
