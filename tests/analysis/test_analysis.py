@@ -234,6 +234,53 @@ class Export(Workload):
         return str(self.events[-1][2]["tid"])
 
 
+class Damaged(Workload):
+    """Damaged traces: a message and status 1 (or a result), never a crash."""
+
+    def damaged_copy(self, name, damage):
+        import random
+        import shutil
+        rng = random.Random(name)
+        copy = os.path.join(self.tmp.name, name)
+        shutil.copytree(self.trace, copy)
+        streams = [f for f in os.listdir(copy) if f != "metadata" and not f.startswith(".")]
+        for f in streams:
+            path = os.path.join(copy, f)
+            with open(path, "r+b") as fh:
+                data = bytearray(fh.read())
+                damage(rng, data)
+                fh.seek(0)
+                fh.truncate()
+                fh.write(data)
+        return copy
+
+    def run_all(self, trace):
+        out = os.path.join(self.tmp.name, "damaged.json")
+        for args in (["analyze", trace], ["analyze", "--format=json", trace],
+                     ["export", "--format=chrome", trace, "-o", out],
+                     ["report", trace, "-o", out + ".html"]):
+            r = common.run(P, *args)
+            self.assertIn(r.returncode, (0, 1), (args, r.stderr))
+            if r.returncode:
+                self.assertIn("ringtrace: ", r.stderr)
+            elif args[0] == "analyze" and "--format=json" in args:
+                json.loads(r.stdout)
+            if args[0] == "export" and r.returncode:
+                self.assertFalse(os.path.exists(out))
+
+    def test_truncated(self):
+        def cut(rng, data):
+            del data[len(data) // 2 + 3:]
+        self.run_all(self.damaged_copy("truncated", cut))
+
+    def test_random_bytes(self):
+        def flip(rng, data):
+            for _ in range(8):
+                data[rng.randrange(len(data))] = rng.randrange(256)
+        for i in range(12):
+            self.run_all(self.damaged_copy("flipped%d" % i, flip))
+
+
 class Errors(unittest.TestCase):
     def check(self, args, message, code=None):
         r = common.run(P, *args)
