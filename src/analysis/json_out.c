@@ -48,6 +48,15 @@ void ra_json_string(FILE *f, const char *str, size_t len)
 	const uint8_t *s = (const uint8_t *)str;
 	fputc('"', f);
 	for (size_t i = 0; i < len;) {
+		size_t run = i;	/* printable ASCII that needs no escape */
+		while (run < len && s[run] >= 0x20 && s[run] < 0x7f && s[run] != '"' &&
+		       s[run] != '\\' && s[run] != '<' && s[run] != '>' && s[run] != '&')
+			run++;
+		if (run > i) {
+			fwrite(s + i, 1, run - i, f);
+			i = run;
+			continue;
+		}
 		uint8_t c = s[i];
 		if (c == '"' || c == '\\') {
 			fputc('\\', f);
