@@ -153,12 +153,12 @@ int cmd_analyze(int argc, char **argv)
 
 	struct ra_stats s;
 	char err[1024];
+	int status = CLI_EXIT_FAILURE;
 	int ret = ra_stats_run(&s, (const char *const *)(argv + optind),
 			       (size_t)(argc - optind), &opt, err, sizeof(err));
 	if (ret < 0) {
 		cli_error("analyze: %s", err);
-		ra_stats_free(&s);
-		return CLI_EXIT_FAILURE;
+		goto free_stats;
 	}
 	if (json) {
 		ra_write_json(stdout, &s, sections);
@@ -166,10 +166,12 @@ int cmd_analyze(int argc, char **argv)
 	} else {
 		ra_write_text(stdout, &s, sections);
 	}
-	ra_stats_free(&s);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		cli_error("analyze: cannot write the output");
-		return CLI_EXIT_FAILURE;
+		goto free_stats;
 	}
-	return 0;
+	status = 0;
+free_stats:
+	ra_stats_free(&s);
+	return status;
 }

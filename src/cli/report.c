@@ -90,28 +90,28 @@ int cmd_report(int argc, char **argv)
 	}
 	struct ra_stats s;
 	char err[1024];
+	int status = CLI_EXIT_FAILURE;
 	int ret = ra_stats_run(&s, (const char *const *)(argv + optind),
 			       (size_t)(argc - optind), &opt, err, sizeof(err));
 	if (ret < 0) {
 		cli_error("report: %s", err);
-		ra_stats_free(&s);
-		return CLI_EXIT_FAILURE;
+		goto free_stats;
 	}
 	FILE *f = fopen(output, "w");
 	if (!f) {
 		cli_error("report: cannot create %s: %s", output, strerror(errno));
-		ra_stats_free(&s);
-		return CLI_EXIT_FAILURE;
+		goto free_stats;
 	}
-	const char *title = argv[optind];
-	ret = ra_write_report(f, &s, title, lane_cap);
+	ret = ra_write_report(f, &s, argv[optind], lane_cap);
 	if (fclose(f) != 0 && ret == 0)
 		ret = -errno;
-	ra_stats_free(&s);
 	if (ret < 0) {
 		cli_error("report: cannot write %s: %s", output, strerror(-ret));
 		unlink(output);
-		return CLI_EXIT_FAILURE;
+		goto free_stats;
 	}
-	return 0;
+	status = 0;
+free_stats:
+	ra_stats_free(&s);
+	return status;
 }
