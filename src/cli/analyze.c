@@ -90,7 +90,7 @@ static void usage(FILE *f)
 		"  --interval D        rate interval, e.g. 500us, 10ms, 1s (default: auto)\n"
 		"  --pair BEGIN,END    pair these events (full names, repeatable)\n"
 		"  --no-auto-pairs     do not pair X_entry/X_exit, X_begin/X_end, X_start/X_stop\n"
-		"  --key FIELD         field that identifies a thread (default: tid)\n"
+		"  --key FIELD         field that identifies a thread (default: vtid, else tid)\n"
 		"  --top N             outliers shown per pair (default: 10)\n"
 		"  --format text|json  output format (default: text)\n");
 }

@@ -23,7 +23,7 @@ static void usage(FILE *f)
 		"  --format chrome     the output format (the only one so far)\n"
 		"  --pair BEGIN,END    pair these events (full names, repeatable)\n"
 		"  --no-auto-pairs     do not pair X_entry/X_exit, X_begin/X_end, X_start/X_stop\n"
-		"  --key FIELD         field that identifies a thread (default: tid)\n");
+		"  --key FIELD         field that identifies a thread (default: vtid, else tid)\n");
 }
 
 static const struct option export_opts[] = {

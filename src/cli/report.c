@@ -25,7 +25,7 @@ static void usage(FILE *f)
 		"  --interval D        rate interval, e.g. 10ms (default: auto)\n"
 		"  --pair BEGIN,END    pair these events (full names, repeatable)\n"
 		"  --no-auto-pairs     do not pair X_entry/X_exit, X_begin/X_end, X_start/X_stop\n"
-		"  --key FIELD         field that identifies a thread (default: tid)\n"
+		"  --key FIELD         field that identifies a thread (default: vtid, else tid)\n"
 		"  --top N             outliers listed per pair (default: 10)\n"
 		"  --lane-cap N        events and pairs kept per lane (default: %d)\n",
 		RA_REPORT_LANE_CAP, RA_REPORT_LANE_CAP, RA_REPORT_LANE_CAP);
