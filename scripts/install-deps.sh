@@ -5,7 +5,8 @@ set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config clang
       babeltrace2 python3-bt2
-      lttng-tools liblttng-ust-dev liburcu-dev)
+      lttng-tools liblttng-ust-dev liburcu-dev
+      chromium chromium-driver)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -19,6 +19,31 @@ int cmd_record(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_view(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+
+/* Options shared by analyze, export and report (long options only). */
+enum {
+	CLI_OPT_INTERVAL = 0x100,
+	CLI_OPT_PAIR,
+	CLI_OPT_KEY,
+	CLI_OPT_TOP,
+	CLI_OPT_NO_AUTO_PAIRS,
+	CLI_OPT_FORMAT,
+	CLI_OPT_RATES,
+	CLI_OPT_DURATIONS,
+	CLI_OPT_THREADS,
+};
+#define CLI_MAX_PAIRS 32
+struct ra_options;
+/* Apply shared option `code` with value `arg` to `opt` (pairs are stored
+ * in `pairs`, CLI_MAX_PAIRS long). 1 handled, 0 not a shared option,
+ * -EINVAL (message printed) for a bad value. */
+int cli_analysis_option(const char *cmd, int code, const char *arg,
+			struct ra_options *opt, const char **pairs);
+/* Print getopt's complaint about argv[optind - 1] for `cmd`. */
+void cli_bad_option(const char *cmd, int c, char **argv);
 
 /* Print the summary of the trace in `dir` to `out`: events recorded and
  * lost per channel, bytes, most frequent events. Returns 0 or -errno (the

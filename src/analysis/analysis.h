@@ -1,0 +1,284 @@
+/*
+ * analysis.h - analyses of ringtrace traces and their exporters, shared by
+ * `ringtrace analyze`, `ringtrace export` and `ringtrace report`.
+ *
+ * What it offers:
+ *   - ra_source: several trace directories read as one stream of events in
+ *     timestamp order, each event with an interned name ("provider:event")
+ *     and an interned key (its thread: see ra_source_open);
+ *   - ra_pairer: pairs begin/end events per key (a stack per key);
+ *   - ra_stats: event rates over time, durations of paired events and
+ *     per-key activity, computed from a source (keeps one 24-byte record per
+ *     event and one per pair in memory);
+ *   - writers: analyses as text or JSON, the Chrome trace-event JSON
+ *     (streamed: memory grows only with the events of a key inside an open
+ *     pair), the self-contained HTML report.
+ *
+ * Concurrency: none of these objects is thread-safe; use each from one
+ * thread at a time. Nothing keeps global state.
+ *
+ * Errors: functions return 0 (or a count) or -errno and, when they take an
+ * `err` buffer, put a message there naming what was wrong.
+ */
+#ifndef RINGTRACE_ANALYSIS_H
+#define RINGTRACE_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../ctf/reader.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* --- interned strings ------------------------------------------------- */
+
+/* A set of strings, each given a dense index in insertion order. */
+struct ra_strtab {
+	char **str;		/* owned: str[index], NUL-terminated */
+	uint32_t nr, cap;
+	uint32_t *slots;	/* owned: open addressing, index + 1, 0 = free */
+	uint32_t nr_slots;	/* power of 2 */
+};
+
+/* Index of `s` (added if new); -ENOMEM. */
+int64_t ra_strtab_intern(struct ra_strtab *tab, const char *s);
+/* Index of `s` or -ENOENT. */
+int64_t ra_strtab_find(const struct ra_strtab *tab, const char *s);
+void ra_strtab_free(struct ra_strtab *tab);
+
+/* --- source: several traces merged ------------------------------------ */
+
+struct ra_event {
+	int64_t ns;		/* since the epoch */
+	uint32_t cpu;		/* UINT32_MAX if unknown */
+	uint32_t trace;		/* index of the trace in the set */
+	uint32_t name;		/* index in ra_source.names */
+	uint32_t key;		/* index in ra_source.keys */
+	const struct rtr_event *raw;	/* valid until the next ra_source_next */
+};
+
+struct ra_source {
+	const char *const *dirs;	/* borrowed from the caller */
+	size_t nr;
+	struct rtr_trace *t;		/* owned: every trace, merged */
+	struct ra_strtab names;		/* event names */
+	struct ra_strtab keys;		/* key values as text; "unknown" */
+	const char *key_field;		/* borrowed; "tid" by default */
+	bool default_key;		/* no key field given: vtid, then tid */
+	int64_t first_ns, last_ns;	/* of the events returned so far */
+	uint64_t events;
+	struct rtr_event cur;		/* what ra_event.raw points to */
+};
+
+#define RA_DEFAULT_KEY "tid"
+#define RA_UNKNOWN_KEY "unknown"
+
+/*
+ * Open every trace under the directories of `dirs` (kept by reference; see
+ * rtr_open_many). The key of an event is the value of the field
+ * `key_field`, looked up with ra_event_field; with key_field NULL, the
+ * context field "vtid", else the field "tid". Integers are written in
+ * decimal, strings as they are, enumerations as their label; events
+ * without the field get the key "unknown". Returns 0 or -errno (message in
+ * err).
+ */
+int ra_source_open(struct ra_source *src, const char *const *dirs, size_t nr,
+		   const char *key_field, char *err, size_t errlen);
+/* 1 (event in *ev), 0 (end), -errno (message in err). */
+int ra_source_next(struct ra_source *src, struct ra_event *ev, char *err,
+		   size_t errlen);
+/* Events lost (discarded) and packets lost in every trace; complete once
+ * ra_source_next returned 0. */
+void ra_source_lost(const struct ra_source *src, uint64_t *events,
+		    uint64_t *packets);
+/* The directory of trace `trace` of the set (ra_event.trace). */
+const char *ra_source_trace_path(const struct ra_source *src, uint32_t trace);
+void ra_source_close(struct ra_source *src);
+
+/* Field `name` of an event (names as the reader gives them, without the
+ * metadata's leading '_'): in its event context, else its stream event
+ * context, else its payload. 0 or -ENOENT. */
+int ra_event_field(const struct rtr_event *raw, const char *name,
+		   struct rtr_value *v);
+
+/* Write the payload fields of `raw` as JSON object members
+ * ("name":value,...) without the braces: structures as objects, arrays as
+ * arrays, enumerations as their label (their integer if no label
+ * matches), NaN and infinities as null; nesting deeper than 32 levels as
+ * null. Returns the number of members written. */
+size_t ra_write_payload_json(FILE *f, const struct rtr_event *raw);
+
+/* --- pairing ------------------------------------------------------------ */
+
+/* A kind of pair: its begin and end event names (indexes in names). */
+struct ra_pair_type {
+	char *label;		/* owned: "provider:X" or "BEGIN,END" */
+	char *begin, *end;	/* owned: the event names */
+	uint64_t unmatched_begin, unmatched_end;
+};
+
+/* One open begin on a key's stack. */
+struct ra_open {
+	int64_t ns;
+	uint32_t type;
+	uint32_t name;
+	uint64_t seq;		/* the caller's number for the begin */
+};
+
+struct ra_key_stack {
+	struct ra_open *o;	/* owned */
+	uint32_t nr, cap;
+};
+
+struct ra_pairer {
+	struct ra_pair_type *types;	/* owned */
+	uint32_t nr_types, cap_types;
+	bool auto_pairs;		/* X_entry/X_exit, X_begin/X_end, X_start/X_stop */
+	int64_t *role;			/* owned, per name: -1 none, else type * 2 + is_end;
+					 * INT64_MIN not classified yet */
+	uint32_t nr_roles;
+	struct ra_key_stack *stacks;	/* owned, per key */
+	uint32_t nr_stacks;
+};
+
+enum ra_pair_result {
+	RA_PAIR_NONE,		/* not a begin or end event */
+	RA_PAIR_BEGIN,		/* pushed on its key's stack */
+	RA_PAIR_DONE,		/* closed a pair: *done filled */
+	RA_PAIR_UNMATCHED_END,	/* an end without a begin */
+};
+
+struct ra_pair_done {
+	uint32_t type;
+	int64_t begin_ns, end_ns;
+	uint32_t begin_name;
+	uint64_t begin_seq;
+	uint32_t depth;		/* stack depth after the pop (0: outermost) */
+	uint32_t dropped;	/* begins above it, closed as unmatched */
+};
+
+/* `auto_pairs`: recognise the name patterns. Then add user pairs. */
+void ra_pairer_init(struct ra_pairer *p, bool auto_pairs);
+/* Add a pair "BEGIN,END" of full event names. -EINVAL (message), -ENOMEM. */
+int ra_pairer_add(struct ra_pairer *p, const char *spec, char *err,
+		  size_t errlen);
+/* Feed the next event (in timestamp order). `seq` is any number the
+ * caller gives the event; a pair's ra_pair_done.begin_seq is its begin's.
+ * Returns an enum ra_pair_result or -ENOMEM. */
+int ra_pairer_feed(struct ra_pairer *p, const struct ra_strtab *names,
+		   const struct ra_event *ev, uint64_t seq,
+		   struct ra_pair_done *done);
+/* At the end of the trace: count the begins still open as unmatched. */
+void ra_pairer_finish(struct ra_pairer *p);
+void ra_pairer_free(struct ra_pairer *p);
+
+/* --- statistics --------------------------------------------------------- */
+
+struct ra_options {
+	const char *key_field;	/* NULL: "tid" */
+	int64_t interval_ns;	/* 0: automatic */
+	unsigned top;		/* outliers shown per pair type */
+	bool auto_pairs;
+	const char *const *pairs;	/* "BEGIN,END" specs */
+	size_t nr_pairs;
+};
+
+struct ra_ev {			/* one event, kept for rates and the report */
+	int64_t ns;
+	uint32_t name, key, cpu, trace;
+};
+
+struct ra_pair {			/* one closed pair */
+	int64_t begin_ns, dur_ns;
+	uint32_t type, key, depth, pad;
+};
+
+struct ra_key_stats {
+	uint64_t events;
+	int64_t first_ns, last_ns;
+	int64_t paired_ns;	/* time inside outermost pairs */
+	int64_t open_since;	/* begin of the outermost open pair */
+	uint64_t *name_counts;	/* owned, per name (nr_names at finish) */
+};
+
+#define RA_HIST_BUCKETS 40	/* 1-2-5 series from 1 ns: 1, 2, 5, 10 ... */
+
+struct ra_dur_stats {
+	uint64_t count;
+	int64_t min, max, p50, p90, p99;
+	double avg;
+	uint64_t hist[RA_HIST_BUCKETS];
+	struct ra_pair *sorted;	/* owned: this type's pairs, longest first */
+};
+
+struct ra_stats {
+	struct ra_source src;
+	struct ra_pairer pairer;
+	struct ra_options opt;
+	struct ra_ev *ev;		/* owned */
+	size_t nr_ev, cap_ev;
+	struct ra_pair *pairs;		/* owned */
+	size_t nr_pairs, cap_pairs;
+	struct ra_key_stats *keys;	/* owned, per key */
+	uint32_t nr_keys;
+	uint64_t *name_counts;		/* owned, per name */
+	uint64_t lost_events, lost_packets;
+	/* rates (ra_stats_finish) */
+	int64_t interval_ns;
+	uint32_t nr_buckets;
+	uint64_t *rates;		/* owned: [name * nr_buckets + bucket] */
+	struct ra_dur_stats *dur;	/* owned, per pair type */
+};
+
+/* Read every event of `dirs` and compute everything. Returns 0 or -errno
+ * (message in err). ra_stats_free in every case. */
+int ra_stats_run(struct ra_stats *s, const char *const *dirs, size_t nr,
+		 const struct ra_options *opt, char *err, size_t errlen);
+void ra_stats_free(struct ra_stats *s);
+
+/* Bucket of a duration in the histogram; its lower bound. */
+unsigned ra_hist_bucket(int64_t ns);
+int64_t ra_hist_lower(unsigned bucket);
+
+/* a - b, saturated to the int64_t range (timestamps come from untrusted
+ * traces: their differences must not overflow). */
+int64_t ra_ns_diff(int64_t a, int64_t b);
+
+/* Parse "10ms", "250us", "1s", "500ns", "2.5ms". -EINVAL if not > 0. */
+int ra_parse_duration(const char *s, int64_t *ns);
+/* "1.234ms" style, 3 significant digits. */
+void ra_format_duration(int64_t ns, char *out, size_t len);
+/* "2026-11-21 06:52:29.123456789" UTC. */
+void ra_format_wall(int64_t ns, char *out, size_t len);
+
+/* --- writers ------------------------------------------------------------ */
+
+enum ra_section { RA_RATES = 1, RA_DURATIONS = 2, RA_THREADS = 4 };
+
+void ra_write_text(FILE *f, const struct ra_stats *s, unsigned sections);
+void ra_write_json(FILE *f, const struct ra_stats *s, unsigned sections);
+
+/* JSON string with quotes; '<', '>', '&' and controls as \u escapes, so
+ * the text can sit inside an HTML <script>. Invalid UTF-8 bytes become
+ * U+FFFD. */
+void ra_json_string(FILE *f, const char *s, size_t len);
+
+/* Chrome trace-event JSON (see docs/export.md). 0 or -errno (message). */
+int ra_export_chrome(FILE *f, const char *const *dirs, size_t nr,
+		     const struct ra_options *opt, char *err, size_t errlen);
+
+/* The HTML report; at most `lane_cap` events and pairs per timeline lane
+ * (more are downsampled). 0 or -errno (message). */
+#define RA_REPORT_LANE_CAP 200000
+int ra_write_report(FILE *f, const struct ra_stats *s, const char *title,
+		    size_t lane_cap);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RINGTRACE_ANALYSIS_H */

@@ -1,0 +1,343 @@
+/*
+ * chrome.c - Chrome trace-event JSON, streamed.
+ *
+ * Output: {"traceEvents":[...],"displayTimeUnit":"ns","metadata":{...}}.
+ * An event whose key has no open pair is written at once. Once a begin
+ * opens a pair on a key, that key's events are held (their args already
+ * rendered to text) until its stack is empty again, then written in order:
+ * a closed begin becomes one complete event ("ph":"X" with "dur"), an
+ * unclosed begin an instant. So "ts" never decreases within a thread, and
+ * memory grows only with the events of keys inside an open pair.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+
+#define SYNTHETIC_TID 0x40000000	/* + key index, for non-numeric keys */
+
+enum item_kind { ITEM_INSTANT, ITEM_OPEN, ITEM_CLOSED };
+
+struct item {			/* one held event */
+	int64_t ns, dur_ns;
+	int64_t pid;
+	uint32_t name;		/* event name; the pair type for ITEM_CLOSED */
+	enum item_kind kind;
+	size_t args_off, args_len;	/* in key_hold.text */
+	size_t end_off, end_len;	/* the end event's args (ITEM_CLOSED) */
+};
+
+struct key_hold {
+	struct item *items;	/* owned */
+	size_t nr, cap;
+	char *text;		/* owned: rendered args */
+	size_t len, size;
+};
+
+struct chrome {
+	FILE *out;		/* borrowed */
+	struct ra_source src;
+	struct ra_pairer pairer;
+	FILE *scratch;		/* owned: open_memstream, renders held args */
+	char *scratch_buf;	/* owned by scratch until fclose */
+	size_t scratch_len;
+	struct key_hold *holds;	/* owned, per key */
+	uint32_t nr_holds;
+	int64_t start_ns;
+	uint64_t written;
+	uint8_t *named;		/* owned: (key, trace) has its thread_name */
+	size_t nr_named;
+	int64_t *pids;		/* owned: pids with a process_name */
+	size_t nr_pids;
+};
+
+static void write_ts(FILE *f, int64_t rel_ns)
+{
+	uint64_t a = rel_ns < 0 ? 0 - (uint64_t)rel_ns : (uint64_t)rel_ns;
+	fprintf(f, "%s%" PRIu64 ".%03" PRIu64, rel_ns < 0 ? "-" : "", a / 1000, a % 1000);
+}
+
+static void begin_event(struct chrome *c)
+{
+	fputs(c->written++ ? ",\n" : "\n", c->out);
+}
+
+static int64_t tid_of(const struct chrome *c, uint32_t key)
+{
+	const char *k = c->src.keys.str[key];
+	char *end;
+	errno = 0;
+	long long v = strtoll(k, &end, 10);
+	if (!errno && end != k && !*end)
+		return v;
+	return SYNTHETIC_TID + key;
+}
+
+static int64_t pid_of(const struct ra_event *ev)
+{
+	struct rtr_value v;
+	if (ra_event_field(ev->raw, "vpid", &v) == 0 ||
+	    ra_event_field(ev->raw, "pid", &v) == 0) {
+		if (v.type == RTR_INT)
+			return v.i;
+		if (v.type == RTR_UINT && v.u <= INT64_MAX)
+			return (int64_t)v.u;
+	}
+	return ev->trace + 1;
+}
+
+/* The process_name and thread_name metadata events, once each. */
+static int name_thread(struct chrome *c, const struct ra_event *ev, int64_t pid)
+{
+	size_t i;
+	for (i = 0; i < c->nr_pids && c->pids[i] != pid; i++)
+		;
+	if (i == c->nr_pids) {
+		int64_t *p = realloc(c->pids, (c->nr_pids + 1) * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		c->pids = p;
+		c->pids[c->nr_pids++] = pid;
+		begin_event(c);
+		fprintf(c->out, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%" PRId64
+			",\"tid\":0,\"args\":{\"name\":", pid);
+		const char *dir = ra_source_trace_path(&c->src, ev->trace);
+		ra_json_string(c->out, dir, strlen(dir));
+		fputs("}}", c->out);
+	}
+	size_t slot = (size_t)ev->key * rtr_trace_count(c->src.t) + ev->trace;
+	if (slot >= c->nr_named) {
+		size_t n = slot + 64;
+		uint8_t *named = realloc(c->named, n);
+		if (!named)
+			return -ENOMEM;
+		memset(named + c->nr_named, 0, n - c->nr_named);
+		c->named = named;
+		c->nr_named = n;
+	}
+	if (c->named[slot])
+		return 0;
+	c->named[slot] = 1;
+	begin_event(c);
+	fprintf(c->out, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%" PRId64
+		",\"tid\":%" PRId64 ",\"args\":{\"name\":", pid, tid_of(c, ev->key));
+	char label[160];
+	snprintf(label, sizeof(label), "%s %s", c->src.key_field,
+		 c->src.keys.str[ev->key]);
+	ra_json_string(c->out, label, strlen(label));
+	fputs("}}", c->out);
+	return 0;
+}
+
+/* "name":..,"cat":..,"ph":.. up to the args' opening brace. */
+static void event_head(struct chrome *c, const char *name, const char *ph,
+		       int64_t ns, int64_t pid, uint32_t key)
+{
+	const char *colon = strchr(name, ':');
+	begin_event(c);
+	fputs("{\"name\":", c->out);
+	ra_json_string(c->out, name, strlen(name));
+	fputs(",\"cat\":", c->out);
+	ra_json_string(c->out, name, colon ? (size_t)(colon - name) : strlen(name));
+	fprintf(c->out, ",\"ph\":\"%s\",", ph);
+	if (ph[0] == 'i')
+		fputs("\"s\":\"t\",", c->out);
+	fputs("\"ts\":", c->out);
+	write_ts(c->out, ra_ns_diff(ns, c->start_ns));
+	fprintf(c->out, ",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"args\":{", pid,
+		tid_of(c, key));
+}
+
+/* Render the args of ev into the key's text. */
+static int hold_args(struct chrome *c, struct key_hold *h,
+		     const struct ra_event *ev, size_t *off, size_t *len)
+{
+	if (fseeko(c->scratch, 0, SEEK_SET) != 0)
+		return -EIO;
+	ra_write_payload_json(c->scratch, ev->raw);
+	off_t n = ftello(c->scratch);
+	if (n < 0 || fflush(c->scratch) != 0)
+		return -ENOMEM;
+	if (h->len + (size_t)n > h->size) {
+		size_t size = (h->size ? h->size * 2 : 4096) + (size_t)n;
+		char *t = realloc(h->text, size);
+		if (!t)
+			return -ENOMEM;
+		h->text = t;
+		h->size = size;
+	}
+	memcpy(h->text + h->len, c->scratch_buf, (size_t)n);
+	*off = h->len;
+	*len = (size_t)n;
+	h->len += (size_t)n;
+	return 0;
+}
+
+static struct item *hold_item(struct key_hold *h)
+{
+	if (h->nr == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 64;
+		struct item *it = realloc(h->items, cap * sizeof(*it));
+		if (!it)
+			return NULL;
+		h->items = it;
+		h->cap = cap;
+	}
+	struct item *it = &h->items[h->nr++];
+	memset(it, 0, sizeof(*it));
+	return it;
+}
+
+static void flush_key(struct chrome *c, uint32_t key)
+{
+	struct key_hold *h = &c->holds[key];
+	for (size_t i = 0; i < h->nr; i++) {
+		const struct item *it = &h->items[i];
+		bool x = it->kind == ITEM_CLOSED;
+		const char *name = x ? c->pairer.types[it->name].label
+				     : c->src.names.str[it->name];
+		event_head(c, name, x ? "X" : "i", it->ns, it->pid, key);
+		fwrite(h->text + it->args_off, 1, it->args_len, c->out);
+		if (x) {
+			fputs(it->args_len ? ",\"end\":{" : "\"end\":{", c->out);
+			fwrite(h->text + it->end_off, 1, it->end_len, c->out);
+			fputs("}},\"dur\":", c->out);
+			write_ts(c->out, it->dur_ns);
+			fputc('}', c->out);
+		} else {
+			fputs("}}", c->out);
+		}
+	}
+	h->nr = 0;
+	h->len = 0;
+}
+
+static int grow_holds(struct chrome *c, uint32_t key)
+{
+	if (key < c->nr_holds)
+		return 0;
+	uint32_t n = key + 16;
+	struct key_hold *h = realloc(c->holds, n * sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	memset(h + c->nr_holds, 0, (n - c->nr_holds) * sizeof(*h));
+	c->holds = h;
+	c->nr_holds = n;
+	return 0;
+}
+
+static int one_event(struct chrome *c, const struct ra_event *ev)
+{
+	int64_t pid = pid_of(ev);
+	if (grow_holds(c, ev->key) < 0 || name_thread(c, ev, pid) < 0)
+		return -ENOMEM;
+	struct key_hold *h = &c->holds[ev->key];
+	struct ra_pair_done d;
+	int r = ra_pairer_feed(&c->pairer, &c->src.names, ev, h->nr, &d);
+	if (r < 0)
+		return r;
+	if (r == RA_PAIR_NONE || r == RA_PAIR_UNMATCHED_END) {
+		if (!h->nr) {
+			event_head(c, c->src.names.str[ev->name], "i", ev->ns, pid, ev->key);
+			ra_write_payload_json(c->out, ev->raw);
+			fputs("}}", c->out);
+			return 0;
+		}
+		struct item *it = hold_item(h);
+		if (!it)
+			return -ENOMEM;
+		*it = (struct item){ .ns = ev->ns, .pid = pid, .name = ev->name,
+				     .kind = ITEM_INSTANT };
+		return hold_args(c, h, ev, &it->args_off, &it->args_len);
+	}
+	if (r == RA_PAIR_BEGIN) {
+		struct item *it = hold_item(h);
+		if (!it)
+			return -ENOMEM;
+		*it = (struct item){ .ns = ev->ns, .pid = pid, .name = ev->name,
+				     .kind = ITEM_OPEN };
+		return hold_args(c, h, ev, &it->args_off, &it->args_len);
+	}
+	struct item *it = &h->items[d.begin_seq];
+	it->kind = ITEM_CLOSED;
+	it->name = d.type;
+	it->dur_ns = ra_ns_diff(d.end_ns, d.begin_ns);
+	int ret = hold_args(c, h, ev, &it->end_off, &it->end_len);
+	if (ret == 0 && c->pairer.stacks[ev->key].nr == 0)
+		flush_key(c, ev->key);
+	return ret;
+}
+
+static void chrome_free(struct chrome *c)
+{
+	for (uint32_t k = 0; k < c->nr_holds; k++) {
+		free(c->holds[k].items);
+		free(c->holds[k].text);
+	}
+	free(c->holds);
+	free(c->pids);
+	free(c->named);
+	if (c->scratch)
+		fclose(c->scratch);
+	free(c->scratch_buf);
+	ra_pairer_free(&c->pairer);
+	ra_source_close(&c->src);
+}
+
+int ra_export_chrome(FILE *f, const char *const *dirs, size_t nr,
+		     const struct ra_options *opt, char *err, size_t errlen)
+{
+	struct chrome c = { .out = f };
+	ra_pairer_init(&c.pairer, opt->auto_pairs);
+	int ret = 0;
+	for (size_t i = 0; ret == 0 && i < opt->nr_pairs; i++)
+		ret = ra_pairer_add(&c.pairer, opt->pairs[i], err, errlen);
+	if (ret == 0)
+		ret = ra_source_open(&c.src, dirs, nr, opt->key_field, err, errlen);
+	if (ret < 0)
+		goto cleanup;
+	c.scratch = open_memstream(&c.scratch_buf, &c.scratch_len);
+	if (!c.scratch) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto cleanup;
+	}
+	fputs("{\"traceEvents\":[", f);
+	struct ra_event ev;
+	bool first = true;
+	while ((ret = ra_source_next(&c.src, &ev, err, errlen)) > 0) {
+		if (first)
+			c.start_ns = ev.ns;
+		first = false;
+		ret = one_event(&c, &ev);
+		if (ret < 0) {
+			snprintf(err, errlen, "out of memory");
+			goto cleanup;
+		}
+	}
+	if (ret < 0)
+		goto cleanup;
+	for (uint32_t k = 0; k < c.nr_holds; k++)
+		flush_key(&c, k);	/* unclosed begins become instants */
+	uint64_t lost_events, lost_packets;
+	ra_source_lost(&c.src, &lost_events, &lost_packets);
+	fprintf(f, "\n],\"displayTimeUnit\":\"ns\",\"metadata\":{\"producer\":"
+		"\"ringtrace export\",\"trace_start_ns\":%" PRId64 ",\"ts_unit\":"
+		"\"microseconds since trace_start_ns\",\"events\":%" PRIu64
+		",\"lost_events\":%" PRIu64 ",\"lost_packets\":%" PRIu64
+		",\"key_field\":", c.start_ns, c.src.events, lost_events, lost_packets);
+	ra_json_string(f, c.src.key_field, strlen(c.src.key_field));
+	fputs(",\"traces\":[", f);
+	for (size_t i = 0; i < nr; i++) {
+		if (i)
+			fputc(',', f);
+		ra_json_string(f, dirs[i], strlen(dirs[i]));
+	}
+	fputs("]}}\n", f);
+cleanup:
+	chrome_free(&c);
+	return ret;
+}

@@ -1,0 +1,329 @@
+/*
+ * source.c - interned strings, and several trace directories read as one
+ * stream of events in timestamp order (ties: lower directory index first).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+
+static uint32_t hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+int64_t ra_strtab_find(const struct ra_strtab *tab, const char *s)
+{
+	if (!tab->nr_slots)
+		return -ENOENT;
+	uint32_t mask = tab->nr_slots - 1;
+	for (uint32_t i = hash_str(s) & mask;; i = (i + 1) & mask) {
+		uint32_t v = tab->slots[i];
+		if (!v)
+			return -ENOENT;
+		if (!strcmp(tab->str[v - 1], s))
+			return v - 1;
+	}
+}
+
+__attribute__((noinline)) static int strtab_grow(struct ra_strtab *tab)
+{
+	uint32_t nr_slots = tab->nr_slots ? tab->nr_slots * 2 : 64;
+	uint32_t *slots = calloc(nr_slots, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < tab->nr; k++) {
+		uint32_t i = hash_str(tab->str[k]) & (nr_slots - 1);
+		while (slots[i])
+			i = (i + 1) & (nr_slots - 1);
+		slots[i] = k + 1;
+	}
+	free(tab->slots);
+	tab->slots = slots;
+	tab->nr_slots = nr_slots;
+	return 0;
+}
+
+int64_t ra_strtab_intern(struct ra_strtab *tab, const char *s)
+{
+	int64_t found = ra_strtab_find(tab, s);
+	if (found >= 0)
+		return found;
+	if ((uint64_t)(tab->nr + 1) * 2 > tab->nr_slots && strtab_grow(tab) < 0)
+		return -ENOMEM;
+	if (tab->nr == tab->cap) {
+		uint32_t cap = tab->cap ? tab->cap * 2 : 32;
+		char **str = realloc(tab->str, cap * sizeof(*str));
+		if (!str)
+			return -ENOMEM;
+		tab->str = str;
+		tab->cap = cap;
+	}
+	char *copy = strdup(s);
+	if (!copy)
+		return -ENOMEM;
+	uint32_t i = hash_str(s) & (tab->nr_slots - 1);
+	while (tab->slots[i])
+		i = (i + 1) & (tab->nr_slots - 1);
+	tab->str[tab->nr] = copy;
+	tab->slots[i] = ++tab->nr;
+	return tab->nr - 1;
+}
+
+void ra_strtab_free(struct ra_strtab *tab)
+{
+	for (uint32_t i = 0; i < tab->nr; i++)
+		free(tab->str[i]);
+	free(tab->str);
+	free(tab->slots);
+	memset(tab, 0, sizeof(*tab));
+}
+
+int ra_source_open(struct ra_source *src, const char *const *dirs, size_t nr,
+		   const char *key_field, char *err, size_t errlen)
+{
+	memset(src, 0, sizeof(*src));
+	src->dirs = dirs;
+	src->nr = nr;
+	src->default_key = !key_field;
+	src->key_field = key_field ? key_field : RA_DEFAULT_KEY;
+	src->first_ns = INT64_MAX;
+	src->last_ns = INT64_MIN;
+	if (!nr) {
+		snprintf(err, errlen, "no trace directory given");
+		return -EINVAL;
+	}
+	char msg[512];
+	int ret = rtr_open_many(dirs, nr, &src->t, msg, sizeof(msg));
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot read the trace in %s%s: %s", dirs[0],
+			 nr > 1 ? " ..." : "", msg);
+		return ret;
+	}
+	if (ra_strtab_intern(&src->keys, RA_UNKNOWN_KEY) < 0) {
+		snprintf(err, errlen, "out of memory");
+		ra_source_close(src);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int context_field(const struct rtr_event *raw, const char *name,
+			 struct rtr_value *v)
+{
+	static const enum rtr_scope scopes[] = {
+		RTR_SCOPE_EVENT_CONTEXT, RTR_SCOPE_STREAM_EVENT_CONTEXT,
+	};
+	for (size_t s = 0; s < sizeof(scopes) / sizeof(scopes[0]); s++) {
+		uint32_t n = rtr_scope_count(raw, scopes[s]);
+		for (uint32_t i = 0; i < n; i++) {
+			const char *fname = NULL;
+			if (rtr_scope_field(raw, scopes[s], i, v, &fname) < 0 || !fname)
+				continue;
+			if (!strcmp(fname, name))
+				return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int ra_event_field(const struct rtr_event *raw, const char *name,
+		   struct rtr_value *v)
+{
+	if (context_field(raw, name, v) == 0 || rtr_field_by_name(raw, name, v) == 0)
+		return 0;
+	return -ENOENT;
+}
+
+/* The key of an event as text (see ra_source_open). */
+static void key_text(const struct ra_source *src, const struct rtr_event *ev,
+		     char *out, size_t len)
+{
+	struct rtr_value v;
+	snprintf(out, len, "%s", RA_UNKNOWN_KEY);
+	if (!(src->default_key && context_field(ev, "vtid", &v) == 0) &&
+	    ra_event_field(ev, src->key_field, &v) < 0)
+		return;
+	switch (v.type) {
+	case RTR_INT:
+		snprintf(out, len, "%" PRId64, v.i);
+		break;
+	case RTR_UINT:
+		snprintf(out, len, "%" PRIu64, v.u);
+		break;
+	case RTR_ENUM:
+		if (v.label)
+			snprintf(out, len, "%s", v.label);
+		else if (v.is_signed)
+			snprintf(out, len, "%" PRId64, v.i);
+		else
+			snprintf(out, len, "%" PRIu64, v.u);
+		break;
+	case RTR_STRING:
+		snprintf(out, len, "%.*s", (int)(v.s.len < len ? v.s.len : len), v.s.p);
+		break;
+	case RTR_BOOL:
+		snprintf(out, len, "%s", v.b ? "true" : "false");
+		break;
+	case RTR_FLOAT:
+	case RTR_DOUBLE:
+		snprintf(out, len, "%g", v.d);
+		break;
+	case RTR_BYTES:
+	case RTR_STRUCT:
+	case RTR_ARRAY:
+		break;
+	}
+}
+
+int ra_source_next(struct ra_source *src, struct ra_event *ev, char *err,
+		   size_t errlen)
+{
+	int ret = rtr_next(src->t, &src->cur);
+	if (ret <= 0) {
+		if (ret < 0)
+			snprintf(err, errlen, "%s", rtr_error(src->t));
+		return ret;
+	}
+	char key[128];
+	key_text(src, &src->cur, key, sizeof(key));
+	int64_t name = ra_strtab_intern(&src->names, src->cur.cls->name);
+	int64_t k = ra_strtab_intern(&src->keys, key);
+	if (name < 0 || k < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ev->ns = src->cur.ns;
+	ev->cpu = src->cur.cpu;
+	ev->trace = src->cur.trace;
+	ev->name = (uint32_t)name;
+	ev->key = (uint32_t)k;
+	ev->raw = &src->cur;
+	if (ev->ns < src->first_ns)
+		src->first_ns = ev->ns;
+	if (ev->ns > src->last_ns)
+		src->last_ns = ev->ns;
+	src->events++;
+	return 1;
+}
+
+void ra_source_lost(const struct ra_source *src, uint64_t *events,
+		    uint64_t *packets)
+{
+	*events = 0;
+	*packets = 0;
+	const struct rtr_stream_stats *st;
+	size_t n = src->t ? rtr_streams(src->t, &st) : 0;
+	for (size_t j = 0; j < n; j++) {
+		*events += st[j].events_discarded;
+		*packets += st[j].packets_lost;
+	}
+}
+
+const char *ra_source_trace_path(const struct ra_source *src, uint32_t trace)
+{
+	const char *p = rtr_trace_path(src->t, trace);
+	return p ? p : "?";
+}
+
+void ra_source_close(struct ra_source *src)
+{
+	ra_strtab_free(&src->keys);
+	ra_strtab_free(&src->names);
+	if (src->t)
+		rtr_close(src->t);
+	memset(src, 0, sizeof(*src));
+}
+
+#define JSON_MAX_DEPTH 32
+
+static void json_value(FILE *f, const struct rtr_value *v, unsigned depth)
+{
+	switch (v->type) {
+	case RTR_INT:
+		fprintf(f, "%" PRId64, v->i);
+		break;
+	case RTR_UINT:
+		fprintf(f, "%" PRIu64, v->u);
+		break;
+	case RTR_ENUM:
+		if (v->label)
+			ra_json_string(f, v->label, strlen(v->label));
+		else if (v->is_signed)
+			fprintf(f, "%" PRId64, v->i);
+		else
+			fprintf(f, "%" PRIu64, v->u);
+		break;
+	case RTR_FLOAT:
+	case RTR_DOUBLE:
+		if (isfinite(v->d))
+			fprintf(f, "%.17g", v->d);
+		else
+			fputs("null", f);	/* JSON has no NaN or infinity */
+		break;
+	case RTR_BOOL:
+		fputs(v->b ? "true" : "false", f);
+		break;
+	case RTR_STRING:
+		ra_json_string(f, v->s.p, v->s.len);
+		break;
+	case RTR_BYTES:
+		fputc('[', f);
+		for (size_t b = 0; b < v->bytes.len; b++)
+			fprintf(f, b ? ",%u" : "%u", v->bytes.p[b]);
+		fputc(']', f);
+		break;
+	case RTR_STRUCT:
+	case RTR_ARRAY: {
+		if (depth >= JSON_MAX_DEPTH) {
+			fputs("null", f);
+			break;
+		}
+		bool obj = v->type == RTR_STRUCT;
+		uint32_t n = rtr_value_count(v);
+		fputc(obj ? '{' : '[', f);
+		for (uint32_t i = 0, out = 0; i < n; i++) {
+			struct rtr_value child;
+			const char *name = NULL;
+			if (rtr_value_child(v, i, &child, &name) < 0)
+				continue;
+			if (out++)
+				fputc(',', f);
+			if (obj) {
+				name = name ? name : "";
+				ra_json_string(f, name, strlen(name));
+				fputc(':', f);
+			}
+			json_value(f, &child, depth + 1);
+		}
+		fputc(obj ? '}' : ']', f);
+		break;
+	}
+	}
+}
+
+size_t ra_write_payload_json(FILE *f, const struct rtr_event *raw)
+{
+	size_t written = 0;
+	uint32_t n = rtr_scope_count(raw, RTR_SCOPE_PAYLOAD);
+	for (uint32_t i = 0; i < n; i++) {
+		struct rtr_value v;
+		const char *name = NULL;
+		if (rtr_scope_field(raw, RTR_SCOPE_PAYLOAD, i, &v, &name) < 0)
+			continue;
+		if (written++)
+			fputc(',', f);
+		name = name ? name : "";
+		ra_json_string(f, name, strlen(name));
+		fputc(':', f);
+		json_value(f, &v, 0);
+	}
+	return written;
+}

@@ -1,0 +1,361 @@
+/*
+ * stats.c - one pass over the events: rates over time, durations of paired
+ * events, per-key activity.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "analysis_internal.h"
+
+#define AUTO_BUCKETS 50		/* aim of the automatic interval */
+#define MAX_BUCKETS 1000000	/* refuse intervals finer than span / this */
+
+static const int64_t series125[3] = { 1, 2, 5 };
+
+int64_t ra_hist_lower(unsigned bucket)
+{
+	int64_t v = series125[bucket % 3];
+	for (unsigned i = 0; i < bucket / 3; i++)
+		v *= 10;
+	return v;
+}
+
+unsigned ra_hist_bucket(int64_t ns)
+{
+	unsigned b = 0;
+	while (b + 1 < RA_HIST_BUCKETS && ra_hist_lower(b + 1) <= ns)
+		b++;
+	return b;
+}
+
+int64_t ra_ns_diff(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (!__builtin_sub_overflow(a, b, &r))
+		return r;
+	return a > b ? INT64_MAX : INT64_MIN;
+}
+
+int ra_parse_duration(const char *s, int64_t *ns)
+{
+	static const struct { const char *unit; double mult; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+	};
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || !(v > 0))
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		double r = v * units[i].mult;
+		if (r < 1 || r > 9e18)
+			return -EINVAL;
+		*ns = (int64_t)r;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+void ra_format_duration(int64_t ns, char *out, size_t len)
+{
+	static const struct { const char *unit; double div; } units[] = {
+		{ "s", 1e9 }, { "ms", 1e6 }, { "us", 1e3 },
+	};
+	double a = ns < 0 ? -(double)ns : (double)ns;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (a >= units[i].div) {
+			snprintf(out, len, "%.3g%s", (double)ns / units[i].div, units[i].unit);
+			return;
+		}
+	}
+	snprintf(out, len, "%" PRId64 "ns", ns);
+}
+
+void ra_format_wall(int64_t ns, char *out, size_t len)
+{
+	time_t sec = (time_t)(ns / 1000000000);
+	int64_t frac = ns % 1000000000;
+	if (frac < 0) {
+		frac += 1000000000;
+		sec--;
+	}
+	struct tm tm;
+	char date[40] = "?";
+	if (gmtime_r(&sec, &tm))
+		strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(out, len, "%s.%09" PRId64, date, frac);
+}
+
+static int push_ev(struct ra_stats *s, const struct ra_event *ev)
+{
+	if (s->nr_ev == s->cap_ev) {
+		size_t cap = s->cap_ev ? s->cap_ev * 2 : 4096;
+		struct ra_ev *n = realloc(s->ev, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		s->ev = n;
+		s->cap_ev = cap;
+	}
+	s->ev[s->nr_ev++] = (struct ra_ev){ .ns = ev->ns, .name = ev->name,
+					    .key = ev->key, .cpu = ev->cpu,
+					    .trace = ev->trace };
+	return 0;
+}
+
+static int push_pair(struct ra_stats *s, const struct ra_pair_done *d, uint32_t key)
+{
+	if (s->nr_pairs == s->cap_pairs) {
+		size_t cap = s->cap_pairs ? s->cap_pairs * 2 : 1024;
+		struct ra_pair *n = realloc(s->pairs, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		s->pairs = n;
+		s->cap_pairs = cap;
+	}
+	s->pairs[s->nr_pairs++] = (struct ra_pair){
+		.begin_ns = d->begin_ns, .dur_ns = ra_ns_diff(d->end_ns, d->begin_ns),
+		.type = d->type, .key = key, .depth = d->depth };
+	return 0;
+}
+
+static int grow_keys(struct ra_stats *s, uint32_t key)
+{
+	if (key < s->nr_keys)
+		return 0;
+	uint32_t n = key + 16;
+	struct ra_key_stats *k = realloc(s->keys, n * sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	memset(k + s->nr_keys, 0, (n - s->nr_keys) * sizeof(*k));
+	for (uint32_t i = s->nr_keys; i < n; i++) {
+		k[i].first_ns = INT64_MAX;
+		k[i].last_ns = INT64_MIN;
+	}
+	s->keys = k;
+	s->nr_keys = n;
+	return 0;
+}
+
+static int account(struct ra_stats *s, const struct ra_event *ev, uint64_t seq)
+{
+	if (push_ev(s, ev) < 0 || grow_keys(s, ev->key) < 0)
+		return -ENOMEM;
+	struct ra_key_stats *k = &s->keys[ev->key];
+	k->events++;
+	if (ev->ns < k->first_ns)
+		k->first_ns = ev->ns;
+	if (ev->ns > k->last_ns)
+		k->last_ns = ev->ns;
+
+	struct ra_pair_done d;
+	int r = ra_pairer_feed(&s->pairer, &s->src.names, ev, seq, &d);
+	if (r < 0)
+		return r;
+	if (r == RA_PAIR_BEGIN && s->pairer.stacks[ev->key].nr == 1)
+		k->open_since = ev->ns;
+	if (r == RA_PAIR_DONE) {
+		if (push_pair(s, &d, ev->key) < 0)
+			return -ENOMEM;
+		if (d.depth == 0 && __builtin_add_overflow(k->paired_ns,
+				ra_ns_diff(ev->ns, k->open_since), &k->paired_ns))
+			k->paired_ns = INT64_MAX;
+	}
+	return 0;
+}
+
+static int by_dur_desc(const void *a, const void *b)
+{
+	const struct ra_pair *x = a, *y = b;
+	if (x->dur_ns != y->dur_ns)
+		return x->dur_ns < y->dur_ns ? 1 : -1;
+	return (x->begin_ns > y->begin_ns) - (x->begin_ns < y->begin_ns);
+}
+
+static int finish_durations(struct ra_stats *s)
+{
+	uint32_t nt = s->pairer.nr_types;
+	s->dur = calloc(nt ? nt : 1, sizeof(*s->dur));
+	if (!s->dur)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nr_pairs; i++)
+		s->dur[s->pairs[i].type].count++;
+	for (uint32_t t = 0; t < nt; t++) {
+		struct ra_dur_stats *d = &s->dur[t];
+		d->sorted = malloc((d->count ? d->count : 1) * sizeof(*d->sorted));
+		if (!d->sorted)
+			return -ENOMEM;
+		d->count = 0;
+	}
+	for (size_t i = 0; i < s->nr_pairs; i++) {
+		struct ra_dur_stats *d = &s->dur[s->pairs[i].type];
+		d->sorted[d->count++] = s->pairs[i];
+	}
+	for (uint32_t t = 0; t < nt; t++) {
+		struct ra_dur_stats *d = &s->dur[t];
+		if (!d->count)
+			continue;
+		qsort(d->sorted, d->count, sizeof(*d->sorted), by_dur_desc);
+		double sum = 0;
+		for (uint64_t i = 0; i < d->count; i++) {
+			sum += (double)d->sorted[i].dur_ns;
+			d->hist[ra_hist_bucket(d->sorted[i].dur_ns)]++;
+		}
+		/* sorted is longest first: the q-quantile (nearest rank) of the
+		 * ascending order sits at count - 1 - (count - 1) * q. */
+		uint64_t last = d->count - 1;
+		d->max = d->sorted[0].dur_ns;
+		d->min = d->sorted[last].dur_ns;
+		d->p50 = d->sorted[last - last * 50 / 100].dur_ns;
+		d->p90 = d->sorted[last - last * 90 / 100].dur_ns;
+		d->p99 = d->sorted[last - last * 99 / 100].dur_ns;
+		d->avg = sum / (double)d->count;
+	}
+	return 0;
+}
+
+static int finish_rates(struct ra_stats *s, char *err, size_t errlen)
+{
+	/* last - first in uint64_t: the difference of two int64_t fits */
+	uint64_t span = s->nr_ev ? (uint64_t)s->src.last_ns - (uint64_t)s->src.first_ns : 0;
+	int64_t iv = s->opt.interval_ns;
+	if (!iv) {
+		unsigned b = 0;
+		while (b + 1 < RA_HIST_BUCKETS &&
+		       (uint64_t)ra_hist_lower(b) * AUTO_BUCKETS < span)
+			b++;
+		iv = ra_hist_lower(b);
+		if ((uint64_t)iv < span / AUTO_BUCKETS)	/* beyond the 1-2-5 steps */
+			iv = (int64_t)(span / AUTO_BUCKETS + 1);
+	}
+	if (span / (uint64_t)iv >= MAX_BUCKETS) {
+		snprintf(err, errlen, "interval %" PRId64 "ns is too small for a trace "
+			 "of %" PRIu64 "ns (at most %d intervals)", iv, span, MAX_BUCKETS);
+		return -EINVAL;
+	}
+	s->interval_ns = iv;
+	s->nr_buckets = (uint32_t)(span / (uint64_t)iv + 1);
+	uint32_t nn = s->src.names.nr;
+	s->rates = calloc((size_t)(nn ? nn : 1) * s->nr_buckets, sizeof(*s->rates));
+	s->name_counts = calloc(nn ? nn : 1, sizeof(*s->name_counts));
+	if (!s->rates || !s->name_counts)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nr_ev; i++) {
+		const struct ra_ev *e = &s->ev[i];
+		uint64_t off = (uint64_t)e->ns - (uint64_t)s->src.first_ns;
+		s->rates[(size_t)e->name * s->nr_buckets + off / (uint64_t)iv]++;
+		s->name_counts[e->name]++;
+	}
+	return 0;
+}
+
+static int finish_keys(struct ra_stats *s)
+{
+	uint32_t nn = s->src.names.nr;
+	for (uint32_t k = 0; k < s->nr_keys; k++) {
+		if (!s->keys[k].events)
+			continue;
+		s->keys[k].name_counts = calloc(nn, sizeof(uint64_t));
+		if (!s->keys[k].name_counts)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < s->nr_ev; i++)
+		s->keys[s->ev[i].key].name_counts[s->ev[i].name]++;
+	return 0;
+}
+
+int ra_stats_run(struct ra_stats *s, const char *const *dirs, size_t nr,
+		 const struct ra_options *opt, char *err, size_t errlen)
+{
+	memset(s, 0, sizeof(*s));
+	s->opt = *opt;
+	ra_pairer_init(&s->pairer, opt->auto_pairs);
+	for (size_t i = 0; i < opt->nr_pairs; i++) {
+		int ret = ra_pairer_add(&s->pairer, opt->pairs[i], err, errlen);
+		if (ret < 0)
+			return ret;
+	}
+	int ret = ra_source_open(&s->src, dirs, nr, opt->key_field, err, errlen);
+	if (ret < 0)
+		return ret;
+	struct ra_event ev;
+	uint64_t seq = 0;
+	while ((ret = ra_source_next(&s->src, &ev, err, errlen)) > 0) {
+		ret = account(s, &ev, seq++);
+		if (ret < 0) {
+			snprintf(err, errlen, "out of memory");
+			return ret;
+		}
+	}
+	if (ret < 0)
+		return ret;
+	ra_pairer_finish(&s->pairer);
+	ra_source_lost(&s->src, &s->lost_events, &s->lost_packets);
+	ret = finish_rates(s, err, errlen);
+	if (ret == 0)
+		ret = finish_durations(s);
+	if (ret == 0)
+		ret = finish_keys(s);
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	return ret;
+}
+
+void ra_stats_free(struct ra_stats *s)
+{
+	for (uint32_t t = 0; s->dur && t < s->pairer.nr_types; t++)
+		free(s->dur[t].sorted);
+	free(s->dur);
+	for (uint32_t k = 0; k < s->nr_keys; k++)
+		free(s->keys[k].name_counts);
+	free(s->keys);
+	free(s->name_counts);
+	free(s->rates);
+	free(s->pairs);
+	free(s->ev);
+	ra_pairer_free(&s->pairer);
+	ra_source_close(&s->src);
+	memset(s, 0, sizeof(*s));
+}
+
+struct count_ctx {
+	const uint64_t *counts;
+};
+
+static int by_name_count_desc(const void *a, const void *b, void *arg)
+{
+	const uint64_t *c = ((struct count_ctx *)arg)->counts;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	if (c[x] != c[y])
+		return c[x] < c[y] ? 1 : -1;
+	return (x > y) - (x < y);
+}
+
+uint32_t *ra_names_by_count(const uint64_t *counts, uint32_t nr_names, uint32_t *nr)
+{
+	uint32_t *idx = malloc((nr_names ? nr_names : 1) * sizeof(*idx));
+	*nr = 0;
+	if (!idx)
+		return NULL;
+	for (uint32_t i = 0; i < nr_names; i++)
+		if (counts[i])
+			idx[(*nr)++] = i;
+	struct count_ctx ctx = { counts };
+	qsort_r(idx, *nr, sizeof(*idx), by_name_count_desc, &ctx);
+	return idx;
+}
+
+uint32_t ra_peak_bucket(const struct ra_stats *s, uint32_t n)
+{
+	const uint64_t *row = s->rates + (size_t)n * s->nr_buckets;
+	uint32_t best = 0;
+	for (uint32_t b = 1; b < s->nr_buckets; b++)
+		if (row[b] > row[best])
+			best = b;
+	return best;
+}

@@ -1,0 +1,177 @@
+/*
+ * analyze.c - `ringtrace analyze [OPTIONS] TRACE_DIR...`: event rates,
+ * durations of paired events and activity per thread (src/analysis), as
+ * text or JSON. Also the option handling shared with export and report.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../analysis/analysis.h"
+#include "cli.h"
+
+void cli_bad_option(const char *cmd, int c, char **argv)
+{
+	if (c == ':')
+		cli_error("%s: option '%s' needs a value", cmd, argv[optind - 1]);
+	else if (optopt && optopt < 0x100)
+		cli_error("%s: unknown option '-%c'", cmd, optopt);
+	else
+		cli_error("%s: unknown option '%s'", cmd, argv[optind - 1]);
+	fprintf(stderr, "(see 'ringtrace %s --help')\n", cmd);
+}
+
+int cli_analysis_option(const char *cmd, int code, const char *arg,
+			struct ra_options *opt, const char **pairs)
+{
+	char *end;
+	switch (code) {
+	case CLI_OPT_INTERVAL:
+		if (ra_parse_duration(arg, &opt->interval_ns) < 0) {
+			cli_error("%s: bad interval '%s' (a positive number with a unit: "
+				  "ns, us, ms or s, e.g. 10ms)", cmd, arg);
+			return -EINVAL;
+		}
+		return 1;
+	case CLI_OPT_PAIR: {
+		char err[256];
+		struct ra_pairer check;
+		ra_pairer_init(&check, false);
+		int ret = ra_pairer_add(&check, arg, err, sizeof(err));
+		ra_pairer_free(&check);
+		if (ret < 0) {
+			cli_error("%s: %s", cmd, err);
+			return -EINVAL;
+		}
+		if (opt->nr_pairs == CLI_MAX_PAIRS) {
+			cli_error("%s: at most %d --pair options", cmd, CLI_MAX_PAIRS);
+			return -EINVAL;
+		}
+		pairs[opt->nr_pairs++] = arg;
+		opt->pairs = pairs;
+		return 1;
+	}
+	case CLI_OPT_KEY:
+		if (!*arg) {
+			cli_error("%s: --key needs a field name", cmd);
+			return -EINVAL;
+		}
+		opt->key_field = arg;
+		return 1;
+	case CLI_OPT_TOP: {
+		errno = 0;
+		unsigned long v = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end || v > 100000 || arg[0] == '-') {
+			cli_error("%s: bad --top '%s' (0 to 100000)", cmd, arg);
+			return -EINVAL;
+		}
+		opt->top = (unsigned)v;
+		return 1;
+	}
+	case CLI_OPT_NO_AUTO_PAIRS:
+		opt->auto_pairs = false;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ringtrace analyze [OPTIONS] TRACE_DIR...\n\n"
+		"Analyse one or more traces (merged by timestamp). With none of\n"
+		"--rates, --durations, --threads, all three are shown.\n\n"
+		"  --rates             events per interval per event name\n"
+		"  --durations         durations of paired events\n"
+		"  --threads           activity per key (thread)\n"
+		"  --interval D        rate interval, e.g. 500us, 10ms, 1s (default: auto)\n"
+		"  --pair BEGIN,END    pair these events (full names, repeatable)\n"
+		"  --no-auto-pairs     do not pair X_entry/X_exit, X_begin/X_end, X_start/X_stop\n"
+		"  --key FIELD         field that identifies a thread (default: vtid, else tid)\n"
+		"  --top N             outliers shown per pair (default: 10)\n"
+		"  --format text|json  output format (default: text)\n");
+}
+
+static const struct option analyze_opts[] = {
+	{ "rates", no_argument, NULL, CLI_OPT_RATES },
+	{ "durations", no_argument, NULL, CLI_OPT_DURATIONS },
+	{ "threads", no_argument, NULL, CLI_OPT_THREADS },
+	{ "interval", required_argument, NULL, CLI_OPT_INTERVAL },
+	{ "pair", required_argument, NULL, CLI_OPT_PAIR },
+	{ "key", required_argument, NULL, CLI_OPT_KEY },
+	{ "top", required_argument, NULL, CLI_OPT_TOP },
+	{ "no-auto-pairs", no_argument, NULL, CLI_OPT_NO_AUTO_PAIRS },
+	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int cmd_analyze(int argc, char **argv)
+{
+	struct ra_options opt = { .top = 10, .auto_pairs = true };
+	const char *pairs[CLI_MAX_PAIRS];
+	unsigned sections = 0;
+	bool json = false;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", analyze_opts, NULL)) != -1) {
+		int r = cli_analysis_option("analyze", c, optarg, &opt, pairs);
+		if (r < 0)
+			return CLI_EXIT_USAGE;
+		if (r > 0)
+			continue;
+		switch (c) {
+		case CLI_OPT_RATES: sections |= RA_RATES; break;
+		case CLI_OPT_DURATIONS: sections |= RA_DURATIONS; break;
+		case CLI_OPT_THREADS: sections |= RA_THREADS; break;
+		case CLI_OPT_FORMAT:
+			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
+				cli_error("analyze: bad format '%s' (text or json)", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			json = !strcmp(optarg, "json");
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			cli_bad_option("analyze", c, argv);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind == argc) {
+		cli_error("analyze: no trace directory given");
+		usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (!sections)
+		sections = RA_RATES | RA_DURATIONS | RA_THREADS;
+
+	struct ra_stats s;
+	char err[1024];
+	int status = CLI_EXIT_FAILURE;
+	int ret = ra_stats_run(&s, (const char *const *)(argv + optind),
+			       (size_t)(argc - optind), &opt, err, sizeof(err));
+	if (ret < 0) {
+		cli_error("analyze: %s", err);
+		goto free_stats;
+	}
+	if (json) {
+		ra_write_json(stdout, &s, sections);
+		fputc('\n', stdout);
+	} else {
+		ra_write_text(stdout, &s, sections);
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cli_error("analyze: cannot write the output");
+		goto free_stats;
+	}
+	status = 0;
+free_stats:
+	ra_stats_free(&s);
+	return status;
+}

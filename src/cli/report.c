@@ -1,0 +1,117 @@
+/*
+ * report.c - `ringtrace report [OPTIONS] TRACE_DIR... -o report.html`: one
+ * self-contained HTML page with the timeline and the analyses
+ * (src/analysis/report.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../analysis/analysis.h"
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ringtrace report [OPTIONS] TRACE_DIR... -o report.html\n\n"
+		"Write one self-contained HTML page (no network, no other files):\n"
+		"timeline per CPU and per thread, event rates, durations of paired\n"
+		"events and a per-thread summary. Timeline lanes keep at most %d\n"
+		"events (and %d pairs) each; more are downsampled (the page says so).\n\n"
+		"  -o, --output FILE   the page to write\n"
+		"  --interval D        rate interval, e.g. 10ms (default: auto)\n"
+		"  --pair BEGIN,END    pair these events (full names, repeatable)\n"
+		"  --no-auto-pairs     do not pair X_entry/X_exit, X_begin/X_end, X_start/X_stop\n"
+		"  --key FIELD         field that identifies a thread (default: vtid, else tid)\n"
+		"  --top N             outliers listed per pair (default: 10)\n"
+		"  --lane-cap N        events and pairs kept per lane (default: %d)\n",
+		RA_REPORT_LANE_CAP, RA_REPORT_LANE_CAP, RA_REPORT_LANE_CAP);
+}
+
+#define OPT_LANE_CAP 0x200
+
+static const struct option report_opts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "interval", required_argument, NULL, CLI_OPT_INTERVAL },
+	{ "pair", required_argument, NULL, CLI_OPT_PAIR },
+	{ "key", required_argument, NULL, CLI_OPT_KEY },
+	{ "top", required_argument, NULL, CLI_OPT_TOP },
+	{ "no-auto-pairs", no_argument, NULL, CLI_OPT_NO_AUTO_PAIRS },
+	{ "lane-cap", required_argument, NULL, OPT_LANE_CAP },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int cmd_report(int argc, char **argv)
+{
+	struct ra_options opt = { .top = 10, .auto_pairs = true };
+	const char *pairs[CLI_MAX_PAIRS];
+	const char *output = NULL;
+	unsigned long lane_cap = RA_REPORT_LANE_CAP;
+	char *end;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":ho:", report_opts, NULL)) != -1) {
+		int r = cli_analysis_option("report", c, optarg, &opt, pairs);
+		if (r < 0)
+			return CLI_EXIT_USAGE;
+		if (r > 0)
+			continue;
+		switch (c) {
+		case 'o': output = optarg; break;
+		case OPT_LANE_CAP:
+			errno = 0;
+			lane_cap = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' ||
+			    lane_cap == 0 || lane_cap > 100000000) {
+				cli_error("report: bad --lane-cap '%s' (1 to 100000000)", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			cli_bad_option("report", c, argv);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (!output) {
+		cli_error("report: no output file given (-o report.html)");
+		return CLI_EXIT_USAGE;
+	}
+	if (optind == argc) {
+		cli_error("report: no trace directory given");
+		return CLI_EXIT_USAGE;
+	}
+	struct ra_stats s;
+	char err[1024];
+	int status = CLI_EXIT_FAILURE;
+	int ret = ra_stats_run(&s, (const char *const *)(argv + optind),
+			       (size_t)(argc - optind), &opt, err, sizeof(err));
+	if (ret < 0) {
+		cli_error("report: %s", err);
+		goto free_stats;
+	}
+	FILE *f = fopen(output, "w");
+	if (!f) {
+		cli_error("report: cannot create %s: %s", output, strerror(errno));
+		goto free_stats;
+	}
+	ret = ra_write_report(f, &s, argv[optind], lane_cap);
+	if (fclose(f) != 0 && ret == 0)
+		ret = -errno;
+	if (ret < 0) {
+		cli_error("report: cannot write %s: %s", output, strerror(-ret));
+		unlink(output);
+		goto free_stats;
+	}
+	status = 0;
+free_stats:
+	ra_stats_free(&s);
+	return status;
+}

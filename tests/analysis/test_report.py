@@ -1,0 +1,236 @@
+#!/usr/bin/python3
+"""Tests of `ringtrace report`: the page is self-contained, its embedded
+data matches babeltrace2, and headless Chromium renders it (non-blank
+screenshot) without a single console message. The console check is shown
+to catch errors by running it on deliberately broken copies of the page.
+
+Exit status 77 (ctest SKIP_RETURN_CODE) when chromium is not installed.
+
+usage: test_report.py BUILD_DIR
+"""
+import collections
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
+P = common.Paths(sys.argv.pop(1) if len(sys.argv) > 1 else "build")
+N = common.N_ITER
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CONSOLE_LINE = re.compile(r":CONSOLE[:(]|Uncaught")
+
+
+def chromium(page, tmp, *mode):
+    """Run headless Chromium on page; return (stdout, console lines)."""
+    profile = tempfile.mkdtemp(prefix="profile-", dir=tmp)
+    r = subprocess.run([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu",
+                        "--user-data-dir=" + profile, "--window-size=1280,900",
+                        "--enable-logging=stderr", "--v=0", *mode,
+                        "file://" + os.path.abspath(page)],
+                       capture_output=True, text=True, timeout=90)
+    return r.stdout, [x for x in r.stderr.splitlines() if CONSOLE_LINE.search(x)]
+
+
+def png_colours(path):
+    """The set of distinct pixel values of an 8-bit RGB/RGBA PNG."""
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat = 8, b""
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    assert depth == 8 and ctype in (2, 6), (depth, ctype)
+    bpp = 3 if ctype == 2 else 4
+    raw = zlib.decompress(idat)
+    stride = w * bpp
+    prev = bytearray(stride)
+    colours = set()
+    for y in range(h):
+        off = y * (stride + 1)
+        ftype, line = raw[off], bytearray(raw[off + 1:off + 1 + stride])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if ftype == 1:
+                line[i] = (line[i] + a) & 255
+            elif ftype == 2:
+                line[i] = (line[i] + b) & 255
+            elif ftype == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif ftype == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                line[i] = (line[i] + pred) & 255
+        if y % 4 == 0:
+            for x in range(0, stride, bpp * 2):
+                colours.add(bytes(line[x:x + bpp]))
+        prev = line
+    return colours
+
+
+def embedded_data(html):
+    m = re.search(r'<script id="rt-data" type="application/json">(.*?)</script>',
+                  html, re.S)
+    return json.loads(m.group(1))
+
+
+class Report(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="rt-report-")
+        cls.trace = os.path.join(cls.tmp.name, "trace")
+        cls.outlier, cls.workers = common.record_workload(P, cls.trace)
+        cls.events = common.read_events(cls.trace)
+        cls.page = os.path.join(cls.tmp.name, "report.html")
+        r = common.run(P, "report", cls.trace, "-o", cls.page)
+        assert r.returncode == 0, r.stderr
+        with open(cls.page, encoding="utf-8") as f:
+            cls.html = f.read()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_self_contained(self):
+        self.assertNotRegex(self.html, r'\ssrc\s*=')
+        self.assertNotRegex(self.html, r'href="(?!data:)')
+        self.assertNotRegex(self.html, r'@import|url\(|fetch\(|XMLHttpRequest')
+        self.assertEqual(self.html.count("</script>"), 2)
+
+    def test_embedded_data(self):
+        d = embedded_data(self.html)
+        a = d["analysis"]
+        self.assertEqual(a["events"], len(self.events))
+        self.assertEqual(d["lane_cap"], 200000)
+        lanes = {l["label"]: l for l in d["lanes"]}
+        cpus = {l["label"] for l in d["lanes"] if l["kind"] == "cpu"}
+        self.assertEqual(sum(lanes[c]["events"] for c in cpus), len(self.events))
+        names = collections.Counter(e[1] for e in self.events)
+        for w in self.workers:
+            lane = lanes["tid " + w]
+            self.assertEqual((lane["events"], lane["pairs"], lane["step"]), (3 * N, N, 1))
+            self.assertEqual(len(lane["t"]), 3 * N)
+            self.assertEqual(len(lane["bars"]), N)
+            self.assertEqual(lane["t"], sorted(lane["t"]))
+            got = collections.Counter(d["names"][i] for i in lane["n"])
+            self.assertEqual(got, {"app:work_begin": N, "app:tick": N, "app:work_end": N})
+        self.assertEqual(sum(names.values()), a["events"])
+        (dur,) = a["durations"]
+        self.assertEqual(dur["outliers"][0]["key"], self.outlier)
+        longest = max((b for l in d["lanes"] for b in l["bars"]), key=lambda b: b[1])
+        self.assertEqual(longest[1], dur["max_ns"])
+
+    def test_downsampled_lanes(self):
+        page = os.path.join(self.tmp.name, "small.html")
+        r = common.run(P, "report", "--lane-cap", "10", self.trace, "-o", page)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(page, encoding="utf-8") as f:
+            d = embedded_data(f.read())
+        for l in d["lanes"]:
+            self.assertLessEqual(len(l["t"]), 10)
+            self.assertLessEqual(len(l["bars"]), 10)
+            self.assertEqual(len(l["t"]), len(l["n"]))
+        lane = next(l for l in d["lanes"] if l["label"] == "tid " + self.workers[0])
+        self.assertEqual(lane["step"], -(-3 * N // 10))
+        if CHROMIUM:
+            dom, console = chromium(page, self.tmp.name, "--dump-dom")
+            self.assertEqual(console, [])
+            self.assertIn("Downsampled: at most 10 events", dom)
+
+    def test_errors(self):
+        self.assertEqual(common.run(P, "report", self.trace).returncode, 2)
+        r = common.run(P, "report", "--lane-cap", "0", self.trace, "-o", "x.html")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("bad --lane-cap", r.stderr)
+        r = common.run(P, "report", self.trace, "-o",
+                       os.path.join(self.tmp.name, "no/such/dir/r.html"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("cannot create", r.stderr)
+
+    @unittest.skipUnless(CHROMIUM, "chromium is not installed")
+    def test_renders_in_chromium(self):
+        png = os.path.join(self.tmp.name, "shot.png")
+        _, console = chromium(self.page, self.tmp.name, "--screenshot=" + png)
+        self.assertEqual(console, [])
+        colours = png_colours(png)
+        self.assertGreater(len(colours), 16)
+        dom, console = chromium(self.page, self.tmp.name, "--dump-dom")
+        self.assertEqual(console, [])
+        self.assertIn("ringtrace report: " + self.trace, dom)
+        self.assertIn("app:work (app:work_begin .. app:work_end)", dom)
+        self.assertIn(">" + self.outlier + "<", dom)
+
+    @unittest.skipUnless(CHROMIUM, "chromium is not installed")
+    def test_zoom_pan_tooltip(self):
+        """Drive the timeline's controls from a script appended to the page;
+        the tooltip over a pair's bar must name it, without console errors."""
+        drive = """
+document.getElementById("zin").click();
+document.getElementById("right").click();
+document.getElementById("reset").click();
+zoom(0.5, span0 / 4);
+pan(-0.1);
+document.getElementById("reset").click();
+let li = -1, bar = null;
+D.lanes.forEach((l, i) => l.bars.forEach(b => {
+  if (!bar || b[1] > bar[1]) { bar = b; li = i; }
+}));
+const r = canvas.getBoundingClientRect();
+canvas.dispatchEvent(new WheelEvent("wheel", { deltaY: -100, clientX: r.left + xOf(bar[0]), clientY: r.top + 30, cancelable: true }));
+document.getElementById("reset").click();
+hover({ clientX: r.left + xOf(bar[0] + bar[1] / 2), clientY: r.top + AXIS_H + li * LANE_H + 10 });
+document.body.setAttribute("data-tip", tip.style.display + "|" + tip.textContent);
+"""
+        text = self.html.replace("\nthreads();\n", "\nthreads();\n" + drive)
+        self.assertNotEqual(text, self.html)
+        page = os.path.join(self.tmp.name, "driven.html")
+        with open(page, "w", encoding="utf-8") as f:
+            f.write(text)
+        dom, console = chromium(page, self.tmp.name, "--dump-dom")
+        self.assertEqual(console, [])
+        m = re.search(r'data-tip="([^"]*)"', dom)
+        self.assertIsNotNone(m, dom[:500])
+        tipped = m.group(1)
+        self.assertTrue(tipped.startswith("block|app:work"), tipped)
+        self.assertIn("duration", tipped)
+        self.assertIn("tid " + self.outlier, tipped)
+
+    @unittest.skipUnless(CHROMIUM, "chromium is not installed")
+    def test_console_check_catches_errors(self):
+        broken = {
+            "exception": self.html.replace("\nheader();", "\nheader(); noSuchFunction();"),
+            "console-error": self.html.replace("\nheader();", '\nheader(); console.error("bad");'),
+            "bad-data": self.html.replace('"analysis":', '"analysis":,', 1),
+        }
+        for what, text in broken.items():
+            self.assertNotEqual(text, self.html, what)
+            page = os.path.join(self.tmp.name, what + ".html")
+            with open(page, "w", encoding="utf-8") as f:
+                f.write(text)
+            _, console = chromium(page, self.tmp.name,
+                                  "--screenshot=" + page + ".png")
+            self.assertNotEqual(console, [], what)
+
+
+if __name__ == "__main__":
+    if not CHROMIUM:
+        print("chromium is not installed: skipped")
+        sys.exit(77)
+    unittest.main(verbosity=2)
