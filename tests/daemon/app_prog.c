@@ -1,0 +1,78 @@
+/*
+ * app_prog.c - an instrumented program the app tests drive line by line
+ * on stdin (each command answers one line on stdout when done):
+ *   emit N TAG     N events app:tick { seq = 0..N-1, tag = TAG, value = 3*seq }
+ *   warn N         N events app:warn (log level WARNING) { seq }
+ *   fork N TAG     fork; the child waits 300 ms (its registration runs
+ *                  in the background), emits N app:tick with TAG, exits;
+ *                  the parent waits for it ("ok STATUS")
+ *   spin MS        app:tick with tag "spin" for MS milliseconds ("ok COUNT")
+ *   exit           exit(0)
+ * At start it prints "ready PID".
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ringtrace/ringtrace.h>
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void emit(uint64_t n, const char *tag)
+{
+	for (uint64_t i = 0; i < n; i++)
+		rt_event(app, tick, seq, i, tag, tag, value, (int32_t)(3 * i));
+}
+
+int main(void)
+{
+	char line[256], tag[64];
+	unsigned long long n;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("ready %d\n", (int)getpid());
+	while (fgets(line, sizeof(line), stdin)) {
+		if (sscanf(line, "emit %llu %63s", &n, tag) == 2) {
+			emit(n, tag);
+			printf("ok\n");
+		} else if (sscanf(line, "warn %llu", &n) == 1) {
+			for (uint64_t i = 0; i < n; i++)
+				rt_event_loglevel(RT_LOGLEVEL_WARNING, app, warn, seq, i);
+			printf("ok\n");
+		} else if (sscanf(line, "fork %llu %63s", &n, tag) == 2) {
+			fflush(stdout);
+			pid_t pid = fork();
+			if (pid == 0) {
+				usleep(300000);
+				emit(n, tag);
+				exit(0);
+			}
+			int st = -1;
+			if (pid > 0)
+				waitpid(pid, &st, 0);
+			printf("ok %d\n", st);
+		} else if (sscanf(line, "spin %llu", &n) == 1) {
+			uint64_t end = now_ms() + n, count = 0;
+			while (now_ms() < end) {
+				for (int i = 0; i < 100; i++, count++)
+					rt_event(app, tick, seq, count, tag, "spin",
+						 value, (int32_t)count);
+			}
+			printf("ok %llu\n", (unsigned long long)count);
+		} else if (!strncmp(line, "exit", 4)) {
+			exit(0);
+		} else {
+			printf("unknown command\n");
+		}
+	}
+	return 0;
+}
