@@ -6,10 +6,13 @@
 #include "ctf_metadata.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctf_packet.h"
 
@@ -152,9 +155,12 @@ int ctf_metadata_build(struct ctf_buf *b, const struct ctf_trace_info *t,
 	put_quoted(b, t->tracer_version);
 	ctf_buf_printf(b, ";\n\thostname = ");
 	put_quoted(b, t->hostname);
-	ctf_buf_printf(b, ";\n\tprocname = ");
-	put_quoted(b, t->procname);
-	ctf_buf_printf(b, ";\n\tvpid = %lld;\n\ttrace_name = ", (long long)t->vpid);
+	if (t->procname) {
+		ctf_buf_printf(b, ";\n\tprocname = ");
+		put_quoted(b, t->procname);
+		ctf_buf_printf(b, ";\n\tvpid = %lld", (long long)t->vpid);
+	}
+	ctf_buf_printf(b, ";\n\ttrace_name = ");
 	put_quoted(b, t->trace_name);
 	ctf_buf_printf(b, ";\n};\n\n");
 
@@ -182,13 +188,21 @@ int ctf_metadata_build(struct ctf_buf *b, const struct ctf_trace_info *t,
 			       "\t\tvariant <id> {\n"
 			       "\t\t\tstruct { uint27_clock_t timestamp; } compact;\n"
 			       "\t\t\tstruct { uint32_t id; uint64_clock_t timestamp; } extended;\n"
-			       "\t\t} v;\n\t} align(8);\n"
+			       "\t\t} v;\n\t} align(8);\n",
+			       streams[i].id, CTF_COMPACT_ID_MAX, CTF_EXTENDED_ID);
+		if (streams[i].nr_contexts) {
+			ctf_buf_printf(b, "\tevent.context := struct {\n");
+			for (uint32_t c = 0; c < streams[i].nr_contexts; c++)
+				if (put_field(b, &streams[i].contexts[c]) < 0)
+					return -EINVAL;
+			ctf_buf_printf(b, "\t} align(8);\n");
+		}
+		ctf_buf_printf(b,
 			       "\tpacket.context := struct {\n"
 			       "\t\tuint64_clock_t timestamp_begin;\n\t\tuint64_clock_t timestamp_end;\n"
 			       "\t\tuint64_t content_size;\n\t\tuint64_t packet_size;\n"
 			       "\t\tuint64_t packet_seq_num;\n\t\tuint64_t events_discarded;\n"
-			       "\t\tuint32_t cpu_id;\n\t} align(8);\n};\n\n",
-			       streams[i].id, CTF_COMPACT_ID_MAX, CTF_EXTENDED_ID);
+			       "\t\tuint32_t cpu_id;\n\t} align(8);\n};\n\n");
 	}
 
 	for (size_t i = 0; i < nr_events; i++) {
@@ -206,4 +220,34 @@ int ctf_metadata_build(struct ctf_buf *b, const struct ctf_trace_info *t,
 		ctf_buf_printf(b, "\t} align(8);\n};\n\n");
 	}
 	return b->err;
+}
+
+int ctf_metadata_write_file(const char *dir, const char *data, size_t len)
+{
+	char tmp[PATH_MAX], path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/metadata", dir) >= (int)sizeof(path) ||
+	    snprintf(tmp, sizeof(tmp), "%s/.metadata.tmp", dir) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	int ret = 0;
+	while (len > 0) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			break;
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+	if (close(fd) < 0 && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path) < 0)
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	return ret;
 }

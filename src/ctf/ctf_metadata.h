@@ -38,6 +38,11 @@ struct ctf_clock_info {
 struct ctf_stream_class {
 	uint32_t id;
 	const char *name;	/* channel name, recorded as a comment */
+	/* Stream event context (0 fields: none): written after each event
+	 * header, before the payload, packed and byte-aligned like payload
+	 * fields, in this order. Names get the leading underscore too. */
+	uint32_t nr_contexts;
+	const struct rt_field_desc *contexts;
 };
 
 struct ctf_event_class {
@@ -53,7 +58,8 @@ struct ctf_event_class {
 struct ctf_trace_info {
 	uint8_t uuid[16];
 	const char *hostname;
-	const char *procname;
+	const char *procname;	/* NULL: no procname/vpid in env (a trace
+				 * shared by several programs) */
 	int64_t vpid;
 	const char *trace_name;
 	const char *tracer_version;
@@ -65,6 +71,11 @@ struct ctf_trace_info {
 int ctf_metadata_build(struct ctf_buf *out, const struct ctf_trace_info *t,
 		       const struct ctf_stream_class *streams, size_t nr_streams,
 		       const struct ctf_event_class *events, size_t nr_events);
+
+/* Replace DIR/metadata atomically with `len` bytes of `data` (written to
+ * DIR/.metadata.tmp, then renamed): a reader never sees a partial file.
+ * Returns 0 or -errno (-ENAMETOOLONG, or from open/write/rename). */
+int ctf_metadata_write_file(const char *dir, const char *data, size_t len);
 
 /* "xxxxxxxx-xxxx-..." (37 bytes with the NUL). */
 void ctf_uuid_format(const uint8_t uuid[16], char out[37]);

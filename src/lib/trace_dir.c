@@ -23,37 +23,6 @@ int rt_trace_dir_create_file(const char *dir, const char *name)
 	return fd < 0 ? -errno : fd;
 }
 
-static int write_file_atomic(const char *dir, const char *name,
-			     const char *data, size_t len)
-{
-	char tmp[PATH_MAX], path[PATH_MAX];
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path) ||
-	    snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	int ret = 0;
-	while (len > 0) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = -errno;
-			break;
-		}
-		data += n;
-		len -= (size_t)n;
-	}
-	if (close(fd) < 0 && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path) < 0)
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
-	return ret;
-}
-
 int rt_trace_dir_write_metadata(const char *dir, const struct rt_channel *ch,
 				const struct rt_clock_desc *clk,
 				uint64_t *generation)
@@ -108,7 +77,7 @@ int rt_trace_dir_write_metadata(const char *dir, const struct rt_channel *ch,
 	ret = ctf_metadata_build(&b, &t, &sc, 1, ev, n);
 	pthread_mutex_unlock(&rt_registry_lock);
 	if (!ret)
-		ret = write_file_atomic(dir, "metadata", b.data, b.len);
+		ret = ctf_metadata_write_file(dir, b.data, b.len);
 	ctf_buf_free(&b);
 	free(ev);
 	return ret;

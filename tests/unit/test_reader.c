@@ -625,7 +625,7 @@ static void test_writer_compat(void)
 		{ "j", RT_TYPE_DOUBLE }, { "k", RT_TYPE_BOOL }, { "l", RT_TYPE_STRING },
 		{ "m", RT_TYPE_POINTER }, { "n", RT_TYPE_BYTES }, { "o", RT_TYPE_U8 },
 	};
-	static const struct ctf_stream_class sc = { 0, "chan" };
+	static const struct ctf_stream_class sc = { .id = 0, .name = "chan" };
 	struct ctf_event_class ev[2] = {
 		{ .id = 3, .stream_id = 0, .provider = "p", .name = "all", .loglevel = 2,
 		  .nr_fields = sizeof(f) / sizeof(f[0]), .fields = f },

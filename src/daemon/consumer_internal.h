@@ -1,0 +1,125 @@
+/*
+ * consumer_internal.h - what the daemon's consumer files share (not part
+ * of dp.h's contract).
+ *
+ * Threading model: one consumer thread per dp_trace (consumer_thread.c).
+ * A trace's buffers are read only by its own thread, by
+ * consumer_trace_drain and by consumer_snapshot, serialised by the
+ * trace's io_lock (ringbuffer.h: one reader per buffer at a time). The
+ * thread sleeps on a condition variable until the earliest read or
+ * switch timer of its channels, or until woken (metadata change, stop).
+ * One thread per trace keeps traces independent (a slow disk for one
+ * session never delays another) at the price of one mostly idle thread
+ * per per-pid trace.
+ *
+ * Files (consumer_stream.c): `CHANNEL_CPU` per channel and CPU, created
+ * on the first packet; with tracefile_size, `CHANNEL_CPU_N` (N = 0, 1,
+ * ...), a new file when the next packet would make the current one
+ * larger than tracefile_size (a file always holds at least one packet),
+ * and with tracefile_count, only the newest `count` files of a stream
+ * are kept (the oldest is deleted when a new one opens).
+ */
+#ifndef RINGTRACE_CONSUMER_INTERNAL_H
+#define RINGTRACE_CONSUMER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dp.h"
+
+#define CONS_HIDDEN __attribute__((visibility("hidden")))
+
+/* read_timer_ms == 0: the default read period. */
+#define CONS_DEFAULT_READ_MS 200u
+/* A sub-buffer the writers have moved past but that stays incomplete this
+ * long is given up (its writer died mid-commit): while tracing, and in a
+ * drain (after the final flush). */
+#define CONS_STUCK_MS 2000u
+#define CONS_DRAIN_STUCK_MS 100u
+/* A drain gives up after this (only a stuck writer can make it last). */
+#define CONS_DRAIN_MAX_MS 3000u
+
+/* One CPU's stream of one buffer set. Owner: its cons_bufset; touched
+ * only with the trace's io_lock held. */
+struct cons_stream {
+	int fd;			/* current file, -1 until the first packet */
+	uint64_t file_bytes;	/* bytes in the current file */
+	uint64_t file_index;	/* rotation: N of the current file */
+	uint64_t oldest_index;	/* rotation: oldest file still on disk */
+	uint64_t stuck_rcnt;	/* read_count seen stuck, since stuck_ns */
+	uint64_t stuck_ns;	/* 0: not stuck */
+};
+
+/* The consumer's side of a dp_bufset (dp_bufset.consumer). */
+struct cons_bufset {
+	struct dp_bufset *b;
+	struct cons_stream *streams;	/* [rb.nr_cpus] */
+	uint64_t next_read_ns;		/* consumer thread only */
+	uint64_t next_switch_ns;	/* 0: no switch timer */
+	/* Statistics: written under io_lock, read by consumer_bufset_stats
+	 * from any thread (relaxed atomics: counters, no ordering). */
+	uint64_t packets;
+	uint64_t bytes;
+	uint64_t events;
+	uint64_t subbufs_skipped;	/* given up: writer died mid-commit */
+};
+
+/* The consumer's side of a dp_trace (dp_trace.consumer). */
+struct cons_trace {
+	struct dp_trace *t;
+	struct cons_bufset *sets;	/* [t->nr_bufsets] */
+	pthread_t thread;
+	bool thread_started;
+	pthread_mutex_t io_lock;	/* reading the buffers, the files */
+	pthread_mutex_t wake_lock;	/* protects the three below */
+	pthread_cond_t wake;
+	bool stop;
+	bool woken;
+	uint64_t meta_generation;	/* io_lock: generation in `metadata` */
+	bool meta_written;		/* io_lock */
+	bool write_error_reported;	/* io_lock */
+};
+
+/* Monotonic time in ns. */
+CONS_HIDDEN uint64_t cons_now_ns(void);
+
+/* Whether a bufset has buffers to read (the registry created them). */
+CONS_HIDDEN bool cons_bufset_live(const struct dp_bufset *b);
+
+/* Build the metadata of `t` (every channel, every event class, env,
+ * clock); *generation receives the generation it describes. 0 or -errno. */
+CONS_HIDDEN int cons_metadata_build(struct dp_trace *t, struct ctf_buf *out,
+				    uint64_t *generation);
+/* Rewrite trace->dir/metadata if the trace's events changed since the
+ * last write (or `force`). Caller holds io_lock. 0 or -errno. */
+CONS_HIDDEN int cons_metadata_update(struct cons_trace *ct, bool force);
+
+/* Trim a packet to its content (packet_size = content rounded up to 8
+ * bytes, padding zeroed) in place; returns the bytes to write, 0 if the
+ * header is not a valid packet (bounds-checked: the buffer is shared with
+ * the traced programs). */
+CONS_HIDDEN uint64_t cons_packet_trim(char *data, uint64_t size);
+/* Number of events in a trimmed packet, by walking the event headers
+ * with the trace's event classes (caller holds t->lock); stops at the
+ * first event it cannot decode. */
+CONS_HIDDEN uint64_t cons_packet_count_events(const struct dp_trace *t,
+					      const struct rtd_channel *ch,
+					      const char *data, uint64_t len);
+
+/* Append a packet of `len` bytes to the CPU's stream in `dir`, rotating
+ * files as the channel says. Caller holds io_lock. 0 or -errno. */
+CONS_HIDDEN int cons_stream_write(const char *dir, const struct rtd_channel *ch,
+				  uint32_t cpu, struct cons_stream *s,
+				  const char *data, uint64_t len);
+CONS_HIDDEN void cons_stream_close(struct cons_stream *s);
+
+/* Read every complete sub-buffer of the set into its files; give up a
+ * sub-buffer stuck longer than stuck_ms. Caller holds io_lock. */
+CONS_HIDDEN void cons_read_bufset(struct cons_trace *ct, struct cons_bufset *cb,
+				  uint64_t stuck_ms);
+
+/* Report a write error once per trace. */
+CONS_HIDDEN void cons_report_error(struct cons_trace *ct, const char *what, int err);
+
+#endif /* RINGTRACE_CONSUMER_INTERNAL_H */

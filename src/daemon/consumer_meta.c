@@ -1,0 +1,136 @@
+/*
+ * consumer_meta.c - the metadata of a daemon trace: one stream class per
+ * channel (id = channel id) with the channel's contexts as its stream
+ * event context, every event class the app registry assigned in the
+ * trace, env (hostname, domain "ust", tracer "ringtrace", and procname
+ * and vpid for per-pid traces), the trace's clock.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../lib/fs_util.h"
+#include "consumer_internal.h"
+
+_Static_assert(sizeof(void *) == 8, "the ip context is a 64-bit pointer");
+
+/* CTF field type of each context (rtd.h's enum rtd_context). */
+static const uint32_t context_types[RTD_CTX_COUNT] = {
+	[RTD_CTX_VPID] = RT_TYPE_S32,
+	[RTD_CTX_VTID] = RT_TYPE_S32,
+	[RTD_CTX_PROCNAME] = RT_TYPE_STRING,
+	[RTD_CTX_CPU_ID] = RT_TYPE_U32,
+	[RTD_CTX_IP] = RT_TYPE_POINTER,		/* uint64, base 16 */
+	[RTD_CTX_PRIO] = RT_TYPE_S32,
+	[RTD_CTX_HOSTNAME] = RT_TYPE_STRING,
+};
+
+/* The context names as the CTF declares them (rtd.h's rtd_context_names
+ * belongs to the control plane; these must match them). */
+static const char *const context_names[RTD_CTX_COUNT] = {
+	[RTD_CTX_VPID] = "vpid", [RTD_CTX_VTID] = "vtid",
+	[RTD_CTX_PROCNAME] = "procname", [RTD_CTX_CPU_ID] = "cpu_id",
+	[RTD_CTX_IP] = "ip", [RTD_CTX_PRIO] = "prio",
+	[RTD_CTX_HOSTNAME] = "hostname",
+};
+
+int cons_metadata_build(struct dp_trace *t, struct ctf_buf *out, uint64_t *generation)
+{
+	char host[256] = "unknown";
+	gethostname(host, sizeof(host) - 1);
+	struct ctf_trace_info ti = {
+		.hostname = host,
+		.procname = t->pid ? t->procname : NULL,
+		.vpid = t->pid,
+		.trace_name = t->session ? t->session->name : "ringtrace",
+		.tracer_version = RINGTRACE_VERSION,
+		.clock = t->clock,
+	};
+	memcpy(ti.uuid, t->uuid, sizeof(ti.uuid));
+	if (!ti.clock.name) {
+		ti.clock.name = "monotonic";
+		ti.clock.freq = 1000000000ull;
+	}
+	if (!ti.clock.description)
+		ti.clock.description = "";
+
+	int ret = -ENOMEM;
+	uint32_t nr = t->nr_bufsets;
+	struct ctf_stream_class *sc = calloc(nr ? nr : 1, sizeof(*sc));
+	struct rt_field_desc *ctx = calloc((size_t)(nr ? nr : 1) * RTD_CTX_COUNT, sizeof(*ctx));
+	struct ctf_event_class *ev = NULL;
+	size_t nsc = 0;
+	if (!sc || !ctx)
+		goto out_free;
+	/* Channels are immutable once the session started (rtd.h): no lock
+	 * needed for their name, id and contexts. */
+	for (uint32_t i = 0; i < nr; i++) {
+		const struct rtd_channel *ch = t->bufsets[i].channel;
+		if (!ch)
+			continue;
+		struct rt_field_desc *c = &ctx[(size_t)i * RTD_CTX_COUNT];
+		uint32_t nc = 0;
+		for (uint32_t k = 0; k < ch->nr_contexts && k < RTD_CTX_COUNT; k++) {
+			if ((unsigned)ch->contexts[k] >= RTD_CTX_COUNT)
+				continue;
+			c[nc].name = context_names[ch->contexts[k]];
+			c[nc].type = context_types[ch->contexts[k]];
+			nc++;
+		}
+		sc[nsc++] = (struct ctf_stream_class){
+			.id = ch->id, .name = ch->name, .nr_contexts = nc, .contexts = c,
+		};
+	}
+
+	pthread_mutex_lock(&t->lock);
+	*generation = t->generation;
+	ev = calloc(t->nr_events ? t->nr_events : 1, sizeof(*ev));
+	if (ev) {
+		for (uint32_t i = 0; i < t->nr_events; i++) {
+			const struct dp_event_class *e = &t->events[i];
+			ev[i] = (struct ctf_event_class){
+				.id = e->id, .stream_id = e->channel_id,
+				.provider = e->provider, .name = e->name,
+				.loglevel = e->loglevel, .nr_fields = e->nr_fields,
+				.fields = e->fields,
+			};
+		}
+		ret = ctf_metadata_build(out, &ti, sc, nsc, ev, t->nr_events);
+	}
+	pthread_mutex_unlock(&t->lock);
+	free(ev);
+out_free:
+	free(ctx);
+	free(sc);
+	return ret;
+}
+
+int cons_metadata_update(struct cons_trace *ct, bool force)
+{
+	struct dp_trace *t = ct->t;
+	if (!force && ct->meta_written) {
+		pthread_mutex_lock(&t->lock);
+		bool same = t->generation == ct->meta_generation;
+		pthread_mutex_unlock(&t->lock);
+		if (same)
+			return 0;
+	}
+	struct ctf_buf b = { 0 };
+	uint64_t gen;
+	int ret = cons_metadata_build(t, &b, &gen);
+	if (!ret) {
+		ret = rt_mkdir_p(t->dir);
+		if (ret == -EEXIST)
+			ret = 0;
+	}
+	if (!ret)
+		ret = ctf_metadata_write_file(t->dir, b.data, b.len);
+	if (!ret) {
+		ct->meta_generation = gen;
+		ct->meta_written = true;
+	}
+	ctf_buf_free(&b);
+	return ret;
+}

@@ -1,0 +1,252 @@
+/*
+ * consumer_snapshot.c - the flight recorder (seed 001): write what the
+ * buffers of a trace hold now as a complete CTF trace, while programs keep
+ * writing, without consuming anything.
+ *
+ * Non-destructive copy: after a flush (closing every CPU's open packet),
+ * every complete sub-buffer between the reader's position and the writers'
+ * is copied, oldest first, into private memory, and validated afterwards:
+ * its commit_seq and (overwrite mode) its table entry - physical index,
+ * pass tag, writer flag - must be unchanged, and the copy must be a packet
+ * of that pass (magic, packet_seq_num, content_size). A writer that starts
+ * the next pass of a sub-buffer first sets the table entry's tag and flag
+ * (rb_table_acquire_slow), so a copy that raced with it fails the check
+ * and is dropped, together with every older copy of that CPU: a snapshot
+ * holds a contiguous most-recent run of packets per CPU. read_count is
+ * never moved, so the session goes on and the next snapshot contains the
+ * same recent data again. Discard-mode buffers cannot be overwritten
+ * before they are consumed, and nothing consumes them while we hold the
+ * trace's io_lock.
+ *
+ * max_size: the newest packets of the whole trace (by timestamp_end) are
+ * kept until the next would exceed it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/fs_util.h"
+#include "../ringbuffer/ringbuffer_api.h"
+#include "consumer_internal.h"
+
+struct snap_packet {
+	uint32_t set;
+	uint32_t cpu;
+	uint64_t seq;
+	uint64_t ts_end;
+	uint64_t len;		/* trimmed size; 0: dropped */
+	char *data;		/* private copy (subbuf_size bytes) */
+};
+
+struct snap {
+	struct snap_packet *p;
+	size_t n, cap;
+};
+
+/* Copy the complete sub-buffer at logical offset `off` of a CPU's buffer
+ * into `dst` and check that it was stable during the copy. Returns the
+ * trimmed packet length, or 0 if it is not complete or was overwritten. */
+static uint64_t copy_subbuf(struct rb *rb, uint32_t cpu, uint64_t off, char *dst)
+{
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	struct rb_subbuf_ctl *s = &c->sb[rb_subbuf_index(rb, off)];
+	/* Acquire: pairs with the seq-cst CAS that publishes commit_seq; the
+	 * pass's data is visible once it is. */
+	uint64_t seq = __atomic_load_n(&s->commit_seq, __ATOMIC_ACQUIRE);
+	if (seq != rb_ctx_target(rb, off))
+		return 0;
+	uint32_t phys = rb_subbuf_index(rb, off);
+	uint64_t e = 0;
+	if (rb->mode == RB_MODE_OVERWRITE) {
+		uint64_t pass = (off >> rb->geom.bfbits) & RB_TABLE_TAG_MASK;
+		/* Acquire: pairs with the writers' acq-rel CAS setting the
+		 * tag and flag (rb_table_acquire_slow). */
+		e = __atomic_load_n(&s->table, __ATOMIC_ACQUIRE);
+		if ((e & RB_TABLE_FLAG) || RB_TABLE_TAG(e) != pass)
+			return 0;
+		phys = RB_TABLE_IDX(e);
+		/* Shared with the programs: the index must stay inside the
+		 * CPU's N + 1 physical sub-buffers. */
+		if (phys > rb->num_subbuf)
+			return 0;
+	}
+	memcpy(dst, rb_phys_addr(rb, cpu, phys), rb->subbuf_size);
+	/* Acquire fence: orders the copy's loads before the re-reads below,
+	 * so a writer store seen by the copy implies its earlier table CAS
+	 * (acq-rel: before its data stores) is seen by the re-read (the
+	 * seqlock pattern). */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&s->commit_seq, __ATOMIC_RELAXED) != seq)
+		return 0;
+	if (rb->mode == RB_MODE_OVERWRITE &&
+	    __atomic_load_n(&s->table, __ATOMIC_RELAXED) != e)
+		return 0;
+	struct ctf_packet_header h;
+	memcpy(&h, dst, sizeof(h));
+	if (h.packet_seq_num != (off - rb->initial_count) >> rb->geom.sbfbits)
+		return 0;
+	return cons_packet_trim(dst, rb->subbuf_size);
+}
+
+static int snap_push(struct snap *sn, const struct snap_packet *p)
+{
+	if (sn->n == sn->cap) {
+		size_t cap = sn->cap ? sn->cap * 2 : 64;
+		struct snap_packet *np = realloc(sn->p, cap * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		sn->p = np;
+		sn->cap = cap;
+	}
+	sn->p[sn->n++] = *p;
+	return 0;
+}
+
+/* Copy one CPU's complete sub-buffers, oldest first; keep the run after
+ * the last failed copy. */
+static int snap_cpu(struct snap *sn, struct rb *rb, uint32_t set, uint32_t cpu)
+{
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	const uint64_t S = rb->subbuf_size;
+	/* Acquire: pairs with the writers' LCAS and push CAS. */
+	uint64_t end = __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE) & ~(S - 1);
+	uint64_t start = __atomic_load_n(&c->read_count, __ATOMIC_ACQUIRE) & ~(S - 1);
+	uint64_t span = (uint64_t)rb->num_subbuf * S;
+	if (end - start > span)
+		start = end - span;
+	size_t first = sn->n;
+	for (uint64_t off = start; off != end; off += S) {
+		struct snap_packet p = { .set = set, .cpu = cpu };
+		p.data = malloc(S);
+		if (!p.data)
+			return -ENOMEM;
+		p.len = copy_subbuf(rb, cpu, off, p.data);
+		if (!p.len) {
+			/* Overwritten (or never completed): drop it and all
+			 * older copies of this CPU. */
+			free(p.data);
+			for (size_t i = first; i < sn->n; i++)
+				free(sn->p[i].data);
+			sn->n = first;
+			continue;
+		}
+		struct ctf_packet_header h;
+		memcpy(&h, p.data, sizeof(h));
+		p.seq = h.packet_seq_num;
+		p.ts_end = h.timestamp_end;
+		if (snap_push(sn, &p) < 0) {
+			free(p.data);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int by_age(const void *a, const void *b)
+{
+	const struct snap_packet *x = a, *y = b;
+	if (x->ts_end != y->ts_end)
+		return x->ts_end < y->ts_end ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int by_stream(const void *a, const void *b)
+{
+	const struct snap_packet *x = a, *y = b;
+	if (x->set != y->set)
+		return x->set < y->set ? -1 : 1;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Keep the newest packets that fit in max_size bytes. */
+static void snap_trim(struct snap *sn, uint64_t max_size)
+{
+	if (!max_size)
+		return;
+	qsort(sn->p, sn->n, sizeof(*sn->p), by_age);
+	uint64_t total = 0;
+	for (size_t i = sn->n; i-- > 0;) {
+		if (total + sn->p[i].len > max_size)
+			sn->p[i].len = 0;
+		else
+			total += sn->p[i].len;
+	}
+}
+
+/* Stream files CHANNEL_CPU in dir (never rotated). */
+static int snap_write(struct dp_trace *t, struct snap *sn, const char *dir)
+{
+	qsort(sn->p, sn->n, sizeof(*sn->p), by_stream);
+	int ret = 0;
+	struct cons_stream s = { .fd = -1 };
+	const struct snap_packet *prev = NULL;
+	for (size_t i = 0; i < sn->n && !ret; i++) {
+		const struct snap_packet *p = &sn->p[i];
+		if (!p->len)
+			continue;
+		if (prev && (prev->set != p->set || prev->cpu != p->cpu))
+			cons_stream_close(&s);
+		prev = p;
+		struct rtd_channel flat = *t->bufsets[p->set].channel;
+		flat.tracefile_size = 0;
+		ret = cons_stream_write(dir, &flat, p->cpu, &s, p->data, p->len);
+	}
+	cons_stream_close(&s);
+	return ret;
+}
+
+/* Errors: -EINVAL (the trace is not being consumed), -ENOMEM, -errno of
+ * mkdir/open/write/rename in dir. */
+int consumer_snapshot(struct dp_trace *t, const char *dir, uint64_t max_size,
+		      char *err, size_t errlen)
+{
+	struct cons_trace *ct = t->consumer;
+	if (!ct) {
+		snprintf(err, errlen, "no consumer for the trace in %s", t->dir);
+		return -EINVAL;
+	}
+	struct snap sn = { 0 };
+	int ret = 0;
+	pthread_mutex_lock(&ct->io_lock);
+	for (uint32_t i = 0; i < t->nr_bufsets && !ret; i++) {
+		struct dp_bufset *b = &t->bufsets[i];
+		if (!cons_bufset_live(b))
+			continue;
+		for (uint32_t cpu = 0; cpu < b->rb.nr_cpus && !ret; cpu++) {
+			/* Close the open packet so that its events are in. */
+			rb_flush_cpu(&b->rb, cpu, false);
+			ret = snap_cpu(&sn, &b->rb, i, cpu);
+		}
+	}
+	pthread_mutex_unlock(&ct->io_lock);
+	if (ret < 0) {
+		snprintf(err, errlen, "out of memory copying the buffers");
+		goto out;
+	}
+	snap_trim(&sn, max_size);
+
+	ret = rt_mkdir_p(dir);
+	if (ret == -EEXIST)
+		ret = 0;
+	struct ctf_buf meta = { 0 };
+	uint64_t gen;
+	if (!ret)
+		ret = cons_metadata_build(t, &meta, &gen);
+	if (!ret)
+		ret = ctf_metadata_write_file(dir, meta.data, meta.len);
+	ctf_buf_free(&meta);
+	if (!ret)
+		ret = snap_write(t, &sn, dir);
+	if (ret < 0)
+		snprintf(err, errlen, "cannot write the snapshot in %s: %s", dir,
+			 strerror(-ret));
+out:
+	for (size_t i = 0; i < sn.n; i++)
+		free(sn.p[i].data);
+	free(sn.p);
+	return ret;
+}

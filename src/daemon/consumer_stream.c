@@ -1,0 +1,317 @@
+/*
+ * consumer_stream.c - from sub-buffers to stream files: packet trimming,
+ * event counting, file rotation, and the reading of one buffer set
+ * (including giving up a sub-buffer whose writer died mid-commit).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../lib/fs_util.h"
+#include "../ringbuffer/ringbuffer_api.h"
+#include "consumer_internal.h"
+
+void cons_report_error(struct cons_trace *ct, const char *what, int err)
+{
+	if (ct->write_error_reported)
+		return;
+	ct->write_error_reported = true;
+	fprintf(stderr, "ringtraced: cannot write %s in %s: %s; events are being lost\n",
+		what, ct->t->dir, strerror(-err));
+}
+
+uint64_t cons_packet_trim(char *data, uint64_t size)
+{
+	struct ctf_packet_header h;
+	if (size < CTF_PACKET_HEADER_SIZE)
+		return 0;
+	memcpy(&h, data, sizeof(h));
+	if (h.magic != CTF_MAGIC)
+		return 0;
+	/* content_size is in bits and comes from a traced program: check it
+	 * against the sub-buffer before using it. */
+	if (h.content_size % 8 || h.content_size / 8 < CTF_PACKET_HEADER_SIZE ||
+	    h.content_size / 8 > size)
+		return 0;
+	uint64_t used = h.content_size / 8;
+	uint64_t bytes = (used + 7) & ~7ULL;
+	if (bytes > size)
+		bytes = size;
+	/* The padding up to the 8-byte boundary holds stale bytes of an
+	 * earlier pass: zero it so traces are deterministic. */
+	memset(data + used, 0, bytes - used);
+	uint64_t packet_bits = bytes * 8;
+	memcpy(data + offsetof(struct ctf_packet_header, packet_size), &packet_bits, 8);
+	return bytes;
+}
+
+/* Bytes taken by a NUL-terminated string at p (end excluded), or 0. */
+static uint64_t string_size(const char *p, const char *end)
+{
+	const char *nul = memchr(p, '\0', (size_t)(end - p));
+	return nul ? (uint64_t)(nul - p) + 1 : 0;
+}
+
+/* Size of one field at p, or 0 if it does not fit before end. */
+static uint64_t field_size(uint32_t type, const char *p, const char *end)
+{
+	static const uint8_t fixed[] = {
+		[RT_TYPE_S8] = 1, [RT_TYPE_U8] = 1, [RT_TYPE_S16] = 2,
+		[RT_TYPE_U16] = 2, [RT_TYPE_S32] = 4, [RT_TYPE_U32] = 4,
+		[RT_TYPE_S64] = 8, [RT_TYPE_U64] = 8, [RT_TYPE_FLOAT] = 4,
+		[RT_TYPE_DOUBLE] = 8, [RT_TYPE_BOOL] = 1,
+		[RT_TYPE_POINTER] = sizeof(void *),
+	};
+	uint64_t room = (uint64_t)(end - p);
+	if (type == RT_TYPE_STRING)
+		return string_size(p, end);
+	if (type == RT_TYPE_BYTES) {
+		uint32_t len;
+		if (room < 4)
+			return 0;
+		memcpy(&len, p, 4);
+		return room - 4 >= len ? 4 + (uint64_t)len : 0;
+	}
+	if (type >= sizeof(fixed) || !fixed[type] || fixed[type] > room)
+		return 0;
+	return fixed[type];
+}
+
+static uint32_t context_type(enum rtd_context c)
+{
+	switch (c) {
+	case RTD_CTX_VPID: case RTD_CTX_VTID: case RTD_CTX_PRIO:
+		return RT_TYPE_S32;
+	case RTD_CTX_CPU_ID:
+		return RT_TYPE_U32;
+	case RTD_CTX_IP:
+		return RT_TYPE_U64;
+	default:
+		return RT_TYPE_STRING;
+	}
+}
+
+static const struct dp_event_class *find_class(const struct dp_trace *t,
+					       uint32_t channel, uint32_t id)
+{
+	for (uint32_t i = 0; i < t->nr_events; i++)
+		if (t->events[i].channel_id == channel && t->events[i].id == id)
+			return &t->events[i];
+	return NULL;
+}
+
+uint64_t cons_packet_count_events(const struct dp_trace *t, const struct rtd_channel *ch,
+				  const char *data, uint64_t len)
+{
+	struct ctf_packet_header h;
+	memcpy(&h, data, sizeof(h));
+	const char *p = data + CTF_PACKET_HEADER_SIZE;
+	const char *end = data + h.content_size / 8;
+	if (h.content_size / 8 > len)
+		return 0;
+	uint64_t n = 0;
+	while (p < end) {
+		uint32_t id = (uint8_t)*p & 31u;
+		uint64_t sz;
+		if (id == CTF_EXTENDED_ID) {
+			if (end - p < CTF_EVENT_HEADER_EXTENDED)
+				break;
+			memcpy(&id, p + 1, 4);
+			p += CTF_EVENT_HEADER_EXTENDED;
+		} else {
+			if (end - p < CTF_EVENT_HEADER_COMPACT)
+				break;
+			p += CTF_EVENT_HEADER_COMPACT;
+		}
+		for (uint32_t c = 0; c < ch->nr_contexts; c++) {
+			if (!(sz = field_size(context_type(ch->contexts[c]), p, end)))
+				return n;
+			p += sz;
+		}
+		const struct dp_event_class *ec = find_class(t, ch->id, id);
+		if (!ec)
+			break;
+		for (uint32_t f = 0; f < ec->nr_fields; f++) {
+			if (!(sz = field_size(ec->fields[f].type, p, end)))
+				return n;
+			p += sz;
+		}
+		n++;
+	}
+	return n;
+}
+
+void cons_stream_close(struct cons_stream *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
+
+static int stream_path(char *out, size_t len, const char *dir,
+		       const struct rtd_channel *ch, uint32_t cpu, bool rotate,
+		       uint64_t index)
+{
+	int n = rotate ? snprintf(out, len, "%s/%s_%u_%llu", dir, ch->name, cpu,
+				  (unsigned long long)index)
+		       : snprintf(out, len, "%s/%s_%u", dir, ch->name, cpu);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* Open the stream's current file (O_TRUNC: a restarted session's
+ * rotation files start over). */
+static int stream_open(const char *dir, const struct rtd_channel *ch, uint32_t cpu,
+		       struct cons_stream *s)
+{
+	char path[PATH_MAX];
+	int ret = stream_path(path, sizeof(path), dir, ch, cpu,
+			      ch->tracefile_size > 0, s->file_index);
+	if (ret < 0)
+		return ret;
+	ret = rt_mkdir_p(dir);
+	if (ret < 0 && ret != -EEXIST)
+		return ret;
+	s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (s->fd < 0)
+		return -errno;
+	s->file_bytes = 0;
+	return 0;
+}
+
+/* Rotation: the next packet does not fit in the current file. */
+static int stream_rotate(const char *dir, const struct rtd_channel *ch, uint32_t cpu,
+			 struct cons_stream *s)
+{
+	cons_stream_close(s);
+	s->file_index++;
+	/* LTTng's tracefile_count: keep the `count` newest files. Deleting
+	 * the oldest leaves a packet_seq_num gap at the start of the stream,
+	 * which readers report as lost packets. */
+	while (ch->tracefile_count &&
+	       s->file_index - s->oldest_index >= ch->tracefile_count) {
+		char path[PATH_MAX];
+		if (stream_path(path, sizeof(path), dir, ch, cpu, true,
+				s->oldest_index) == 0)
+			unlink(path);
+		s->oldest_index++;
+	}
+	return stream_open(dir, ch, cpu, s);
+}
+
+static int write_all(int fd, const char *p, uint64_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+int cons_stream_write(const char *dir, const struct rtd_channel *ch, uint32_t cpu,
+		      struct cons_stream *s, const char *data, uint64_t len)
+{
+	int ret;
+	if (s->fd < 0 && (ret = stream_open(dir, ch, cpu, s)) < 0)
+		return ret;
+	if (ch->tracefile_size && s->file_bytes > 0 &&
+	    s->file_bytes + len > ch->tracefile_size &&
+	    (ret = stream_rotate(dir, ch, cpu, s)) < 0)
+		return ret;
+	if ((ret = write_all(s->fd, data, len)) < 0)
+		return ret;
+	s->file_bytes += len;
+	return 0;
+}
+
+/* The sub-buffer at read_count has been left behind by the writers
+ * (write_count is past its end) yet is not complete. */
+static bool subbuf_left_incomplete(const struct rb *rb, uint32_t cpu, uint64_t *rcnt)
+{
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	/* Acquire loads: pair with the writers' LCAS / push CAS; only
+	 * compared, never used to read data. */
+	uint64_t r = __atomic_load_n(&c->read_count, __ATOMIC_ACQUIRE);
+	uint64_t w = __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE);
+	*rcnt = r;
+	return w - (r & ~(rb->subbuf_size - 1)) >= rb->subbuf_size;
+}
+
+/*
+ * A sub-buffer whose writer reserved a slot and never committed it (the
+ * program was killed -9 between rb_reserve and rb_commit, or is stopped
+ * in a debugger) never becomes ready: its commit count stays short of the
+ * pass's target forever, and every later sub-buffer of that CPU waits
+ * behind it. After it has been seen in that state for stuck_ms, move
+ * read_count past it (rb_put_subbuf without a get: the same CAS, and the
+ * writers' push CAS may win it instead, which is just as good) and count
+ * it as lost; its content is never read, so a late commit of a writer
+ * that was only slow costs data, never correctness.
+ */
+static void maybe_skip_stuck(struct cons_bufset *cb, uint32_t cpu, uint64_t stuck_ms)
+{
+	struct rb *rb = &cb->b->rb;
+	struct cons_stream *s = &cb->streams[cpu];
+	uint64_t rcnt;
+	if (!subbuf_left_incomplete(rb, cpu, &rcnt)) {
+		s->stuck_ns = 0;
+		return;
+	}
+	uint64_t now = cons_now_ns();
+	if (!s->stuck_ns || s->stuck_rcnt != rcnt) {
+		s->stuck_ns = now;
+		s->stuck_rcnt = rcnt;
+		return;
+	}
+	if (now - s->stuck_ns < stuck_ms * 1000000ull)
+		return;
+	struct rb_read r = { .count = rcnt };
+	rb_put_subbuf(rb, cpu, &r);
+	s->stuck_ns = 0;
+	__atomic_fetch_add(&cb->subbufs_skipped, 1, __ATOMIC_RELAXED);
+}
+
+void cons_read_bufset(struct cons_trace *ct, struct cons_bufset *cb, uint64_t stuck_ms)
+{
+	struct dp_bufset *b = cb->b;
+	for (uint32_t cpu = 0; cpu < b->rb.nr_cpus; cpu++) {
+		struct rb_read r;
+		while (rb_get_subbuf(&b->rb, cpu, &r) == 0) {
+			cb->streams[cpu].stuck_ns = 0;
+			/* The packet may use event ids registered after our
+			 * last metadata write: rewrite it first. */
+			int ret = cons_metadata_update(ct, false);
+			if (ret < 0)
+				cons_report_error(ct, "the metadata", ret);
+			uint64_t len = cons_packet_trim(r.data, r.data_size);
+			if (len) {
+				ret = cons_stream_write(ct->t->dir, b->channel, cpu,
+							&cb->streams[cpu], r.data, len);
+				if (ret < 0) {
+					cons_report_error(ct, "a stream file", ret);
+				} else {
+					pthread_mutex_lock(&ct->t->lock);
+					uint64_t n = cons_packet_count_events(
+						ct->t, b->channel, r.data, len);
+					pthread_mutex_unlock(&ct->t->lock);
+					/* Relaxed: statistics only. */
+					__atomic_fetch_add(&cb->events, n, __ATOMIC_RELAXED);
+					__atomic_fetch_add(&cb->packets, 1, __ATOMIC_RELAXED);
+					__atomic_fetch_add(&cb->bytes, len, __ATOMIC_RELAXED);
+				}
+			}
+			rb_put_subbuf(&b->rb, cpu, &r);
+		}
+		maybe_skip_stuck(cb, cpu, stuck_ms);
+	}
+}
