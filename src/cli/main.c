@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ctl_table.h"
 
 void cli_error(const char *fmt, ...)
 {
@@ -30,7 +31,10 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: ringtrace COMMAND [OPTIONS] [ARGS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+		fprintf(f, "  %-15s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "\nsession commands (through the session daemon, ringtraced):\n");
+	for (unsigned i = 0; i < ctl_nr_cmds; i++)
+		fprintf(f, "  %-15s %s\n", ctl_cmds[i].name, ctl_cmds[i].summary);
 	fprintf(f, "\n'ringtrace COMMAND --help' describes a command.\n");
 }
 
@@ -52,6 +56,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
+	for (unsigned i = 0; i < ctl_nr_cmds; i++)
+		if (!strcmp(argv[1], ctl_cmds[i].name))
+			return cmd_ctl(argc - 1, argv + 1);
 	cli_error("unknown command '%s' (see 'ringtrace --help')", argv[1]);
 	return CLI_EXIT_USAGE;
 }

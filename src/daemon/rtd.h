@@ -139,7 +139,9 @@ struct ucred;
 
 /* A program's first frame on a fresh connection was an RTP_APP_* frame:
  * the data plane takes `fd` (and the descriptors that came with the
- * frame) and answers it. */
+ * frame) and answers it. `fd` is non-blocking and close-on-exec, no byte
+ * past the first frame has been read from it; `first` (and its payload)
+ * is freed by the caller after the call. */
 void dp_app_connected(int fd, const struct ucred *peer, struct rtp_msg *first,
 		      int *fds, unsigned nfds);
 

@@ -1,0 +1,143 @@
+/*
+ * ctl_client.c - talking to ringtraced: connect (starting the daemon on
+ * demand), send one request, wait for its reply with a bounded time, and
+ * turn failures into messages and exit codes.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../proto/proto.h"
+#include "cli.h"
+
+#define CONNECT_TIMEOUT_MS 1000
+#define START_WAIT_MS 5000
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* Run `ringtraced --daemonize`: $RINGTRACED, else next to this program,
+ * else from PATH. It returns once the socket listens (or it failed). */
+static void start_daemon(void)
+{
+	char self[PATH_MAX], next_to[PATH_MAX + 16];
+	const char *env = getenv("RINGTRACED");
+	next_to[0] = '\0';
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		snprintf(next_to, sizeof(next_to), "%s/ringtraced", dirname(self));
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return;
+	if (pid == 0) {
+		char *argv[] = { (char *)(uintptr_t)"ringtraced", (char *)(uintptr_t)"--daemonize",
+				 NULL };
+		if (env && *env)
+			execv(env, argv);
+		if (next_to[0] && access(next_to, X_OK) == 0)
+			execv(next_to, argv);
+		execvp("ringtraced", argv);
+		_exit(127);
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+}
+
+static int no_daemon(int err, bool autostart)
+{
+	char path[PATH_MAX];
+	if (rtp_socket_path(path, sizeof(path)) < 0)
+		snprintf(path, sizeof(path), "(run directory path too long)");
+	if (err == -EACCES || err == -EPERM)
+		cli_error("permission denied: cannot connect to the session daemon at %s", path);
+	else if (autostart)
+		cli_error("cannot start or reach the session daemon (ringtraced) at %s: %s",
+			  path, strerror(-err));
+	else
+		cli_error("no session daemon (nothing listens at %s); commands that change "
+			  "something start one", path);
+	return CLI_EXIT_FAILURE;
+}
+
+/* A connected socket, or an exit code (> 0) with the message printed. */
+static int connect_daemon(bool autostart, int *fdp)
+{
+	int fd = rtp_connect(CONNECT_TIMEOUT_MS);
+	if (fd >= 0 || !autostart || (fd != -ENOENT && fd != -ECONNREFUSED)) {
+		if (fd < 0)
+			return no_daemon(fd, autostart);
+		*fdp = fd;
+		return 0;
+	}
+	start_daemon();
+	/* Another command may be starting one at the same time: retry. */
+	for (int waited = 0; waited < START_WAIT_MS; waited += 50) {
+		fd = rtp_connect(CONNECT_TIMEOUT_MS);
+		if (fd >= 0) {
+			*fdp = fd;
+			return 0;
+		}
+		if (fd != -ENOENT && fd != -ECONNREFUSED)
+			break;
+		sleep_ms(50);
+	}
+	return no_daemon(fd, true);
+}
+
+int cli_ctl_request(const struct rtp_kv *req, bool autostart, int timeout_ms,
+		    struct rtp_msg *reply)
+{
+	if (req->err) {
+		cli_error("request too large or out of memory");
+		return CLI_EXIT_FAILURE;
+	}
+	int fd = -1, ret = connect_daemon(autostart, &fd);
+	if (ret)
+		return ret;
+	int r = rtp_send(fd, RTP_CTL_REQUEST, 0, req->data, req->len, NULL, 0, timeout_ms);
+	/* A refused peer gets an error reply and a close: read it even when
+	 * the send failed. */
+	int q = rtp_recv(fd, reply, NULL, 0, NULL, timeout_ms);
+	close(fd);
+	if (q == -ETIMEDOUT || (q < 0 && r == -ETIMEDOUT)) {
+		cli_error("ringtraced does not answer (waited %d s)", timeout_ms / 1000);
+		return CLI_EXIT_FAILURE;
+	}
+	if (q < 0 || reply->type != RTP_CTL_REPLY ||
+	    rtp_kv_validate(reply->payload, reply->length) < 0) {
+		if (q == 0)
+			rtp_msg_free(reply);
+		cli_error("ringtraced closed the connection or sent a bad reply (%s)",
+			  strerror(q < 0 ? -q : EPROTO));
+		return CLI_EXIT_FAILURE;
+	}
+	for (uint32_t pos = 0;;) {
+		const char *k, *v;
+		size_t kl;
+		if (!rtp_kv_next(reply->payload, reply->length, &pos, &k, &kl, &v))
+			break;
+		if (kl == 7 && !memcmp(k, "warning", 7))
+			fprintf(stderr, "ringtrace: warning: %s\n", v);
+	}
+	if (reply->status < 0) {
+		const char *e = rtp_kv_get(reply->payload, reply->length, "error");
+		cli_error("%s", e ? e : strerror(-reply->status));
+		int code = reply->status == -EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
+		rtp_msg_free(reply);
+		return code;
+	}
+	return 0;
+}

@@ -1,0 +1,160 @@
+/*
+ * ctl_table.c - the session commands, their options and help texts
+ * (docs/commands/ has the same with examples).
+ */
+#include <stddef.h>
+
+#include "ctl_table.h"
+
+#define OPT_U { "userspace", 'u', ARG_IGNORE, NULL, NULL, NULL, \
+		"user-space domain (the default and only one)" }
+#define OPT_K { "kernel", 'k', ARG_KERNEL, NULL, NULL, NULL, "kernel domain: not supported" }
+#define OPT_S { "session", 's', ARG_STR, "session", NULL, "SESSION", \
+		"the session (default: the current one)" }
+#define OPT_C { "channel", 'c', ARG_STR, "channel", NULL, "CHANNEL", \
+		"the channel (default: channel0)" }
+#define SHORT_MS 5000
+#define LONG_MS 30000
+
+const struct ctl_cmd ctl_cmds[] = {
+{ "create", "create a tracing session", "ringtrace create [NAME] [-o DIR | --snapshot [-o DIR]]",
+  "Create a session and make it the current one. Without NAME the session is called\n"
+  "auto-DATE. Traces go to DIR (default ~/ringtrace-traces/NAME-DATE). A snapshot\n"
+  "session keeps its buffers in memory (overwrite mode) and writes them only with\n"
+  "'ringtrace snapshot record'.",
+  "name", ARG_STR, 0, 1, false, SHORT_MS, {
+	{ "output", 'o', ARG_PATH, "output", NULL, "DIR", "trace output directory" },
+	{ "snapshot", 0, ARG_SET, "snapshot", "1", NULL, "snapshot (flight recorder) session" },
+} },
+{ "destroy", "stop and destroy a session", "ringtrace destroy [SESSION | -a]",
+  "Stop the session if it is active (the trace is complete on disk afterwards), then\n"
+  "forget it. Without SESSION, the current session.",
+  "session", ARG_STR, 0, 1, false, LONG_MS, {
+	{ "all", 'a', ARG_SET, "all", "1", NULL, "destroy every session" },
+} },
+{ "start", "start tracing", "ringtrace start [SESSION]",
+  "Start tracing in the session (default: the current one): programs already running\n"
+  "and programs started later record the enabled events.",
+  "session", ARG_STR, 0, 1, false, LONG_MS, { { NULL, 0, 0, NULL, NULL, NULL, NULL } } },
+{ "stop", "stop tracing", "ringtrace stop [SESSION]",
+  "Stop tracing; returns once everything recorded before is written.",
+  "session", ARG_STR, 0, 1, false, LONG_MS, { { NULL, 0, 0, NULL, NULL, NULL, NULL } } },
+{ "set-session", "set the current session", "ringtrace set-session SESSION",
+  "Make SESSION the one commands use when -s is omitted.",
+  "session", ARG_STR, 1, 1, false, SHORT_MS, { { NULL, 0, 0, NULL, NULL, NULL, NULL } } },
+{ "list", "list sessions, a session's setup, or programs' events",
+  "ringtrace list [SESSION] | ringtrace list -u",
+  "Without argument: every session. With SESSION: its channels, attributes, contexts,\n"
+  "event rules and tracked processes. With -u: the events of the registered programs\n"
+  "(pid, process name, event, log level).",
+  "session", ARG_STR, 0, 1, true, SHORT_MS, {
+	{ "userspace", 'u', ARG_SET, "events", "1", NULL, "list the events of running programs" },
+} },
+{ "status", "show a session and its statistics", "ringtrace status [SESSION]",
+  "Per channel: buffer usage, events recorded, events and sub-buffers lost, bytes\n"
+  "written; then the session's setup as 'list SESSION' prints it.",
+  "session", ARG_STR, 0, 1, true, SHORT_MS, { OPT_S } },
+{ "enable-channel", "create (or re-enable) a channel",
+  "ringtrace enable-channel -u NAME [-s SESSION] [OPTIONS]",
+  "Create channel NAME in the session (before its first start). Naming an existing\n"
+  "channel without options re-enables it. Sizes accept k, M, G suffixes; timers are\n"
+  "in microseconds. Defaults: discard mode (overwrite in snapshot sessions), 512k\n"
+  "sub-buffers, 4 of them, no switch timer, read timer 100000 us, per-user buffers.",
+  "channel", ARG_STR, 1, 1, false, SHORT_MS, {
+	OPT_U, OPT_K, OPT_S,
+	{ "overwrite", 0, ARG_SET, "overwrite", "1", NULL, "overwrite the oldest data when full" },
+	{ "discard", 0, ARG_SET, "overwrite", "0", NULL, "drop new events when full (count them)" },
+	{ "subbuf-size", 0, ARG_SIZE, "subbuf-size", NULL, "SIZE",
+	  "sub-buffer size: a power of two from 4k to 1G" },
+	{ "num-subbuf", 0, ARG_NUM, "num-subbuf", NULL, "N",
+	  "sub-buffers per CPU: a power of two from 2 to 65536" },
+	{ "switch-timer", 0, ARG_NUM, "switch-timer-us", NULL, "US",
+	  "flush partly filled sub-buffers every US microseconds" },
+	{ "read-timer", 0, ARG_NUM, "read-timer-us", NULL, "US", "consumer polling period" },
+	{ "tracefile-size", 0, ARG_SIZE, "tracefile-size", NULL, "SIZE",
+	  "start a new stream file past SIZE bytes" },
+	{ "tracefile-count", 0, ARG_NUM, "tracefile-count", NULL, "N",
+	  "keep at most N files per stream (the oldest are removed)" },
+	{ "buffers-uid", 0, ARG_SET, "buffers", "uid", NULL,
+	  "one buffer set per user, shared by its programs (default)" },
+	{ "buffers-pid", 0, ARG_SET, "buffers", "pid", NULL, "one buffer set per program" },
+} },
+{ "enable-event", "enable an event rule",
+  "ringtrace enable-event -u [-s SESSION] [-c CHANNEL] (PATTERN[,PATTERN...] | -a)\n"
+  "       [--exclude NAME[,NAME...]] [--loglevel LEVEL | --loglevel-only LEVEL]",
+  "Record the events whose 'provider:event' name matches a PATTERN (a glob), except\n"
+  "those matching an exclusion, at the given log level: --loglevel LEVEL means LEVEL\n"
+  "or more severe, --loglevel-only exactly LEVEL. Levels: EMERG ALERT CRIT ERR\n"
+  "WARNING NOTICE INFO DEBUG_SYSTEM ... DEBUG_LINE DEBUG (optionally TRACE_...), or\n"
+  "0-14. The rule applies to running programs and to those started later. Without\n"
+  "-c, channel0 (created with the defaults when missing).",
+  "pattern", ARG_STR, 0, 64, false, SHORT_MS, {
+	OPT_U, OPT_K, OPT_S, OPT_C,
+	{ "all", 'a', ARG_SET, "all", "1", NULL, "every event" },
+	{ "exclude", 'x', ARG_STR, "exclude", NULL, "NAME[,NAME]", "globs to leave out" },
+	{ "loglevel", 0, ARG_LOGLEVEL, "loglevel", NULL, "LEVEL", "LEVEL or more severe" },
+	{ "loglevel-only", 0, ARG_LOGLEVEL, "loglevel-only", NULL, "LEVEL", "exactly LEVEL" },
+} },
+{ "disable-event", "disable event rules",
+  "ringtrace disable-event -u [-s SESSION] [-c CHANNEL] (PATTERN[,PATTERN...] | -a)",
+  "Disable the rules of the channel whose pattern is exactly PATTERN (or all of them\n"
+  "with -a). 'enable-event' with the same rule enables it again.",
+  "pattern", ARG_STR, 0, 64, false, SHORT_MS, {
+	OPT_U, OPT_K, OPT_S, OPT_C,
+	{ "all", 'a', ARG_SET, "all", "1", NULL, "every rule of the channel" },
+} },
+{ "add-context", "add context fields to events",
+  "ringtrace add-context -u -t TYPE [-t TYPE...] [-s SESSION] [-c CHANNEL]",
+  "Write TYPE in every event of the channel (default: every channel of the session),\n"
+  "before the session's first start. Types: vpid vtid procname cpu_id ip prio\n"
+  "hostname.",
+  NULL, ARG_STR, 0, 0, false, SHORT_MS, {
+	OPT_U, OPT_K, OPT_S,
+	{ "channel", 'c', ARG_STR, "channel", NULL, "CHANNEL", "only this channel" },
+	{ "type", 't', ARG_STR, "type", NULL, "TYPE", "context type (repeatable)" },
+} },
+{ "track", "record only some processes",
+  "ringtrace track -u (--pid PID[,PID...] | --all) [-s SESSION]",
+  "A session records every process until 'track --pid' restricts it to the listed\n"
+  "ones; 'track --all' goes back to every process.",
+  NULL, ARG_STR, 0, 0, false, SHORT_MS, {
+	OPT_U, OPT_K, OPT_S,
+	{ "pid", 'p', ARG_STR, "pid", NULL, "PID[,PID]", "process ids" },
+	{ "all", 'a', ARG_SET, "all", "1", NULL, "every process" },
+} },
+{ "untrack", "stop recording some processes",
+  "ringtrace untrack -u (--pid PID[,PID...] | --all) [-s SESSION]",
+  "Remove processes from the tracked list; --all tracks none (then 'track --pid').",
+  NULL, ARG_STR, 0, 0, false, SHORT_MS, {
+	OPT_U, OPT_K, OPT_S,
+	{ "pid", 'p', ARG_STR, "pid", NULL, "PID[,PID]", "process ids" },
+	{ "all", 'a', ARG_SET, "all", "1", NULL, "every process" },
+} },
+{ "snapshot", "write a snapshot of a snapshot session",
+  "ringtrace snapshot record [-s SESSION] [-o DIR] [--max-size SIZE]",
+  "Write the current content of every buffer of the snapshot session as a complete CTF\n"
+  "trace in a new directory under DIR (default: the session's output), at most SIZE\n"
+  "bytes (newest data kept). Tracing goes on.",
+  NULL, ARG_STR, 0, 0, false, LONG_MS, {
+	OPT_S,
+	{ "output", 'o', ARG_PATH, "output", NULL, "DIR", "where the snapshot goes" },
+	{ "max-size", 'm', ARG_SIZE, "max-size", NULL, "SIZE", "size limit (k/M/G)" },
+} },
+{ "save", "save session configurations", "ringtrace save [SESSION | -a] [-o FILE]",
+  "Write the session's configuration (channels, rules, contexts, tracking; see\n"
+  "docs/sessions.md) to FILE, or to stdout.",
+  "session", ARG_STR, 0, 1, false, SHORT_MS, {
+	{ "all", 'a', ARG_SET, "all", "1", NULL, "every session" },
+	{ "output", 'o', ARG_LOCAL, "output", NULL, "FILE", "write to FILE" },
+} },
+{ "load", "create sessions from a saved configuration",
+  "ringtrace load FILE [--override-name NAME]",
+  "Check FILE completely, then create its sessions (none when any line is wrong: the\n"
+  "error names the line). The last session loaded becomes the current one.",
+  "file", ARG_LOCAL, 1, 1, false, LONG_MS, {
+	{ "override-name", 0, ARG_STR, "override-name", NULL, "NAME",
+	  "name of the (single) session of FILE" },
+} },
+};
+
+const unsigned ctl_nr_cmds = sizeof(ctl_cmds) / sizeof(ctl_cmds[0]);

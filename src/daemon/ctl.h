@@ -1,0 +1,122 @@
+/*
+ * ctl.h - inside ringtraced's control plane: the model's life cycle
+ * (model_alloc.c), the requests of the `ringtrace` command
+ * (ctl_requests.c, ctl_rules.c, ctl_report.c, ctl_save.c), the poll loop
+ * and connections (ctl_loop.c, ctl_conn.c) and the listening socket
+ * (ctl_socket.c).
+ *
+ * Concurrency: everything here runs on the daemon's main thread; functions
+ * touching the model expect rtd_lock to be held (the loop takes it around
+ * every callback).
+ */
+#ifndef RINGTRACE_CTL_H
+#define RINGTRACE_CTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "../proto/proto.h"
+#include "rtd.h"
+
+#define CTL_ERRLEN 512
+
+/* Channel defaults (documented in docs/sessions.md). */
+#define CTL_DEFAULT_SUBBUF_SIZE (512u * 1024)
+#define CTL_DEFAULT_NUM_SUBBUF 4u
+#define CTL_DEFAULT_READ_TIMER_MS 100u
+#define CTL_DEFAULT_CHANNEL "channel0"
+
+/* --- model_alloc.c ---------------------------------------------------- */
+
+/* Names of sessions and channels: 1-63 of [A-Za-z0-9_.-], not starting
+ * with '.' or '-' (hidden sessions of `ringtrace record` start with '.'
+ * and are made by the daemon only). */
+bool model_name_ok(const char *name, bool allow_hidden);
+struct rtd_session *model_session_find(const char *name);
+/* A new session appended to rtd_sessions, or NULL (ENOMEM). */
+struct rtd_session *model_session_new(const char *name);
+/* Unlink and free (after dp_session_destroy). */
+void model_session_free(struct rtd_session *s);
+struct rtd_channel *model_channel_find(const struct rtd_session *s, const char *name);
+/* A new channel with the defaults (overwrite in snapshot sessions). */
+struct rtd_channel *model_channel_new(struct rtd_session *s, const char *name);
+/* A new rule at the end of c->rules; excludes copied. NULL on ENOMEM. */
+struct rtd_rule *model_rule_new(struct rtd_channel *c, const char *pattern,
+				char *const *excludes, size_t nr_excludes,
+				enum rtd_loglevel_type lt, int loglevel);
+int model_context_find(const char *name);	/* enum rtd_context or -1 */
+/* The session `ringtrace` commands use when -s is omitted (NULL if none). */
+extern struct rtd_session *model_current;
+
+/* --- ctl_requests.c: one request, one reply --------------------------- */
+
+/* A validated control payload. */
+struct ctl_req {
+	const char *p;
+	uint32_t len;
+};
+const char *ctl_get(const struct ctl_req *r, const char *key);
+
+/*
+ * Run the request and build the reply payload in `reply` (text for the
+ * user under "out", warnings under "warning"). Returns 0 or a negative
+ * errno with the message in err.
+ */
+int ctl_handle(const struct ctl_req *r, struct rtp_kv *reply, char *err, size_t errlen);
+
+/* Handlers, all with the same shape; `out` collects the text printed on
+ * the command's stdout. */
+typedef int (*ctl_handler)(const struct ctl_req *r, FILE *out, struct rtp_kv *reply,
+			   char *err, size_t errlen);
+int ctl_create(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
+int ctl_destroy(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
+int ctl_enable_channel(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
+int ctl_enable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
+int ctl_disable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
+int ctl_add_context(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
+int ctl_track(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
+int ctl_untrack(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
+int ctl_list(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
+int ctl_status(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
+int ctl_save(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
+int ctl_load(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
+
+/* The session named by "session", else the current one; err when none. */
+struct rtd_session *ctl_session_of(const struct ctl_req *r, char *err, size_t errlen);
+/* Parse a decimal number of the request, bounded; "what" names it in err. */
+int ctl_get_u64(const struct ctl_req *r, const char *key, uint64_t max, uint64_t *out,
+		bool *present, char *err, size_t errlen);
+/* A rule/tracking change: tell the data plane; its failure is a warning
+ * (the model change stands and applies at the next start). */
+void ctl_rules_changed(struct rtd_session *s, struct rtp_kv *reply);
+
+/* --- ctl_report.c ------------------------------------------------------ */
+void ctl_describe_session(FILE *out, const struct rtd_session *s);
+
+/* --- ctl_save.c -------------------------------------------------------- */
+/* Write s in the save format (docs/sessions.md). */
+void ctl_save_session(FILE *out, const struct rtd_session *s);
+
+/* --- ctl_loop.c -------------------------------------------------------- */
+/* Run until SIGTERM/SIGINT (signal fd `sigfd`); returns 0. */
+int ctl_loop_run(int sigfd);
+void ctl_loop_fini(void);
+
+/* --- ctl_conn.c -------------------------------------------------------- */
+/* The listening socket is readable: accept and watch the new connection. */
+void ctl_conn_accept(int lfd, short revents, void *arg);
+/* Close connections that sat past their deadline; returns the ms until
+ * the next deadline (-1: none). */
+int ctl_conn_expire(void);
+void ctl_conn_close_all(void);
+
+/* --- ctl_socket.c ------------------------------------------------------ */
+/* Create the run dir, take its lock, remove a stale socket, listen, write
+ * the pid file. Returns the listening fd or a negative errno (message in
+ * err). */
+int ctl_socket_open(char *err, size_t errlen);
+void ctl_socket_close(int lfd);
+
+#endif /* RINGTRACE_CTL_H */

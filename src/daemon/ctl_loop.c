@@ -1,0 +1,126 @@
+/*
+ * ctl_loop.c - the daemon's poll loop: every socket of the daemon (the
+ * listening socket, control connections, the data plane's app sockets)
+ * and the signal fd are watched here, on the main thread. Callbacks run
+ * with rtd_lock held.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "ctl.h"
+
+/* Watched descriptors. Owner: this file; entries whose fd is -1 were
+ * removed during a dispatch round and are compacted after it. */
+struct loop_entry {
+	int fd;
+	rtd_fd_fn fn;
+	void *arg;
+};
+
+static struct loop_entry *entries;
+static size_t nr_entries, cap_entries;
+static struct pollfd *pfds;
+static size_t cap_pfds;
+
+int rtd_loop_add(int fd, rtd_fd_fn fn, void *arg)
+{
+	if (fd < 0 || !fn)
+		return -EINVAL;
+	for (size_t i = 0; i < nr_entries; i++)
+		if (entries[i].fd == fd)
+			return -EEXIST;
+	if (nr_entries == cap_entries) {
+		size_t cap = cap_entries ? cap_entries * 2 : 16;
+		struct loop_entry *n = realloc(entries, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		entries = n;
+		cap_entries = cap;
+	}
+	entries[nr_entries++] = (struct loop_entry){ .fd = fd, .fn = fn, .arg = arg };
+	return 0;
+}
+
+void rtd_loop_remove(int fd)
+{
+	for (size_t i = 0; i < nr_entries; i++)
+		if (entries[i].fd == fd)
+			entries[i].fd = -1;
+}
+
+static void compact(void)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < nr_entries; i++)
+		if (entries[i].fd >= 0)
+			entries[w++] = entries[i];
+	nr_entries = w;
+}
+
+/* Call the callback of fd if it is still watched (a callback earlier in
+ * the round may have removed it, and the number may even be reused by a
+ * later rtd_loop_add: then the new owner is called, which is harmless as
+ * every callback copes with a non-ready descriptor). */
+static void dispatch(int fd, short revents)
+{
+	for (size_t i = 0; i < nr_entries; i++) {
+		if (entries[i].fd == fd) {
+			struct loop_entry e = entries[i];
+			e.fn(fd, revents, e.arg);
+			return;
+		}
+	}
+}
+
+int ctl_loop_run(int sigfd)
+{
+	for (;;) {
+		size_t n = nr_entries + 1;
+		if (n > cap_pfds) {
+			struct pollfd *np = realloc(pfds, n * sizeof(*np));
+			if (!np)
+				return -ENOMEM;
+			pfds = np;
+			cap_pfds = n;
+		}
+		pfds[0] = (struct pollfd){ .fd = sigfd, .events = POLLIN };
+		for (size_t i = 0; i < nr_entries; i++)
+			pfds[i + 1] = (struct pollfd){ .fd = entries[i].fd, .events = POLLIN };
+		pthread_mutex_lock(&rtd_lock);
+		int timeout = ctl_conn_expire();
+		pthread_mutex_unlock(&rtd_lock);
+		int r = poll(pfds, n, timeout);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (pfds[0].revents) {
+			struct signalfd_siginfo si;
+			if (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si) &&
+			    (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT))
+				return 0;
+		}
+		pthread_mutex_lock(&rtd_lock);
+		for (size_t i = 1; i < n; i++)
+			if (pfds[i].revents)
+				dispatch(pfds[i].fd, pfds[i].revents);
+		compact();
+		pthread_mutex_unlock(&rtd_lock);
+	}
+}
+
+void ctl_loop_fini(void)
+{
+	free(entries);
+	free(pfds);
+	entries = NULL;
+	pfds = NULL;
+	nr_entries = cap_entries = cap_pfds = 0;
+}

@@ -1,0 +1,163 @@
+/*
+ * ctl_report.c - what `ringtrace list` and `ringtrace status` print: the
+ * sessions, one session's channels/rules/contexts/tracking, the events of
+ * registered programs, per-channel statistics.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+
+#include "../lib/config_parse.h"
+#include "ctl.h"
+
+static const char *state_of(const struct rtd_session *s)
+{
+	return s->active ? "active" : "inactive";
+}
+
+static void print_limit(FILE *out, const char *what, uint64_t v, const char *unit)
+{
+	if (v)
+		fprintf(out, "      %-18s%llu%s\n", what, (unsigned long long)v, unit);
+	else
+		fprintf(out, "      %-18sunlimited\n", what);
+}
+
+static void describe_rule(FILE *out, const struct rtd_rule *r)
+{
+	fprintf(out, "      %s", r->pattern);
+	if (r->loglevel_type == RTD_LOGLEVEL_RANGE)
+		fprintf(out, " (loglevel <= %s)", rt_loglevel_name(r->loglevel));
+	else if (r->loglevel_type == RTD_LOGLEVEL_SINGLE)
+		fprintf(out, " (loglevel == %s)", rt_loglevel_name(r->loglevel));
+	for (size_t i = 0; i < r->nr_excludes; i++)
+		fprintf(out, "%s%s", i ? "," : " excluding ", r->excludes[i]);
+	fprintf(out, " [%s]\n", r->enabled ? "enabled" : "disabled");
+}
+
+static void describe_channel(FILE *out, const struct rtd_channel *c)
+{
+	fprintf(out, "- %s: [%s]\n", c->name, c->enabled ? "enabled" : "disabled");
+	fprintf(out, "    Attributes:\n");
+	fprintf(out, "      %-18s%s\n", "Event-loss mode:", c->overwrite ? "overwrite" : "discard");
+	fprintf(out, "      %-18s%llu bytes\n", "Sub-buffer size:",
+		(unsigned long long)c->subbuf_size);
+	fprintf(out, "      %-18s%u\n", "Sub-buffer count:", c->num_subbuf);
+	fprintf(out, "      %-18s%u ms\n", "Switch timer:", c->switch_timer_ms);
+	fprintf(out, "      %-18s%u ms\n", "Read timer:", c->read_timer_ms);
+	print_limit(out, "Trace file size:", c->tracefile_size, " bytes");
+	print_limit(out, "Trace file count:", c->tracefile_count, "");
+	fprintf(out, "      %-18s%s\n", "Buffers:",
+		c->buffers == RTD_BUFFERS_PER_PID ? "per-pid" : "per-uid");
+	fprintf(out, "    Contexts:");
+	if (!c->nr_contexts)
+		fprintf(out, " none");
+	for (uint32_t i = 0; i < c->nr_contexts; i++)
+		fprintf(out, "%s%s", i ? ", " : " ", rtd_context_names[c->contexts[i]]);
+	fprintf(out, "\n    Event rules:\n");
+	if (!c->rules)
+		fprintf(out, "      none\n");
+	for (const struct rtd_rule *r = c->rules; r; r = r->next)
+		describe_rule(out, r);
+}
+
+void ctl_describe_session(FILE *out, const struct rtd_session *s)
+{
+	fprintf(out, "Tracing session %s: [%s]%s\n", s->name, state_of(s),
+		s->snapshot ? " snapshot" : "");
+	fprintf(out, "    Trace output: %s\n", s->output);
+	fprintf(out, "    Tracked processes:");
+	if (s->track_all)
+		fprintf(out, " all");
+	else if (!s->nr_tracked)
+		fprintf(out, " none");
+	for (size_t i = 0; i < (s->track_all ? 0 : s->nr_tracked); i++)
+		fprintf(out, "%s%d", i ? ", " : " ", (int)s->tracked[i]);
+	fprintf(out, "\n\n=== Domain: User space ===\n\nChannels:\n");
+	if (!s->channels)
+		fprintf(out, "  none\n");
+	for (const struct rtd_channel *c = s->channels; c; c = c->next)
+		describe_channel(out, c);
+}
+
+static void print_app_event(const struct rtd_app_event *e, void *arg)
+{
+	FILE *out = arg;
+	fprintf(out, "  pid %d %-16s %s (loglevel: %s (%d))\n", (int)e->pid,
+		e->procname ? e->procname : "?", e->name ? e->name : "?",
+		rt_loglevel_name(e->loglevel), e->loglevel);
+}
+
+/* list: session (one session in detail) | events=1 (programs' events). */
+int ctl_list(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen)
+{
+	(void)reply;
+	const char *ev = ctl_get(r, "events");
+	if (ev && !strcmp(ev, "1")) {
+		fprintf(out, "User space events of registered programs:\n");
+		long pos = ftell(out);
+		dp_list_events(print_app_event, out);
+		if (ftell(out) == pos)
+			fprintf(out, "  none (no registered program)\n");
+		return 0;
+	}
+	if (ctl_get(r, "session")) {
+		struct rtd_session *s = ctl_session_of(r, err, errlen);
+		if (!s)
+			return -ENOENT;
+		ctl_describe_session(out, s);
+		return 0;
+	}
+	unsigned n = 0;
+	for (const struct rtd_session *s = rtd_sessions; s; s = s->next) {
+		if (s->flat)
+			continue;
+		if (!n)
+			fprintf(out, "Available tracing sessions:\n");
+		fprintf(out, "  %u) %s [%s]%s%s\n      Trace output: %s\n", ++n, s->name, state_of(s),
+			s->snapshot ? " snapshot" : "", s == model_current ? " (current)" : "",
+			s->output);
+	}
+	if (!n)
+		fprintf(out, "Currently no available tracing session.\n");
+	return 0;
+}
+
+/* status: session. The session's description, preceded by the counters of
+ * each channel. */
+int ctl_status(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen)
+{
+	(void)reply;
+	struct rtd_session *s = ctl_session_of(r, err, errlen);
+	if (!s)
+		return -ENOENT;
+	fprintf(out, "Session %s: [%s]%s\nStatistics:\n", s->name, state_of(s),
+		s->snapshot ? " snapshot" : "");
+	if (!s->channels)
+		fprintf(out, "  no channel\n");
+	for (const struct rtd_channel *c = s->channels; c; c = c->next) {
+		struct rtd_channel_stats st = { 0 };
+		if (!s->ever_started) {
+			fprintf(out, "  %s: not started yet\n", c->name);
+			continue;
+		}
+		int ret = dp_channel_stats(s, c, &st);
+		if (ret < 0) {
+			fprintf(out, "  %s: statistics unavailable (%s)\n", c->name,
+				ret == -ENOSYS ? "data plane not available" : strerror(-ret));
+			continue;
+		}
+		double pct = st.buffer_bytes ? 100.0 * (double)st.used_bytes /
+			(double)st.buffer_bytes : 0.0;
+		fprintf(out, "  %s: buffer usage %.1f%% (%llu of %llu bytes, %u buffer set%s), "
+			"events %llu, lost %llu, sub-buffers lost %llu, bytes written %llu\n",
+			c->name, pct, (unsigned long long)st.used_bytes,
+			(unsigned long long)st.buffer_bytes, st.nr_buffer_sets,
+			st.nr_buffer_sets == 1 ? "" : "s", (unsigned long long)st.events,
+			(unsigned long long)st.events_lost, (unsigned long long)st.subbufs_lost,
+			(unsigned long long)st.bytes_written);
+	}
+	fprintf(out, "\n");
+	ctl_describe_session(out, s);
+	return 0;
+}

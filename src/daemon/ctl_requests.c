@@ -1,0 +1,313 @@
+/*
+ * ctl_requests.c - the control requests: dispatch, and the session life
+ * cycle (create, destroy, start, stop, snapshot record, set-session).
+ * Rules and channels are in ctl_rules.c, list/status in ctl_report.c,
+ * save/load in ctl_save.c.
+ *
+ * Request keys (all values text; the `ringtrace` command builds them):
+ *   cmd=NAME first, session=NAME to name a session (else the current
+ *   one), then the command's own keys listed with each handler.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ctl.h"
+
+const char *ctl_get(const struct ctl_req *r, const char *key)
+{
+	return rtp_kv_get(r->p, r->len, key);
+}
+
+struct rtd_session *ctl_session_of(const struct ctl_req *r, char *err, size_t errlen)
+{
+	const char *name = ctl_get(r, "session");
+	if (!name) {
+		if (!model_current)
+			snprintf(err, errlen, "no current session: name one with -s SESSION "
+				 "or create one with 'ringtrace create'");
+		return model_current;
+	}
+	struct rtd_session *s = model_session_find(name);
+	if (!s)
+		snprintf(err, errlen, "session '%s' not found", name);
+	return s;
+}
+
+int ctl_get_u64(const struct ctl_req *r, const char *key, uint64_t max, uint64_t *out,
+		bool *present, char *err, size_t errlen)
+{
+	const char *v = ctl_get(r, key);
+	if (present)
+		*present = v != NULL;
+	if (!v)
+		return 0;
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (!*v || *v == '-' || *end || errno || n > max) {
+		snprintf(err, errlen, "%s: '%s' is not a number from 0 to %" PRIu64, key, v, max);
+		return -EINVAL;
+	}
+	*out = n;
+	return 0;
+}
+
+void ctl_rules_changed(struct rtd_session *s, struct rtp_kv *reply)
+{
+	char err[CTL_ERRLEN] = "";
+	if (dp_session_rules_changed(s, err, sizeof(err)) < 0)
+		rtp_kv_addf(reply, "warning", "session %s: the change applies at the next start "
+			    "(%s)", s->name, err[0] ? err : "data plane error");
+}
+
+static void stamp(char *buf, size_t len)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(buf, len, "%Y%m%d-%H%M%S", &tm);
+}
+
+/* create: name, output (absolute), snapshot=1, flat=1 (hidden sessions of
+ * `ringtrace record`: output required, name may start with '.'). */
+int ctl_create(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen)
+{
+	const char *name = ctl_get(r, "name"), *output = ctl_get(r, "output");
+	const char *snap = ctl_get(r, "snapshot"), *flat = ctl_get(r, "flat");
+	bool is_snap = snap && !strcmp(snap, "1"), is_flat = flat && !strcmp(flat, "1");
+	char date[32], auto_name[RTD_NAME_MAX];
+	stamp(date, sizeof(date));
+	if (!name) {
+		snprintf(auto_name, sizeof(auto_name), "auto-%s", date);
+		for (int i = 1; model_session_find(auto_name) && i < 1000; i++)
+			snprintf(auto_name, sizeof(auto_name), "auto-%s-%d", date, i);
+		name = auto_name;
+	}
+	if (!model_name_ok(name, is_flat)) {
+		snprintf(err, errlen, "invalid session name '%s' (1-63 letters, digits, '_', "
+			 "'.', '-'; not starting with '.' or '-')", name);
+		return -EINVAL;
+	}
+	if (model_session_find(name)) {
+		snprintf(err, errlen, "session '%s' already exists", name);
+		return -EEXIST;
+	}
+	if (output && output[0] != '/') {
+		snprintf(err, errlen, "output '%s' must be an absolute path", output);
+		return -EINVAL;
+	}
+	if (is_flat && (!output || is_snap)) {
+		snprintf(err, errlen, "a flat session needs an output and no snapshot mode");
+		return -EINVAL;
+	}
+	char path[PATH_MAX];
+	if (output) {
+		if (snprintf(path, sizeof(path), "%s", output) >= (int)sizeof(path))
+			goto too_long;
+	} else {
+		const char *home = getenv("HOME");
+		if (snprintf(path, sizeof(path), "%s/ringtrace-traces/%s-%s",
+			     home && *home ? home : "/tmp", name, date) >= (int)sizeof(path))
+			goto too_long;
+	}
+	struct rtd_session *s = model_session_new(name);
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	memcpy(s->output, path, strlen(path) + 1);
+	s->snapshot = is_snap;
+	s->flat = is_flat;
+	if (!is_flat)
+		model_current = s;
+	rtp_kv_add(reply, "session", s->name);
+	rtp_kv_add(reply, "output", s->output);
+	fprintf(out, "%s session %s created.\n", is_snap ? "Snapshot" : "Tracing", s->name);
+	fprintf(out, "%s %s\n", is_snap ? "Default snapshot output:" : "Traces will be written in",
+		s->output);
+	return 0;
+too_long:
+	snprintf(err, errlen, "output path too long");
+	return -ENAMETOOLONG;
+}
+
+static void destroy_one(struct rtd_session *s, struct rtp_kv *reply)
+{
+	char err[CTL_ERRLEN] = "";
+	if (s->active && dp_session_stop(s, err, sizeof(err)) < 0)
+		rtp_kv_addf(reply, "warning", "session %s: stop failed: %s", s->name, err);
+	s->active = false;
+	dp_session_destroy(s);
+	model_session_free(s);
+}
+
+/* destroy: session, or all=1. */
+int ctl_destroy(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen)
+{
+	const char *all = ctl_get(r, "all");
+	if (all && !strcmp(all, "1")) {
+		unsigned n = 0;
+		while (rtd_sessions) {
+			destroy_one(rtd_sessions, reply);
+			n++;
+		}
+		fprintf(out, "%u session%s destroyed.\n", n, n == 1 ? "" : "s");
+		return 0;
+	}
+	struct rtd_session *s = ctl_session_of(r, err, errlen);
+	if (!s)
+		return -ENOENT;
+	fprintf(out, "Session %s destroyed.\n", s->name);
+	destroy_one(s, reply);
+	return 0;
+}
+
+static int ctl_start(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err,
+		     size_t errlen)
+{
+	(void)reply;
+	struct rtd_session *s = ctl_session_of(r, err, errlen);
+	if (!s)
+		return -ENOENT;
+	if (s->active) {
+		snprintf(err, errlen, "session %s is already started", s->name);
+		return -EALREADY;
+	}
+	int ret = dp_session_start(s, err, errlen);
+	if (ret < 0)
+		return ret;
+	s->active = true;
+	s->ever_started = true;
+	fprintf(out, "Tracing started for session %s.\n", s->name);
+	return 0;
+}
+
+static int ctl_stop(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err,
+		    size_t errlen)
+{
+	(void)reply;
+	struct rtd_session *s = ctl_session_of(r, err, errlen);
+	if (!s)
+		return -ENOENT;
+	if (!s->active) {
+		snprintf(err, errlen, "session %s is not started", s->name);
+		return -EALREADY;
+	}
+	int ret = dp_session_stop(s, err, errlen);
+	if (ret < 0)
+		return ret;
+	s->active = false;
+	fprintf(out, "Tracing stopped for session %s.\n", s->name);
+	return 0;
+}
+
+/* snapshot-record: session, output (absolute dir), max-size (bytes). */
+static int ctl_snapshot_record(const struct ctl_req *r, FILE *out, struct rtp_kv *reply,
+			       char *err, size_t errlen)
+{
+	struct rtd_session *s = ctl_session_of(r, err, errlen);
+	if (!s)
+		return -ENOENT;
+	if (!s->snapshot) {
+		snprintf(err, errlen, "session %s is not a snapshot session (create it with "
+			 "--snapshot)", s->name);
+		return -EOPNOTSUPP;
+	}
+	if (!s->ever_started) {
+		snprintf(err, errlen, "session %s has never been started: its buffers are empty",
+			 s->name);
+		return -ENODATA;
+	}
+	const char *dir = ctl_get(r, "output");
+	if (dir && dir[0] != '/') {
+		snprintf(err, errlen, "output '%s' must be an absolute path", dir);
+		return -EINVAL;
+	}
+	uint64_t max = 0;
+	int ret = ctl_get_u64(r, "max-size", UINT64_MAX, &max, NULL, err, errlen);
+	if (ret < 0)
+		return ret;
+	char path[PATH_MAX] = "";
+	ret = dp_snapshot_record(s, dir, max, path, sizeof(path), err, errlen);
+	if (ret < 0)
+		return ret;
+	rtp_kv_add(reply, "path", path);
+	fprintf(out, "Snapshot recorded in %s\n", path);
+	return 0;
+}
+
+static int ctl_set_session(const struct ctl_req *r, FILE *out, struct rtp_kv *reply,
+			   char *err, size_t errlen)
+{
+	(void)reply;
+	const char *name = ctl_get(r, "session");
+	struct rtd_session *s = name ? model_session_find(name) : NULL;
+	if (!s) {
+		snprintf(err, errlen, "session '%s' not found", name ? name : "");
+		return -ENOENT;
+	}
+	model_current = s;
+	fprintf(out, "Session set to %s\n", s->name);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	ctl_handler fn;
+} handlers[] = {
+	{ "create", ctl_create },
+	{ "destroy", ctl_destroy },
+	{ "start", ctl_start },
+	{ "stop", ctl_stop },
+	{ "set-session", ctl_set_session },
+	{ "snapshot-record", ctl_snapshot_record },
+	{ "enable-channel", ctl_enable_channel },
+	{ "enable-event", ctl_enable_event },
+	{ "disable-event", ctl_disable_event },
+	{ "add-context", ctl_add_context },
+	{ "track", ctl_track },
+	{ "untrack", ctl_untrack },
+	{ "list", ctl_list },
+	{ "status", ctl_status },
+	{ "save", ctl_save },
+	{ "load", ctl_load },
+};
+
+int ctl_handle(const struct ctl_req *r, struct rtp_kv *reply, char *err, size_t errlen)
+{
+	uint32_t pos = 0;
+	const char *key, *cmd;
+	size_t kl;
+	if (!rtp_kv_next(r->p, r->len, &pos, &key, &kl, &cmd) || kl != 3 ||
+	    memcmp(key, "cmd", 3)) {
+		snprintf(err, errlen, "malformed request: no cmd=NAME first");
+		return -EPROTO;
+	}
+	for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
+		if (strcmp(cmd, handlers[i].name))
+			continue;
+		char *text = NULL;
+		size_t tlen = 0;
+		FILE *out = open_memstream(&text, &tlen);
+		if (!out) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		int ret = handlers[i].fn(r, out, reply, err, errlen);
+		fclose(out);
+		if (ret == 0 && tlen)
+			rtp_kv_add(reply, "out", text);
+		free(text);
+		if (ret == 0 && reply->err) {
+			snprintf(err, errlen, "reply too large or out of memory");
+			ret = reply->err;
+		}
+		return ret;
+	}
+	snprintf(err, errlen, "unknown command '%.64s'", cmd);
+	return -EOPNOTSUPP;
+}

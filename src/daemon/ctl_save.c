@@ -1,0 +1,361 @@
+/*
+ * ctl_save.c - `ringtrace save` and `ringtrace load`: session
+ * configurations as text (docs/sessions.md, "Saved sessions").
+ *
+ * Format, one request per line:
+ *   # comment                   (also blank lines)
+ *   VERB key=value key=value... (VERB: create, enable-channel, add-context,
+ *                                enable-event, track, untrack)
+ * Keys and values are those of the control requests (ctl_requests.c);
+ * values are percent-encoded: a byte <= ' ', '%' or >= 0x7f is written
+ * as %XX. Every line after `create name=S` carries session=S.
+ *
+ * Load checks the whole text first (syntax, verbs, names, sessions that
+ * exist already), then runs the lines in order; if one fails, the
+ * sessions it created are destroyed and the error names the line.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+
+static void put_value(FILE *out, const char *key, const char *v)
+{
+	fprintf(out, " %s=", key);
+	for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+		if (*p <= ' ' || *p == '%' || *p >= 0x7f)
+			fprintf(out, "%%%02X", *p);
+		else
+			fputc(*p, out);
+	}
+}
+
+static void put_u64(FILE *out, const char *key, uint64_t v)
+{
+	fprintf(out, " %s=%llu", key, (unsigned long long)v);
+}
+
+void ctl_save_session(FILE *out, const struct rtd_session *s)
+{
+	fprintf(out, "create");
+	put_value(out, "name", s->name);
+	put_value(out, "output", s->output);
+	if (s->snapshot)
+		fprintf(out, " snapshot=1");
+	fputc('\n', out);
+	for (const struct rtd_channel *c = s->channels; c; c = c->next) {
+		fprintf(out, "enable-channel");
+		put_value(out, "session", s->name);
+		put_value(out, "channel", c->name);
+		put_u64(out, "overwrite", c->overwrite);
+		put_u64(out, "subbuf-size", c->subbuf_size);
+		put_u64(out, "num-subbuf", c->num_subbuf);
+		put_u64(out, "switch-timer-us", (uint64_t)c->switch_timer_ms * 1000);
+		put_u64(out, "read-timer-us", (uint64_t)c->read_timer_ms * 1000);
+		if (c->tracefile_size)
+			put_u64(out, "tracefile-size", c->tracefile_size);
+		if (c->tracefile_count)
+			put_u64(out, "tracefile-count", c->tracefile_count);
+		fprintf(out, " buffers=%s\n", c->buffers == RTD_BUFFERS_PER_PID ? "pid" : "uid");
+		for (uint32_t i = 0; i < c->nr_contexts; i++) {
+			fprintf(out, "add-context");
+			put_value(out, "session", s->name);
+			put_value(out, "channel", c->name);
+			put_value(out, "type", rtd_context_names[c->contexts[i]]);
+			fputc('\n', out);
+		}
+		for (const struct rtd_rule *r = c->rules; r; r = r->next) {
+			fprintf(out, "enable-event");
+			put_value(out, "session", s->name);
+			put_value(out, "channel", c->name);
+			put_value(out, "pattern", r->pattern);
+			for (size_t i = 0; i < r->nr_excludes; i++)
+				put_value(out, "exclude", r->excludes[i]);
+			if (r->loglevel_type == RTD_LOGLEVEL_RANGE)
+				fprintf(out, " loglevel=%d", r->loglevel);
+			else if (r->loglevel_type == RTD_LOGLEVEL_SINGLE)
+				fprintf(out, " loglevel-only=%d", r->loglevel);
+			if (!r->enabled)
+				fprintf(out, " enabled=0");
+			fputc('\n', out);
+		}
+	}
+	if (!s->track_all) {
+		if (!s->nr_tracked) {
+			fprintf(out, "untrack");
+			put_value(out, "session", s->name);
+			fprintf(out, " all=1\n");
+		} else {
+			fprintf(out, "track");
+			put_value(out, "session", s->name);
+			for (size_t i = 0; i < s->nr_tracked; i++)
+				fprintf(out, " pid=%d", (int)s->tracked[i]);
+			fputc('\n', out);
+		}
+	}
+}
+
+/* save: session | all=1. The text goes to the reply's "out". */
+int ctl_save(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen)
+{
+	(void)reply;
+	const char *all = ctl_get(r, "all");
+	fprintf(out, "# ringtrace sessions v1\n");
+	if (all && !strcmp(all, "1")) {
+		for (const struct rtd_session *s = rtd_sessions; s; s = s->next)
+			if (!s->flat)
+				ctl_save_session(out, s);
+		return 0;
+	}
+	struct rtd_session *s = ctl_session_of(r, err, errlen);
+	if (!s)
+		return -ENOENT;
+	ctl_save_session(out, s);
+	return 0;
+}
+
+/* One parsed line: its request. */
+struct load_line {
+	unsigned lineno;
+	struct rtp_kv kv;
+};
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Decode %XX in place; false on a bad escape or an encoded NUL. */
+static bool decode(char *v)
+{
+	char *w = v;
+	for (char *p = v; *p; p++) {
+		if (*p != '%') {
+			*w++ = *p;
+			continue;
+		}
+		int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
+		if (lo < 0 || (hi | lo) == 0)
+			return false;
+		*w++ = (char)(hi * 16 + lo);
+		p += 2;
+	}
+	*w = '\0';
+	return true;
+}
+
+static const char *const load_verbs[] = {
+	"create", "enable-channel", "add-context", "enable-event", "track", "untrack",
+};
+
+/* Parse one non-empty line (modified in place) into ln->kv. */
+static int parse_line(char *line, struct load_line *ln, const char *override,
+		      const char *orig, char *err, size_t errlen)
+{
+	char *save = NULL;
+	char *verb = strtok_r(line, " \t", &save);
+	bool known = false;
+	for (size_t i = 0; i < sizeof(load_verbs) / sizeof(load_verbs[0]); i++)
+		known |= !strcmp(verb, load_verbs[i]);
+	if (!known) {
+		snprintf(err, errlen, "unknown directive '%.64s'", verb);
+		return -EINVAL;
+	}
+	rtp_kv_add(&ln->kv, "cmd", verb);
+	bool has_session = false;
+	for (char *tok; (tok = strtok_r(NULL, " \t", &save)) != NULL;) {
+		char *eq = strchr(tok, '=');
+		if (!eq) {
+			snprintf(err, errlen, "'%.64s' is not key=value", tok);
+			return -EINVAL;
+		}
+		*eq = '\0';
+		char *v = eq + 1;
+		if (!decode(v)) {
+			snprintf(err, errlen, "bad %%XX escape in the value of %.64s", tok);
+			return -EINVAL;
+		}
+		bool is_name = !strcmp(verb, "create") ? !strcmp(tok, "name") : !strcmp(tok, "session");
+		if (!strcmp(tok, "cmd") || (!strcmp(verb, "create") && !strcmp(tok, "flat"))) {
+			snprintf(err, errlen, "key '%s' is not allowed here", tok);
+			return -EINVAL;
+		}
+		if (is_name) {
+			has_session = true;
+			if (override && orig && !strcmp(v, orig))
+				v = (char *)(uintptr_t)override;
+		}
+		rtp_kv_add(&ln->kv, tok, v);
+		if (ln->kv.err) {
+			snprintf(err, errlen, "bad key '%.64s'", tok);
+			return -EINVAL;
+		}
+	}
+	if (!has_session) {
+		snprintf(err, errlen, "%s without %s=", verb, !strcmp(verb, "create") ? "name" : "session");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The name of the single `create` of the text (for --override-name). */
+static int single_session(const char *text, char *name, size_t len, char *err, size_t errlen)
+{
+	unsigned n = 0;
+	for (const char *p = text; p && *p;) {
+		const char *e = strchrnul(p, '\n');
+		if (!strncmp(p, "create ", 7)) {
+			const char *k = strstr(p, " name=");
+			if (k && k < e) {
+				k += 6;
+				size_t l = strcspn(k, " \t\n");
+				snprintf(name, len, "%.*s", (int)l, k);
+				if (!decode(name))
+					name[0] = '\0';
+			}
+			n++;
+		}
+		p = *e ? e + 1 : NULL;
+	}
+	if (n != 1) {
+		snprintf(err, errlen, "--override-name needs a file with exactly one session (it "
+			 "has %u)", n);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void free_lines(struct load_line *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		rtp_kv_free(&l[i].kv);
+	free(l);
+}
+
+/* Parse and check every line; returns the requests in *out. */
+static int parse_text(char *text, const char *file, const char *override,
+		      struct load_line **out, size_t *nout, char *err, size_t errlen)
+{
+	char orig[PATH_MAX] = "", lerr[CTL_ERRLEN];
+	if (override && single_session(text, orig, sizeof(orig), err, errlen) < 0)
+		return -EINVAL;
+	struct load_line *lines = NULL;
+	size_t n = 0;
+	unsigned lineno = 0;
+	int ret = 0;
+	for (char *p = text; p;) {
+		char *e = strchr(p, '\n');
+		if (e)
+			*e = '\0';
+		lineno++;
+		char *s = p + strspn(p, " \t\r");
+		s[strcspn(s, "\r")] = '\0';
+		p = e ? e + 1 : NULL;
+		if (!*s || *s == '#')
+			continue;
+		struct load_line *nl = realloc(lines, (n + 1) * sizeof(*lines));
+		if (!nl) {
+			snprintf(err, errlen, "out of memory");
+			ret = -ENOMEM;
+			goto fail;
+		}
+		lines = nl;
+		memset(&lines[n], 0, sizeof(lines[n]));
+		lines[n].lineno = lineno;
+		n++;
+		ret = parse_line(s, &lines[n - 1], override, orig, lerr, sizeof(lerr));
+		if (ret < 0) {
+			snprintf(err, errlen, "%s:%u: %s", file, lineno, lerr);
+			goto fail;
+		}
+	}
+	if (!n) {
+		snprintf(err, errlen, "%s: no session in the file", file);
+		ret = -EINVAL;
+		goto fail;
+	}
+	*out = lines;
+	*nout = n;
+	return 0;
+fail:
+	free_lines(lines, n);
+	return ret;
+}
+
+/* load: text, file (for messages), override-name. */
+int ctl_load(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen)
+{
+	const char *text = ctl_get(r, "text"), *file = ctl_get(r, "file");
+	const char *override = ctl_get(r, "override-name");
+	if (!file)
+		file = "(text)";
+	if (!text) {
+		snprintf(err, errlen, "load without text");
+		return -EINVAL;
+	}
+	char *copy = strdup(text);
+	if (!copy) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	struct load_line *lines = NULL;
+	size_t n = 0;
+	int ret = parse_text(copy, file, override, &lines, &n, err, errlen);
+	if (ret < 0)
+		goto out_copy;
+	/* Run; remember the sessions created for the rollback. */
+	struct rtd_session **made = calloc(n, sizeof(*made));
+	size_t nmade = 0;
+	if (!made) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto out_lines;
+	}
+	struct rtd_session *old_current = model_current;
+	for (size_t i = 0; i < n; i++) {
+		struct ctl_req sub = { .p = lines[i].kv.data, .len = lines[i].kv.len };
+		struct rtp_kv scratch = { 0 };
+		char lerr[CTL_ERRLEN] = "";
+		if (lines[i].kv.err) {
+			ret = lines[i].kv.err;
+			snprintf(lerr, sizeof(lerr), "line too long");
+		} else {
+			ret = ctl_handle(&sub, &scratch, lerr, sizeof(lerr));
+		}
+		const char *created = ret == 0 && !strcmp(ctl_get(&sub, "cmd"), "create") ?
+			rtp_kv_get(scratch.data, scratch.len, "session") : NULL;
+		if (created)
+			made[nmade++] = model_session_find(created);
+		rtp_kv_free(&scratch);
+		if (ret < 0) {
+			snprintf(err, errlen, "%s:%u: %s", file, lines[i].lineno, lerr);
+			while (nmade > 0) {
+				struct rtd_session *s = made[--nmade];
+				dp_session_destroy(s);
+				model_session_free(s);
+			}
+			model_current = old_current;
+			goto out_made;
+		}
+	}
+	for (size_t i = 0; i < nmade; i++) {
+		fprintf(out, "Session %s loaded.\n", made[i]->name);
+		ctl_rules_changed(made[i], reply);
+	}
+	ret = 0;
+out_made:
+	free(made);
+out_lines:
+	free_lines(lines, n);
+out_copy:
+	free(copy);
+	return ret;
+}

@@ -1,0 +1,128 @@
+/*
+ * ctl_socket.c - the daemon's place in the run directory (rtp_rundir):
+ *   RUNDIR/             created 0700 when missing; must be ours (or root's)
+ *   RUNDIR/ringtraced.lock  flock'ed for the daemon's lifetime: one daemon
+ *                       per run dir, even when two start at once
+ *   RUNDIR/ringtraced.sock  the listening socket (a stale one is removed)
+ *   RUNDIR/ringtraced.pid   the daemon's pid, newline-terminated
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ctl.h"
+
+static int lock_fd = -1;
+static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static char pid_path[PATH_MAX + 32];
+
+static int rundir_ready(const char *dir, char *err, size_t errlen)
+{
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		int e = errno;
+		snprintf(err, errlen, "cannot create run directory %s: %s", dir, strerror(e));
+		return -e;
+	}
+	struct stat st;
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "run directory %s is not a directory", dir);
+		return -ENOTDIR;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		snprintf(err, errlen, "run directory %s belongs to uid %u, not to us", dir,
+			 (unsigned)st.st_uid);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* Another daemon listens on the socket? (It holds the lock too; this
+ * catches daemons of older versions or other run-dir setups.) */
+static bool socket_answers(void)
+{
+	int fd = rtp_connect(200);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+int ctl_socket_open(char *err, size_t errlen)
+{
+	char dir[PATH_MAX], lock_path[PATH_MAX + 32];
+	int ret = rtp_rundir(dir, sizeof(dir));
+	if (ret == 0)
+		ret = rtp_socket_path(sock_path, sizeof(sock_path));
+	if (ret < 0) {
+		snprintf(err, errlen, "run directory path too long");
+		return ret;
+	}
+	if ((ret = rundir_ready(dir, err, errlen)) < 0)
+		return ret;
+	snprintf(lock_path, sizeof(lock_path), "%s/ringtraced.lock", dir);
+	snprintf(pid_path, sizeof(pid_path), "%s/ringtraced.pid", dir);
+	lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock_fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open %s: %s", lock_path, strerror(-ret));
+		return ret;
+	}
+	if (flock(lock_fd, LOCK_EX | LOCK_NB) < 0 || socket_answers()) {
+		ret = -EADDRINUSE;
+		snprintf(err, errlen, "another ringtraced is running for %s", dir);
+		goto fail_lock;
+	}
+	unlink(sock_path);	/* stale: we hold the lock and nobody answers */
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "socket: %s", strerror(-ret));
+		goto fail_lock;
+	}
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
+	mode_t old = umask(0077);
+	int b = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (b < 0 || listen(fd, 128) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot listen on %s: %s", sock_path, strerror(-ret));
+		goto fail_sock;
+	}
+	FILE *pf = fopen(pid_path, "we");
+	bool written = pf && fprintf(pf, "%d\n", (int)getpid()) > 0;
+	if (pf && fclose(pf) != 0)
+		written = false;
+	if (!written) {
+		ret = -EIO;
+		snprintf(err, errlen, "cannot write %s", pid_path);
+		goto fail_bound;
+	}
+	return fd;
+
+fail_bound:
+	unlink(sock_path);
+fail_sock:
+	close(fd);
+fail_lock:
+	close(lock_fd);
+	lock_fd = -1;
+	return ret;
+}
+
+void ctl_socket_close(int lfd)
+{
+	unlink(sock_path);
+	unlink(pid_path);
+	close(lfd);
+	close(lock_fd);
+	lock_fd = -1;
+}
