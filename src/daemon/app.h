@@ -23,6 +23,8 @@
 #define APP_SEND_MS 200
 /* Daemon-side limit for the rest of a frame once its first byte came. */
 #define APP_RECV_MS 200
+/* A daemon command waits this long at most for the programs to apply it. */
+#define APP_SYNC_MS 500
 
 /* One event class of a program. Owner: its app. */
 struct app_event {
@@ -52,6 +54,8 @@ struct app {
 	struct app_sent *sent;
 	uint32_t nr_sent;
 	uint64_t next_key;
+	bool sync_wait;			/* app_sync_all: SYNC sent, no reply yet */
+	bool dead;			/* app_sync_all: to be dropped */
 	struct app *next;
 };
 
@@ -70,11 +74,16 @@ int app_send(struct app *a, uint16_t type, int32_t status, const void *p,
 	     uint32_t len, int fd);
 /* Forget a program: its per-pid traces are drained and removed. */
 void app_drop(struct app *a);
+/* SYNC every program and wait (at most APP_SYNC_MS in all) until each
+ * has applied what it was sent; programs that fail are dropped. */
+void app_sync_all(void);
 
 /* --- app_trace.c ------------------------------------------------------- */
-/* Make sure the program has the buffers of every channel of an active
- * session that tracks it, and send its enablement (all of them). */
-int app_sync_session(struct app *a, struct rtd_session *s);
+/* Make sure the program has the buffers of every channel of the session
+ * if it is `active` (the control plane sets s->active only after
+ * dp_session_start) and tracks the program, and send its enablement (all
+ * of them; none when inactive). */
+int app_sync_session(struct app *a, struct rtd_session *s, bool active);
 /* Send every buffer set of the session an empty enablement. */
 void app_disable_session(struct app *a, const struct rtd_session *s);
 /* Drain, remove and free one trace (unlinked from its session). */

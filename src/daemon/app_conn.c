@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <poll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../proto/proto.h"
@@ -151,29 +153,31 @@ static int on_events(struct app *a, struct rtp_msg *m)
 		return ret;
 	for (struct rtd_session *s = rtd_sessions; s; s = s->next)
 		if (s->active)
-			app_sync_session(a, s);
+			app_sync_session(a, s, true);
 	return app_send(a, RTP_APP_EVENTS_REPLY, 0, NULL, 0, -1);
 }
 
-static void on_readable(int fd, short revents, void *arg)
+/* One message from a program. Returns 0, 1 for the SYNC_REPLY carrying
+ * `cookie`, or a negative errno: the program must be dropped. */
+static int on_message(struct app *a, uint64_t cookie)
 {
-	struct app *a = arg;
-	(void)revents;
 	struct rtp_msg m;
 	int fds[RTP_MAX_FDS];
 	unsigned nfds = 0;
-	int r = rtp_recv(fd, &m, fds, RTP_MAX_FDS, &nfds, APP_RECV_MS);
-	if (r < 0) {
-		app_drop(a);
-		return;
-	}
+	int r = rtp_recv(a->fd, &m, fds, RTP_MAX_FDS, &nfds, APP_RECV_MS);
+	if (r < 0)
+		return r;
 	for (unsigned i = 0; i < nfds; i++)
 		close(fds[i]);
+	uint64_t got;
 	if (nfds)
 		r = -EPROTO;
 	else if (m.type == RTP_APP_EVENTS)
 		r = on_events(a, &m);
-	else if (m.type == RTP_APP_GOODBYE && m.length == 0)
+	else if (m.type == RTP_APP_SYNC_REPLY && m.length == sizeof(got)) {
+		memcpy(&got, m.payload, sizeof(got));
+		r = got == cookie;
+	} else if (m.type == RTP_APP_GOODBYE && m.length == 0)
 		r = -ECONNRESET;
 	else
 		r = -EPROTO;
@@ -181,8 +185,72 @@ static void on_readable(int fd, short revents, void *arg)
 	if (r == -EPROTO)
 		fprintf(stderr, "ringtraced: program %d (%s) sent a malformed message; disconnected\n",
 			(int)a->pid, a->procname);
-	if (r < 0)
+	return r;
+}
+
+static void on_readable(int fd, short revents, void *arg)
+{
+	(void)fd;
+	(void)revents;
+	struct app *a = arg;
+	if (on_message(a, 0) < 0)
 		app_drop(a);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void app_sync_all(void)
+{
+	static uint64_t cookie;
+	cookie++;
+	size_t n = 0;
+	for (struct app *a = app_list; a; a = a->next) {
+		a->sync_wait = app_send(a, RTP_APP_SYNC, 0, &cookie, sizeof(cookie), -1) == 0;
+		a->dead = !a->sync_wait;
+		n++;
+	}
+	struct pollfd *pfd = calloc(n ? n : 1, sizeof(*pfd));
+	struct app **who = calloc(n ? n : 1, sizeof(*who));
+	int64_t deadline = now_ms() + APP_SYNC_MS;
+	while (pfd && who) {
+		size_t k = 0;
+		for (struct app *a = app_list; a; a = a->next)
+			if (a->sync_wait && !a->dead && k < n) {
+				pfd[k] = (struct pollfd){ .fd = a->fd, .events = POLLIN };
+				who[k++] = a;
+			}
+		int64_t left = deadline - now_ms();
+		if (k == 0 || left <= 0)
+			break;
+		int r = poll(pfd, k, (int)left);
+		if (r < 0 && errno != EINTR)
+			break;
+		for (size_t i = 0; r > 0 && i < k; i++) {
+			if (!pfd[i].revents)
+				continue;
+			int got = on_message(who[i], cookie);
+			if (got < 0)
+				who[i]->dead = true;
+			else if (got == 1)
+				who[i]->sync_wait = false;
+		}
+	}
+	free(pfd);
+	free(who);
+	for (struct app *a = app_list, *next; a; a = next) {
+		next = a->next;
+		if (a->sync_wait && !a->dead)
+			fprintf(stderr, "ringtraced: program %d (%s) did not answer in %d ms\n",
+				(int)a->pid, a->procname, APP_SYNC_MS);
+		a->sync_wait = false;
+		if (a->dead)
+			app_drop(a);
+	}
 }
 
 /* Decode REGISTER into a new app. Returns 0 or -EPROTO / -ENOMEM. */
@@ -243,7 +311,7 @@ void dp_app_connected(int fd, const struct ucred *peer, struct rtp_msg *first,
 	app_list = a;
 	for (struct rtd_session *s = rtd_sessions; s; s = s->next)
 		if (s->active)
-			app_sync_session(a, s);
+			app_sync_session(a, s, true);
 	uint32_t reply[2] = { app_clock_kind(), 0 };
 	app_send(a, RTP_APP_REGISTER_REPLY, 0, reply, sizeof(reply), -1);
 }

@@ -23,8 +23,9 @@ int dp_session_start(struct rtd_session *s, char *err, size_t errlen)
 	}
 	int ret = 0;
 	for (struct app *a = app_list; a; a = a->next)
-		if (app_sync_session(a, s) < 0)
+		if (app_sync_session(a, s, true) < 0)
 			ret = -ENOMEM;
+	app_sync_all();
 	if (ret < 0)
 		snprintf(err, errlen, "some programs could not get buffers (see the daemon's log)");
 	return ret;
@@ -34,6 +35,9 @@ int dp_session_stop(struct rtd_session *s, char *err, size_t errlen)
 {
 	for (struct app *a = app_list; a; a = a->next)
 		app_disable_session(a, s);
+	/* Once every program applied the disabling, what they recorded is
+	 * committed (but for probes already past their target lookup). */
+	app_sync_all();
 	struct app_session *as = s->dp;
 	int ret = 0;
 	for (struct dp_trace *t = as ? as->traces : NULL; t; t = t->next) {
@@ -51,8 +55,9 @@ int dp_session_rules_changed(struct rtd_session *s, char *err, size_t errlen)
 {
 	int ret = 0;
 	for (struct app *a = app_list; a; a = a->next)
-		if (app_sync_session(a, s) < 0)
+		if (app_sync_session(a, s, s->active) < 0)
 			ret = -ENOMEM;
+	app_sync_all();
 	if (ret < 0)
 		snprintf(err, errlen, "some programs could not get buffers (see the daemon's log)");
 	return ret;

@@ -333,10 +333,10 @@ static int send_enable(struct app *a, const struct app_sent *sent, bool on)
 	return r;
 }
 
-int app_sync_session(struct app *a, struct rtd_session *s)
+int app_sync_session(struct app *a, struct rtd_session *s, bool active)
 {
 	char err[256];
-	bool tracked = s->active && rtd_session_tracks(s, a->pid);
+	bool tracked = active && rtd_session_tracks(s, a->pid);
 	int ret = 0;
 	for (struct rtd_channel *c = s->channels; c; c = c->next) {
 		bool per_pid = c->buffers == RTD_BUFFERS_PER_PID;

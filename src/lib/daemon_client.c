@@ -130,10 +130,13 @@ static void disconnect(const char *what, const char *detail)
 	pthread_mutex_unlock(&state_lock);
 }
 
-/* Handle one daemon message (constructor or listener). Returns 0, 1 for
- * the registration reply, or -EPROTO with a message. */
-static int handle(struct rtp_msg *m, int *fds, unsigned nfds, char *err, size_t errlen)
+/* Handle one daemon message (constructor or listener) from socket fd.
+ * Returns 0, 1 for the registration reply, or -EPROTO with a message. */
+static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
+		  size_t errlen)
 {
+	uint64_t cookie = 0;
+	bool sync = false;
 	struct app_cursor c = { m->payload, m->length, 0 };
 	int ret = 0;
 	bool want_fd = m->type == RTP_APP_CHANNEL;
@@ -163,6 +166,13 @@ static int handle(struct rtp_msg *m, int *fds, unsigned nfds, char *err, size_t 
 			snprintf(err, errlen, "too many enablement changes");
 		break;
 	}
+	case RTP_APP_SYNC:
+		if (app_get_u64(&c, &cookie) < 0 || c.pos != c.len) {
+			snprintf(err, errlen, "malformed SYNC");
+			ret = -EPROTO;
+		}
+		sync = ret == 0;
+		break;
 	case RTP_APP_REGISTER_REPLY:
 	case RTP_APP_EVENTS_REPLY:
 		if (m->status < 0) {
@@ -192,6 +202,16 @@ static int handle(struct rtp_msg *m, int *fds, unsigned nfds, char *err, size_t 
 	pthread_mutex_unlock(&rt_registry_lock);
 	for (unsigned i = 0; i < nfds; i++)
 		close(fds[i]);
+	if (sync) {
+		pthread_mutex_lock(&send_lock);
+		int r = rtp_send(fd, RTP_APP_SYNC_REPLY, 0, &cookie, sizeof(cookie), NULL, 0,
+				 RT_DC_EVENTS_MS);
+		pthread_mutex_unlock(&send_lock);
+		if (r < 0) {
+			snprintf(err, errlen, "cannot answer: %s", strerror(-r));
+			ret = -EPROTO;
+		}
+	}
 	return ret;
 }
 
@@ -209,7 +229,7 @@ static void *listener(void *arg)
 				   strerror(-r));
 			break;
 		}
-		r = handle(&m, fds, nfds, err, sizeof(err));
+		r = handle(fd, &m, fds, nfds, err, sizeof(err));
 		rtp_msg_free(&m);
 		if (r < 0) {
 			disconnect("sent a bad message", err);
@@ -268,7 +288,7 @@ static int connect_and_register(void)
 		r = rtp_recv(fd, &m, fds, 1, &nfds, left);
 		if (r < 0)
 			break;
-		r = handle(&m, fds, nfds, err, sizeof(err));
+		r = handle(fd, &m, fds, nfds, err, sizeof(err));
 		rtp_msg_free(&m);
 		if (r == 1) {
 			r = 0;
@@ -390,7 +410,7 @@ static void *reregister(void *arg)
  * any lock, so reset ours instead of taking them. */
 static void after_fork_child(void)
 {
-	rt_targets_drop_all_unlocked();
+	rt_targets_fork_child();
 	pthread_mutex_init(&send_lock, NULL);
 	pthread_mutex_init(&state_lock, NULL);
 	pthread_cond_init(&state_cond, NULL);

@@ -84,8 +84,9 @@ RT_HIDDEN int rt_targets_publish(void);
 /* Stop writing to every buffer set (lost daemon, bad message). */
 RT_HIDDEN void rt_targets_drop_all(void);
 /* Fork child: the same without any lock (the parent's threads are gone
- * and may have held it). */
-RT_HIDDEN void rt_targets_drop_all_unlocked(void);
+ * and may have held it), and the parent's buffer sets forgotten (still
+ * mapped, never written). */
+RT_HIDDEN void rt_targets_fork_child(void);
 /* Context bytes for one buffer set's list. */
 RT_HIDDEN uint32_t rt_ctx_size(const uint8_t *ctx, uint32_t nr);
 

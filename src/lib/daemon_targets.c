@@ -278,10 +278,11 @@ void rt_targets_drop_all(void)
 	rt_registry_apply_sites_locked();
 }
 
-void rt_targets_drop_all_unlocked(void)
+void rt_targets_fork_child(void)
 {
-	for (uint32_t i = 0; i < nr_bufs; i++)
-		bufs[i]->live = false;
+	/* The parent's buffer sets stay mapped but are forgotten: the new
+	 * connection numbers its own from 1. */
+	nr_bufs = 0;
 	struct rt_event_class **classes;
 	size_t n = rt_registry_classes(&classes);
 	for (size_t i = 0; i < n; i++)

@@ -61,6 +61,11 @@
  * empty): sent after the ENABLE messages an EVENTS message caused, so the
  * program knows its new events are set up.
  *
+ * RTP_APP_SYNC (daemon -> program): u64 cookie. The program answers
+ * RTP_APP_SYNC_REPLY (program -> daemon) with the same u64 once it has
+ * applied every message received before, so a daemon command (start,
+ * stop, rule change) returns only when the programs follow it.
+ *
  * RTP_APP_GOODBYE: the program exits; empty. The daemon drains what it
  * wrote. A program that dies without it is treated alike when its socket
  * closes.
@@ -89,6 +94,8 @@ enum app_msg_type {
 	RTP_APP_DISABLE_SESSION = 21,
 	RTP_APP_GOODBYE = 22,
 	RTP_APP_EVENTS_REPLY = 23,
+	RTP_APP_SYNC = 24,
+	RTP_APP_SYNC_REPLY = 25,
 };
 
 enum app_clock {
