@@ -38,15 +38,26 @@ struct app_session *app_session_of(struct rtd_session *s)
 	return s->dp;
 }
 
+static void new_uuid(uint8_t uuid[16]);
+
+/* One clock description for every trace of the daemon (same uuid, same
+ * calibration), so that readers can merge them. The first call waits for
+ * a 20 ms calibration baseline, once. */
 static void fill_clock(struct ctf_clock_info *ci)
 {
-	struct rt_clock_desc d;
-	app_clock_kind();
-	rt_clock_describe(&d, false);
-	*ci = (struct ctf_clock_info){
-		.name = d.name, .description = d.description, .freq = d.freq,
-		.offset_s = d.offset_s, .offset = d.offset, .precision = d.precision,
-	};
+	static struct ctf_clock_info clock;
+	if (!clock.name) {
+		struct rt_clock_desc d;
+		app_clock_kind();
+		rt_clock_describe(&d, true);
+		clock = (struct ctf_clock_info){
+			.name = d.name, .description = d.description, .freq = d.freq,
+			.offset_s = d.offset_s, .offset = d.offset, .precision = d.precision,
+			.has_uuid = true,
+		};
+		new_uuid(clock.uuid);
+	}
+	*ci = clock;
 }
 
 static void new_uuid(uint8_t uuid[16])
