@@ -93,5 +93,8 @@ struct app_session *app_session_of(struct rtd_session *s);
 void app_forget_session(struct app *a, const struct rtd_session *s);
 /* The clock every program must use (decided once). */
 uint32_t app_clock_kind(void);
+/* Calibrate the clock for the traces' metadata now (waits up to 20 ms
+ * the first time). */
+void app_clock_prepare(void);
 
 #endif /* RINGTRACE_APP_H */

@@ -21,6 +21,7 @@ int dp_session_start(struct rtd_session *s, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	app_clock_prepare();
 	int ret = 0;
 	for (struct app *a = app_list; a; a = a->next)
 		if (app_sync_session(a, s, true) < 0)

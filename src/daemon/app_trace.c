@@ -42,7 +42,8 @@ static void new_uuid(uint8_t uuid[16]);
 
 /* One clock description for every trace of the daemon (same uuid, same
  * calibration), so that readers can merge them. The first call waits for
- * a 20 ms calibration baseline, once. */
+ * a 20 ms calibration baseline, once (app_clock_prepare, at the first
+ * session start, so that no registration pays for it). */
 static void fill_clock(struct ctf_clock_info *ci)
 {
 	static struct ctf_clock_info clock;
@@ -58,6 +59,12 @@ static void fill_clock(struct ctf_clock_info *ci)
 		new_uuid(clock.uuid);
 	}
 	*ci = clock;
+}
+
+void app_clock_prepare(void)
+{
+	struct ctf_clock_info ci;
+	fill_clock(&ci);
 }
 
 static void new_uuid(uint8_t uuid[16])

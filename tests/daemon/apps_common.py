@@ -110,13 +110,13 @@ class AppCase(unittest.TestCase):
 
 def read_events(path):
     """Every event of the traces under `path`, in time order, as dicts:
-    name, payload fields, context fields, and the trace directory."""
+    event (its name), payload fields, context fields (ctx_NAME) and stream_class (the channel's id)."""
     events = []
     for msg in bt2.TraceCollectionMessageIterator(path):
         if type(msg) is not bt2._EventMessageConst:
             continue
         ev = msg.event
-        e = {"name": ev.name}
+        e = {"event": ev.name}
         if ev.payload_field is not None:
             for k, v in ev.payload_field.items():
                 e[k] = str(v) if isinstance(v, bt2._StringFieldConst) else int(v)

@@ -15,7 +15,7 @@ from apps_common import AppCase, read_events, trace_dirs
 
 
 def ticks(events, tag=None, vpid=None):
-    return [e for e in events if e["name"] == "app:tick" and
+    return [e for e in events if e["event"] == "app:tick" and
             (tag is None or e["tag"] == tag) and
             (vpid is None or e.get("ctx_vpid") == vpid)]
 
@@ -35,6 +35,10 @@ class SessionCycle(AppCase):
         p2.cmd("emit 40 two")
         p1.cmd("warn 2")
         ranges = {p.pid: p.exe_range() for p in (p1, p2)}
+        listing = self.rt("list", "-u")
+        for p in (p1, p2):
+            for ev in ("app:tick", "app:warn"):
+                self.assertRegex(listing, rf"(?m)^.*\b{p.pid}\b.*app_prog.*{ev}\b")
         self.rt("stop")
         p1.cmd("emit 5 after")             # stopped: not recorded
         for p in (p1, p2):
@@ -60,7 +64,7 @@ class SessionCycle(AppCase):
                 self.assertLess(e["ctx_cpu_id"], os.cpu_count())
                 self.assertTrue(any(lo <= e["ctx_ip"] < hi for lo, hi in ranges[p.pid]),
                                 hex(e["ctx_ip"]))
-        warns = [e for e in events if e["name"] == "app:warn"]
+        warns = [e for e in events if e["event"] == "app:warn"]
         self.assertEqual([(e["seq"], e["ctx_vpid"]) for e in warns], [(0, p1.pid), (1, p1.pid)])
 
     def test_restart_keeps_appending(self):
@@ -102,10 +106,10 @@ class ConcurrentSessions(AppCase):
         self.assertEqual(p.exit(), (0, ""))
 
         ea, eb = read_events(a), read_events(b)
-        self.assertEqual([(e["name"], e["tag"], e["seq"], e["ctx_vtid"]) for e in ea],
+        self.assertEqual([(e["event"], e["tag"], e["seq"], e["ctx_vtid"]) for e in ea],
                          [("app:tick", "both", i, p.pid) for i in range(20)])
         self.assertTrue(all("ctx_vpid" not in e for e in ea))
-        names = [(e["name"], e.get("tag"), e["seq"]) for e in eb]
+        names = [(e["event"], e.get("tag"), e["seq"]) for e in eb]
         self.assertEqual(names, [("app:tick", "both", i) for i in range(20)] +
                          [("app:warn", None, i) for i in range(3)] +
                          [("app:tick", "bonly", i) for i in range(4)])
@@ -127,7 +131,7 @@ class ConcurrentSessions(AppCase):
         p.cmd("warn 1")
         self.rt("stop")
         self.assertEqual(p.exit(), (0, ""))
-        got = [(e["name"], e.get("tag"), e["seq"]) for e in read_events(out)]
+        got = [(e["event"], e.get("tag"), e["seq"]) for e in read_events(out)]
         self.assertEqual(got, [("app:tick", "on", i) for i in range(5)] +
                          [("app:warn", None, 0), ("app:warn", None, 0)])
 
@@ -180,7 +184,7 @@ class BufferTypes(AppCase):
         events = read_events(out)
         per_mode = {}
         for e in events:
-            self.assertEqual((e["name"], e["tag"], e["value"]),
+            self.assertEqual((e["event"], e["tag"], e["value"]),
                              ("app:tick", "x", 3 * e["seq"]))
             per_mode.setdefault(e["stream_class"], []).append(e["seq"])
         d, o = per_mode[0], per_mode[1]
@@ -220,6 +224,25 @@ class Snapshots(AppCase):
         self.assertEqual([e["seq"] for e in ticks(ev1, "p2", p2.pid)], list(range(50)))
         ev2 = read_events(paths[1])
         self.assertEqual([e["seq"] for e in ticks(ev2, "again", p1.pid)], list(range(10)))
+
+
+class Dlopen(AppCase):
+    def test_library_events_recorded_from_the_first(self):
+        import subprocess
+        from apps_common import BUILD
+        out = self.out("t")
+        self.rt("create", "s", "-o", out)
+        self.rt("enable-event", "-u", "host:*,plugin:*")
+        self.rt("start")
+        integ = os.path.join(BUILD, "tests", "integration")
+        r = subprocess.run([os.path.join(integ, "dlhost"), os.path.join(integ, "plugin.so")],
+                           env=self.env, capture_output=True, text=True, timeout=60)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.rt("stop")
+        got = [(e["event"], e.get("round"), e.get("i")) for e in read_events(out)]
+        self.assertEqual(got, [("host:before", None, None)] +
+                         [("plugin:work", rnd, i) for rnd in (1, 2) for i in range(10)] +
+                         [("host:after", None, None)])
 
 
 class Fork(AppCase):
