@@ -2,7 +2,8 @@
  * daemon_client.c - daemon mode: at load, when no embedded session is
  * asked for and RINGTRACE_NO_DAEMON is not 1, connect to ringtraced,
  * register this program and its events and apply the buffers and
- * enablement it sends, all within RT_DC_REGISTER_MS; then a listener
+ * enablement it sends, all within the registration timeout (50 ms, or
+ * RINGTRACE_DAEMON_TIMEOUT_MS: 1 to 10000); then a listener
  * thread handles the daemon's later messages. No daemon: nothing is kept
  * (no thread, no memory).
  *
@@ -37,8 +38,9 @@
 #include "../proto/proto.h"
 #include "daemon_client.h"
 
-#define RT_DC_REGISTER_MS 50	/* connect + register + reply, in all */
-#define RT_DC_EVENTS_MS 50	/* EVENTS until its reply */
+#define RT_DC_TIMEOUT_MS 50	/* connect + register + reply, in all; also
+				 * EVENTS until its reply */
+#define RT_DC_TIMEOUT_MAX_MS 10000
 #define RT_DC_GOODBYE_MS 20
 
 RT_HIDDEN int32_t rt_dc_pid;
@@ -56,6 +58,8 @@ static bool registering;		/* the constructor reads the socket */
 static uint32_t classes_sent;		/* classes the daemon knows */
 static uint64_t events_sent, events_acked;	/* EVENTS messages */
 static bool warned;
+/* The registration timeout, set once by rt_daemon_client_init. */
+static int timeout_ms = RT_DC_TIMEOUT_MS;
 
 static int64_t now_ms(void)
 {
@@ -205,7 +209,7 @@ static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
 	if (sync) {
 		pthread_mutex_lock(&send_lock);
 		int r = rtp_send(fd, RTP_APP_SYNC_REPLY, 0, &cookie, sizeof(cookie), NULL, 0,
-				 RT_DC_EVENTS_MS);
+				 timeout_ms);
 		pthread_mutex_unlock(&send_lock);
 		if (r < 0) {
 			snprintf(err, errlen, "cannot answer: %s", strerror(-r));
@@ -245,11 +249,11 @@ static void *listener(void *arg)
 }
 
 /* Connect, register, apply what comes until the reply; then start the
- * listener. Bounded by RT_DC_REGISTER_MS. Returns 0 or -errno. */
+ * listener. Bounded by timeout_ms. Returns 0 or -errno. */
 static int connect_and_register(void)
 {
-	int64_t deadline = now_ms() + RT_DC_REGISTER_MS;
-	int fd = rtp_connect(RT_DC_REGISTER_MS);
+	int64_t deadline = now_ms() + timeout_ms;
+	int fd = rtp_connect(timeout_ms);
 	if (fd < 0)
 		return fd;
 	cache_identity();
@@ -357,7 +361,7 @@ void rt_daemon_client_new_events(void)
 	}
 	pthread_mutex_unlock(&state_lock);
 	int r = stale ? 0 : rtp_send(fd, RTP_APP_EVENTS, 0, b.data, b.len, NULL, 0,
-				     RT_DC_EVENTS_MS);
+				     timeout_ms);
 	pthread_mutex_unlock(&send_lock);
 	app_buf_free(&b);
 	if (r < 0) {
@@ -370,7 +374,8 @@ void rt_daemon_client_new_events(void)
 	 * a library's events are recorded from its first one. */
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += RT_DC_EVENTS_MS * 1000000L;
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (timeout_ms % 1000) * 1000000L;
 	if (until.tv_nsec >= 1000000000L) {
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
@@ -436,6 +441,15 @@ void rt_daemon_client_init(void)
 	const char *v = getenv("RINGTRACE_NO_DAEMON");
 	if (v && !strcmp(v, "1"))
 		return;
+	if ((v = getenv("RINGTRACE_DAEMON_TIMEOUT_MS"))) {
+		char *end;
+		long ms = strtol(v, &end, 10);
+		if (*v && !*end && ms >= 1 && ms <= RT_DC_TIMEOUT_MAX_MS)
+			timeout_ms = (int)ms;
+		else
+			rt_warn("RINGTRACE_DAEMON_TIMEOUT_MS: '%s' is not 1 to %d; using %d",
+				v, RT_DC_TIMEOUT_MAX_MS, RT_DC_TIMEOUT_MS);
+	}
 	pthread_mutex_lock(&state_lock);
 	registering = true;
 	pthread_mutex_unlock(&state_lock);

@@ -227,20 +227,25 @@ static bool same_set(const struct rt_target_set *a, const struct rt_target_set *
 	return a->nr == b->nr && !memcmp(a->t, b->t, a->nr * sizeof(a->t[0]));
 }
 
-/* Publish `s` in class `c`; the table it replaces is retired (kept). */
+/* Count a replaced table (kept: a probe may still read it). Returns
+ * false past RT_DC_RETIRED_MAX. */
+static bool retire(const struct rt_target_set *old)
+{
+	if (!old)
+		return true;
+	retired_bytes += sizeof(*old) + old->nr * sizeof(old->t[0]);
+	return retired_bytes <= RT_DC_RETIRED_MAX;
+}
+
+/* Publish `s` (NULL: nowhere) in class `c`. Returns 0, or -E2BIG once
+ * too much was retired (published all the same). */
 static int replace_set(struct rt_event_class *c, struct rt_target_set *s)
 {
-	struct rt_target_set *old = c->targets;
-	if (old) {
-		size_t sz = sizeof(*old) + old->nr * sizeof(old->t[0]);
-		if (retired_bytes + sz > RT_DC_RETIRED_MAX)
-			return -E2BIG;
-		retired_bytes += sz;
-	}
+	bool ok = retire(c->targets);
 	/* Release: the table (and the buffer sets it points to) is complete
 	 * before a probe can load it (acquire in probe.c). */
 	__atomic_store_n(&c->targets, s, __ATOMIC_RELEASE);
-	return 0;
+	return ok ? 0 : -E2BIG;
 }
 
 int rt_targets_publish(void)
@@ -258,8 +263,6 @@ int rt_targets_publish(void)
 			continue;
 		}
 		ret = replace_set(classes[i], s);
-		if (ret < 0)
-			free(s);
 	}
 	rt_registry_apply_sites_locked();
 	return ret;
@@ -272,9 +275,7 @@ void rt_targets_drop_all(void)
 	struct rt_event_class **classes;
 	size_t n = rt_registry_classes(&classes);
 	for (size_t i = 0; i < n; i++)
-		/* Release: pairs with the probe's acquire load (a NULL table
-		 * needs no ordering, kept for symmetry with replace_set). */
-		__atomic_store_n(&classes[i]->targets, NULL, __ATOMIC_RELEASE);
+		replace_set(classes[i], NULL);
 	rt_registry_apply_sites_locked();
 }
 
@@ -286,7 +287,6 @@ void rt_targets_fork_child(void)
 	struct rt_event_class **classes;
 	size_t n = rt_registry_classes(&classes);
 	for (size_t i = 0; i < n; i++)
-		/* Release: as in rt_targets_drop_all. */
-		__atomic_store_n(&classes[i]->targets, NULL, __ATOMIC_RELEASE);
+		replace_set(classes[i], NULL);
 	rt_registry_disable_all();
 }

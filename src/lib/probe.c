@@ -189,20 +189,14 @@ static RT_NOINLINE bool daemon_next(struct rt_slot *slot)
 	return false;
 }
 
-/* The probe's two halves, inlined into each exported entry point (a call
- * between exported functions would go through the PLT). */
+/* Embedded mode's reservation in its one channel, inlined into the
+ * exported entry points (a call between exported functions would go
+ * through the PLT). `sp` may be a local that never escapes (rt__record),
+ * so the compiler keeps it in registers. */
 static inline __attribute__((always_inline)) bool
-probe_reserve(struct rt_event_desc *ev, size_t payload_size, struct rt_slot *slot,
-	      uintptr_t ip)
+embedded_reserve(const struct rt_event_class *c, struct rt_channel *ch,
+		 size_t payload_size, struct rt_slot_priv *sp, char **p)
 {
-	/* Acquire: pairs with the release stores that published the class
-	 * (registry) and the channel (session start). */
-	const struct rt_event_class *c = __atomic_load_n(&ev->priv, __ATOMIC_ACQUIRE);
-	struct rt_channel *ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
-	if (__builtin_expect(!c, 0))
-		return false;
-	if (__builtin_expect(!ch, 0))
-		return daemon_reserve(c, payload_size, slot, ip);
 	if (__builtin_expect(rt_nesting >= RT_MAX_NESTING ||
 				     payload_size > ch->rb.subbuf_size,
 			     0)) {
@@ -210,9 +204,7 @@ probe_reserve(struct rt_event_desc *ev, size_t payload_size, struct rt_slot *slo
 		return false;
 	}
 	rt_nesting++;
-	struct rt_slot_priv *sp = (struct rt_slot_priv *)slot->opaque;
 	sp->rb = &ch->rb;
-	sp->multi = 0;
 	sp->ctx.payload_size = (uint32_t)payload_size;
 	sp->ctx.hdr_compact = c->hdr_compact;
 	sp->ctx.hdr_full = CTF_EVENT_HEADER_EXTENDED;
@@ -220,9 +212,8 @@ probe_reserve(struct rt_event_desc *ev, size_t payload_size, struct rt_slot *slo
 		rt_nesting--;
 		return false;
 	}
-	slot->p = sp->ctx.addr + ctf_write_event_header(sp->ctx.addr, c->id,
-							sp->ctx.tsc,
-							sp->ctx.full_tsc);
+	*p = sp->ctx.addr + ctf_write_event_header(sp->ctx.addr, c->id, sp->ctx.tsc,
+						   sp->ctx.full_tsc);
 	return true;
 }
 
@@ -252,7 +243,38 @@ static inline void rt_copy(char *dst, const char *src, size_t n)
 	memcpy(dst, src, n);
 }
 
-static inline __attribute__((always_inline)) bool probe_commit(struct rt_slot *slot)
+/* Daemon mode, events written in one call: every target in turn. */
+static RT_NOINLINE void daemon_record(const struct rt_event_class *c,
+				      const void *payload, size_t size, uintptr_t ip)
+{
+	struct rt_slot slot;
+	if (!daemon_reserve(c, size, &slot, ip))
+		return;
+	struct rt_slot_priv *sp = (struct rt_slot_priv *)slot.opaque;
+	do {
+		rt_copy(slot.p, payload, size);
+		rb_commit(sp->rb, &sp->ctx);
+	} while (daemon_next(&slot));
+}
+
+bool rt__reserve(struct rt_event_desc *ev, size_t payload_size,
+		 struct rt_slot *slot)
+{
+	/* Acquire: pairs with the release stores that published the class
+	 * (registry) and the channel (session start). */
+	const struct rt_event_class *c = __atomic_load_n(&ev->priv, __ATOMIC_ACQUIRE);
+	struct rt_channel *ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(!c, 0))
+		return false;
+	if (__builtin_expect(!ch, 0))
+		return daemon_reserve(c, payload_size, slot,
+				      (uintptr_t)__builtin_return_address(0));
+	struct rt_slot_priv *sp = (struct rt_slot_priv *)slot->opaque;
+	sp->multi = 0;
+	return embedded_reserve(c, ch, payload_size, sp, &slot->p);
+}
+
+bool rt__commit(struct rt_slot *slot)
 {
 	struct rt_slot_priv *sp = (struct rt_slot_priv *)slot->opaque;
 	rb_commit(sp->rb, &sp->ctx);
@@ -262,24 +284,22 @@ static inline __attribute__((always_inline)) bool probe_commit(struct rt_slot *s
 	return false;
 }
 
-bool rt__reserve(struct rt_event_desc *ev, size_t payload_size,
-		 struct rt_slot *slot)
-{
-	return probe_reserve(ev, payload_size, slot,
-			     (uintptr_t)__builtin_return_address(0));
-}
-
-bool rt__commit(struct rt_slot *slot)
-{
-	return probe_commit(slot);
-}
-
 void rt__record(struct rt_event_desc *ev, const void *payload, size_t size)
 {
-	struct rt_slot slot;
-	if (!probe_reserve(ev, size, &slot, (uintptr_t)__builtin_return_address(0)))
+	/* Acquire: as in rt__reserve. */
+	const struct rt_event_class *c = __atomic_load_n(&ev->priv, __ATOMIC_ACQUIRE);
+	struct rt_channel *ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(!c, 0))
 		return;
-	do
-		rt_copy(slot.p, payload, size);
-	while (probe_commit(&slot));
+	if (__builtin_expect(!ch, 0)) {
+		daemon_record(c, payload, size, (uintptr_t)__builtin_return_address(0));
+		return;
+	}
+	struct rt_slot_priv sp;
+	char *p;
+	if (!embedded_reserve(c, ch, size, &sp, &p))
+		return;
+	rt_copy(p, payload, size);
+	rb_commit(sp.rb, &sp.ctx);
+	rt_nesting--;
 }

@@ -59,8 +59,11 @@ class AppCase(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="rt-apps-")
         self.rundir = os.path.join(self.tmp, "run")
+        # A generous registration timeout: on a loaded machine the 50 ms
+        # default could expire and the test would check timing, not tracing.
         self.env = dict(os.environ, RINGTRACE_RUNDIR=self.rundir,
-                        HOME=os.path.join(self.tmp, "home"))
+                        HOME=os.path.join(self.tmp, "home"),
+                        RINGTRACE_DAEMON_TIMEOUT_MS="5000")
         for var in ("RINGTRACE_OUTPUT", "RINGTRACE_NO_DAEMON"):
             self.env.pop(var, None)
         os.mkdir(self.env["HOME"])

@@ -136,6 +136,28 @@ class ConcurrentSessions(AppCase):
                          [("app:warn", None, 0), ("app:warn", None, 0)])
 
 
+    def test_track_untrack(self):
+        out = self.out("t")
+        self.rt("create", "s", "-o", out)
+        self.rt("enable-event", "-u", "app:tick")
+        self.rt("add-context", "-u", "-t", "vpid")
+        p1, p2 = self.program(), self.program()
+        self.rt("track", "-u", "--pid", str(p1.pid))
+        self.rt("start")
+        p1.cmd("emit 3 a")
+        p2.cmd("emit 3 a")                 # not tracked
+        self.rt("track", "-u", "--pid", str(p2.pid))
+        p2.cmd("emit 2 b")
+        self.rt("untrack", "-u", "--pid", str(p1.pid))
+        p1.cmd("emit 2 b")                 # no longer tracked
+        self.rt("stop")
+        for p in (p1, p2):
+            self.assertEqual(p.exit(), (0, ""))
+        got = [(e["ctx_vpid"], e["tag"], e["seq"]) for e in read_events(out)]
+        self.assertEqual(got, [(p1.pid, "a", i) for i in range(3)] +
+                         [(p2.pid, "b", i) for i in range(2)])
+
+
 class BufferTypes(AppCase):
     def test_per_pid(self):
         out = self.out("t")
