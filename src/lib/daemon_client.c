@@ -19,7 +19,9 @@
  * buffers at once.
  *
  * Concurrency: the socket is read by one thread at a time (the
- * constructor, then the listener); sends are serialised by send_lock.
+ * constructor, then the listener, which also closes it); sends and the
+ * close are serialised by send_lock, and `sock` is read under state_lock.
+ * Lock order: rt_registry_lock or send_lock before state_lock.
  * Buffer and enable state changes take rt_registry_lock.
  */
 #define _GNU_SOURCE
@@ -240,11 +242,15 @@ static void *listener(void *arg)
 			break;
 		}
 	}
+	/* Under send_lock: a sender that saw sock == fd keeps the number
+	 * valid until it is done. */
+	pthread_mutex_lock(&send_lock);
 	pthread_mutex_lock(&state_lock);
 	if (sock == fd)
 		sock = -1;
 	pthread_mutex_unlock(&state_lock);
 	close(fd);
+	pthread_mutex_unlock(&send_lock);
 	return NULL;
 }
 
