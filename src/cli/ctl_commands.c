@@ -29,11 +29,12 @@ static void print_help(const struct ctl_cmd *c, FILE *f)
 	}
 	fprintf(f, "\nOPTIONS\n");
 	for (const struct ctl_opt *o = c->opts; o < c->opts + CTL_MAX_OPTS && o->lng; o++) {
-		char left[64];
-		snprintf(left, sizeof(left), "%s%c%s--%s%s%s", o->shrt ? "-" : "",
-			 o->shrt ? o->shrt : ' ', o->shrt ? ", " : "  ", o->lng,
-			 o->metavar ? " " : "", o->metavar ? o->metavar : "");
-		fprintf(f, "    %-30s %s\n", o->shrt ? left : left + 2, o->help);
+		char left[64], sh[8] = "    ";
+		if (o->shrt)
+			snprintf(sh, sizeof(sh), "-%c, ", o->shrt);
+		snprintf(left, sizeof(left), "%s--%s%s%s", sh, o->lng, o->metavar ? " " : "",
+			 o->metavar ? o->metavar : "");
+		fprintf(f, "    %-30s %s\n", left, o->help);
 	}
 	fprintf(f, "    %-30s %s\n", "-h, --help", "this help");
 	fprintf(f, "\nThe daemon keeps a current session: the last created, loaded or set\n"

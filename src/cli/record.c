@@ -1,9 +1,10 @@
 /*
  * record.c - `ringtrace record [OPTIONS] -- CMD [ARGS]`: run CMD (linked
- * with libringtrace) with tracing on in embedded mode. The library's
- * consumer thread writes the trace; this process checks the options,
- * prepares the directory, forwards signals, prints the summary on stderr
- * and exits with CMD's status.
+ * with libringtrace) with tracing on. Through ringtraced when one runs
+ * (ctl_record.c: a hidden session writes the same layout), else in
+ * embedded mode: the library's consumer thread writes the trace. This
+ * process checks the options, prepares the directory, forwards signals,
+ * prints the summary on stderr and exits with CMD's status.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,6 +24,7 @@
 #include "../lib/config_parse.h"
 #include "../lib/fs_util.h"
 #include "cli.h"
+#include "record.h"
 
 static void record_usage(FILE *f)
 {
@@ -49,13 +51,16 @@ static void record_usage(FILE *f)
 		"                          'provider:event' (repeatable)\n"
 		"      --loglevel LEVEL    record only events of LEVEL or more severe\n"
 		"                          (EMERG ... INFO ... DEBUG)\n"
-		"      --clock CLOCK       tsc or monotonic (default: tsc when usable)\n"
+		"      --clock CLOCK       tsc or monotonic (default: tsc when usable;\n"
+		"                          embedded mode only: the daemon picks its clock)\n"
+		"      --embedded          record in embedded mode even when ringtraced\n"
+		"                          runs (default: through the daemon if one answers)\n"
 		"  -q, --quiet             no summary\n"
 		"  -h, --help              this help\n");
 }
 
 enum { OPT_OVERWRITE = 256, OPT_SUBBUF_SIZE, OPT_NUM_SUBBUF, OPT_SWITCH_TIMER,
-       OPT_READ_TIMER, OPT_LOGLEVEL, OPT_CLOCK };
+       OPT_READ_TIMER, OPT_LOGLEVEL, OPT_CLOCK, OPT_EMBEDDED };
 
 static const struct option record_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -67,20 +72,10 @@ static const struct option record_opts[] = {
 	{ "event", required_argument, NULL, 'e' },
 	{ "loglevel", required_argument, NULL, OPT_LOGLEVEL },
 	{ "clock", required_argument, NULL, OPT_CLOCK },
+	{ "embedded", no_argument, NULL, OPT_EMBEDDED },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
-};
-
-struct record_opts {
-	const char *output;
-	bool overwrite, quiet;
-	uint64_t subbuf_size;
-	uint32_t num_subbuf, switch_timer, read_timer;
-	int32_t loglevel;
-	bool have_switch, have_read, have_loglevel;
-	const char *clock;
-	char events[4096];
 };
 
 static pid_t child = -1;
@@ -218,6 +213,9 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			}
 			o->clock = optarg;
 			break;
+		case OPT_EMBEDDED:
+			o->embedded = true;
+			break;
 		case '?':
 		default:
 			if (optopt)
@@ -270,6 +268,93 @@ static void set_child_env(const struct record_opts *o, const char *dir)
 		setenv("RINGTRACE_CLOCK", o->clock, 1);
 }
 
+pid_t record_spawn(char **cmd, const struct record_opts *o, const char *embedded_dir,
+		   const int *hold, int *exec_fd)
+{
+	/* exec failures come back through a close-on-exec pipe. */
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		int e = errno;
+		cli_error("pipe: %s", strerror(e));
+		return -e;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		cli_error("fork: %s", strerror(e));
+		close(pfd[0]);
+		close(pfd[1]);
+		return -e;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		if (hold) {
+			/* Our copy of the write end goes first: if the parent
+			 * dies, read sees EOF instead of waiting forever, and
+			 * CMD is not run at all. */
+			char go;
+			ssize_t n;
+			close(hold[1]);
+			do
+				n = read(hold[0], &go, 1);
+			while (n < 0 && errno == EINTR);
+			if (n != 1)
+				_exit(127);
+			close(hold[0]);
+		}
+		if (embedded_dir)
+			set_child_env(o, embedded_dir);
+		else
+			unsetenv("RINGTRACE_OUTPUT");
+		execvp(cmd[0], cmd);
+		int e = errno;
+		ssize_t n = write(pfd[1], &e, sizeof(e));
+		(void)n;
+		_exit(127);
+	}
+	close(pfd[1]);
+	*exec_fd = pfd[0];
+	return pid;
+}
+
+int record_wait(pid_t pid, int exec_fd, int *status)
+{
+	child = pid;
+	struct sigaction sa = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	static const int fwd[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++)
+		sigaction(fwd[i], &sa, NULL);
+
+	int exec_err = 0;
+	ssize_t n;
+	do
+		n = read(exec_fd, &exec_err, sizeof(exec_err));
+	while (n < 0 && errno == EINTR);
+	close(exec_fd);
+
+	while (waitpid(pid, status, 0) < 0) {
+		if (errno != EINTR) {
+			int e = errno;
+			cli_error("waitpid: %s", strerror(e));
+			return -e;
+		}
+	}
+	child = -1;
+	return n == (ssize_t)sizeof(exec_err) ? exec_err : 0;
+}
+
+static int record_embedded(const struct record_opts *o, char **cmd, const char *dir,
+			   int *status)
+{
+	int exec_fd;
+	pid_t pid = record_spawn(cmd, o, dir, NULL, &exec_fd);
+	if (pid < 0)
+		return pid;
+	return record_wait(pid, exec_fd, status);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = { 0 };
@@ -287,51 +372,19 @@ int cmd_record(int argc, char **argv)
 		return CLI_EXIT_FAILURE;
 	}
 
-	/* exec failures come back through a close-on-exec pipe. */
-	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		cli_error("pipe: %s", strerror(errno));
+	int status = 0, ret = -EAGAIN;
+	if (!o.embedded) {
+		int exec_err = 0;
+		ret = record_via_daemon(&o, cmd, abs_dir, &status, &exec_err);
+		if (ret == 0 && exec_err)
+			ret = exec_err;
+	}
+	if (ret == -EAGAIN)
+		ret = record_embedded(&o, cmd, abs_dir, &status);
+	if (ret < 0)
 		return CLI_EXIT_FAILURE;
-	}
-	fflush(NULL);
-	child = fork();
-	if (child < 0) {
-		cli_error("fork: %s", strerror(errno));
-		return CLI_EXIT_FAILURE;
-	}
-	if (child == 0) {
-		close(pfd[0]);
-		set_child_env(&o, abs_dir);
-		execvp(cmd[0], cmd);
-		int e = errno;
-		ssize_t n = write(pfd[1], &e, sizeof(e));
-		(void)n;
-		_exit(127);
-	}
-	close(pfd[1]);
-
-	struct sigaction sa = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
-	sigemptyset(&sa.sa_mask);
-	static const int fwd[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-	for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++)
-		sigaction(fwd[i], &sa, NULL);
-
-	int exec_err = 0;
-	ssize_t n;
-	do
-		n = read(pfd[0], &exec_err, sizeof(exec_err));
-	while (n < 0 && errno == EINTR);
-	close(pfd[0]);
-
-	int status;
-	while (waitpid(child, &status, 0) < 0) {
-		if (errno != EINTR) {
-			cli_error("waitpid: %s", strerror(errno));
-			return CLI_EXIT_FAILURE;
-		}
-	}
-	if (n == (ssize_t)sizeof(exec_err)) {
-		cli_error("cannot run '%s': %s", cmd[0], strerror(exec_err));
+	if (ret > 0) {
+		cli_error("cannot run '%s': %s", cmd[0], strerror(ret));
 		rmdir(abs_dir);
 		return 127;
 	}

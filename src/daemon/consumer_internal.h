@@ -39,6 +39,7 @@
 #define CONS_DRAIN_STUCK_MS 100u
 /* A drain gives up after this (only a stuck writer can make it last). */
 #define CONS_DRAIN_MAX_MS 3000u
+#define CONS_CLASS_TABLE_MAX 65536u
 
 /* One CPU's stream of one buffer set. Owner: its cons_bufset; touched
  * only with the trace's io_lock held. */
@@ -54,7 +55,16 @@ struct cons_stream {
 /* The consumer's side of a dp_bufset (dp_bufset.consumer). */
 struct cons_bufset {
 	struct dp_bufset *b;
+	struct dp_trace *t;		/* its trace */
 	struct cons_stream *streams;	/* [rb.nr_cpus] */
+	/* This channel's event classes by id, for counting events; rebuilt
+	 * when the trace's generation changes. Used with t->lock held (the
+	 * pointers go into t->events, which the registry may reallocate).
+	 * Ids from CONS_CLASS_TABLE_MAX up are searched linearly. */
+	const struct dp_event_class **class_by_id;
+	uint32_t class_by_id_len;
+	uint64_t class_gen;
+	bool class_valid;
 	uint64_t next_read_ns;		/* consumer thread only */
 	uint64_t next_switch_ns;	/* 0: no switch timer */
 	/* Statistics: written under io_lock, read by consumer_bufset_stats
@@ -62,7 +72,8 @@ struct cons_bufset {
 	uint64_t packets;
 	uint64_t bytes;
 	uint64_t events;
-	uint64_t subbufs_skipped;	/* given up: writer died mid-commit */
+	uint64_t subbufs_skipped;	/* given up: writer died mid-commit,
+					 * or a damaged packet header */
 };
 
 /* The consumer's side of a dp_trace (dp_trace.consumer). */
@@ -100,11 +111,10 @@ CONS_HIDDEN int cons_metadata_update(struct cons_trace *ct, bool force);
  * header is not a valid packet (bounds-checked: the buffer is shared with
  * the traced programs). */
 CONS_HIDDEN uint64_t cons_packet_trim(char *data, uint64_t size);
-/* Number of events in a trimmed packet, by walking the event headers
- * with the trace's event classes (caller holds t->lock); stops at the
- * first event it cannot decode. */
-CONS_HIDDEN uint64_t cons_packet_count_events(const struct dp_trace *t,
-					      const struct rtd_channel *ch,
+/* Number of events in a trimmed packet of the set, by walking the event
+ * headers with the trace's event classes (caller holds t->lock); stops
+ * at the first event it cannot decode. */
+CONS_HIDDEN uint64_t cons_packet_count_events(struct cons_bufset *cb,
 					      const char *data, uint64_t len);
 
 /* Append a packet of `len` bytes to the CPU's stream in `dir`, rotating

@@ -19,7 +19,7 @@
  * trace's io_lock.
  *
  * max_size: the newest packets of the whole trace (by timestamp_end) are
- * kept until the next would exceed it.
+ * kept until the next would exceed it; that one and all older are dropped.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -169,8 +169,12 @@ static void snap_trim(struct snap *sn, uint64_t max_size)
 		return;
 	qsort(sn->p, sn->n, sizeof(*sn->p), by_age);
 	uint64_t total = 0;
+	bool full = false;
 	for (size_t i = sn->n; i-- > 0;) {
-		if (total + sn->p[i].len > max_size)
+		/* Once a packet does not fit, every older one goes too: a
+		 * smaller older packet would leave a hole in its stream. */
+		full = full || total + sn->p[i].len > max_size;
+		if (full)
 			sn->p[i].len = 0;
 		else
 			total += sn->p[i].len;

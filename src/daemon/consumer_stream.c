@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -96,24 +98,52 @@ static uint32_t context_type(enum rtd_context c)
 	}
 }
 
-static const struct dp_event_class *find_class(const struct dp_trace *t,
-					       uint32_t channel, uint32_t id)
+/* Rebuild the set's id table if the trace's classes changed. */
+static void refresh_classes(struct cons_bufset *cb)
 {
+	const struct dp_trace *t = cb->t;
+	uint32_t chan = cb->b->channel->id;
+	if (cb->class_valid && cb->class_gen == t->generation)
+		return;
+	uint32_t len = 0;
 	for (uint32_t i = 0; i < t->nr_events; i++)
-		if (t->events[i].channel_id == channel && t->events[i].id == id)
+		if (t->events[i].channel_id == chan && t->events[i].id < CONS_CLASS_TABLE_MAX &&
+		    t->events[i].id >= len)
+			len = t->events[i].id + 1;
+	const struct dp_event_class **tab = calloc(len ? len : 1, sizeof(*tab));
+	if (!tab)
+		return; /* keep the old table; counting stops at unknown ids */
+	for (uint32_t i = 0; i < t->nr_events; i++)
+		if (t->events[i].channel_id == chan && t->events[i].id < len)
+			tab[t->events[i].id] = &t->events[i];
+	free(cb->class_by_id);
+	cb->class_by_id = tab;
+	cb->class_by_id_len = len;
+	cb->class_gen = t->generation;
+	cb->class_valid = true;
+}
+
+static const struct dp_event_class *find_class(const struct cons_bufset *cb, uint32_t id)
+{
+	if (id < cb->class_by_id_len)
+		return cb->class_by_id[id];
+	const struct dp_trace *t = cb->t;
+	for (uint32_t i = 0; i < t->nr_events; i++)
+		if (t->events[i].channel_id == cb->b->channel->id && t->events[i].id == id)
 			return &t->events[i];
 	return NULL;
 }
 
-uint64_t cons_packet_count_events(const struct dp_trace *t, const struct rtd_channel *ch,
-				  const char *data, uint64_t len)
+uint64_t cons_packet_count_events(struct cons_bufset *cb, const char *data, uint64_t len)
 {
+	const struct rtd_channel *ch = cb->b->channel;
 	struct ctf_packet_header h;
 	memcpy(&h, data, sizeof(h));
 	const char *p = data + CTF_PACKET_HEADER_SIZE;
 	const char *end = data + h.content_size / 8;
 	if (h.content_size / 8 > len)
 		return 0;
+	refresh_classes(cb);
 	uint64_t n = 0;
 	while (p < end) {
 		uint32_t id = (uint8_t)*p & 31u;
@@ -133,7 +163,7 @@ uint64_t cons_packet_count_events(const struct dp_trace *t, const struct rtd_cha
 				return n;
 			p += sz;
 		}
-		const struct dp_event_class *ec = find_class(t, ch->id, id);
+		const struct dp_event_class *ec = find_class(cb, id);
 		if (!ec)
 			break;
 		for (uint32_t f = 0; f < ec->nr_fields; f++) {
@@ -281,36 +311,61 @@ static void maybe_skip_stuck(struct cons_bufset *cb, uint32_t cpu, uint64_t stuc
 	__atomic_fetch_add(&cb->subbufs_skipped, 1, __ATOMIC_RELAXED);
 }
 
+/* The sub-buffer rb_get_subbuf handed out lies inside the CPU's data
+ * (in overwrite mode its index comes from the shared table, which a
+ * broken program could have scribbled on). */
+static bool subbuf_in_bounds(const struct rb *rb, uint32_t cpu, const struct rb_read *r)
+{
+	uint64_t nr = rb->num_subbuf + (rb->mode == RB_MODE_OVERWRITE ? 1 : 0);
+	uintptr_t base = (uintptr_t)rb->cpus[cpu].data, at = (uintptr_t)r->data;
+	return at >= base && (at - base) % rb->subbuf_size == 0 &&
+	       (at - base) / rb->subbuf_size < nr;
+}
+
+/* Write one sub-buffer taken from the CPU's buffer. */
+static void write_subbuf(struct cons_trace *ct, struct cons_bufset *cb, uint32_t cpu,
+			 const struct rb_read *r)
+{
+	/* The packet may use event ids registered after our last metadata
+	 * write: rewrite it first. */
+	int ret = cons_metadata_update(ct, false);
+	if (ret < 0)
+		cons_report_error(ct, "the metadata", ret);
+	uint64_t len = subbuf_in_bounds(&cb->b->rb, cpu, r)
+			       ? cons_packet_trim(r->data, r->data_size) : 0;
+	if (!len) {
+		/* Damaged by the program: count it as lost. Relaxed:
+		 * statistics only (consumer_bufset_stats). */
+		__atomic_fetch_add(&cb->subbufs_skipped, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	ret = cons_stream_write(ct->t->dir, cb->b->channel, cpu, &cb->streams[cpu],
+				r->data, len);
+	if (ret < 0) {
+		cons_report_error(ct, "a stream file", ret);
+		return;
+	}
+	pthread_mutex_lock(&ct->t->lock);
+	uint64_t n = cons_packet_count_events(cb, r->data, len);
+	pthread_mutex_unlock(&ct->t->lock);
+	/* Relaxed: statistics only. */
+	__atomic_fetch_add(&cb->events, n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&cb->packets, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&cb->bytes, len, __ATOMIC_RELAXED);
+}
+
 void cons_read_bufset(struct cons_trace *ct, struct cons_bufset *cb, uint64_t stuck_ms)
 {
-	struct dp_bufset *b = cb->b;
-	for (uint32_t cpu = 0; cpu < b->rb.nr_cpus; cpu++) {
+	struct rb *rb = &cb->b->rb;
+	for (uint32_t cpu = 0; cpu < rb->nr_cpus; cpu++) {
 		struct rb_read r;
-		while (rb_get_subbuf(&b->rb, cpu, &r) == 0) {
+		/* At most one buffer's worth per CPU and call, so that a
+		 * program that keeps its buffer full cannot hold us on one
+		 * CPU (or a drain past its deadline). */
+		for (uint32_t k = 0; k < rb->num_subbuf && rb_get_subbuf(rb, cpu, &r) == 0; k++) {
 			cb->streams[cpu].stuck_ns = 0;
-			/* The packet may use event ids registered after our
-			 * last metadata write: rewrite it first. */
-			int ret = cons_metadata_update(ct, false);
-			if (ret < 0)
-				cons_report_error(ct, "the metadata", ret);
-			uint64_t len = cons_packet_trim(r.data, r.data_size);
-			if (len) {
-				ret = cons_stream_write(ct->t->dir, b->channel, cpu,
-							&cb->streams[cpu], r.data, len);
-				if (ret < 0) {
-					cons_report_error(ct, "a stream file", ret);
-				} else {
-					pthread_mutex_lock(&ct->t->lock);
-					uint64_t n = cons_packet_count_events(
-						ct->t, b->channel, r.data, len);
-					pthread_mutex_unlock(&ct->t->lock);
-					/* Relaxed: statistics only. */
-					__atomic_fetch_add(&cb->events, n, __ATOMIC_RELAXED);
-					__atomic_fetch_add(&cb->packets, 1, __ATOMIC_RELAXED);
-					__atomic_fetch_add(&cb->bytes, len, __ATOMIC_RELAXED);
-				}
-			}
-			rb_put_subbuf(&b->rb, cpu, &r);
+			write_subbuf(ct, cb, cpu, &r);
+			rb_put_subbuf(rb, cpu, &r);
 		}
 		maybe_skip_stuck(cb, cpu, stuck_ms);
 	}

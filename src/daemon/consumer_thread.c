@@ -111,6 +111,7 @@ static void free_trace(struct cons_trace *ct)
 		for (uint32_t cpu = 0; cb->streams && cpu < cb->b->rb.nr_cpus; cpu++)
 			cons_stream_close(&cb->streams[cpu]);
 		free(cb->streams);
+		free(cb->class_by_id);
 		cb->b->consumer = NULL;
 	}
 	free(ct->sets);
@@ -148,6 +149,7 @@ int consumer_trace_add(struct dp_trace *t, char *err, size_t errlen)
 	for (uint32_t i = 0; i < t->nr_bufsets; i++) {
 		struct cons_bufset *cb = &ct->sets[i];
 		cb->b = &t->bufsets[i];
+		cb->t = t;
 		cb->b->consumer = cb;
 		if (!cons_bufset_live(cb->b))
 			continue;
@@ -227,16 +229,21 @@ int consumer_trace_drain(struct dp_trace *t)
 	pthread_mutex_lock(&ct->io_lock);
 	uint64_t deadline = cons_now_ns() + CONS_DRAIN_MAX_MS * 1000000ull;
 	for (;;) {
+		/* -EAGAIN from a flush: it could not finish, e.g. a full
+		 * buffer (discard mode) had no room for the packet carrying
+		 * the last lost events. Read and flush again even when all
+		 * that is reserved is consumed, or those counts are lost. */
+		bool pending = false;
 		for (uint32_t i = 0; i < t->nr_bufsets; i++) {
 			struct cons_bufset *cb = &ct->sets[i];
 			if (!cons_bufset_live(cb->b))
 				continue;
 			for (uint32_t cpu = 0; cpu < cb->b->rb.nr_cpus; cpu++)
-				rb_flush_cpu(&cb->b->rb, cpu, true);
+				pending |= rb_flush_cpu(&cb->b->rb, cpu, true) == -EAGAIN;
 			if (!snapshot)
 				cons_read_bufset(ct, cb, CONS_DRAIN_STUCK_MS);
 		}
-		if (snapshot || all_consumed(ct))
+		if (snapshot || (!pending && all_consumed(ct)))
 			break;
 		if (cons_now_ns() >= deadline) {
 			ret = -ETIMEDOUT;

@@ -92,13 +92,6 @@ int ctl_get_u64(const struct ctl_req *r, const char *key, uint64_t max, uint64_t
  * (the model change stands and applies at the next start). */
 void ctl_rules_changed(struct rtd_session *s, struct rtp_kv *reply);
 
-/* --- ctl_report.c ------------------------------------------------------ */
-void ctl_describe_session(FILE *out, const struct rtd_session *s);
-
-/* --- ctl_save.c -------------------------------------------------------- */
-/* Write s in the save format (docs/sessions.md). */
-void ctl_save_session(FILE *out, const struct rtd_session *s);
-
 /* --- ctl_loop.c -------------------------------------------------------- */
 /* Run until SIGTERM/SIGINT (signal fd `sigfd`); returns 0. */
 int ctl_loop_run(int sigfd);

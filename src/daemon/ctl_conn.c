@@ -140,6 +140,11 @@ static void frame_done(struct conn *c)
 	memcpy(&h, c->hdr, sizeof(h));
 	c->payload[c->length] = '\0';
 	if (h.type == RTP_CTL_REQUEST) {
+		/* Control requests carry no descriptors: drop any before
+		 * answering, so the client sees them closed once answered. */
+		for (unsigned i = 0; i < c->nfds; i++)
+			close(c->fds[i]);
+		c->nfds = 0;
 		answer_request(c);
 		conn_free(c, false);
 		return;

@@ -61,7 +61,7 @@ static void describe_channel(FILE *out, const struct rtd_channel *c)
 		describe_rule(out, r);
 }
 
-void ctl_describe_session(FILE *out, const struct rtd_session *s)
+static void ctl_describe_session(FILE *out, const struct rtd_session *s)
 {
 	fprintf(out, "Tracing session %s: [%s]%s\n", s->name, state_of(s),
 		s->snapshot ? " snapshot" : "");

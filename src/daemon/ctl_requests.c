@@ -145,15 +145,22 @@ static void destroy_one(struct rtd_session *s, struct rtp_kv *reply)
 	model_session_free(s);
 }
 
-/* destroy: session, or all=1. */
+/* destroy: session, or all=1 (every session but the hidden ones). */
 int ctl_destroy(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen)
 {
 	const char *all = ctl_get(r, "all");
 	if (all && !strcmp(all, "1")) {
+		/* Not the hidden sessions of running `ringtrace record`s:
+		 * their commands destroy them. */
 		unsigned n = 0;
-		while (rtd_sessions) {
-			destroy_one(rtd_sessions, reply);
-			n++;
+		struct rtd_session *s = rtd_sessions;
+		while (s) {
+			struct rtd_session *next = s->next;
+			if (!s->flat) {
+				destroy_one(s, reply);
+				n++;
+			}
+			s = next;
 		}
 		fprintf(out, "%u session%s destroyed.\n", n, n == 1 ? "" : "s");
 		return 0;

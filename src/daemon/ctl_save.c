@@ -37,7 +37,8 @@ static void put_u64(FILE *out, const char *key, uint64_t v)
 	fprintf(out, " %s=%llu", key, (unsigned long long)v);
 }
 
-void ctl_save_session(FILE *out, const struct rtd_session *s)
+/* Write s in the save format (top of this file). */
+static void ctl_save_session(FILE *out, const struct rtd_session *s)
 {
 	fprintf(out, "create");
 	put_value(out, "name", s->name);

@@ -100,7 +100,14 @@ struct dp_trace {
  *  - consumer_snapshot: write the current content of the trace's buffers
  *    (most recent data, at most max_size bytes for this trace, 0: no
  *    limit) into `dir`, as a complete trace, without stopping tracing.
- *  - consumer_bufset_stats: counters of one buffer set.
+ *  - consumer_bufset_stats: counters of one buffer set, ADDED to *st
+ *    (zero it first; summing several sets is how dp_channel_stats gets a
+ *    channel's figures). `events` counts the events written to the trace
+ *    (0 in snapshot sessions, whose events stay in the buffers).
+ * Snapshot sessions call consumer_trace_add too: nothing is read then
+ * (only the switch timer runs), but consumer_snapshot and
+ * consumer_trace_drain (a flush, there) need it. consumer_snapshot writes
+ * `metadata` and `CHANNEL_CPU` files directly in `dir`, which it creates.
  */
 int consumer_trace_add(struct dp_trace *t, char *err, size_t errlen);
 int consumer_trace_drain(struct dp_trace *t);

@@ -146,10 +146,15 @@ static void final_flush(void)
 	/* Bounded: a thread stopped between reserve and commit (killed by
 	 * a signal, or still running at exit) must not hang us. */
 	for (int round = 0; round < 200; round++) {
+		/* -EAGAIN: the flush could not finish, e.g. a full buffer
+		 * (discard mode) had no room for the packet that carries the
+		 * last lost events: drain and flush again, even if everything
+		 * reserved so far is consumed. */
+		bool pending = false;
 		for (uint32_t cpu = 0; cpu < cons.ch->rb.nr_cpus; cpu++)
-			rb_flush_cpu(&cons.ch->rb, cpu, true);
+			pending |= rb_flush_cpu(&cons.ch->rb, cpu, true) == -EAGAIN;
 		drain();
-		if (all_consumed())
+		if (!pending && all_consumed())
 			break;
 		struct timespec ts = { 0, 1000000 };
 		nanosleep(&ts, NULL);

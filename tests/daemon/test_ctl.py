@@ -27,6 +27,7 @@ BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
 RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
 DAEMON_DIR = os.path.join(BUILD, "src/daemon")
 RINGTRACED = os.path.join(DAEMON_DIR, "ringtraced")
+DEMO = os.path.join(BUILD, "examples/demo")
 
 MAGIC = 0x31505452
 HEADER = struct.Struct("=IHHIi")
@@ -131,7 +132,7 @@ class DaemonCase(unittest.TestCase):
             return self.recv_reply(s)
 
     def still_serves(self):
-        self.assertIn("Available tracing sessions", self.ok("list"))
+        self.assertIn("available tracing session", self.ok("list").lower())
 
 
 class SessionCommands(DaemonCase):
@@ -386,13 +387,37 @@ class StartStop(DaemonCase):
         self.fails(1, "cannot get a new channel", "enable-channel", "-u", "late")
         self.fails(1, "contexts are fixed", "add-context", "-u", "-t", "vpid")
         self.ok("enable-event", "-u", "more:*")   # rules may change while active
+        r = subprocess.run([DEMO, "20"], env=self.env, capture_output=True, timeout=60)
+        self.assertEqual(r.returncode, 0)
         self.assertIn("buffer usage", self.ok("status"))
         self.assertIn("Tracing stopped for session s", self.ok("stop"))
+        # After stop everything is written: 3 workers x 20 requests (60
+        # request_start, 60 request_done, 3 not_found) + start + stop.
+        self.assertRegex(self.ok("status"), r"channel0: buffer usage [0-9.]+% .*, events 125, "
+                         r"lost 0, sub-buffers lost 0, bytes written [1-9]")
+        self.assertEqual(len(trace_events(out)), 125)
         self.fails(1, "not started", "stop", "s")
         self.fails(1, "cannot get a new channel", "enable-channel", "-u", "late")
         self.ok("start", "s")
         self.ok("destroy", "s")          # stops first
         self.assertIn("Currently no available tracing session", self.ok("list"))
+
+    def test_list_events_of_running_program(self):
+        self.ok("create", "s")
+        self.start_or_skip("s")
+        demo = subprocess.Popen([DEMO, "100000"], env=self.env, stdout=subprocess.DEVNULL)
+        self.procs.append(demo)
+        listing = ""
+        for _ in range(200):
+            listing = self.ok("list", "-u")
+            if f"pid {demo.pid} " in listing:
+                break
+            time.sleep(0.05)
+        demo.kill()
+        self.assertRegex(listing, rf"pid {demo.pid} demo +http:request_start "
+                         r"\(loglevel: INFO \(6\)\)")
+        self.assertIn("http:not_found (loglevel: WARNING (4))", listing)
+        self.assertIn("demo:start (loglevel: INFO (6))", listing)
 
     def test_snapshot_record(self):
         self.ok("create", "snap", "--snapshot", "-o", os.path.join(self.tmp, "snaps"))
@@ -521,6 +546,35 @@ class Protocol(DaemonCase):
         self.assertIn("Tracing session s:", kv["out"])
         self.still_serves()
 
+    def test_random_requests(self):
+        """Every command with random keys and values: an answer each time
+        (success or an error message), and the daemon keeps serving."""
+        import random
+        rnd = random.Random(4)
+        cmds = ["create", "destroy", "start", "stop", "set-session", "snapshot-record",
+                "enable-channel", "enable-event", "disable-event", "add-context", "track",
+                "untrack", "list", "status", "save", "load"]
+        keys = ["session", "name", "output", "snapshot", "flat", "channel", "overwrite",
+                "subbuf-size", "num-subbuf", "switch-timer-us", "read-timer-us",
+                "tracefile-size", "tracefile-count", "buffers", "pattern", "exclude", "all",
+                "loglevel", "loglevel-only", "enabled", "type", "pid", "events", "text",
+                "file", "override-name", "max-size"]
+        values = ["", "0", "1", "-1", "s", "channel0", "18446744073709551616", "4096",
+                  "99999999999", ",", "a,,b", "x" * 300, "/tmp", "rel/dir", "*", "uid", "pid",
+                  "vpid,ip", "INFO", "%zz", "create name=q\nenable-event session=q pattern=*",
+                  "create name=s", "\n\n#"]
+        for _ in range(400):
+            payload = b"cmd=" + rnd.choice(cmds).encode() + b"\0"
+            for _ in range(rnd.randrange(6)):
+                payload += (rnd.choice(keys) + "=" + rnd.choice(values)).encode() + b"\0"
+            st, kv = self.request(payload)
+            if st < 0:
+                self.assertTrue(kv.get("error"), payload)
+            else:
+                self.assertEqual(st, 0)
+        self.ok("destroy", "-a")
+        self.still_serves()
+
     def test_truncated_and_silent_clients(self):
         # Half a header, half a payload, then hang up.
         with self.connect() as s:
@@ -588,7 +642,15 @@ class Protocol(DaemonCase):
         self.assertEqual(int(st), -errno.EACCES)
         self.assertIn("permission denied", msg)
         self.assertIn("uid 65534", msg)
+        # The command says so too, and starts no daemon of its own.
+        for args in (("list",), ("destroy", "s"), ("create", "mine")):
+            r = subprocess.run([RINGTRACE, *args], capture_output=True, text=True,
+                               env=self.env, user=65534, group=65534, extra_groups=[],
+                               timeout=30)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn("permission denied", r.stderr)
         self.assertIn("1) s [inactive]", self.ok("list"))   # nothing destroyed
+        self.assertNotIn("mine", self.ok("list"))
 
     def test_hung_daemon(self):
         pid = self.daemon_pid()
@@ -600,6 +662,91 @@ class Protocol(DaemonCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("ringtraced does not answer", r.stderr)
         self.still_serves()
+
+
+def trace_events(path):
+    """(event name, its 'id' field or None) of every event, via bt2."""
+    import bt2
+    out = []
+    for msg in bt2.TraceCollectionMessageIterator(path):
+        if type(msg) is bt2._EventMessageConst:
+            ev = msg.event
+            fields = ev.payload_field
+            out.append((ev.name, int(fields["id"]) if fields and "id" in fields else None))
+    return sorted(out, key=lambda e: (e[0], -1 if e[1] is None else e[1]))
+
+
+class DocsExample(DaemonCase):
+    def test_complete_example_of_sessions_md(self):
+        """The shell blocks of docs/sessions.md's "A complete example" run
+        as written (with private paths)."""
+        doc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../docs/sessions.md")
+        with open(doc) as f:
+            text = f.read()
+        section = text.split("## A complete example", 1)[1].split("\n## ", 1)[0]
+        blocks = [b.split("```", 1)[0] for b in section.split("```sh\n")[1:]]
+        self.assertEqual(len(blocks), 2)
+        self.ok("create", "probe")
+        self.start_or_skip("probe")
+        self.ok("destroy", "probe")
+        for block in blocks:
+            script = "\n".join(line for line in block.splitlines()
+                               if not line.startswith("export PATH="))
+            script = script.replace("/tmp/", self.tmp + "/").replace("./build/", BUILD + "/")
+            env = dict(self.env, PATH=os.path.join(BUILD, "src/cli") + os.pathsep
+                       + self.env["PATH"])
+            r = subprocess.run(["bash", "-e", "-c", script], env=env,
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        trace = os.path.join(self.tmp, "demo-trace")
+        names = {e[0] for e in trace_events(trace)}
+        self.assertEqual(names, {"http:request_start", "http:request_done", "demo:start",
+                                 "demo:stop"})
+        with open(os.path.join(self.tmp, "demo.session")) as f:
+            saved = f.read()
+        self.assertIn("enable-event session=demo channel=requests pattern=http:* "
+                      "exclude=http:not_found", saved)
+        snaps = os.listdir(os.path.join(self.tmp, "flight"))
+        self.assertTrue(snaps)
+
+
+class Record(DaemonCase):
+    def record(self, out, *opts):
+        r = self.rt("record", "-o", out, *opts, "--", DEMO, "20")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.exists(os.path.join(out, "metadata")), r.stderr)
+        self.assertIn("channel0:", r.stderr)        # the summary
+        return r
+
+    def test_record_through_daemon_same_as_embedded(self):
+        self.ok("create", "other")
+        embedded = os.path.join(self.tmp, "embedded")
+        self.record(embedded, "--embedded")
+        through = os.path.join(self.tmp, "daemon")
+        r = self.record(through)
+        if "data plane not available" in r.stderr:
+            self.assertIn("recording in embedded mode instead", r.stderr)
+        else:
+            self.assertNotIn("warning", r.stderr)
+        # Same flat layout, same events (3 workers x 20 requests).
+        self.assertTrue(any(f.startswith("channel0_") for f in os.listdir(through)))
+        events = trace_events(through)
+        self.assertEqual(events, trace_events(embedded))
+        starts = [e for e in events if e[0] == "http:request_start"]
+        self.assertEqual([i for _, i in starts],
+                         [w * 100000 + i for w in range(3) for i in range(20)])
+        # The hidden session is gone; the user's session is untouched.
+        listing = self.ok("list")
+        self.assertIn("1) other [inactive]", listing)
+        self.assertNotIn("record", listing)
+        self.assertNotIn("record", self.ok("save", "-a"))
+
+    def test_record_options_through_daemon(self):
+        self.ok("create", "other")
+        out = os.path.join(self.tmp, "filtered")
+        self.record(out, "-e", "http:*", "--loglevel", "NOTICE", "--subbuf-size", "16k")
+        names = {e[0] for e in trace_events(out)}
+        self.assertEqual(names, {"http:not_found"})     # the only WARNING event
 
 
 class DaemonLife(DaemonCase):

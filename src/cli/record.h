@@ -1,0 +1,48 @@
+/*
+ * record.h - `ringtrace record`, shared between its embedded mode
+ * (record.c) and its daemon mode (ctl_record.c).
+ */
+#ifndef RINGTRACE_CLI_RECORD_H
+#define RINGTRACE_CLI_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct record_opts {
+	const char *output;
+	bool overwrite, quiet, embedded;
+	uint64_t subbuf_size;
+	uint32_t num_subbuf, switch_timer, read_timer;	/* timers in ms */
+	int32_t loglevel;
+	bool have_switch, have_read, have_loglevel;
+	const char *clock;
+	char events[4096];				/* comma-separated globs */
+};
+
+/*
+ * Start CMD. In the child: when `hold` (a pipe) is given, wait until a
+ * byte arrives on hold[0] (EOF: exit 127 without running CMD), then, when `embedded_dir` is set,
+ * export the embedded mode's environment, and exec. *exec_fd receives the read end of a
+ * close-on-exec pipe on which an exec failure's errno arrives. Returns the
+ * child's pid or -errno (message printed).
+ */
+pid_t record_spawn(char **cmd, const struct record_opts *o, const char *embedded_dir,
+		   const int *hold, int *exec_fd);
+/*
+ * Wait for the child (forwarding SIGINT/SIGTERM/SIGHUP/SIGQUIT to it).
+ * Returns 0 with its wait status, or the exec errno (> 0) when CMD could
+ * not be started, or -errno.
+ */
+int record_wait(pid_t pid, int exec_fd, int *status);
+/*
+ * Daemon mode: record CMD through ringtraced into `dir` (absolute, empty).
+ * Returns 0 with CMD's wait status in *status and, when CMD could not be
+ * started, the exec errno in *exec_err; -EAGAIN when no daemon answers or
+ * it could not record (nothing was run: the caller falls back to
+ * embedded mode); -errno on other failures (message printed).
+ */
+int record_via_daemon(const struct record_opts *o, char **cmd, const char *dir,
+		      int *status, int *exec_err);
+
+#endif /* RINGTRACE_CLI_RECORD_H */
