@@ -317,6 +317,8 @@ static int connect_and_register(void)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	r = pthread_create(&th, &attr, listener, (void *)(intptr_t)fd);
 	pthread_attr_destroy(&attr);
+	if (r == 0)
+		pthread_setname_np(th, "rt-listener");
 	if (r != 0) {
 		pthread_mutex_lock(&state_lock);
 		sock = -1;

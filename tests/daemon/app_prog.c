@@ -3,14 +3,18 @@
  * on stdin (each command answers one line on stdout when done):
  *   emit N TAG     N events app:tick { seq = 0..N-1, tag = TAG, value = 3*seq }
  *   warn N         N events app:warn (log level WARNING) { seq }
- *   fork N TAG     fork; the child waits 300 ms (its registration runs
- *                  in the background), emits N app:tick with TAG, exits;
- *                  the parent waits for it ("ok STATUS")
+ *   fork N TAG     fork; the child waits (up to 10 s) until it registered
+ *                  again (its registration runs in the background and
+ *                  ends with the start of the "rt-listener" thread),
+ *                  emits N app:tick with TAG, exits; the parent waits for
+ *                  it ("ok STATUS")
+ *   exec           execs itself (the new image says "ready PID" again)
  *   spin MS        app:tick with tag "spin" for MS milliseconds ("ok COUNT")
  *   exit           exit(0)
  * At start it prints "ready PID".
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +30,28 @@ static uint64_t now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Whether this process has a thread named `name`. */
+static int has_thread(const char *name)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int found = 0;
+	while (d && !found && (e = readdir(d))) {
+		char path[300], comm[32] = "";
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (f && fgets(comm, sizeof(comm), f))
+			found = !strncmp(comm, name, strlen(name));
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return found;
 }
 
 static void emit(uint64_t n, const char *tag)
@@ -52,7 +78,8 @@ int main(void)
 			fflush(stdout);
 			pid_t pid = fork();
 			if (pid == 0) {
-				usleep(300000);
+				for (int i = 0; i < 1000 && !has_thread("rt-listener"); i++)
+					usleep(10000);
 				emit(n, tag);
 				exit(0);
 			}
@@ -68,6 +95,10 @@ int main(void)
 						 value, (int32_t)count);
 			}
 			printf("ok %llu\n", (unsigned long long)count);
+		} else if (!strncmp(line, "exec", 4)) {
+			fflush(stdout);
+			execl("/proc/self/exe", "app_prog", (char *)NULL);
+			printf("exec failed\n");
 		} else if (!strncmp(line, "exit", 4)) {
 			exit(0);
 		} else {

@@ -290,5 +290,25 @@ class Fork(AppCase):
         self.assertNotEqual(child[0]["ctx_vpid"], p.pid)
 
 
+class Exec(AppCase):
+    def test_exec_registers_again(self):
+        out = self.out("t")
+        self.rt("create", "s", "-o", out)
+        self.rt("enable-event", "-u", "app:tick")
+        self.rt("add-context", "-u", "-t", "vpid")
+        p = self.program()
+        self.rt("start")
+        p.cmd("emit 5 pre")
+        p.p.stdin.write("exec\n")
+        p.p.stdin.flush()
+        self.assertEqual(p.p.stdout.readline(), f"ready {p.pid}\n")
+        p.cmd("emit 4 post")
+        self.rt("stop")
+        self.assertEqual(p.exit(), (0, ""))
+        got = [(e["ctx_vpid"], e["tag"], e["seq"]) for e in read_events(out)]
+        self.assertEqual(got, [(p.pid, "pre", i) for i in range(5)] +
+                         [(p.pid, "post", i) for i in range(4)])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
