@@ -8,6 +8,9 @@
  *                  ends with the start of the "rt-listener" thread),
  *                  emits N app:tick with TAG, exits; the parent waits for
  *                  it ("ok STATUS")
+ *   threads T N    T threads each emit N app:tick { seq = 0..N-1, tag =
+ *                  "tK" for thread K, value = 3*seq } at the same time,
+ *                  pausing 5 ms after every 1000 events
  *   exec           execs itself (the new image says "ready PID" again)
  *   spin MS        app:tick with tag "spin" for MS milliseconds ("ok COUNT")
  *   exit           exit(0)
@@ -15,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,10 +64,42 @@ static void emit(uint64_t n, const char *tag)
 		rt_event(app, tick, seq, i, tag, tag, value, (int32_t)(3 * i));
 }
 
+struct worker {
+	pthread_t th;
+	uint64_t n;
+	char tag[16];
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	for (uint64_t i = 0; i < w->n; i++) {
+		rt_event(app, tick, seq, i, tag, w->tag, value, (int32_t)(3 * i));
+		if (i % 1000 == 999)
+			usleep(5000);
+	}
+	return NULL;
+}
+
+static void run_threads(unsigned t, uint64_t n)
+{
+	struct worker w[64];
+	if (t > 64)
+		t = 64;
+	for (unsigned i = 0; i < t; i++) {
+		w[i].n = n;
+		snprintf(w[i].tag, sizeof(w[i].tag), "t%u", i);
+		pthread_create(&w[i].th, NULL, work, &w[i]);
+	}
+	for (unsigned i = 0; i < t; i++)
+		pthread_join(w[i].th, NULL);
+}
+
 int main(void)
 {
 	char line[256], tag[64];
 	unsigned long long n;
+	unsigned nt;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("ready %d\n", (int)getpid());
 	while (fgets(line, sizeof(line), stdin)) {
@@ -95,6 +131,9 @@ int main(void)
 						 value, (int32_t)count);
 			}
 			printf("ok %llu\n", (unsigned long long)count);
+		} else if (sscanf(line, "threads %u %llu", &nt, &n) == 2) {
+			run_threads(nt, n);
+			printf("ok\n");
 		} else if (!strncmp(line, "exec", 4)) {
 			fflush(stdout);
 			execl("/proc/self/exe", "app_prog", (char *)NULL);

@@ -89,6 +89,8 @@ class ConcurrentSessions(AppCase):
     def test_different_rules_and_contexts(self):
         a, b = self.out("a"), self.out("b")
         self.rt("create", "a", "-o", a)
+        self.rt("enable-channel", "-u", "-s", "a", "channel0", "--subbuf-size", "1M",
+                "--num-subbuf", "8")
         self.rt("enable-event", "-u", "-s", "a", "app:tick")
         self.rt("add-context", "-u", "-s", "a", "-t", "vtid")
         self.rt("create", "b", "-o", b)
@@ -156,6 +158,56 @@ class ConcurrentSessions(AppCase):
         got = [(e["ctx_vpid"], e["tag"], e["seq"]) for e in read_events(out)]
         self.assertEqual(got, [(p1.pid, "a", i) for i in range(3)] +
                          [(p2.pid, "b", i) for i in range(2)])
+
+
+    def test_threads_while_tables_change(self):
+        """Four threads trace into session a while session b's rule for
+        the same event is enabled and disabled over and over (each change
+        publishes new target tables): a keeps every event."""
+        import threading
+        a, b = self.out("a"), self.out("b")
+        self.rt("create", "a", "-o", a)
+        self.rt("enable-channel", "-u", "-s", "a", "channel0", "--subbuf-size", "1M",
+                "--num-subbuf", "8")
+        self.rt("enable-event", "-u", "-s", "a", "app:tick")
+        self.rt("add-context", "-u", "-s", "a", "-t", "vtid")
+        self.rt("create", "b", "-o", b)
+        self.rt("enable-event", "-u", "-s", "b", "app:tick")
+        p = self.program()
+        self.rt("start", "a")
+        self.rt("start", "b")
+        done = threading.Event()
+        rounds = [0]
+
+        def churn():
+            while not done.is_set():
+                self.rt("disable-event", "-u", "-s", "b", "app:tick")
+                self.rt("enable-event", "-u", "-s", "b", "app:tick")
+                rounds[0] += 1
+
+        t = threading.Thread(target=churn)
+        t.start()
+        try:
+            p.cmd("threads 4 20000")
+        finally:
+            done.set()
+            t.join()
+        self.rt("stop", "a")
+        self.rt("stop", "b")
+        self.assertEqual(p.exit(), (0, ""))
+        per_thread = {}
+        tids = {}
+        for e in read_events(a):
+            per_thread.setdefault(e["tag"], []).append(e["seq"])
+            tids.setdefault(e["tag"], set()).add(e["ctx_vtid"])
+        self.assertEqual(sorted(per_thread), ["t0", "t1", "t2", "t3"])
+        for tag, seqs in per_thread.items():
+            self.assertEqual(seqs, list(range(20000)), tag)
+            self.assertEqual(len(tids[tag]), 1, tag)
+        self.assertEqual(len(set().union(*tids.values())), 4)
+        print(f"({rounds[0]} disable/enable rounds while tracing)", end=" ")
+        for e in read_events(b):
+            self.assertEqual(e["value"], 3 * e["seq"])
 
 
 class BufferTypes(AppCase):
