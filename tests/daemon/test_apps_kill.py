@@ -2,12 +2,15 @@
 """Fault tests with a real ringtraced: kill -9 the daemon while programs
 trace (they finish normally; the wall-time bound only says "did not
 hang"), kill -9 a traced program (the trace keeps everything it
-committed), per-uid and per-pid buffers.
+committed), per-uid and per-pid buffers; fake programs sending malformed
+registrations leave the daemon serving the real ones.
 
 usage: test_apps_kill.py BUILD_DIR
 """
 import os
 import signal
+import socket
+import struct
 import threading
 import time
 import unittest
@@ -81,6 +84,94 @@ class KillProgram(AppCase):
 
     def test_per_pid(self):
         self.check("--buffers-pid")
+
+
+def frame(typ, payload=b"", status=0):
+    return struct.pack("<IHHIi", 0x31505452, 1, typ, len(payload), status) + payload
+
+
+def register(events=b"\0\0\0\0", abi=1, name=b"fake"):
+    return (struct.pack("<IIIBBH", os.getpid(), os.getuid(), abi, 8, 3, 0) +
+            name.ljust(16, b"\0") + events)
+
+
+def event(index, level, provider, name, fields):
+    out = struct.pack("<Ii", index, level)
+    for s in (provider, name):
+        out += bytes([len(s)]) + s
+    out += bytes([len(fields)])
+    for fname, ftype in fields:
+        out += bytes([ftype, len(fname)]) + fname
+    return out
+
+
+class MalformedPrograms(AppCase):
+    def send_raw(self, data, fds=()):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(5)
+        s.connect(os.path.join(self.rundir, "ringtraced.sock"))
+        if fds:
+            s.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                struct.pack("%di" % len(fds), *fds))])
+        else:
+            s.sendall(data)
+        try:
+            reply = s.recv(64)
+        except socket.timeout:
+            reply = None
+        s.close()
+        return reply
+
+    def test_daemon_survives(self):
+        out = self.out("t")
+        self.rt("create", "s", "-o", out)
+        self.rt("enable-event", "-u", "app:*")
+        self.rt("start")
+        good = event(0, 6, b"fake", b"ev", [(b"x", 5)])
+        bad = [
+            register(struct.pack("<I", 1) + event(0, 6, b"fa ke", b"ev", [])),   # not an identifier
+            register(struct.pack("<I", 1) + event(0, 99, b"fake", b"ev", [])),   # log level
+            register(struct.pack("<I", 1) + event(0, 6, b"fake", b"ev", [(b"x", 77)])),  # type
+            register(struct.pack("<I", 2) + good + good),                         # duplicate index
+            register(struct.pack("<I", 0xFFFFFFFF) + good),                       # count
+            register(struct.pack("<I", 1) + good + b"trailing"),
+            register(struct.pack("<I", 1) + good[:-3]),                           # cut
+            register(abi=7),
+            register()[:20],
+            os.urandom(40),
+        ]
+        for payload in bad:
+            reply = self.send_raw(frame(16, payload))
+            if reply:   # refused with an error status, never accepted
+                magic, ver, typ, length, status = struct.unpack_from("<IHHIi", reply)
+                self.assertEqual((typ, status < 0), (17, True), payload)
+        r, w = os.pipe()
+        self.send_raw(frame(16, register()), fds=[w])     # descriptors on REGISTER
+        os.close(w)
+        os.close(r)
+        # A registered fake program that then sends garbage is dropped.
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(5)
+        s.connect(os.path.join(self.rundir, "ringtraced.sock"))
+        s.sendall(frame(16, register(struct.pack("<I", 1) + good)))
+        while True:         # CHANNEL, ENABLE ... then the reply
+            hdr = s.recv(16, socket.MSG_WAITALL)
+            typ, length = struct.unpack_from("<HI", hdr, 6)
+            if length:
+                s.recv(length, socket.MSG_WAITALL)
+            if typ == 17:
+                break
+        s.sendall(frame(18, b"\x05\0\0\0garbage"))
+        self.assertEqual(s.recv(16), b"")    # closed by the daemon
+        s.close()
+        # The daemon still serves commands and real programs.
+        p = self.program()
+        p.cmd("emit 3 ok")
+        self.rt("stop")
+        self.assertEqual(p.exit(), (0, ""))
+        self.assertEqual([(e["tag"], e["seq"]) for e in read_events(out)],
+                         [("ok", i) for i in range(3)])
+        self.assertEqual(self.daemon.poll(), None)
 
 
 if __name__ == "__main__":
