@@ -60,8 +60,10 @@ struct rt_target {
 	uint16_t pad;
 };
 
-/* A class's targets. Immutable once published. */
+/* A class's targets. Immutable once published (but `retired`, set
+ * when it is replaced: the list keeps every retired table reachable). */
 struct rt_target_set {
+	struct rt_target_set *retired;
 	uint32_t nr;
 	struct rt_target t[];
 };

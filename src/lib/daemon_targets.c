@@ -16,7 +16,9 @@
 
 static struct rt_dbuf *bufs[RT_DC_MAX_BUFS];	/* never freed */
 static uint32_t nr_bufs;
-static size_t retired_bytes;			/* replaced tables, kept */
+static uint32_t first_buf;			/* before: a fork parent's */
+static struct rt_target_set *retired;		/* replaced tables, kept */
+static size_t retired_bytes;
 
 uint32_t rt_ctx_size(const uint8_t *ctx, uint32_t nr)
 {
@@ -47,7 +49,7 @@ uint32_t rt_ctx_size(const uint8_t *ctx, uint32_t nr)
 
 static struct rt_dbuf *find_buf(uint64_t key)
 {
-	for (uint32_t i = 0; i < nr_bufs; i++)
+	for (uint32_t i = first_buf; i < nr_bufs; i++)
 		if (bufs[i]->key == key)
 			return bufs[i];
 	return NULL;
@@ -186,7 +188,7 @@ int rt_dbuf_enable(struct app_cursor *msg, char *err, size_t errlen)
 
 int rt_dbuf_disable_session(uint64_t session_id)
 {
-	for (uint32_t i = 0; i < nr_bufs; i++)
+	for (uint32_t i = first_buf; i < nr_bufs; i++)
 		if (bufs[i]->session_id == session_id)
 			bufs[i]->live = false;
 	return 0;
@@ -198,7 +200,7 @@ static int build_set(const struct rt_event_class *c, struct rt_target_set **out)
 	struct rt_target t[RT_DC_MAX_TARGETS];
 	uint32_t n = 0;
 	*out = NULL;
-	for (uint32_t i = 0; i < nr_bufs && n < RT_DC_MAX_TARGETS; i++) {
+	for (uint32_t i = first_buf; i < nr_bufs && n < RT_DC_MAX_TARGETS; i++) {
 		const struct rt_dbuf *b = bufs[i];
 		if (!b->live || c->id >= b->nr_ids || !b->ids[c->id])
 			continue;
@@ -214,6 +216,7 @@ static int build_set(const struct rt_event_class *c, struct rt_target_set **out)
 	struct rt_target_set *s = malloc(sizeof(*s) + n * sizeof(s->t[0]));
 	if (!s)
 		return -ENOMEM;
+	s->retired = NULL;
 	s->nr = n;
 	memcpy(s->t, t, n * sizeof(t[0]));
 	*out = s;
@@ -229,10 +232,12 @@ static bool same_set(const struct rt_target_set *a, const struct rt_target_set *
 
 /* Count a replaced table (kept: a probe may still read it). Returns
  * false past RT_DC_RETIRED_MAX. */
-static bool retire(const struct rt_target_set *old)
+static bool retire(struct rt_target_set *old)
 {
 	if (!old)
 		return true;
+	old->retired = retired;
+	retired = old;
 	retired_bytes += sizeof(*old) + old->nr * sizeof(old->t[0]);
 	return retired_bytes <= RT_DC_RETIRED_MAX;
 }
@@ -283,7 +288,9 @@ void rt_targets_fork_child(void)
 {
 	/* The parent's buffer sets stay mapped but are forgotten: the new
 	 * connection numbers its own from 1. */
-	nr_bufs = 0;
+	for (uint32_t i = 0; i < nr_bufs; i++)
+		bufs[i]->live = false;
+	first_buf = nr_bufs;
 	struct rt_event_class **classes;
 	size_t n = rt_registry_classes(&classes);
 	for (size_t i = 0; i < n; i++)
