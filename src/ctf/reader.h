@@ -1,5 +1,6 @@
 /*
- * reader.h - read back the CTF 1.8 traces that ringtrace writes.
+ * reader.h - read CTF 1.8 traces: those ringtrace writes and those of
+ * LTTng (UST and kernel), one or many at once, merged by time.
  *
  *   struct rtr_trace *t;
  *   char err[512];
@@ -15,28 +16,33 @@
  *           fprintf(stderr, "%s\n", rtr_error(t));
  *   rtr_close(t);
  *
- * A trace directory holds `metadata` (TSDL text) and one stream file per
- * channel and CPU (`<channel>_<cpu>`); hidden files and sub-directories are
- * ignored. rtr_open parses the metadata, maps every stream file read-only
- * and checks every packet header (so packet-level damage is reported by
- * rtr_open); rtr_next then merges the events of all stream files in
- * timestamp order (ties: lower stream index first), decoding only what is
- * needed to find each event's end. Field values are decoded on demand by
- * rtr_field / rtr_field_by_name.
+ * A trace is a directory holding `metadata` (TSDL, plain text or
+ * packetized) and stream files (every regular, non-hidden file but
+ * `metadata`). rtr_open(dir) opens every trace found under `dir`
+ * recursively (each directory holding a `metadata` file is one trace, as
+ * LTTng's `ust/uid/1000/64-bit/` layout needs); rtr_open_many does the same
+ * for several directories. Trace index = order found (directories sorted
+ * by name, depth first); stream index = position in rtr_streams, across
+ * all traces. rtr_open parses every metadata into decode plans, maps every
+ * stream file read-only and walks every packet's header and context (so
+ * packet-level damage is reported by rtr_open); rtr_next then merges the
+ * events of all streams of all traces by time in ns since the epoch (ties:
+ * lower trace index, then lower stream index first), decoding only what is
+ * needed to find each event's end. Field values are decoded on demand.
  *
- * Only what ringtrace writes is supported: little-endian, the packet
- * header/context and event header of ctf_packet.h, byte-aligned payload
- * fields of the types of enum rtr_type. Anything else is rejected by
- * rtr_open with a message (-EINVAL: malformed, -ENOTSUP: valid CTF this
- * reader cannot decode).
+ * Errors: -EINVAL malformed input, -ENOTSUP valid CTF this reader cannot
+ * decode (integers over 64 bits, floats other than 32/64-bit IEEE 754).
  *
  * Every error message names the file and the byte offset (and the line for
  * the metadata). Errors are sticky: after rtr_next returned < 0, it returns
  * the same value again.
  *
- * Lifetime: the event classes, field classes, stream statistics and every
- * pointer in an rtr_event or rtr_value (payload, strings, bytes) stay valid
- * until rtr_close. A trace is not thread-safe; use one per thread.
+ * Lifetime: the event classes, field classes, stream statistics and the
+ * data pointers in an rtr_value (strings, bytes) stay valid until
+ * rtr_close. An rtr_event (and the rtr_values obtained from it) can be
+ * queried only until the next rtr_next call on the same trace: values are
+ * decoded lazily from the reader's per-stream state. A trace is not
+ * thread-safe; use one per thread.
  */
 #ifndef RINGTRACE_CTF_READER_H
 #define RINGTRACE_CTF_READER_H
@@ -58,8 +64,18 @@ enum rtr_type {
 	RTR_DOUBLE,	/* 64-bit IEEE 754: value.d */
 	RTR_BOOL,	/* enum { "false" = 0, "true" = 1 }: value.b */
 	RTR_STRING,	/* NUL-terminated UTF-8: value.s (len excludes the NUL) */
-	RTR_BYTES,	/* byte sequence or array: value.bytes */
+	RTR_BYTES,	/* byte sequence or array: value.bytes (only the
+			 * byte sequences ringtrace writes; other traces'
+			 * integer arrays are RTR_ARRAY) */
+	RTR_ENUM,	/* integer (value.i or value.u per is_signed) and
+			 * its label (NULL when no mapping matches) */
+	RTR_STRUCT,	/* rtr_value_count members, rtr_value_child */
+	RTR_ARRAY,	/* array or sequence: rtr_value_count elements */
 };
+/* Variants never appear: a variant's value is its selected option's. A
+ * text array/sequence (8-bit integers, encoding UTF8/ASCII) is an
+ * RTR_STRING whose value.s.len stops at the first NUL; value.s.p is then
+ * NOT NUL-terminated: always use value.s.len. */
 
 /*
  * One payload field. `name` is the metadata's name without its leading
@@ -77,7 +93,8 @@ struct rtr_field_class {
 	int base;
 };
 
-/* One event class; `loglevel` is -1 when the metadata gives none. */
+/* One event class; `loglevel` is -1 when the metadata gives none.
+ * `fields`: the payload's top-level fields. */
 struct rtr_event_class {
 	uint32_t id;
 	uint32_t stream_id;
@@ -85,6 +102,8 @@ struct rtr_event_class {
 	int loglevel;
 	uint32_t nr_fields;
 	const struct rtr_field_class *fields;
+	uint32_t trace;		/* index of the trace it belongs to */
+	const char *emf_uri;	/* model.emf.uri, NULL if none */
 };
 
 struct rtr_value {
@@ -103,22 +122,46 @@ struct rtr_value {
 			size_t len;
 		} bytes;
 	};
+	const char *label;	/* RTR_ENUM: the first matching label or NULL */
+	bool is_signed;		/* RTR_INT and RTR_ENUM */
+	uint8_t base;		/* integers, enums: 2, 8, 10 or 16; else 10 */
+	unsigned bits;		/* integers, enums, floats: storage size */
+	/* Private (rtr_value_count / rtr_value_child): do not touch. */
+	const void *priv_node_;
+	const void *priv_cur_;
+	uint64_t priv_bit_;
+	uint32_t priv_rec_;
 };
 
 struct rtr_event {
 	uint64_t ticks;		/* clock value (cycles of the trace clock) */
-	int64_t ns;		/* since the epoch: rtr_ticks_to_ns(ticks) */
-	uint32_t cpu;		/* cpu_id of the packet */
+	int64_t ns;		/* since the epoch: rtr_trace_ticks_to_ns */
+	uint32_t cpu;		/* cpu_id of the packet, UINT32_MAX if unknown */
 	uint32_t stream;	/* index of the stream file (rtr_streams) */
 	const struct rtr_event_class *cls;
-	const uint8_t *payload;	/* the fields, packed */
-	size_t payload_len;
+	const uint8_t *payload;	/* first byte of the payload */
+	size_t payload_len;	/* bytes, rounded up */
+	uint32_t trace;		/* index of the trace (rtr_trace_path) */
+	const void *priv_;	/* private: the stream cursor */
+};
+
+/* The field scopes of an event, outermost first. */
+enum rtr_scope {
+	RTR_SCOPE_PACKET_HEADER,
+	RTR_SCOPE_PACKET_CONTEXT,
+	RTR_SCOPE_EVENT_HEADER,
+	RTR_SCOPE_STREAM_EVENT_CONTEXT,
+	RTR_SCOPE_EVENT_CONTEXT,
+	RTR_SCOPE_PAYLOAD,
+	RTR_NR_SCOPES
 };
 
 /* Per stream file. packets, events_discarded, packets_lost and bytes are
  * known when rtr_open returns; events counts the events rtr_next returned. */
 struct rtr_stream_stats {
 	const char *path;
+	uint32_t trace;		/* index of its trace */
+	uint64_t stream_class;	/* stream_id of its packets */
 	uint32_t cpu;		/* cpu_id of the first packet (else from the
 				 * file name's _<cpu> suffix, else 0) */
 	uint64_t packets;
@@ -141,11 +184,27 @@ struct rtr_gap {
 	uint64_t ticks_before;
 	uint64_t ticks_after;
 	uint64_t packets_lost;
+	/* The packet ending at ticks_after counts this many more discarded
+	 * events than the previous one (babeltrace2's "discarded events"
+	 * message); a gap can report lost packets, discarded events or both. */
+	uint64_t events_discarded;
 };
 
-/* Open the trace directory `dir`. Returns 0 and *out, or -errno with
- * *out = NULL and a message in err (if err is not NULL). */
+/* One `env` entry of a trace's metadata. */
+struct rtr_env {
+	const char *key;
+	bool is_string;
+	const char *s;		/* the value as text (integers too) */
+	int64_t i;		/* integers */
+};
+
+/* Open every trace under `dir` (see above). Returns 0 and *out, or -errno
+ * with *out = NULL and a message in err (if err is not NULL): -ENOENT no
+ * trace found, -EINVAL malformed, -ENOTSUP unsupported, -ENOMEM. */
 int rtr_open(const char *dir, struct rtr_trace **out, char *err, size_t errlen);
+/* Same for `n` directories, merged into one trace set. */
+int rtr_open_many(const char *const *dirs, size_t n, struct rtr_trace **out,
+		  char *err, size_t errlen);
 void rtr_close(struct rtr_trace *t);
 
 /* The next event in timestamp order: 1 (event in *ev), 0 (end of the
@@ -154,25 +213,51 @@ int rtr_next(struct rtr_trace *t, struct rtr_event *ev);
 /* The last error message, "" if none. */
 const char *rtr_error(const struct rtr_trace *t);
 
-/* Decode field `index` of an event returned by rtr_next. 0 or -EINVAL
- * (no such field, or an event that does not come from rtr_next). */
+/* Decode field `index` of the payload of the event rtr_next returned last.
+ * 0 or -EINVAL (no such field, or an event that does not come from
+ * rtr_next), -EINVAL also for a damaged payload (rtr_error says where). */
 int rtr_field(const struct rtr_event *ev, uint32_t index, struct rtr_value *v);
 /* Same, by name (see struct rtr_field_class); -ENOENT if no such field. */
 int rtr_field_by_name(const struct rtr_event *ev, const char *name,
 		      struct rtr_value *v);
 
-/* Every event class, sorted by stream_id then id. */
+/* Number of top-level fields of scope `s` of `ev` (0 when the scope is
+ * absent), and field `i` of it: 0, -EINVAL (bad index or damaged data). */
+uint32_t rtr_scope_count(const struct rtr_event *ev, enum rtr_scope s);
+int rtr_scope_field(const struct rtr_event *ev, enum rtr_scope s, uint32_t i,
+		    struct rtr_value *v, const char **name);
+/* RTR_STRUCT: members, RTR_ARRAY: elements; 0 for other types. */
+uint32_t rtr_value_count(const struct rtr_value *v);
+/* Member or element `i` of an RTR_STRUCT / RTR_ARRAY value; *name (if
+ * name is not NULL) is the member's name, NULL for array elements.
+ * 0 or -EINVAL. */
+int rtr_value_child(const struct rtr_value *v, uint32_t i, struct rtr_value *child,
+		    const char **name);
+
+/* Traces of the set: count, directory, env entries (and one by key,
+ * NULL if absent), clock. */
+uint32_t rtr_trace_count(const struct rtr_trace *t);
+const char *rtr_trace_path(const struct rtr_trace *t, uint32_t trace);
+size_t rtr_trace_env(const struct rtr_trace *t, uint32_t trace, const struct rtr_env **out);
+const struct rtr_env *rtr_trace_env_get(const struct rtr_trace *t, uint32_t trace,
+					const char *key);
+uint64_t rtr_trace_clock_freq(const struct rtr_trace *t, uint32_t trace);
+int64_t rtr_trace_ticks_to_ns(const struct rtr_trace *t, uint32_t trace, uint64_t ticks);
+
+/* Every event class of every trace, sorted by trace, stream_id, id. */
 size_t rtr_event_classes(const struct rtr_trace *t,
 			 const struct rtr_event_class **out);
 /* Statistics per stream file, in stream index order (complete once
  * rtr_next returned 0). */
 size_t rtr_streams(const struct rtr_trace *t, const struct rtr_stream_stats **out);
-/* Every packet_seq_num gap, by stream then position. */
+/* Every gap (lost packets, discarded events), by stream then position. */
 size_t rtr_gaps(const struct rtr_trace *t, const struct rtr_gap **out);
 
+/* The first trace's clock (rtr_trace_clock_freq(t, 0) ...). */
 uint64_t rtr_clock_freq(const struct rtr_trace *t);
-/* offset_s * 1e9 + (offset + ticks) * 1e9 / freq, exact (saturates at the
- * int64_t range). */
+/* Like babeltrace2: offset_s * 1e9 + floor(offset * 1e9 / freq) +
+ * floor(ticks * 1e9 / freq), after moving offset's whole seconds into
+ * offset_s (saturates at the int64_t range). */
 int64_t rtr_ticks_to_ns(const struct rtr_trace *t, uint64_t ticks);
 
 #ifdef __cplusplus

@@ -1,68 +1,104 @@
 /*
- * reader_internal.h - what the metadata parser (reader_metadata.c) hands
- * to the stream decoder (reader.c): clock, stream classes and event
- * classes with their decoding plans.
+ * reader_internal.h - internal to rt_reader. What the metadata compiler
+ * (decode_plan.c, on top of the TSDL parser of tsdl.h) hands to the
+ * stream decoder (reader_decode.c) and to the trace set (reader.c):
+ * clock, env, stream classes and event classes, each scope compiled into a
+ * tree of decode nodes.
+ *
+ * Everything here lives in the metadata's arena (struct rtr_meta.arena),
+ * is built once by rtr_meta_parse and read-only afterwards.
  */
 #ifndef RINGTRACE_CTF_READER_INTERNAL_H
 #define RINGTRACE_CTF_READER_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "reader.h"
 
-/* Sequence length fields per event class (they are read into a small
- * array on the stack while walking a payload). */
-#define RTR_MAX_LEN_SLOTS 64
-
-/* How to step over one payload field. */
-enum rtr_op {
-	RTR_OP_FIXED,	/* `size` bytes: integer, float, bool */
-	RTR_OP_STRING,	/* up to and including a NUL byte */
-	RTR_OP_SEQ,	/* bytes; the count is length slot `len_from` */
-	RTR_OP_ARRAY,	/* `count` bytes */
+/* Decode node kinds. */
+enum rtr_node_kind {
+	RN_INT,		/* integer, 1-64 bits, any alignment and byte order */
+	RN_ENUM,	/* integer + label */
+	RN_FLOAT,	/* 32 or 64-bit IEEE 754 */
+	RN_STRING,	/* NUL-terminated, byte-aligned */
+	RN_STRUCT,
+	RN_VARIANT,	/* one of children[], selected by the tag in ref_slot */
+	RN_ARRAY,	/* `length` x children[0] */
+	RN_SEQ,		/* slots[ref_slot] x children[0] */
 };
 
-struct rtr_field_plan {
-	uint8_t op;		/* enum rtr_op */
-	uint8_t size;		/* RTR_OP_FIXED: 1, 2, 4 or 8 */
-	int16_t len_slot;	/* an unsigned RTR_OP_FIXED field that gives a
-				 * sequence's length: its slot; else -1 */
-	int16_t len_from;	/* RTR_OP_SEQ: slot of its length field */
-	uint32_t len_field;	/* RTR_OP_SEQ: index of its length field */
-	uint64_t count;		/* RTR_OP_ARRAY */
-	int64_t static_off;	/* offset in the payload when every field
-				 * before is fixed-size, else -1 */
+/* What a header/context field means to the reader. */
+enum rtr_role {
+	RR_NONE,
+	RR_MAGIC, RR_UUID, RR_STREAM_ID,			/* packet header */
+	RR_TS_BEGIN, RR_TS_END, RR_CONTENT_SIZE, RR_PACKET_SIZE,
+	RR_SEQ_NUM, RR_DISCARDED, RR_CPU_ID,			/* packet context */
+	RR_EVENT_ID, RR_CLOCK,					/* event header */
+};
+
+struct rtr_enum_map {
+	int64_t lo, hi;		/* inclusive; unsigned containers compare as uint64 */
+	const char *label;
+	int32_t option;		/* variants tagged by this enum: option index */
 };
 
 /*
- * One allocation per event class: the plan, then the public field
- * classes, which rtr_event_class.fields points to. rtr_field finds the
- * plan from an event's class with rtr_plan_of.
+ * One node per declared field instance (aliases are expanded). Sizes and
+ * alignments are in bits.
  */
-struct rtr_class_plan {
-	const struct rtr_field_plan *plan;	/* nr_fields entries */
-	size_t fixed_len;	/* payload size when all_fixed */
-	int all_fixed;
-	uint32_t nr_fields;
-	struct rtr_field_class fields[];
+struct rtr_node {
+	uint8_t kind;		/* enum rtr_node_kind */
+	uint8_t role;		/* enum rtr_role */
+	uint8_t pub;		/* enum rtr_type of its value */
+	uint8_t be;		/* big-endian */
+	uint8_t is_signed;
+	uint8_t base;
+	uint8_t plain;		/* static size, no role, no slot below: can be
+				 * skipped without decoding */
+	uint8_t elem_fixed;	/* arrays/sequences: children[0] is a scalar
+				 * with a fixed stride (no per-element record) */
+	uint8_t flat;		/* RN_STRUCT of scalars only (scanned in a loop) */
+	uint32_t size;		/* scalars */
+	uint32_t align;
+	int32_t slot;		/* >= 0: its integer value is kept in slot
+				 * `slot` (a sequence length or variant tag) */
+	int32_t ref_slot;	/* RN_SEQ: length slot; RN_VARIANT: tag slot */
+	int64_t static_bits;	/* fixed size, else -1 */
+	uint64_t stride;	/* elem_fixed or static_bits >= 0: bits per
+				 * element */
+	const uint64_t *offs;	/* RN_STRUCT with static_bits >= 0: bit offset
+				 * of each member from the structure's start */
+	uint64_t length;	/* RN_ARRAY */
+	uint32_t nr_children;
+	struct rtr_node **children;	/* struct members, variant options,
+					 * array/sequence element */
+	const char **names;	/* struct members, variant options: as
+				 * declared (field paths use these) */
+	const char **pnames;	/* the same, one leading '_' stripped (shown) */
+	const struct rtr_enum_map *maps;	/* RN_ENUM; RN_VARIANT: the tag's */
+	uint32_t nr_maps;
+	const char *decl_name;	/* the field's name, for error messages */
 };
 
-static inline const struct rtr_class_plan *
-rtr_plan_of(const struct rtr_event_class *cls)
-{
-	return (const struct rtr_class_plan *)(const void *)
-		((const char *)cls->fields - offsetof(struct rtr_class_plan, fields));
-}
-
+/* Scopes compiled per stream class and per event class. */
 struct rtr_stream_class {
-	uint32_t id;
-	/* Event classes of this stream: by_id[id] when by_id is not NULL
-	 * (ids below by_id_len), else a binary search in [first, first+count). */
-	const struct rtr_event_class **by_id;
+	uint64_t id;
+	const struct rtr_node *packet_context;	/* NULL if none */
+	const struct rtr_node *event_header;
+	const struct rtr_node *event_context;
+	/* Its event classes: by_id[id] (indexes into rtr_meta.classes,
+	 * UINT32_MAX when absent) for ids below by_id_len, else a binary
+	 * search in classes[first, first + count). */
+	uint32_t *by_id;
 	uint32_t by_id_len;
-	const struct rtr_event_class *first;
-	size_t count;
+	uint32_t first, count;
+};
+
+struct rtr_class_nodes {
+	const struct rtr_node *context;	/* event-specific context or NULL */
+	const struct rtr_node *payload;	/* NULL if no fields */
 };
 
 struct rtr_arena;
@@ -71,40 +107,50 @@ struct rtr_meta {
 	struct rtr_arena *arena;	/* everything below lives in it */
 	int has_uuid;
 	uint8_t uuid[16];
+	bool big_endian;		/* trace byte_order */
 	const char *clock_name;
 	uint64_t freq;
 	int64_t offset_s;
 	uint64_t offset;
+	uint64_t ns_mul;		/* see rtr_meta_clock_init */
+	__int128 ns_base;		/* offset_s and offset in ns */
+	const struct rtr_node *packet_header;	/* NULL if none */
 	struct rtr_stream_class *streams;
 	size_t nr_streams;
 	struct rtr_event_class *classes;	/* sorted by stream_id, id */
+	struct rtr_class_nodes *class_nodes;	/* parallel to classes */
 	size_t nr_classes;
+	struct rtr_env *env;
+	size_t nr_env;
+	uint32_t nr_slots;
 };
 
-/* Parse the metadata text src[0..len) read from `path`. Returns 0 or
- * -errno with a message "path: line L, column C (byte offset O): ..." in
- * err. rtr_meta_free releases *m either way. */
+/* Parse the metadata text src[0..len) read from `path` and compile it.
+ * Returns 0 or -errno (-EINVAL malformed, -ENOTSUP unsupported, -ENOMEM)
+ * with a message "path: line L, column C (byte offset O): ..." in err.
+ * rtr_meta_free releases *m either way. */
 int rtr_meta_parse(const char *path, const char *src, size_t len,
 		   struct rtr_meta *m, char *err, size_t errlen);
 void rtr_meta_free(struct rtr_meta *m);
 
-static inline const struct rtr_event_class *
-rtr_meta_find_class(const struct rtr_stream_class *sc, uint32_t id)
+/* Index into m->classes of event `id` of stream class sc, or UINT32_MAX. */
+static inline uint32_t rtr_meta_find_class(const struct rtr_meta *m,
+					   const struct rtr_stream_class *sc, uint64_t id)
 {
 	if (sc->by_id)
-		return id < sc->by_id_len ? sc->by_id[id] : NULL;
-	size_t lo = 0, hi = sc->count;
+		return id < sc->by_id_len ? sc->by_id[id] : UINT32_MAX;
+	size_t lo = sc->first, hi = (size_t)sc->first + sc->count;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		uint32_t v = sc->first[mid].id;
+		uint64_t v = m->classes[mid].id;
 		if (v == id)
-			return &sc->first[mid];
+			return (uint32_t)mid;
 		if (v < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return NULL;
+	return UINT32_MAX;
 }
 
 #endif /* RINGTRACE_CTF_READER_INTERNAL_H */

@@ -439,10 +439,24 @@ static void test_good(void)
 	}
 	const struct rtr_gap *g;
 	size_t ng = rtr_gaps(t, &g);
-	CHECK_EQ(ng, 1);
-	if (ng == 1)
-		CHECK(g[0].stream == 0 && g[0].ticks_before == 9000 &&
-		      g[0].ticks_after == 6000000000ull && g[0].packets_lost == 2, "gap");
+	/* One packet_seq_num gap, and the discarded events reported where
+	 * the cumulative counter grows (as babeltrace2 does). */
+	size_t nlost = 0, ndisc = 0;
+	uint64_t disc = 0;
+	for (size_t k = 0; k < ng; k++) {
+		if (g[k].packets_lost) {
+			nlost++;
+			CHECK(g[k].stream == 0 && g[k].ticks_before == 9000 &&
+			      g[k].ticks_after == 6000000000ull && g[k].packets_lost == 2, "gap");
+		}
+		if (g[k].events_discarded) {
+			ndisc++;
+			disc += g[k].events_discarded;
+			CHECK(g[k].stream == 0, "discards in chan_0");
+		}
+	}
+	CHECK(nlost == 1 && ndisc >= 1 && disc == 7, "gaps: %zu lost, %zu discard reports of %" PRIu64,
+	      nlost, ndisc, disc);
 
 	/* Events in merged order. */
 	static const struct {
@@ -533,8 +547,10 @@ static void test_clock(void)
 	} cases[] = {
 		{ 2500000223u, 1795238653, 448362279, 0, 1795238653179344895ll },
 		{ 2500000223u, 1795238653, 448362279, 123456789, 1795238653228727606ll },
-		{ 2500000223u, 1795238653, 448362279, 2698074123542ull, 1795239732408898045ll },
-		{ 2500000223u, 1795238653, 448362279, UINT64_MAX, 9173935624483395701ll },
+		/* offset and ticks converted separately (as babeltrace2 does):
+		 * one below the exact sum here */
+		{ 2500000223u, 1795238653, 448362279, 2698074123542ull, 1795239732408898044ll },
+		{ 2500000223u, 1795238653, 448362279, UINT64_MAX, 9173935624483395700ll },
 		{ 1000000000u, -5, 7, 100, -4999999893ll },
 		{ 1000000000u, 9223372036, 0, UINT64_MAX, INT64_MAX },
 		{ 1000000000u, -9223372036, 0, 0, -9223372036000000000ll },
@@ -564,11 +580,13 @@ static void test_clock(void)
 	}
 }
 
-/* The plain 128-bit formula, to check the reader's faster paths. */
+/* The plain 128-bit formula babeltrace2 uses: whole seconds of the offset
+ * moved to offset_s, then offset and ticks converted (floored) separately. */
 static int64_t ref_ns(uint64_t freq, int64_t offset_s, uint64_t offset, uint64_t ticks)
 {
-	__int128 ns = (__int128)offset_s * 1000000000 +
-		      (__int128)(((unsigned __int128)offset + ticks) * 1000000000u / freq);
+	__int128 ns = ((__int128)offset_s + (__int128)(offset / freq)) * 1000000000 +
+		      (__int128)((unsigned __int128)(offset % freq) * 1000000000u / freq) +
+		      (__int128)((unsigned __int128)ticks * 1000000000u / freq);
 	return ns > INT64_MAX ? INT64_MAX : ns < INT64_MIN ? INT64_MIN : (int64_t)ns;
 }
 
@@ -865,7 +883,8 @@ static void test_bad_packets(void)
 	size_t end = b.len;
 	put(&b, "\xc1\x1f\xfc", 3);
 	snprintf(off, sizeof(off), "byte offset %zu:", end);
-	EXPECT_FAIL(bad_case("trailing", &b), "trailing/chan_0", off, "truncated packet header");
+	EXPECT_FAIL(bad_case("trailing", &b), "trailing/chan_0", off,
+		    "packet header field 'magic' goes past the end");
 	b.len = 0;
 
 	/* Another trace's stream file. */
@@ -898,8 +917,9 @@ static void test_bad_events(void)
 	pkt_end(&b, p, 16);
 	patch_le(&b, p + 48, (b.len - 16 - 8) * 8, 8); /* cut the last 8 bytes */
 	snprintf(off, sizeof(off), "byte offset %zu:", at);
+	snprintf(off, sizeof(off), "event 't:ints' at byte offset %zu:", at);
 	EXPECT_FAIL(bad_case("past_content", &b), "past_content/chan_0", off,
-		    "event 't:ints' of 38 payload bytes goes past the end of the packet content");
+		    "payload field 'ptr' goes past the end of the packet content");
 	b.len = 0;
 
 	/* Unknown event id, after one good event. */
@@ -944,7 +964,7 @@ static void test_bad_events(void)
 	put_le(&b, 1000, 4);
 	put(&b, "abc", 3);
 	pkt_end(&b, p, 0);
-	EXPECT_FAIL(bad_case("long_seq", &b), "long_seq/chan_0", "sequence 'blob' of 1000 bytes",
+	EXPECT_FAIL(bad_case("long_seq", &b), "long_seq/chan_0", "sequence 'blob' of 1000 elements",
 		    "(3 bytes left)");
 	b.len = 0;
 
@@ -964,14 +984,14 @@ static void test_bad_events(void)
 	pkt_end(&b, p, 0);
 	snprintf(off, sizeof(off), "byte offset %zu:", at);
 	EXPECT_FAIL(bad_case("short_compact", &b), "short_compact/chan_0", off,
-		    "truncated compact event header");
+		    "event header field 'timestamp' goes past the end");
 	b.len = 0;
 	p = one_event(&b, 0);
 	put_le(&b, 31, 1);
 	put_le(&b, 40, 4);
 	pkt_end(&b, p, 0);
 	EXPECT_FAIL(bad_case("short_extended", &b), "short_extended/chan_0",
-		    "truncated extended event header");
+		    "event header field 'timestamp' goes past the end");
 	free(b.p);
 }
 
@@ -1024,7 +1044,7 @@ static void test_bad_metadata(void)
 	meta_case("meta_sig", "trace { };");
 	EXPECT_FAIL(mkdir_case("meta_sig"), "meta_sig/metadata", "not CTF 1.8 metadata");
 	meta_case("meta_packetized", "\x57\x1d\xd1\x75 binary");
-	EXPECT_FAIL(mkdir_case("meta_packetized"), "packetized metadata is not supported");
+	EXPECT_FAIL(mkdir_case("meta_packetized"), "truncated metadata packet header");
 
 	/* Syntax errors, with line and byte offset. */
 	meta_edit("syn_semicolon", "\tid = 2;\n", "\tid = 2\n");
@@ -1035,8 +1055,8 @@ static void test_bad_metadata(void)
 		    "unterminated comment");
 	meta_case("syn_string", "/* CTF 1.8 */\ntrace { uuid = \"abc");
 	EXPECT_FAIL(mkdir_case("syn_string"), "line 2, column 16", "unterminated string literal");
-	meta_case("syn_char", "/* CTF 1.8 */\ntrace { major = 1 + 2; };");
-	EXPECT_FAIL(mkdir_case("syn_char"), "line 2", "unexpected character '+'");
+	meta_case("syn_char", "/* CTF 1.8 */\ntrace { major = 1 @ 2; };");
+	EXPECT_FAIL(mkdir_case("syn_char"), "line 2", "unexpected character '@'");
 	meta_case("syn_eof", "/* CTF 1.8 */\ntrace { major = 1;");
 	EXPECT_FAIL(mkdir_case("syn_eof"), "missing '}'");
 	meta_case("syn_number", "/* CTF 1.8 */\ntrace { major = 99999999999999999999999; };");
@@ -1062,32 +1082,24 @@ static void test_bad_metadata(void)
 	}
 
 	/* Valid TSDL that this reader does not decode. */
-	meta_edit("be", "byte_order = le;", "byte_order = be;");
-	EXPECT_FAIL(mkdir_case("be"), "only little-endian");
 	meta_edit("minor", "minor = 8;", "minor = 9;");
 	EXPECT_FAIL(mkdir_case("minor"), "CTF 1.9 is not supported");
-	meta_edit("int12", "size = 16; align = 8; signed = true;", "size = 12; align = 8; signed = true;");
-	EXPECT_FAIL(mkdir_case("int12"), "event 't:ints', field '_s16': 12-bit integers are not supported");
-	meta_edit("align32", "size = 32; align = 8; signed = true;", "size = 32; align = 32; signed = true;");
-	EXPECT_FAIL(mkdir_case("align32"), "alignment of 32 bits is not supported");
+	meta_edit("int65", "size = 16; align = 8; signed = true;", "size = 65; align = 8; signed = true;");
+	EXPECT_FAIL(mkdir_case("int65"), "integers of 65 bits are not supported");
 	meta_edit("half", "exp_dig = 8; mant_dig = 24;", "exp_dig = 5; mant_dig = 11;");
 	EXPECT_FAIL(mkdir_case("half"), "exp_dig 5, mant_dig 11 is not supported");
 	meta_edit("seqref", "_blob[__blob_length]", "_blob[__nope]");
-	EXPECT_FAIL(mkdir_case("seqref"), "the length '__nope' is not an earlier field");
-	meta_edit("nested", "uint16_t _after;", "struct { uint8_t x; } _after;");
-	EXPECT_FAIL(mkdir_case("nested"), "nested structures and variants are not supported");
+	EXPECT_FAIL(mkdir_case("seqref"), "cannot resolve the field path '__nope'");
+	meta_edit("seqstr", "_blob[__blob_length]", "_blob[_str]");
+	EXPECT_FAIL(mkdir_case("seqstr"), "'_str' is not an integer");
 	meta_edit("dup_id", "id = 40;", "id = 1;");
 	EXPECT_FAIL(mkdir_case("dup_id"), "event 't:ext': id 1 of stream 0 is already used by 't:misc'");
 	meta_edit("no_id", "\tid = 2;\n", "\n");
 	EXPECT_FAIL(mkdir_case("no_id"), "event 't:empty' has no id");
 	meta_edit("bad_stream", "id = 2;\n\tstream_id = 0;", "id = 2;\n\tstream_id = 4;");
 	EXPECT_FAIL(mkdir_case("bad_stream"), "event 't:empty': stream 4 is not declared");
-	meta_edit("hdr_layout", "uint32_t stream_id;\n\t\tuint64_t", "uint64_t stream_id;\n\t\tuint64_t");
-	EXPECT_FAIL(mkdir_case("hdr_layout"), "trace packet.header: field 3 should be the little-endian 32-bit");
-	meta_edit("ctx_layout", "uint32_t cpu_id;", "uint32_t cpu;");
-	EXPECT_FAIL(mkdir_case("ctx_layout"), "stream packet.context: field 7");
-	meta_edit("evh_layout", "extended = 31", "extended = 30");
-	EXPECT_FAIL(mkdir_case("evh_layout"), "not ringtrace's compact/extended header");
+	meta_edit("tag_int", "variant <id>", "variant <v>");
+	EXPECT_FAIL(mkdir_case("tag_int"), "cannot resolve the field path 'v'");
 	meta_edit("bad_uuid", "uuid = \"2deb", "uuid = \"zdeb");
 	EXPECT_FAIL(mkdir_case("bad_uuid"), "bad uuid");
 	meta_edit("freq0", "freq = 1000000000;", "freq = 0;");
@@ -1135,11 +1147,12 @@ static void test_tolerant_metadata(void)
 	struct rtr_event ev;
 	struct rtr_value v;
 	CHECK(rtr_next(t, &ev) == 1 && ev.cls->nr_fields == 6, "event");
-	CHECK(ev.cls->fields[0].base == 16 && ev.cls->fields[3].type == RTR_UINT, "classes");
+	CHECK(ev.cls->fields[0].base == 16 && ev.cls->fields[3].type == RTR_ENUM, "classes");
 	CHECK(rtr_field(&ev, 0, &v) == 0 && v.type == RTR_INT && v.i == -2, "a");
-	CHECK(rtr_field(&ev, 2, &v) == 0 && v.type == RTR_BYTES && v.bytes.len == 3 &&
-	      !memcmp(v.bytes.p, "abc", 3), "chars");
-	CHECK(rtr_field(&ev, 3, &v) == 0 && v.u == 5, "enum as integer");
+	CHECK(rtr_field(&ev, 2, &v) == 0 && v.type == RTR_STRING && v.s.len == 3 &&
+	      !memcmp(v.s.p, "abc", 3), "chars: a text array is a string");
+	CHECK(rtr_field(&ev, 3, &v) == 0 && v.type == RTR_ENUM && v.u == 5 && v.label &&
+	      !strcmp(v.label, "B"), "enum");
 	CHECK(rtr_field(&ev, 5, &v) == 0 && v.bytes.len == 2 && v.bytes.p[0] == 9, "seq");
 	CHECK(rtr_next(t, &ev) == 0, "end");
 	const struct rtr_stream_stats *st;

@@ -1,0 +1,540 @@
+/*
+ * reader_decode.c - decode stream files through the metadata's decode
+ * nodes: packets (header and context: magic, uuid, stream class, sizes,
+ * timestamps, counters), events (header with N-bit partial timestamps,
+ * contexts, payload) and, on demand, field values (the rtr_value API).
+ *
+ * Walking a scope lays its fields out as records (reader_stream.h), one
+ * per field instance, children of a compound in consecutive records; a
+ * scope of static size with nothing the reader needs inside (no role, no
+ * length or tag referenced later) is skipped with one addition and only
+ * walked if a value is asked for. Arrays of fixed-size scalars get no
+ * per-element record. Every read is bounds-checked against the packet's
+ * content end; errors name the file and the byte offset.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader_stream.h"
+
+#define MAX_RECS (1u << 26)	/* per scope instance */
+#define CTF_MAGIC_VALUE 0xC1FC1FC1u
+
+static inline uint64_t align_up(uint64_t bit, uint32_t align)
+{
+	return (bit + align - 1) & ~(uint64_t)(align - 1);
+}
+
+static const char *scope_desc(int scope)
+{
+	static const char *const names[] = {
+		"packet header", "packet context", "event header",
+		"stream event context", "context", "payload",
+	};
+	return names[scope];
+}
+
+/* ------------------------------------------------------------------ */
+/* Walking                                                              */
+
+struct walk {
+	struct rtr_cursor *c;
+	int scope;
+	uint64_t end;		/* bits: content end (or file end) */
+	int depth;
+	bool rec;		/* lay out records (else only find the end,
+				 * apply roles and fill slots) */
+};
+
+/* "event 'name' at byte offset N: " for errors in event scopes. */
+static const char *event_desc(const struct walk *w, char *buf, size_t len)
+{
+	const struct rtr_cursor *c = w->c;
+	buf[0] = '\0';
+	if (w->scope >= RTR_SCOPE_EVENT_CONTEXT)
+		snprintf(buf, len, "event '%s' at byte offset %" PRIu64 ": ",
+			 c->m->classes[c->cls].name, c->ev_start / 8);
+	return buf;
+}
+
+__attribute__((noinline))
+static int field_past_end(struct walk *w, const struct rtr_node *n, uint64_t bit)
+{
+	char ev[300];
+	return rtr_set_error(w->c->set, -EINVAL,
+			     "%s: byte offset %" PRIu64 ": %s%s field '%s' goes past the end of the packet content (at byte %" PRIu64 ")",
+			     w->c->path, bit / 8, event_desc(w, ev, sizeof(ev)),
+			     scope_desc(w->scope), n->decl_name, w->end / 8);
+}
+
+__attribute__((noinline))
+static int reserve_slow(struct walk *w, uint64_t count, size_t *first);
+
+static inline int reserve(struct walk *w, uint64_t count, size_t *first)
+{
+	struct rtr_recbuf *rb = &w->c->recs[w->scope];
+	if (count <= rb->cap - rb->n) {
+		*first = rb->n;
+		rb->n += count;
+		return 0;
+	}
+	return reserve_slow(w, count, first);
+}
+
+static int reserve_slow(struct walk *w, uint64_t count, size_t *first)
+{
+	struct rtr_recbuf *rb = &w->c->recs[w->scope];
+	if (count > MAX_RECS || rb->n + count > MAX_RECS)
+		return rtr_set_error(w->c->set, -EINVAL, "%s: too many fields in one %s",
+				     w->c->path, scope_desc(w->scope));
+	if (rb->n + count > rb->cap) {
+		size_t cap = rb->cap ? rb->cap : 64;
+		while (cap < rb->n + count)
+			cap *= 2;
+		struct rtr_rec *r = realloc(rb->r, cap * sizeof(*r));
+		if (!r)
+			return rtr_set_error(w->c->set, -ENOMEM, "out of memory");
+		rb->r = r;
+		rb->cap = cap;
+	}
+	*first = rb->n;
+	rb->n += count;
+	return 0;
+}
+
+static void apply_role(struct rtr_cursor *c, const struct rtr_node *n, uint64_t v, uint64_t bit)
+{
+	struct rtr_pkt *p = &c->pkt;
+	p->have |= 1u << n->role;
+	switch (n->role) {
+	case RR_MAGIC: p->magic = v; break;
+	case RR_STREAM_ID: p->stream_id = v; break;
+	case RR_TS_BEGIN: p->ts_begin = v; break;
+	case RR_TS_END: p->ts_end = v; break;
+	case RR_CONTENT_SIZE: p->content_size = v; break;
+	case RR_PACKET_SIZE: p->packet_size = v; break;
+	case RR_SEQ_NUM: p->seq = v; break;
+	case RR_DISCARDED: p->discarded = v; break;
+	case RR_CPU_ID: p->cpu = v; break;
+	case RR_UUID: p->uuid_bit = bit; break;
+	case RR_EVENT_ID: c->ev_id = v; break;
+	case RR_CLOCK:
+		if (n->size >= 64) {
+			c->clock = v;
+		} else {
+			/* N low bits: a smaller value than the clock's low
+			 * bits means they wrapped once. */
+			uint64_t mask = (1ull << n->size) - 1;
+			uint64_t cl = c->clock;
+			if (v < (cl & mask))
+				cl += mask + 1;
+			c->clock = (cl & ~mask) | v;
+		}
+		break;
+	default: break;
+	}
+}
+
+static int walk_node(struct walk *w, const struct rtr_node *n, uint64_t *bitp, size_t rec);
+
+/* A scalar (integer, enum, float) without record: the common case of the
+ * scan, kept out of walk_node's recursion. */
+static inline int scan_scalar(struct walk *w, const struct rtr_node *n, uint64_t *bitp)
+{
+	uint64_t bit = align_up(*bitp, n->align);
+	if (bit > w->end || n->size > w->end - bit)
+		return field_past_end(w, n, bit);
+	if (n->role || n->slot >= 0) {
+		struct rtr_cursor *c = w->c;
+		uint64_t v = read_bits(c->map, bit, n->size, n->be);
+		if (n->is_signed)
+			v = (uint64_t)sign_extend(v, n->size);
+		if (n->slot >= 0)
+			c->slots[n->slot] = v;
+		if (n->role)
+			apply_role(c, n, v, bit);
+	}
+	*bitp = bit + n->size;
+	return 0;
+}
+
+/* The option variant n selects (its tag's value), or -1. */
+static inline int32_t variant_option(const struct walk *w, const struct rtr_node *n)
+{
+	uint64_t tag = w->c->slots[n->ref_slot];
+	for (uint32_t k = 0; k < n->nr_maps; k++) {
+		const struct rtr_enum_map *mp = &n->maps[k];
+		if ((int64_t)tag >= mp->lo && (int64_t)tag <= mp->hi)
+			return mp->option;
+	}
+	return -1;
+}
+
+__attribute__((noinline))
+static int no_option(const struct walk *w, const struct rtr_node *n, uint64_t bit)
+{
+	return rtr_set_error(w->c->set, -EINVAL,
+			     "%s: byte offset %" PRIu64 ": variant '%s': tag value %" PRId64 " selects no option",
+			     w->c->path, bit / 8, n->decl_name, (int64_t)w->c->slots[n->ref_slot]);
+}
+
+/* Scan (no records) a structure of scalars, e.g. an event header's
+ * compact or extended form. */
+static inline int scan_flat(struct walk *w, const struct rtr_node *st, uint64_t *bitp)
+{
+	*bitp = align_up(*bitp, st->align);
+	if (*bitp > w->end)
+		return field_past_end(w, st, *bitp);
+	for (uint32_t k = 0; k < st->nr_children; k++)
+		if (scan_scalar(w, st->children[k], bitp) < 0)
+			return -EINVAL;
+	return 0;
+}
+
+static int walk_variant(struct walk *w, const struct rtr_node *n, uint64_t *bitp, size_t rec)
+{
+	int32_t opt = variant_option(w, n);
+	if (opt < 0)
+		return no_option(w, n, *bitp);
+	size_t first = 0;
+	if (w->rec) {
+		if (reserve(w, 1, &first) < 0)
+			return -EINVAL;
+		struct rtr_rec *r = &w->c->recs[w->scope].r[rec];
+		r->first = first;
+		r->count = 1;
+	}
+	return walk_node(w, n->children[opt], bitp, first);
+}
+
+static int walk_array(struct walk *w, const struct rtr_node *n, uint64_t *bitp, size_t rec)
+{
+	uint64_t len = n->kind == RN_ARRAY ? n->length : w->c->slots[n->ref_slot];
+	const struct rtr_node *e = n->children[0];
+	uint64_t bit = *bitp;
+	struct rtr_recbuf *rb = &w->c->recs[w->scope];
+	if (n->elem_fixed) {
+		uint64_t left = w->end - bit;
+		if (len && (n->stride > left / len + 1 ||
+			    n->stride * (len - 1) + e->size > left))
+			goto too_long;
+		if (w->rec) {
+			rb->r[rec].first = UINT64_MAX;
+			rb->r[rec].count = len;
+		}
+		*bitp = len ? bit + n->stride * (len - 1) + e->size : bit;
+		return 0;
+	}
+	/* Every element takes at least one bit, but empty structures. */
+	if (len > w->end - bit && e->static_bits != 0)
+		goto too_long;
+	if (e->static_bits == 0 && len > MAX_RECS)
+		goto too_long;
+	if (!w->rec && e->plain && len) {
+		/* Elements of static size with nothing inside to note. */
+		uint64_t stride = align_up((uint64_t)e->static_bits, e->align);
+		uint64_t left = w->end - bit;
+		if (stride && (len - 1 > left / stride ||
+			       stride * (len - 1) + (uint64_t)e->static_bits > left))
+			goto too_long;
+		*bitp = bit + stride * (len - 1) + (uint64_t)e->static_bits;
+		return 0;
+	}
+	size_t first = 0;
+	if (w->rec) {
+		if (reserve(w, len, &first) < 0)
+			return -EINVAL;
+		rb = &w->c->recs[w->scope];
+		rb->r[rec].first = first;
+		rb->r[rec].count = len;
+	}
+	for (uint64_t k = 0; k < len; k++)
+		if (walk_node(w, e, bitp, w->rec ? first + k : 0) < 0)
+			return -EINVAL;
+	return 0;
+too_long:
+	return rtr_set_error(w->c->set, -EINVAL,
+			     "%s: byte offset %" PRIu64 ": %s '%s' of %" PRIu64 " elements goes past the end of the packet content (%" PRIu64 " bytes left)",
+			     w->c->path, bit / 8, n->kind == RN_SEQ ? "sequence" : "array",
+			     n->decl_name, len, (w->end - bit) / 8);
+}
+
+static int walk_node(struct walk *w, const struct rtr_node *n, uint64_t *bitp, size_t rec)
+{
+	struct rtr_cursor *c = w->c;
+	uint64_t bit = align_up(*bitp, n->align);
+	if (bit > w->end)
+		return field_past_end(w, n, *bitp);
+	struct rtr_rec *r = NULL;
+	if (w->rec) {
+		r = &c->recs[w->scope].r[rec];
+		r->n = n;
+		r->bit = bit;
+		r->first = 0;
+		r->count = 0;
+	}
+	int ret = 0;
+	switch (n->kind) {
+	case RN_INT:
+	case RN_ENUM:
+	case RN_FLOAT:
+		if (n->size > w->end - bit)
+			return field_past_end(w, n, bit);
+		if (n->role || n->slot >= 0) {
+			uint64_t v = read_bits(c->map, bit, n->size, n->be);
+			if (n->is_signed)
+				v = (uint64_t)sign_extend(v, n->size);
+			if (n->slot >= 0)
+				c->slots[n->slot] = v;
+			if (n->role)
+				apply_role(c, n, v, bit);
+		}
+		*bitp = bit + n->size;
+		return 0;
+	case RN_STRING: {
+		uint64_t from = bit / 8, to = w->end / 8;
+		const uint8_t *z = from < to ? memchr(c->map + from, 0, to - from) : NULL;
+		if (!z)
+			return rtr_set_error(c->set, -EINVAL,
+					     "%s: byte offset %" PRIu64 ": string '%s' has no NUL before the end of the packet content",
+					     c->path, from, n->decl_name);
+		if (r)
+			r->first = (uint64_t)(z - (c->map + from));
+		*bitp = (uint64_t)(z - c->map + 1) * 8;
+		return 0;
+	}
+	case RN_STRUCT: {
+		if (++w->depth > 64)
+			return rtr_set_error(c->set, -EINVAL, "%s: fields nested too deep", c->path);
+		size_t first = 0;
+		if (w->rec) {
+			if (reserve(w, n->nr_children, &first) < 0)
+				return -EINVAL;
+			r = &c->recs[w->scope].r[rec];
+			r->first = first;
+			r->count = n->nr_children;
+		}
+		*bitp = bit;
+		for (uint32_t k = 0; k < n->nr_children && ret == 0; k++) {
+			const struct rtr_node *ch = n->children[k];
+			if (!w->rec && ch->kind <= RN_FLOAT) {
+				ret = scan_scalar(w, ch, bitp);
+			} else if (!w->rec && ch->kind == RN_VARIANT) {
+				int32_t opt = variant_option(w, ch);
+				if (opt < 0)
+					ret = no_option(w, ch, *bitp);
+				else if (ch->children[opt]->kind == RN_STRUCT &&
+					 ch->children[opt]->flat)
+					ret = scan_flat(w, ch->children[opt], bitp);
+				else
+					ret = walk_node(w, ch->children[opt], bitp, 0);
+			} else
+				ret = walk_node(w, ch, bitp, w->rec ? first + k : 0);
+		}
+		w->depth--;
+		return ret;
+	}
+	case RN_VARIANT:
+		*bitp = bit;
+		if (++w->depth > 64)
+			return rtr_set_error(c->set, -EINVAL, "%s: fields nested too deep", c->path);
+		ret = walk_variant(w, n, bitp, rec);
+		w->depth--;
+		return ret;
+	default:
+		*bitp = bit;
+		if (n->role)
+			apply_role(c, n, 0, bit);
+		if (++w->depth > 64)
+			return rtr_set_error(c->set, -EINVAL, "%s: fields nested too deep", c->path);
+		ret = walk_array(w, n, bitp, rec);
+		w->depth--;
+		return ret;
+	}
+}
+
+/* Walk scope `scope` (root n, NULL: absent) from *bitp: with records
+ * when `rec`, else only to find its end (with one addition when its size
+ * is static and nothing in it matters to the reader). Walking again the
+ * same bytes is harmless: roles and slots get the same values. */
+static int walk_scope(struct rtr_cursor *c, int scope, const struct rtr_node *n,
+		      uint64_t *bitp, uint64_t end, bool rec)
+{
+	struct rtr_recbuf *rb = &c->recs[scope];
+	rb->n = 0;
+	rb->root = n;
+	if (!n) {
+		rb->state = RS_ABSENT;
+		rb->start = rb->end = *bitp;
+		return 0;
+	}
+	uint64_t bit = align_up(*bitp, n->align);
+	rb->start = bit;
+	/* A scope that does not fit is walked to name the field that does not. */
+	if (!rec && n->plain && bit <= end && (uint64_t)n->static_bits <= end - bit) {
+		rb->state = RS_SKIPPED;
+		*bitp = rb->end = bit + (uint64_t)n->static_bits;
+		return 0;
+	}
+	struct walk w = { c, scope, end, 0, rec };
+	size_t first = 0;
+	if ((rec && reserve(&w, 1, &first) < 0) || walk_node(&w, n, &bit, first) < 0)
+		return -EINVAL;
+	rb->state = rec ? RS_EXPANDED : RS_SKIPPED;
+	*bitp = rb->end = bit;
+	return 0;
+}
+
+int rtr_cursor_expand(struct rtr_cursor *c, int scope)
+{
+	struct rtr_recbuf *rb = &c->recs[scope];
+	if (rb->state != RS_SKIPPED)
+		return 0;
+	uint64_t bit = rb->start;
+	return walk_scope(c, scope, rb->root, &bit, rb->end, true);
+}
+
+/* ------------------------------------------------------------------ */
+/* Packets and events                                                   */
+
+#define HAVE(p, role) ((p)->have & (1u << (role)))
+
+int rtr_cursor_packet(struct rtr_cursor *c, uint64_t off)
+{
+	const struct rtr_meta *m = c->m;
+	struct rtr_pkt *p = &c->pkt;
+	memset(p, 0, sizeof(*p));
+	p->off = off;
+	uint64_t fend = c->size * 8, bit = off * 8;
+	if (walk_scope(c, RTR_SCOPE_PACKET_HEADER, m->packet_header, &bit, fend, false) < 0)
+		return -EINVAL;
+	if (HAVE(p, RR_MAGIC) && p->magic != CTF_MAGIC_VALUE)
+		return rtr_set_error(c->set, -EINVAL,
+				     "%s: byte offset %" PRIu64 ": bad packet magic 0x%08" PRIx64 " (expected 0x%08x)",
+				     c->path, off, p->magic, CTF_MAGIC_VALUE);
+	if (HAVE(p, RR_UUID) && m->has_uuid && memcmp(c->map + p->uuid_bit / 8, m->uuid, 16))
+		return rtr_set_error(c->set, -EINVAL,
+				     "%s: byte offset %" PRIu64 ": the packet's trace UUID is not the metadata's (a stream file of another trace?)",
+				     c->path, p->uuid_bit / 8);
+	p->sc = NULL;
+	for (size_t k = 0; k < m->nr_streams; k++)
+		if (m->streams[k].id == p->stream_id)
+			p->sc = &m->streams[k];
+	if (!p->sc)
+		return rtr_set_error(c->set, -EINVAL,
+				     "%s: byte offset %" PRIu64 ": stream id %" PRIu64 " is not in the metadata",
+				     c->path, off, p->stream_id);
+	if (walk_scope(c, RTR_SCOPE_PACKET_CONTEXT, p->sc->packet_context, &bit, fend, false) < 0)
+		return -EINVAL;
+	uint64_t left = fend - off * 8, hdr = bit - off * 8;
+	uint64_t psize = HAVE(p, RR_PACKET_SIZE) ? p->packet_size : left;
+	uint64_t csize = HAVE(p, RR_CONTENT_SIZE) ? p->content_size : psize;
+	const char *why = NULL;
+	if (psize % 8)
+		why = "packet_size %" PRIu64 " bits is not a whole number of bytes";
+	else if (psize > left)
+		why = "packet_size %" PRIu64 " bits goes past the end of the file";
+	else if (psize < hdr)
+		why = "packet_size %" PRIu64 " bits is smaller than the packet header";
+	else if (csize > psize)
+		why = "content_size %" PRIu64 " bits is larger than packet_size";
+	else if (csize < hdr)
+		why = "content_size %" PRIu64 " bits is smaller than the packet header";
+	if (why) {
+		char msg[160];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+		snprintf(msg, sizeof(msg), why, strstr(why, "content") == why ? csize : psize);
+#pragma GCC diagnostic pop
+		return rtr_set_error(c->set, -EINVAL,
+				     "%s: byte offset %" PRIu64 ": %s (%" PRIu64 " bytes left in the file, header and context %" PRIu64 " bits)",
+				     c->path, off, msg, left / 8, hdr);
+	}
+	p->packet_end = off * 8 + psize;
+	p->content_end = off * 8 + csize;
+	if (!psize) /* cannot happen (hdr > 0 or left > 0), but never loop */
+		p->packet_end = fend;
+	c->pos = bit;
+	c->clock = HAVE(p, RR_TS_BEGIN) ? p->ts_begin : c->clock;
+	return 0;
+}
+
+static inline bool dynamic(const struct rtr_node *n)
+{
+	return n && n->static_bits < 0;
+}
+
+__attribute__((noinline))
+static int unknown_id(struct rtr_cursor *c, uint64_t at)
+{
+	return rtr_set_error(c->set, -EINVAL,
+			     "%s: byte offset %" PRIu64 ": unknown event id %" PRIu64 " for stream class %" PRIu64,
+			     c->path, at / 8, c->ev_id, c->pkt.sc->id);
+}
+
+int rtr_cursor_next(struct rtr_cursor *c)
+{
+	if (!c->map)
+		return 0;
+	/* The next packet with an event: content ends at the first bit
+	 * where no event header fits (padding is shorter than a header). */
+	while (c->pos >= c->pkt.content_end ||
+	       (c->pkt.sc->event_header && c->pkt.content_end - c->pos < 8)) {
+		uint64_t next = c->pkt.packet_end / 8;
+		if (next >= c->size)
+			return 0;
+		if (rtr_cursor_packet(c, next) < 0)
+			return -EINVAL;
+	}
+	const struct rtr_stream_class *sc = c->pkt.sc;
+	const struct rtr_meta *m = c->m;
+	uint64_t end = c->pkt.content_end, at = c->pos, bit = at;
+	c->ev_id = 0;
+	/* Headers are only scanned (their values are rarely asked for);
+	 * contexts and payloads of dynamic size get their records at once
+	 * (readers usually want them, and that spares a second walk). */
+	if (walk_scope(c, RTR_SCOPE_EVENT_HEADER, sc->event_header, &bit, end, false) < 0 ||
+	    walk_scope(c, RTR_SCOPE_STREAM_EVENT_CONTEXT, sc->event_context, &bit, end,
+		       dynamic(sc->event_context)) < 0)
+		return -EINVAL;
+	uint32_t k = rtr_meta_find_class(m, sc, c->ev_id);
+	if (k == UINT32_MAX)
+		return unknown_id(c, at);
+	const struct rtr_class_nodes *cn = &m->class_nodes[k];
+	c->cls = k;
+	c->ev_start = at;
+	if (walk_scope(c, RTR_SCOPE_EVENT_CONTEXT, cn->context, &bit, end, dynamic(cn->context)) < 0)
+		return -EINVAL;
+	uint64_t pl = bit;
+	if (walk_scope(c, RTR_SCOPE_PAYLOAD, cn->payload, &bit, end, dynamic(cn->payload)) < 0)
+		return -EINVAL;
+	pl = c->recs[RTR_SCOPE_PAYLOAD].start;
+	if (bit == at)
+		return rtr_set_error(c->set, -EINVAL,
+				     "%s: byte offset %" PRIu64 ": an event of 0 bits (no event header, empty payload)",
+				     c->path, at / 8);
+	c->pos = bit;
+	c->cls = k;
+	struct rtr_event *ev = &c->ev;
+	ev->ticks = c->clock;
+	ev->ns = rtr_meta_ns(m, c->clock);
+	ev->cpu = HAVE(&c->pkt, RR_CPU_ID) ? (uint32_t)c->pkt.cpu : UINT32_MAX;
+	ev->stream = c->stream;
+	ev->trace = c->trace;
+	ev->payload = c->map + pl / 8;
+	ev->payload_len = (size_t)((bit - pl + 7) / 8);
+	ev->priv_ = c;
+	c->ns = ev->ns;
+	return 1;
+}
+
+void rtr_cursor_free(struct rtr_cursor *c)
+{
+	for (int s = 0; s < RTR_NR_SCOPES; s++)
+		free(c->recs[s].r);
+	free(c->slots);
+}
