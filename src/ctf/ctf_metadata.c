@@ -164,8 +164,10 @@ int ctf_metadata_build(struct ctf_buf *b, const struct ctf_trace_info *t,
 	put_quoted(b, t->trace_name);
 	ctf_buf_printf(b, ";\n};\n\n");
 
+	char clock_uuid[37];
+	ctf_uuid_format(t->clock.has_uuid ? t->clock.uuid : t->uuid, clock_uuid);
 	ctf_buf_printf(b, "clock {\n\tname = \"%s\";\n\tuuid = \"%s\";\n\tdescription = ",
-		       t->clock.name, uuid);
+		       t->clock.name, clock_uuid);
 	put_quoted(b, t->clock.description);
 	ctf_buf_printf(b,
 		       ";\n\tfreq = %llu;\n\tprecision = %llu;\n\toffset_s = %lld;\n"

@@ -10,6 +10,7 @@
 #define RINGTRACE_CTF_METADATA_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <ringtrace/ringtrace_types.h>
@@ -33,6 +34,10 @@ struct ctf_clock_info {
 	int64_t offset_s;
 	uint64_t offset;
 	uint64_t precision;
+	/* The clock's own uuid (has_uuid), so that traces written with one
+	 * clock (a daemon's) can be merged by readers; else the trace's. */
+	bool has_uuid;
+	uint8_t uuid[16];
 };
 
 struct ctf_stream_class {

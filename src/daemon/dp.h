@@ -52,10 +52,13 @@ struct dp_event_class {
 	struct rt_field_desc *fields;	/* names are owned copies */
 };
 
-/* One channel's buffers in one trace. Owner: its dp_trace. */
+/* One channel's buffers in one trace. Owner: its dp_trace. A session's
+ * per-uid channels are in its per-uid traces and its per-pid channels in
+ * its per-pid traces: the entries of the other kind are left empty
+ * (channel == NULL, rb not created). */
 struct dp_bufset {
 	struct dp_trace *trace;
-	struct rtd_channel *channel;
+	struct rtd_channel *channel;	/* NULL: not in this trace */
 	struct rb rb;			/* created by the registry (rb_create: memfd) */
 	struct ctf_stream_info stream;
 	void *consumer;			/* the consumer's */

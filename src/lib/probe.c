@@ -3,66 +3,217 @@
  * this CPU's buffer (the clock is read in the reservation loop), writes
  * the CTF event header, and commits after the call site wrote the payload.
  *
- * Fast path: no lock, no system call, no allocation, no floating point.
- * Reentrant: a signal handler that traces while this thread is between
- * rt__reserve and rt__commit gets the next slot; nesting deeper than
- * RT_MAX_NESTING drops the event and counts it.
+ * Two modes. Embedded (`ringtrace record` without a daemon): one channel,
+ * rt_active_channel, the path below inlined into each entry point. Daemon
+ * mode: the class's target table (daemon_client.h) lists every buffer
+ * set (channel of a session, per uid or per pid) the event goes to; the
+ * slot is reserved in the first target that has room, and rt__commit
+ * reserves the next one and returns true while targets remain, so the
+ * call site writes the payload once per target. After the header come
+ * the buffer set's contexts (dp.h), then the payload.
+ *
+ * Context values: vpid, procname and hostname are cached at registration;
+ * vtid and prio are cached per thread by its first event in daemon mode
+ * (gettid and getpriority: one system call each, once per thread; prio is
+ * not refreshed when the thread's nice value changes later); cpu_id is
+ * the buffer's CPU; ip is the return address of the probe call in the
+ * instrumented code.
+ *
+ * Fast path: no lock, no system call (but the one-time context cache
+ * above), no allocation, no floating point. Reentrant: a signal handler
+ * that traces while this thread is between rt__reserve and rt__commit
+ * gets the next slot; nesting deeper than RT_MAX_NESTING drops the event
+ * and counts it.
  */
+#define _GNU_SOURCE
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include "../daemon/rtd.h"
 #include "../ringbuffer/ringbuffer_api.h"
+#include "daemon_client.h"
 #include "rt_internal.h"
 
 /* Probe nesting depth of this thread (initial-exec: no allocation and no
  * lock on first use, unlike the general-dynamic TLS model). */
 static __thread uint32_t rt_nesting __attribute__((tls_model("initial-exec")));
 
+/* Daemon mode: where a multi-target event is, per nesting level (a
+ * nested probe in a signal handler uses the next level and is done
+ * before the interrupted one continues). */
+struct rt_multi {
+	const struct rt_target_set *set;
+	uint32_t idx;			/* target being written */
+	uint32_t payload;		/* bytes after the contexts */
+	uintptr_t ip;
+};
+static __thread struct rt_multi rt_multi[RT_MAX_NESTING]
+	__attribute__((tls_model("initial-exec")));
+static __thread int32_t rt_tid __attribute__((tls_model("initial-exec")));
+static __thread int32_t rt_prio __attribute__((tls_model("initial-exec")));
+
 /* What rt_slot.opaque holds between reserve and commit. */
 struct rt_slot_priv {
 	struct rb_ctx ctx;
-	struct rt_channel *ch;
+	struct rb *rb;
+	uint32_t multi;			/* daemon mode: rt_multi[] is in use */
 };
 _Static_assert(sizeof(struct rt_slot_priv) <= sizeof(((struct rt_slot *)0)->opaque),
 	       "rt_slot too small");
 
-static RT_NOINLINE void rt_drop(struct rt_channel *ch)
+static RT_NOINLINE void rt_drop(struct rb *rb)
 {
 	int32_t cpu = 0;
 	if (rb_rseq_usable())
 		cpu = rb_rseq_cpu(rb_rseq_area());
-	rb_count_lost(&ch->rb, (uint32_t)cpu);
+	rb_count_lost(rb, (uint32_t)cpu);
 }
 
-/* The probe's two halves, inlined into each exported entry point (a call
- * between exported functions would go through the PLT). */
-static inline __attribute__((always_inline)) bool
-probe_reserve(struct rt_event_desc *ev, size_t payload_size, struct rt_slot *slot)
+static RT_NOINLINE void fill_thread_cache(void)
 {
-	/* Acquire: pairs with the release stores that published the class
-	 * (registry) and the channel (session start). */
-	const struct rt_event_class *c = __atomic_load_n(&ev->priv, __ATOMIC_ACQUIRE);
-	struct rt_channel *ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
-	if (__builtin_expect(!c || !ch, 0))
+	rt_tid = (int32_t)gettid();
+	rt_prio = 20 + getpriority(PRIO_PROCESS, 0);
+}
+
+/* The buffer set's contexts, in its order (dp.h: packed, byte-aligned). */
+static char *write_contexts(char *p, const struct rt_dbuf *b, int32_t cpu,
+			    uintptr_t ip)
+{
+	for (uint32_t i = 0; i < b->nr_ctx; i++) {
+		switch (b->ctx[i]) {
+		case RTD_CTX_VPID:
+			memcpy(p, &rt_dc_pid, 4);
+			p += 4;
+			break;
+		case RTD_CTX_VTID:
+			if (__builtin_expect(!rt_tid, 0))
+				fill_thread_cache();
+			memcpy(p, &rt_tid, 4);
+			p += 4;
+			break;
+		case RTD_CTX_PROCNAME:
+			memcpy(p, rt_dc_procname, rt_dc_procname_size);
+			p += rt_dc_procname_size;
+			break;
+		case RTD_CTX_CPU_ID:
+			memcpy(p, &cpu, 4);
+			p += 4;
+			break;
+		case RTD_CTX_IP: {
+			uint64_t v = ip;
+			memcpy(p, &v, 8);
+			p += 8;
+			break;
+		}
+		case RTD_CTX_PRIO:
+			if (__builtin_expect(!rt_tid, 0))
+				fill_thread_cache();
+			memcpy(p, &rt_prio, 4);
+			p += 4;
+			break;
+		case RTD_CTX_HOSTNAME:
+			memcpy(p, rt_dc_hostname, rt_dc_hostname_size);
+			p += rt_dc_hostname_size;
+			break;
+		default:
+			break;
+		}
+	}
+	return p;
+}
+
+/* Reserve targets idx.. of the set until one has room; false when none
+ * does. Nesting was counted by the caller. */
+static bool targets_reserve(struct rt_slot *slot, const struct rt_target_set *set,
+			    uint32_t idx, uint32_t payload, uintptr_t ip)
+{
+	struct rt_slot_priv *sp = (struct rt_slot_priv *)slot->opaque;
+	for (; idx < set->nr; idx++) {
+		const struct rt_target *t = &set->t[idx];
+		struct rb *rb = &t->buf->rb;
+		uint64_t size = (uint64_t)payload + t->buf->ctx_size;
+		if (__builtin_expect(size > rb->subbuf_size, 0)) {
+			rt_drop(rb);
+			continue;
+		}
+		sp->rb = rb;
+		sp->multi = 1;
+		sp->ctx.payload_size = (uint32_t)size;
+		sp->ctx.hdr_compact = t->hdr_compact;
+		sp->ctx.hdr_full = CTF_EVENT_HEADER_EXTENDED;
+		if (rb_reserve(rb, &sp->ctx, rt_clock_read) != 0)
+			continue;
+		char *p = sp->ctx.addr + ctf_write_event_header(sp->ctx.addr, t->id,
+								sp->ctx.tsc,
+								sp->ctx.full_tsc);
+		slot->p = write_contexts(p, t->buf, sp->ctx.cpu, ip);
+		struct rt_multi *m = &rt_multi[rt_nesting - 1];
+		m->set = set;
+		m->idx = idx;
+		m->payload = payload;
+		m->ip = ip;
+		return true;
+	}
+	return false;
+}
+
+/* Daemon mode's reserve: the first target of the class's table. */
+static RT_NOINLINE bool daemon_reserve(const struct rt_event_class *c,
+				       size_t payload_size, struct rt_slot *slot,
+				       uintptr_t ip)
+{
+	/* Acquire: pairs with the release store that published the table
+	 * (daemon_targets.c): the table and its buffer sets are complete. */
+	const struct rt_target_set *set = __atomic_load_n(&c->targets, __ATOMIC_ACQUIRE);
+	if (!set || payload_size > UINT32_MAX)
 		return false;
-	if (__builtin_expect(rt_nesting >= RT_MAX_NESTING ||
-				     payload_size > ch->rb.subbuf_size,
-			     0)) {
-		rt_drop(ch);
+	if (rt_nesting >= RT_MAX_NESTING) {
+		rt_drop(&set->t[0].buf->rb);
 		return false;
 	}
 	rt_nesting++;
-	struct rt_slot_priv *sp = (struct rt_slot_priv *)slot->opaque;
-	sp->ch = ch;
+	if (targets_reserve(slot, set, 0, (uint32_t)payload_size, ip))
+		return true;
+	rt_nesting--;
+	return false;
+}
+
+/* After a daemon-mode commit: the next target, if any. */
+static RT_NOINLINE bool daemon_next(struct rt_slot *slot)
+{
+	const struct rt_multi *m = &rt_multi[rt_nesting - 1];
+	if (targets_reserve(slot, m->set, m->idx + 1, m->payload, m->ip))
+		return true;
+	rt_nesting--;
+	return false;
+}
+
+/* Embedded mode's reservation in its one channel, inlined into the
+ * exported entry points (a call between exported functions would go
+ * through the PLT). `sp` may be a local that never escapes (rt__record),
+ * so the compiler keeps it in registers. */
+static inline __attribute__((always_inline)) bool
+embedded_reserve(const struct rt_event_class *c, struct rt_channel *ch,
+		 size_t payload_size, struct rt_slot_priv *sp, char **p)
+{
+	if (__builtin_expect(rt_nesting >= RT_MAX_NESTING ||
+				     payload_size > ch->rb.subbuf_size,
+			     0)) {
+		rt_drop(&ch->rb);
+		return false;
+	}
+	rt_nesting++;
+	sp->rb = &ch->rb;
 	sp->ctx.payload_size = (uint32_t)payload_size;
 	sp->ctx.hdr_compact = c->hdr_compact;
 	sp->ctx.hdr_full = CTF_EVENT_HEADER_EXTENDED;
-	if (__builtin_expect(rb_reserve(&ch->rb, &sp->ctx, rt_clock_read) != 0, 0)) {
+	if (__builtin_expect(rb_reserve(sp->rb, &sp->ctx, rt_clock_read) != 0, 0)) {
 		rt_nesting--;
 		return false;
 	}
-	slot->p = sp->ctx.addr + ctf_write_event_header(sp->ctx.addr, c->id,
-							sp->ctx.tsc,
-							sp->ctx.full_tsc);
+	*p = sp->ctx.addr + ctf_write_event_header(sp->ctx.addr, c->id, sp->ctx.tsc,
+						   sp->ctx.full_tsc);
 	return true;
 }
 
@@ -92,31 +243,63 @@ static inline void rt_copy(char *dst, const char *src, size_t n)
 	memcpy(dst, src, n);
 }
 
-static inline __attribute__((always_inline)) bool probe_commit(struct rt_slot *slot)
+/* Daemon mode, events written in one call: every target in turn. */
+static RT_NOINLINE void daemon_record(const struct rt_event_class *c,
+				      const void *payload, size_t size, uintptr_t ip)
 {
-	struct rt_slot_priv *sp = (struct rt_slot_priv *)slot->opaque;
-	rb_commit(&sp->ch->rb, &sp->ctx);
-	rt_nesting--;
-	return false;
+	struct rt_slot slot;
+	if (!daemon_reserve(c, size, &slot, ip))
+		return;
+	struct rt_slot_priv *sp = (struct rt_slot_priv *)slot.opaque;
+	do {
+		rt_copy(slot.p, payload, size);
+		rb_commit(sp->rb, &sp->ctx);
+	} while (daemon_next(&slot));
 }
 
 bool rt__reserve(struct rt_event_desc *ev, size_t payload_size,
 		 struct rt_slot *slot)
 {
-	return probe_reserve(ev, payload_size, slot);
+	/* Acquire: pairs with the release stores that published the class
+	 * (registry) and the channel (session start). */
+	const struct rt_event_class *c = __atomic_load_n(&ev->priv, __ATOMIC_ACQUIRE);
+	struct rt_channel *ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(!c, 0))
+		return false;
+	if (__builtin_expect(!ch, 0))
+		return daemon_reserve(c, payload_size, slot,
+				      (uintptr_t)__builtin_return_address(0));
+	struct rt_slot_priv *sp = (struct rt_slot_priv *)slot->opaque;
+	sp->multi = 0;
+	return embedded_reserve(c, ch, payload_size, sp, &slot->p);
 }
 
 bool rt__commit(struct rt_slot *slot)
 {
-	return probe_commit(slot);
+	struct rt_slot_priv *sp = (struct rt_slot_priv *)slot->opaque;
+	rb_commit(sp->rb, &sp->ctx);
+	if (__builtin_expect(sp->multi, 0))
+		return daemon_next(slot);
+	rt_nesting--;
+	return false;
 }
 
 void rt__record(struct rt_event_desc *ev, const void *payload, size_t size)
 {
-	struct rt_slot slot;
-	if (!probe_reserve(ev, size, &slot))
+	/* Acquire: as in rt__reserve. */
+	const struct rt_event_class *c = __atomic_load_n(&ev->priv, __ATOMIC_ACQUIRE);
+	struct rt_channel *ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(!c, 0))
 		return;
-	do
-		rt_copy(slot.p, payload, size);
-	while (probe_commit(&slot));
+	if (__builtin_expect(!ch, 0)) {
+		daemon_record(c, payload, size, (uintptr_t)__builtin_return_address(0));
+		return;
+	}
+	struct rt_slot_priv sp;
+	char *p;
+	if (!embedded_reserve(c, ch, size, &sp, &p))
+		return;
+	rt_copy(p, payload, size);
+	rb_commit(sp.rb, &sp.ctx);
+	rt_nesting--;
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon_client.h"
 #include "rt_internal.h"
 
 RT_HIDDEN pthread_mutex_t rt_registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -129,8 +130,11 @@ static bool desc_ok(const struct rt_event_desc *d)
 static void apply_site(struct rt_event_desc *d)
 {
 	struct rt_event_class *c = d->priv;
-	bool on = c && c->enabled &&
-		  __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE) != NULL;
+	bool on = c && ((c->enabled &&
+			 __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE) != NULL) ||
+			/* Relaxed: only whether a table exists; the probe
+			 * loads it with acquire before use. */
+			__atomic_load_n(&c->targets, __ATOMIC_RELAXED) != NULL);
 	/* Relaxed: the call site's only load of it; the class it needs was
 	 * published in priv with release before. */
 	__atomic_store_n(&d->enabled, on ? 1 : 0, __ATOMIC_RELAXED);
@@ -175,6 +179,8 @@ void rt__register(struct rt_event_desc *const *begin,
 		 * classes are in the array before it rereads it. */
 		__atomic_fetch_add(&rt_registry_generation, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&rt_registry_lock);
+	if (added)
+		rt_daemon_client_new_events();
 }
 
 void rt__unregister(struct rt_event_desc *const *begin,
@@ -204,13 +210,18 @@ size_t rt_registry_classes(struct rt_event_class ***out)
 	return nr_classes;
 }
 
+void rt_registry_apply_sites_locked(void)
+{
+	for (size_t i = 0; i < nr_sites; i++)
+		apply_site(sites[i]);
+}
+
 void rt_registry_apply_rules(void)
 {
 	pthread_mutex_lock(&rt_registry_lock);
 	for (size_t i = 0; i < nr_classes; i++)
 		classes[i]->enabled = rt_event_wanted(classes[i]);
-	for (size_t i = 0; i < nr_sites; i++)
-		apply_site(sites[i]);
+	rt_registry_apply_sites_locked();
 	pthread_mutex_unlock(&rt_registry_lock);
 }
 

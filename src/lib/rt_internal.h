@@ -32,6 +32,8 @@
  * lives until the process exits (metadata keeps describing it after its
  * library is unloaded). Strings are copies.
  */
+struct rt_target_set;
+
 struct rt_event_class {
 	uint32_t id;			/* CTF event id */
 	uint16_t hdr_compact;		/* event header size, compact form */
@@ -42,6 +44,10 @@ struct rt_event_class {
 	struct rt_field_desc *fields;	/* names point into field_names */
 	char **field_names;
 	bool enabled;			/* by the session's rules */
+	/* Daemon mode: where the event is written (daemon_client.h);
+	 * published with release under rt_registry_lock, read with
+	 * acquire by probes; NULL: nowhere. */
+	struct rt_target_set *targets;
 };
 
 /* Registry (registry.c). */
@@ -53,6 +59,8 @@ RT_HIDDEN extern uint64_t rt_registry_generation;
 RT_HIDDEN size_t rt_registry_classes(struct rt_event_class ***out);
 /* Apply the enable rules to every registered call site. */
 RT_HIDDEN void rt_registry_apply_rules(void);
+/* Recompute every call site's enabled flag; caller holds the lock. */
+RT_HIDDEN void rt_registry_apply_sites_locked(void);
 /* Disable every call site (stop, fork child). */
 RT_HIDDEN void rt_registry_disable_all(void);
 

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "config_parse.h"
+#include "daemon_client.h"
 #include "fs_util.h"
 #include "rt_internal.h"
 
@@ -273,8 +274,10 @@ void rt_session_stop(void)
 __attribute__((constructor)) static void rt_lib_init(void)
 {
 	const char *out = getenv("RINGTRACE_OUTPUT");
-	if (!out || !*out)
+	if (!out || !*out) {
+		rt_daemon_client_init();
 		return;
+	}
 	int ret = config_from_env(&rt_cfg);
 	/* The trace is this process's: programs it runs are not traced into
 	 * the same directory. */

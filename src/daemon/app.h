@@ -1,0 +1,100 @@
+/*
+ * app.h - inside ringtraced's app registry: the programs connected to
+ * the daemon (app_conn.c), the traces and buffer sets the sessions write
+ * for them with event-id assignment (app_trace.c), and the session hooks
+ * of rtd.h built on both (app_session.c).
+ *
+ * Concurrency: everything here runs on the daemon's main thread with
+ * rtd_lock held (rtd.h); dp_trace.events is appended under the trace's
+ * own lock because consumers read it without rtd_lock.
+ */
+#ifndef RINGTRACE_APP_H
+#define RINGTRACE_APP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../proto/app_proto.h"
+#include "dp.h"
+
+/* Daemon-side time limit for one message to a program; a program that
+ * does not read for this long is disconnected. */
+#define APP_SEND_MS 200
+/* Daemon-side limit for the rest of a frame once its first byte came. */
+#define APP_RECV_MS 200
+/* A daemon command waits this long at most for the programs to apply it. */
+#define APP_SYNC_MS 500
+
+/* One event class of a program. Owner: its app. */
+struct app_event {
+	uint32_t index;			/* the program's number */
+	int32_t loglevel;
+	char *provider;
+	char *name;
+	char *full;			/* "provider:name" */
+	uint32_t nr_fields;
+	struct rt_field_desc *fields;	/* names owned */
+};
+
+/* A buffer set handed to a program (RTP_APP_CHANNEL sent). */
+struct app_sent {
+	uint64_t key;
+	struct dp_bufset *bs;
+};
+
+/* A connected program. Owner: app_conn.c; freed when its socket closes. */
+struct app {
+	int fd;
+	pid_t pid;
+	uid_t uid;
+	char procname[APP_PROCNAME_LEN + 1];
+	struct app_event *events;
+	uint32_t nr_events;
+	struct app_sent *sent;
+	uint32_t nr_sent;
+	uint64_t next_key;
+	bool sync_wait;			/* app_sync_all: SYNC sent, no reply yet */
+	bool dead;			/* app_sync_all: to be dropped */
+	struct app *next;
+};
+
+/* Per session (rtd_session.dp). Owner: app_trace.c. */
+struct app_session {
+	struct dp_trace *traces;	/* linked by dp_trace.next */
+	uint32_t nr_snapshots;
+};
+
+extern struct app *app_list;
+
+/* --- app_conn.c -------------------------------------------------------- */
+/* Send to a program, bounded; on failure the program is dropped later
+ * (marked by closing its write side). Returns 0 or -errno. */
+int app_send(struct app *a, uint16_t type, int32_t status, const void *p,
+	     uint32_t len, int fd);
+/* Forget a program: its per-pid traces are drained and removed. */
+void app_drop(struct app *a);
+/* SYNC every program and wait (at most APP_SYNC_MS in all) until each
+ * has applied what it was sent; programs that fail are dropped. */
+void app_sync_all(void);
+
+/* --- app_trace.c ------------------------------------------------------- */
+/* Make sure the program has the buffers of every channel of the session
+ * if it is `active` (the control plane sets s->active only after
+ * dp_session_start) and tracks the program, and send its enablement (all
+ * of them; none when inactive). */
+int app_sync_session(struct app *a, struct rtd_session *s, bool active);
+/* Send every buffer set of the session an empty enablement. */
+void app_disable_session(struct app *a, const struct rtd_session *s);
+/* Drain, remove and free one trace (unlinked from its session). */
+void app_trace_free(struct dp_trace *t);
+struct app_session *app_session_of(struct rtd_session *s);
+/* The program's buffer sets of session s forgotten (destroy). */
+void app_forget_session(struct app *a, const struct rtd_session *s);
+/* The clock every program must use (decided once). */
+uint32_t app_clock_kind(void);
+/* Calibrate the clock for the traces' metadata now (waits up to 20 ms
+ * the first time). */
+void app_clock_prepare(void);
+
+#endif /* RINGTRACE_APP_H */

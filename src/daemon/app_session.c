@@ -1,0 +1,173 @@
+/*
+ * app_session.c - the session hooks of rtd.h (start, stop, destroy, rule
+ * changes, snapshots, statistics, shutdown) on top of the app registry:
+ * every connected program gets its enablement updated, every trace of the
+ * session is drained or snapshotted through the consumers.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../lib/fs_util.h"
+#include "app.h"
+
+int dp_session_start(struct rtd_session *s, char *err, size_t errlen)
+{
+	if (!app_session_of(s)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	app_clock_prepare();
+	int ret = 0;
+	for (struct app *a = app_list; a; a = a->next)
+		if (app_sync_session(a, s, true) < 0)
+			ret = -ENOMEM;
+	app_sync_all();
+	if (ret < 0)
+		snprintf(err, errlen, "some programs could not get buffers (see the daemon's log)");
+	return ret;
+}
+
+int dp_session_stop(struct rtd_session *s, char *err, size_t errlen)
+{
+	for (struct app *a = app_list; a; a = a->next)
+		app_disable_session(a, s);
+	/* Once every program applied the disabling, what they recorded is
+	 * committed (but for probes already past their target lookup). */
+	app_sync_all();
+	struct app_session *as = s->dp;
+	int ret = 0;
+	for (struct dp_trace *t = as ? as->traces : NULL; t; t = t->next) {
+		int r = t->consumer ? consumer_trace_drain(t) : 0;
+		if (r < 0 && ret == 0) {
+			ret = r;
+			snprintf(err, errlen, "cannot write the trace in %s: %s", t->dir,
+				 strerror(-r));
+		}
+	}
+	return ret;
+}
+
+int dp_session_rules_changed(struct rtd_session *s, char *err, size_t errlen)
+{
+	int ret = 0;
+	for (struct app *a = app_list; a; a = a->next)
+		if (app_sync_session(a, s, s->active) < 0)
+			ret = -ENOMEM;
+	app_sync_all();
+	if (ret < 0)
+		snprintf(err, errlen, "some programs could not get buffers (see the daemon's log)");
+	return ret;
+}
+
+void dp_session_destroy(struct rtd_session *s)
+{
+	struct app_session *as = s->dp;
+	if (!as)
+		return;
+	uint64_t id = s->id;
+	for (struct app *a = app_list; a; a = a->next) {
+		app_send(a, RTP_APP_DISABLE_SESSION, 0, &id, sizeof(id), -1);
+		app_forget_session(a, s);
+	}
+	while (as->traces) {
+		struct dp_trace *t = as->traces;
+		as->traces = t->next;
+		app_trace_free(t);
+	}
+	free(as);
+	s->dp = NULL;
+}
+
+/* The trace's directory relative to the session output ("" when flat). */
+static const char *relative_dir(const struct rtd_session *s, const struct dp_trace *t)
+{
+	size_t n = strlen(s->output);
+	if (n && !strncmp(t->dir, s->output, n) && (t->dir[n] == '/' || !t->dir[n]))
+		return t->dir + n + (t->dir[n] == '/');
+	return t->dir;
+}
+
+int dp_snapshot_record(struct rtd_session *s, const char *dir, uint64_t max_size,
+		       char *out_path, size_t out_len, char *err, size_t errlen)
+{
+	struct app_session *as = app_session_of(s);
+	const char *base = dir && *dir ? dir : s->output;
+	if (!as) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (!base[0]) {
+		snprintf(err, errlen, "session %s has no snapshot output: give one with -o DIR",
+			 s->name);
+		return -EINVAL;
+	}
+	char date[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(date, sizeof(date), "%Y%m%d-%H%M%S", &tm);
+	int n = snprintf(out_path, out_len, "%s/snapshot-%u-%s", base, as->nr_snapshots, date);
+	if (n < 0 || (size_t)n >= out_len) {
+		snprintf(err, errlen, "snapshot directory name too long");
+		return -ENAMETOOLONG;
+	}
+	int ret = rt_mkdir_p(out_path);
+	if (ret < 0 && ret != -EEXIST) {
+		snprintf(err, errlen, "cannot create %s: %s", out_path, strerror(-ret));
+		return ret;
+	}
+	as->nr_snapshots++;
+	uint32_t nr = 0;
+	for (struct dp_trace *t = as->traces; t; t = t->next)
+		nr++;
+	for (struct dp_trace *t = as->traces; t; t = t->next) {
+		char path[PATH_MAX];
+		const char *rel = relative_dir(s, t);
+		n = snprintf(path, sizeof(path), "%s%s%s", out_path, *rel ? "/" : "", rel);
+		if (n < 0 || (size_t)n >= sizeof(path)) {
+			snprintf(err, errlen, "snapshot directory name too long");
+			return -ENAMETOOLONG;
+		}
+		ret = consumer_snapshot(t, path, max_size / (nr ? nr : 1), err, errlen);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+int dp_channel_stats(const struct rtd_session *s, const struct rtd_channel *c,
+		     struct rtd_channel_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	const struct app_session *as = s->dp;
+	for (const struct dp_trace *t = as ? as->traces : NULL; t; t = t->next) {
+		if (c->id >= t->nr_bufsets || !t->bufsets[c->id].channel)
+			continue;
+		struct rtd_channel_stats one;
+		memset(&one, 0, sizeof(one));
+		int r = consumer_bufset_stats(&t->bufsets[c->id], &one);
+		if (r < 0)
+			return r;
+		st->buffer_bytes += one.buffer_bytes;
+		st->used_bytes += one.used_bytes;
+		st->events += one.events;
+		st->events_lost += one.events_lost;
+		st->subbufs_lost += one.subbufs_lost;
+		st->bytes_written += one.bytes_written;
+		st->nr_buffer_sets++;
+	}
+	return 0;
+}
+
+void dp_shutdown(void)
+{
+	for (struct rtd_session *s = rtd_sessions; s; s = s->next)
+		dp_session_destroy(s);
+	while (app_list)
+		app_drop(app_list);
+}

@@ -1,0 +1,399 @@
+/*
+ * app_trace.c - the traces a session writes for its programs (one per
+ * user for per-uid channels, one per program for per-pid channels), their
+ * buffer sets (rb_create: a memfd handed to each program), event-id
+ * assignment per trace and channel, and the CHANNEL / ENABLE messages
+ * that tell a program where each of its events goes.
+ *
+ * A trace has one dp_bufset per channel of the session; the channels of
+ * the other buffer type leave theirs empty (channel == NULL).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/sysinfo.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../lib/clock.h"
+#include "app.h"
+
+uint32_t app_clock_kind(void)
+{
+	static bool decided;
+	if (!decided) {
+		rt_clock_init(false);
+		decided = true;
+	}
+	return rt_clock_is_tsc ? APP_CLOCK_TSC : APP_CLOCK_MONOTONIC;
+}
+
+struct app_session *app_session_of(struct rtd_session *s)
+{
+	if (!s->dp)
+		s->dp = calloc(1, sizeof(struct app_session));
+	return s->dp;
+}
+
+static void new_uuid(uint8_t uuid[16]);
+
+/* One clock description for every trace of the daemon (same uuid, same
+ * calibration), so that readers can merge them. The first call waits for
+ * a 20 ms calibration baseline, once (app_clock_prepare, at the first
+ * session start, so that no registration pays for it). */
+static void fill_clock(struct ctf_clock_info *ci)
+{
+	static struct ctf_clock_info clock;
+	if (!clock.name) {
+		struct rt_clock_desc d;
+		app_clock_kind();
+		rt_clock_describe(&d, true);
+		clock = (struct ctf_clock_info){
+			.name = d.name, .description = d.description, .freq = d.freq,
+			.offset_s = d.offset_s, .offset = d.offset, .precision = d.precision,
+			.has_uuid = true,
+		};
+		new_uuid(clock.uuid);
+	}
+	*ci = clock;
+}
+
+void app_clock_prepare(void)
+{
+	struct ctf_clock_info ci;
+	fill_clock(&ci);
+}
+
+static void new_uuid(uint8_t uuid[16])
+{
+	if (getrandom(uuid, 16, 0) != 16) {
+		uint64_t x = rt_clock_monotonic_ns() ^ ((uint64_t)getpid() << 32);
+		memcpy(uuid, &x, 8);
+		memcpy(uuid + 8, &x, 8);
+	}
+	uuid[6] = (uint8_t)((uuid[6] & 0x0f) | 0x40);
+	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
+}
+
+/* The trace directory (dp.h's layout). */
+static int trace_dir(const struct rtd_session *s, const struct app *a, bool per_pid,
+		     char *out, size_t len)
+{
+	int n;
+	if (!s->output[0])
+		n = snprintf(out, len, "%s", "");
+	else if (s->flat && !per_pid)
+		n = snprintf(out, len, "%s", s->output);
+	else if (!per_pid)
+		n = snprintf(out, len, "%s/ust/uid/%u/%u-bit", s->output, (unsigned)a->uid,
+			     (unsigned)(sizeof(void *) * 8));
+	else {
+		char date[32];
+		time_t now = time(NULL);
+		struct tm tm;
+		localtime_r(&now, &tm);
+		strftime(date, sizeof(date), "%Y%m%d-%H%M%S", &tm);
+		n = snprintf(out, len, "%s/ust/pid/%s-%d-%s", s->output, a->procname,
+			     (int)a->pid, date);
+	}
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static void free_trace_mem(struct dp_trace *t)
+{
+	for (uint32_t i = 0; i < t->nr_bufsets; i++)
+		if (t->bufsets[i].channel)
+			rb_destroy(&t->bufsets[i].rb);
+	free(t->bufsets);
+	for (uint32_t i = 0; i < t->nr_events; i++) {
+		struct dp_event_class *e = &t->events[i];
+		for (uint32_t f = 0; f < e->nr_fields; f++)
+			free((char *)(uintptr_t)e->fields[f].name);
+		free(e->fields);
+		free(e->provider);
+		free(e->name);
+	}
+	free(t->events);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+void app_trace_free(struct dp_trace *t)
+{
+	if (t->consumer) {
+		consumer_trace_drain(t);
+		consumer_trace_remove(t);
+	}
+	free_trace_mem(t);
+}
+
+static int make_bufset(struct dp_trace *t, struct rtd_channel *c, char *err, size_t errlen)
+{
+	struct dp_bufset *b = &t->bufsets[c->id];
+	int nr_cpus = get_nprocs_conf();
+	struct rb_config rc = {
+		.subbuf_size = c->subbuf_size,
+		.num_subbuf = c->num_subbuf,
+		.nr_cpus = (uint32_t)(nr_cpus > 0 ? nr_cpus : 1),
+		.mode = (c->overwrite || t->session->snapshot) ? RB_MODE_OVERWRITE
+							       : RB_MODE_DISCARD,
+		.tsc_bits = CTF_COMPACT_TSC_BITS,
+		.subbuf_header_size = CTF_PACKET_HEADER_SIZE,
+		.use_rseq = true,
+	};
+	b->trace = t;
+	memcpy(b->stream.uuid, t->uuid, sizeof(t->uuid));
+	b->stream.stream_id = c->id;
+	b->stream.subbuf_size = c->subbuf_size;
+	struct rb_client client = {
+		.subbuf_begin = ctf_packet_begin,
+		.subbuf_end = ctf_packet_end,
+		.clock_read = rt_clock_read_ordered,
+		.priv = &b->stream,
+	};
+	int ret = rb_create(&b->rb, &rc, &client);
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot allocate the buffers of channel %s (%u x %llu bytes per CPU): %s",
+			 c->name, c->num_subbuf, (unsigned long long)c->subbuf_size,
+			 strerror(-ret));
+		return ret;
+	}
+	b->channel = c;
+	return 0;
+}
+
+/* The session's trace for this program (per-uid or per-pid), created with
+ * the buffers of every channel of that type. NULL with err on failure. */
+static struct dp_trace *get_trace(struct rtd_session *s, const struct app *a, bool per_pid,
+				  char *err, size_t errlen)
+{
+	struct app_session *as = app_session_of(s);
+	if (!as) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	for (struct dp_trace *t = as->traces; t; t = t->next)
+		if (t->uid == a->uid && t->pid == (per_pid ? a->pid : 0))
+			return t;
+	struct dp_trace *t = calloc(1, sizeof(*t));
+	if (!t || !(t->bufsets = calloc(s->nr_channels ? s->nr_channels : 1,
+					sizeof(*t->bufsets)))) {
+		free(t);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&t->lock, NULL);
+	t->session = s;
+	t->uid = a->uid;
+	t->pid = per_pid ? a->pid : 0;
+	memcpy(t->procname, a->procname, sizeof(t->procname));
+	t->nr_bufsets = s->nr_channels;
+	new_uuid(t->uuid);
+	fill_clock(&t->clock);
+	if (trace_dir(s, a, per_pid, t->dir, sizeof(t->dir)) < 0) {
+		snprintf(err, errlen, "trace directory name too long");
+		goto fail;
+	}
+	for (struct rtd_channel *c = s->channels; c; c = c->next) {
+		if (c->id >= t->nr_bufsets ||
+		    (c->buffers == RTD_BUFFERS_PER_PID) != per_pid)
+			continue;
+		if (make_bufset(t, c, err, errlen) < 0)
+			goto fail;
+	}
+	if (consumer_trace_add(t, err, errlen) < 0)
+		goto fail;
+	t->next = as->traces;
+	as->traces = t;
+	return t;
+fail:
+	free_trace_mem(t);
+	return NULL;
+}
+
+static bool same_fields(const struct dp_event_class *d, const struct app_event *e)
+{
+	if (d->loglevel != e->loglevel || d->nr_fields != e->nr_fields ||
+	    strcmp(d->provider, e->provider) || strcmp(d->name, e->name))
+		return false;
+	for (uint32_t i = 0; i < d->nr_fields; i++)
+		if (d->fields[i].type != e->fields[i].type ||
+		    strcmp(d->fields[i].name, e->fields[i].name))
+			return false;
+	return true;
+}
+
+/* The event's id in the trace's channel, appended if new (trace lock).
+ * *added says whether the metadata changed. Returns the id or -ENOMEM. */
+static int64_t event_id(struct dp_trace *t, uint32_t channel_id, const struct app_event *e,
+			bool *added)
+{
+	int64_t id = -1;
+	uint32_t in_channel = 0;
+	pthread_mutex_lock(&t->lock);
+	for (uint32_t i = 0; i < t->nr_events && id < 0; i++) {
+		if (t->events[i].channel_id != channel_id)
+			continue;
+		in_channel++;
+		if (same_fields(&t->events[i], e))
+			id = t->events[i].id;
+	}
+	if (id >= 0)
+		goto out;
+	struct dp_event_class *ev = realloc(t->events, (t->nr_events + 1) * sizeof(*ev));
+	if (!ev)
+		goto out;
+	t->events = ev;
+	struct dp_event_class *d = &ev[t->nr_events];
+	memset(d, 0, sizeof(*d));
+	d->id = in_channel;
+	d->channel_id = channel_id;
+	d->loglevel = e->loglevel;
+	d->provider = strdup(e->provider);
+	d->name = strdup(e->name);
+	d->fields = calloc(e->nr_fields + 1, sizeof(*d->fields));
+	bool ok = d->provider && d->name && d->fields;
+	for (uint32_t f = 0; ok && f < e->nr_fields; f++) {
+		d->fields[f].type = e->fields[f].type;
+		d->fields[f].name = strdup(e->fields[f].name);
+		ok = d->fields[f].name != NULL;
+		d->nr_fields += ok;
+	}
+	if (!ok) {
+		for (uint32_t f = 0; f < d->nr_fields; f++)
+			free((char *)(uintptr_t)d->fields[f].name);
+		free(d->fields);
+		free(d->provider);
+		free(d->name);
+		goto out;
+	}
+	t->nr_events++;
+	t->generation++;
+	*added = true;
+	id = d->id;
+out:
+	pthread_mutex_unlock(&t->lock);
+	return id;
+}
+
+static struct app_sent *find_sent(struct app *a, const struct dp_bufset *bs)
+{
+	for (uint32_t i = 0; i < a->nr_sent; i++)
+		if (a->sent[i].bs == bs)
+			return &a->sent[i];
+	return NULL;
+}
+
+/* CHANNEL: hand the buffer set to the program once. */
+static struct app_sent *send_channel(struct app *a, struct dp_bufset *bs)
+{
+	struct app_sent *sent = find_sent(a, bs);
+	if (sent)
+		return sent;
+	struct app_sent *n = realloc(a->sent, (a->nr_sent + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	a->sent = n;
+	struct rtd_channel *c = bs->channel;
+	struct app_buf b = { 0 };
+	uint64_t key = a->next_key++;
+	app_put_u64(&b, key);
+	app_put_u64(&b, bs->trace->session->id);
+	app_put_u32(&b, c->id);
+	app_put_u32(&b, c->nr_contexts);
+	app_put_u64(&b, bs->rb.map_size);
+	app_put(&b, bs->trace->uuid, 16);
+	for (uint32_t i = 0; i < c->nr_contexts; i++)
+		app_put_u8(&b, (uint8_t)c->contexts[i]);
+	int r = b.err ? b.err : app_send(a, RTP_APP_CHANNEL, 0, b.data, b.len, bs->rb.fd);
+	app_buf_free(&b);
+	if (r < 0)
+		return NULL;
+	sent = &a->sent[a->nr_sent++];
+	*sent = (struct app_sent){ .key = key, .bs = bs };
+	return sent;
+}
+
+/* ENABLE: the program's events this buffer set records now. */
+static int send_enable(struct app *a, const struct app_sent *sent, bool on)
+{
+	struct dp_bufset *bs = sent->bs;
+	struct dp_trace *t = bs->trace;
+	struct rtd_channel *c = bs->channel;
+	struct app_buf b = { 0 };
+	uint32_t n = 0;
+	bool added = false;
+	app_put_u64(&b, sent->key);
+	app_put_u32(&b, 0);
+	app_put_u32(&b, 0);
+	for (uint32_t i = 0; on && i < a->nr_events; i++) {
+		const struct app_event *e = &a->events[i];
+		if (!rtd_channel_wants(c, e->full, e->loglevel))
+			continue;
+		int64_t id = event_id(t, c->id, e, &added);
+		if (id < 0)
+			continue;
+		app_put_u32(&b, e->index);
+		app_put_u32(&b, (uint32_t)id);
+		n++;
+	}
+	if (added)
+		consumer_metadata_changed(t);
+	int r = b.err;
+	if (r == 0) {
+		memcpy(b.data + 8, &n, sizeof(n));
+		r = app_send(a, RTP_APP_ENABLE, 0, b.data, b.len, -1);
+	}
+	app_buf_free(&b);
+	return r;
+}
+
+int app_sync_session(struct app *a, struct rtd_session *s, bool active)
+{
+	char err[256];
+	bool tracked = active && rtd_session_tracks(s, a->pid);
+	int ret = 0;
+	for (struct rtd_channel *c = s->channels; c; c = c->next) {
+		bool per_pid = c->buffers == RTD_BUFFERS_PER_PID;
+		struct app_session *as = app_session_of(s);
+		struct dp_trace *t = NULL;
+		if (as)
+			for (t = as->traces; t; t = t->next)
+				if (t->uid == a->uid && t->pid == (per_pid ? a->pid : 0))
+					break;
+		if (!t && !tracked)
+			continue;
+		if (!t && !(t = get_trace(s, a, per_pid, err, sizeof(err)))) {
+			fprintf(stderr, "ringtraced: session %s, program %d: %s\n", s->name,
+				(int)a->pid, err);
+			ret = -ENOMEM;
+			continue;
+		}
+		if (c->id >= t->nr_bufsets || !t->bufsets[c->id].channel)
+			continue;
+		struct app_sent *sent = tracked ? send_channel(a, &t->bufsets[c->id])
+						: find_sent(a, &t->bufsets[c->id]);
+		if (sent)
+			send_enable(a, sent, tracked);
+	}
+	return ret;
+}
+
+void app_disable_session(struct app *a, const struct rtd_session *s)
+{
+	for (uint32_t i = 0; i < a->nr_sent; i++)
+		if (a->sent[i].bs->trace->session == s)
+			send_enable(a, &a->sent[i], false);
+}
+
+void app_forget_session(struct app *a, const struct rtd_session *s)
+{
+	uint32_t w = 0;
+	for (uint32_t i = 0; i < a->nr_sent; i++)
+		if (a->sent[i].bs->trace->session != s)
+			a->sent[w++] = a->sent[i];
+	a->nr_sent = w;
+}

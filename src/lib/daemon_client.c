@@ -1,0 +1,472 @@
+/*
+ * daemon_client.c - daemon mode: at load, when no embedded session is
+ * asked for and RINGTRACE_NO_DAEMON is not 1, connect to ringtraced,
+ * register this program and its events and apply the buffers and
+ * enablement it sends, all within the registration timeout (50 ms, or
+ * RINGTRACE_DAEMON_TIMEOUT_MS: 1 to 10000); then a listener
+ * thread handles the daemon's later messages. No daemon: nothing is kept
+ * (no thread, no memory).
+ *
+ * The daemon is never trusted: any malformed message, unexpected type,
+ * timeout during registration or lost connection makes the program stop
+ * writing to the daemon's buffers (targets dropped), close the socket and
+ * carry on untraced, with one warning at most.
+ *
+ * Fork: the child drops every target (it must not write into the
+ * parent's per-pid buffers), forgets the parent's connection and
+ * registers anew from a thread it starts, so fork() never blocks on the
+ * daemon. Exit: GOODBYE (bounded) so the daemon drains this program's
+ * buffers at once.
+ *
+ * Concurrency: the socket is read by one thread at a time (the
+ * constructor, then the listener, which also closes it); sends and the
+ * close are serialised by send_lock, and `sock` is read under state_lock.
+ * Lock order: rt_registry_lock or send_lock before state_lock.
+ * Buffer and enable state changes take rt_registry_lock.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../proto/proto.h"
+#include "daemon_client.h"
+
+#define RT_DC_TIMEOUT_MS 50	/* connect + register + reply, in all; also
+				 * EVENTS until its reply */
+#define RT_DC_TIMEOUT_MAX_MS 10000
+#define RT_DC_GOODBYE_MS 20
+
+RT_HIDDEN int32_t rt_dc_pid;
+RT_HIDDEN char rt_dc_procname[APP_PROCNAME_LEN + 1];
+RT_HIDDEN uint32_t rt_dc_procname_size;
+RT_HIDDEN char rt_dc_hostname[APP_STR_MAX + 1];
+RT_HIDDEN uint32_t rt_dc_hostname_size;
+
+static pthread_mutex_t send_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t state_cond = PTHREAD_COND_INITIALIZER;
+/* Under state_lock: */
+static int sock = -1;			/* -1: not connected */
+static bool registering;		/* the constructor reads the socket */
+static uint32_t classes_sent;		/* classes the daemon knows */
+static uint64_t events_sent, events_acked;	/* EVENTS messages */
+static bool warned;
+/* The registration timeout, set once by rt_daemon_client_init. */
+static int timeout_ms = RT_DC_TIMEOUT_MS;
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void warn_once(const char *what, const char *detail)
+{
+	if (warned)
+		return;
+	warned = true;
+	rt_warn("daemon %s (%s); tracing through the daemon disabled", what, detail);
+}
+
+static void cache_identity(void)
+{
+	rt_dc_pid = (int32_t)getpid();
+	memset(rt_dc_procname, 0, sizeof(rt_dc_procname));
+	if (prctl(PR_GET_NAME, rt_dc_procname, 0, 0, 0) < 0 || !rt_dc_procname[0])
+		snprintf(rt_dc_procname, sizeof(rt_dc_procname), "unknown");
+	rt_dc_procname_size = (uint32_t)strlen(rt_dc_procname) + 1;
+	struct utsname u;
+	if (uname(&u) == 0)
+		snprintf(rt_dc_hostname, sizeof(rt_dc_hostname), "%s", u.nodename);
+	else
+		snprintf(rt_dc_hostname, sizeof(rt_dc_hostname), "unknown");
+	rt_dc_hostname_size = (uint32_t)strlen(rt_dc_hostname) + 1;
+}
+
+/* Append the event classes [from, nr) as an event list. Caller holds
+ * rt_registry_lock. Returns the new count of classes described. */
+static uint32_t put_events(struct app_buf *b, uint32_t from)
+{
+	struct rt_event_class **classes;
+	size_t n = rt_registry_classes(&classes);
+	if (n > APP_MAX_EVENTS)
+		n = APP_MAX_EVENTS;
+	app_put_u32(b, from < n ? (uint32_t)(n - from) : 0);
+	for (size_t i = from; i < n; i++) {
+		struct app_event_out e = {
+			.index = classes[i]->id,
+			.loglevel = classes[i]->loglevel,
+			.provider = classes[i]->provider,
+			.name = classes[i]->name,
+			.nr_fields = classes[i]->nr_fields,
+			.fields = classes[i]->fields,
+		};
+		app_put_event(b, &e);
+	}
+	return (uint32_t)n;
+}
+
+/* Drop everything the daemon gave us and close. Any thread but a fork
+ * child; caller holds neither lock. */
+static void disconnect(const char *what, const char *detail)
+{
+	pthread_mutex_lock(&rt_registry_lock);
+	rt_targets_drop_all();
+	pthread_mutex_unlock(&rt_registry_lock);
+	pthread_mutex_lock(&state_lock);
+	if (sock >= 0 && what)
+		warn_once(what, detail);
+	if (sock >= 0) {
+		/* shutdown wakes the listener's poll; the fd is closed by
+		 * whoever owns the reading side (see listener). */
+		shutdown(sock, SHUT_RDWR);
+	}
+	events_acked = events_sent;	/* nobody waits for a dead daemon */
+	pthread_cond_broadcast(&state_cond);
+	pthread_mutex_unlock(&state_lock);
+}
+
+/* Handle one daemon message (constructor or listener) from socket fd.
+ * Returns 0, 1 for the registration reply, or -EPROTO with a message. */
+static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
+		  size_t errlen)
+{
+	uint64_t cookie = 0;
+	bool sync = false;
+	struct app_cursor c = { m->payload, m->length, 0 };
+	int ret = 0;
+	bool want_fd = m->type == RTP_APP_CHANNEL;
+	if ((unsigned)want_fd != nfds) {
+		snprintf(err, errlen, "message %u with %u descriptors", m->type, nfds);
+		return -EPROTO;
+	}
+	pthread_mutex_lock(&rt_registry_lock);
+	switch (m->type) {
+	case RTP_APP_CHANNEL:
+		ret = rt_dbuf_add(&c, fds[0], err, errlen);
+		break;
+	case RTP_APP_ENABLE:
+		ret = rt_dbuf_enable(&c, err, errlen);
+		if (ret == 0 && (ret = rt_targets_publish()) < 0)
+			snprintf(err, errlen, "too many enablement changes");
+		break;
+	case RTP_APP_DISABLE_SESSION: {
+		uint64_t id;
+		if (app_get_u64(&c, &id) < 0 || c.pos != c.len) {
+			snprintf(err, errlen, "malformed DISABLE_SESSION");
+			ret = -EPROTO;
+			break;
+		}
+		rt_dbuf_disable_session(id);
+		if ((ret = rt_targets_publish()) < 0)
+			snprintf(err, errlen, "too many enablement changes");
+		break;
+	}
+	case RTP_APP_SYNC:
+		if (app_get_u64(&c, &cookie) < 0 || c.pos != c.len) {
+			snprintf(err, errlen, "malformed SYNC");
+			ret = -EPROTO;
+		}
+		sync = ret == 0;
+		break;
+	case RTP_APP_REGISTER_REPLY:
+	case RTP_APP_EVENTS_REPLY:
+		if (m->status < 0) {
+			snprintf(err, errlen, "refused: %s", strerror(-m->status));
+			ret = -EPROTO;
+		} else if (m->type == RTP_APP_REGISTER_REPLY) {
+			uint32_t clk, reserved;
+			if (app_get_u32(&c, &clk) < 0 || app_get_u32(&c, &reserved) < 0 ||
+			    clk > APP_CLOCK_MONOTONIC) {
+				snprintf(err, errlen, "malformed registration reply");
+				ret = -EPROTO;
+			} else {
+				rt_clock_is_tsc = clk == APP_CLOCK_TSC;
+				ret = 1;
+			}
+		} else {
+			pthread_mutex_lock(&state_lock);
+			events_acked++;
+			pthread_cond_broadcast(&state_cond);
+			pthread_mutex_unlock(&state_lock);
+		}
+		break;
+	default:
+		snprintf(err, errlen, "unexpected message type %u", m->type);
+		ret = -EPROTO;
+	}
+	pthread_mutex_unlock(&rt_registry_lock);
+	for (unsigned i = 0; i < nfds; i++)
+		close(fds[i]);
+	if (sync) {
+		pthread_mutex_lock(&send_lock);
+		int r = rtp_send(fd, RTP_APP_SYNC_REPLY, 0, &cookie, sizeof(cookie), NULL, 0,
+				 timeout_ms);
+		pthread_mutex_unlock(&send_lock);
+		if (r < 0) {
+			snprintf(err, errlen, "cannot answer: %s", strerror(-r));
+			ret = -EPROTO;
+		}
+	}
+	return ret;
+}
+
+static void *listener(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	char err[160];
+	for (;;) {
+		struct rtp_msg m;
+		int fds[RTP_MAX_FDS];
+		unsigned nfds = 0;
+		int r = rtp_recv(fd, &m, fds, 1, &nfds, -1);
+		if (r < 0) {
+			disconnect(r == -ECONNRESET ? NULL : "connection failed",
+				   strerror(-r));
+			break;
+		}
+		r = handle(fd, &m, fds, nfds, err, sizeof(err));
+		rtp_msg_free(&m);
+		if (r < 0) {
+			disconnect("sent a bad message", err);
+			break;
+		}
+	}
+	/* Under send_lock: a sender that saw sock == fd keeps the number
+	 * valid until it is done. */
+	pthread_mutex_lock(&send_lock);
+	pthread_mutex_lock(&state_lock);
+	if (sock == fd)
+		sock = -1;
+	pthread_mutex_unlock(&state_lock);
+	close(fd);
+	pthread_mutex_unlock(&send_lock);
+	return NULL;
+}
+
+/* Connect, register, apply what comes until the reply; then start the
+ * listener. Bounded by timeout_ms. Returns 0 or -errno. */
+static int connect_and_register(void)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	int fd = rtp_connect(timeout_ms);
+	if (fd < 0)
+		return fd;
+	cache_identity();
+	struct app_buf b = { 0 };
+	app_put_u32(&b, (uint32_t)rt_dc_pid);
+	app_put_u32(&b, (uint32_t)getuid());
+	app_put_u32(&b, RT_ABI_VERSION);
+	app_put_u8(&b, (uint8_t)sizeof(void *));
+#if defined(__x86_64__) || defined(__i386__)
+	app_put_u8(&b, 3);
+#else
+	app_put_u8(&b, 2);
+#endif
+	app_put_u16(&b, 0);
+	char pn[APP_PROCNAME_LEN] = { 0 };
+	memcpy(pn, rt_dc_procname, strnlen(rt_dc_procname, APP_PROCNAME_LEN - 1));
+	app_put(&b, pn, sizeof(pn));
+	pthread_mutex_lock(&rt_registry_lock);
+	uint32_t sent = put_events(&b, 0);
+	pthread_mutex_unlock(&rt_registry_lock);
+	char err[160] = "";
+	int r = b.err;
+	if (r == 0)
+		r = rtp_send(fd, RTP_APP_REGISTER, 0, b.data, b.len, NULL, 0,
+			     (int)(deadline - now_ms()));
+	app_buf_free(&b);
+	while (r == 0) {
+		int left = (int)(deadline - now_ms());
+		struct rtp_msg m;
+		int fds[RTP_MAX_FDS];
+		unsigned nfds = 0;
+		if (left <= 0) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		r = rtp_recv(fd, &m, fds, 1, &nfds, left);
+		if (r < 0)
+			break;
+		r = handle(fd, &m, fds, nfds, err, sizeof(err));
+		rtp_msg_free(&m);
+		if (r == 1) {
+			r = 0;
+			break;
+		}
+	}
+	if (r < 0)
+		goto fail;
+	pthread_mutex_lock(&state_lock);
+	sock = fd;
+	classes_sent = sent;
+	pthread_mutex_unlock(&state_lock);
+	pthread_t th;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	r = pthread_create(&th, &attr, listener, (void *)(intptr_t)fd);
+	pthread_attr_destroy(&attr);
+	if (r == 0)
+		pthread_setname_np(th, "rt-listener");
+	if (r != 0) {
+		pthread_mutex_lock(&state_lock);
+		sock = -1;
+		pthread_mutex_unlock(&state_lock);
+		r = -r;
+		snprintf(err, sizeof(err), "no listener thread");
+		goto fail;
+	}
+	return 0;
+
+fail:
+	pthread_mutex_lock(&rt_registry_lock);
+	rt_targets_drop_all();
+	pthread_mutex_unlock(&rt_registry_lock);
+	close(fd);
+	pthread_mutex_lock(&state_lock);
+	warn_once("registration failed", err[0] ? err : strerror(-r));
+	pthread_mutex_unlock(&state_lock);
+	return r;
+}
+
+void rt_daemon_client_new_events(void)
+{
+	pthread_mutex_lock(&state_lock);
+	if (sock < 0 || registering) {
+		pthread_mutex_unlock(&state_lock);
+		return;
+	}
+	int fd = sock;
+	uint32_t from = classes_sent;
+	pthread_mutex_unlock(&state_lock);
+
+	struct app_buf b = { 0 };
+	pthread_mutex_lock(&rt_registry_lock);
+	uint32_t upto = put_events(&b, from);
+	pthread_mutex_unlock(&rt_registry_lock);
+	if (b.err || upto <= from) {
+		app_buf_free(&b);
+		return;
+	}
+	pthread_mutex_lock(&send_lock);
+	pthread_mutex_lock(&state_lock);
+	bool stale = sock != fd || classes_sent != from;
+	uint64_t mine = 0;
+	if (!stale) {
+		classes_sent = upto;
+		mine = ++events_sent;
+	}
+	pthread_mutex_unlock(&state_lock);
+	int r = stale ? 0 : rtp_send(fd, RTP_APP_EVENTS, 0, b.data, b.len, NULL, 0,
+				     timeout_ms);
+	pthread_mutex_unlock(&send_lock);
+	app_buf_free(&b);
+	if (r < 0) {
+		disconnect("connection failed", strerror(-r));
+		return;
+	}
+	if (stale)
+		return;
+	/* Wait (bounded) for the daemon's enablement of the new events, so
+	 * a library's events are recorded from its first one. */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&state_lock);
+	while (events_acked < mine &&
+	       pthread_cond_timedwait(&state_cond, &state_lock, &until) == 0)
+		;
+	pthread_mutex_unlock(&state_lock);
+}
+
+static void say_goodbye(void)
+{
+	pthread_mutex_lock(&send_lock);
+	pthread_mutex_lock(&state_lock);
+	int fd = sock;
+	pthread_mutex_unlock(&state_lock);
+	if (fd >= 0)
+		rtp_send(fd, RTP_APP_GOODBYE, 0, NULL, 0, NULL, 0, RT_DC_GOODBYE_MS);
+	pthread_mutex_unlock(&send_lock);
+}
+
+static void *reregister(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&state_lock);
+	registering = true;
+	pthread_mutex_unlock(&state_lock);
+	connect_and_register();
+	pthread_mutex_lock(&state_lock);
+	registering = false;
+	pthread_mutex_unlock(&state_lock);
+	return NULL;
+}
+
+/* Fork child: single-threaded; the parent's other threads may have held
+ * any lock, so reset ours instead of taking them. */
+static void after_fork_child(void)
+{
+	rt_targets_fork_child();
+	pthread_mutex_init(&send_lock, NULL);
+	pthread_mutex_init(&state_lock, NULL);
+	pthread_cond_init(&state_cond, NULL);
+	pthread_mutex_init(&rt_registry_lock, NULL);
+	bool was = sock >= 0;
+	if (sock >= 0)
+		close(sock);	/* the parent's connection: not ours */
+	sock = -1;
+	classes_sent = 0;
+	events_sent = events_acked = 0;
+	if (!was)
+		return;
+	pthread_t th;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_create(&th, &attr, reregister, NULL);
+	pthread_attr_destroy(&attr);
+}
+
+void rt_daemon_client_init(void)
+{
+	const char *v = getenv("RINGTRACE_NO_DAEMON");
+	if (v && !strcmp(v, "1"))
+		return;
+	if ((v = getenv("RINGTRACE_DAEMON_TIMEOUT_MS"))) {
+		char *end;
+		long ms = strtol(v, &end, 10);
+		if (*v && !*end && ms >= 1 && ms <= RT_DC_TIMEOUT_MAX_MS)
+			timeout_ms = (int)ms;
+		else
+			rt_warn("RINGTRACE_DAEMON_TIMEOUT_MS: '%s' is not 1 to %d; using %d",
+				v, RT_DC_TIMEOUT_MAX_MS, RT_DC_TIMEOUT_MS);
+	}
+	pthread_mutex_lock(&state_lock);
+	registering = true;
+	pthread_mutex_unlock(&state_lock);
+	int r = connect_and_register();
+	pthread_mutex_lock(&state_lock);
+	registering = false;
+	pthread_mutex_unlock(&state_lock);
+	if (r < 0)
+		return;
+	pthread_atfork(NULL, NULL, after_fork_child);
+	atexit(say_goodbye);
+}

@@ -1,0 +1,102 @@
+/*
+ * daemon_client.h - libringtrace's side of ringtraced (daemon mode): the
+ * buffer sets the daemon hands over, the per-event-class target tables
+ * the probe writes through, and the client's entry points.
+ *
+ * Pieces: daemon_client.c (connection, registration, listener thread,
+ * fork and exit), daemon_targets.c (buffer sets, enable tables, building
+ * and publishing target tables), probe.c (writes through them).
+ *
+ * Concurrency contract:
+ *  - A class's `targets` pointer is published with a release store by
+ *    the thread that holds rt_registry_lock and loaded with acquire by
+ *    probes. A table, and every buffer set it points to, is never freed
+ *    while the process runs (a probe may still use it): replaced tables
+ *    go to a retired list whose total size is bounded (past the bound the
+ *    client disconnects and stops tracing rather than grow).
+ *  - Buffer sets are created and changed by the listener thread only
+ *    (or by the constructor before the listener exists), with
+ *    rt_registry_lock held.
+ */
+#ifndef RINGTRACE_DAEMON_CLIENT_H
+#define RINGTRACE_DAEMON_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../proto/app_proto.h"
+#include "rt_internal.h"
+
+/* Buffer sets one process may receive in its lifetime. */
+#define RT_DC_MAX_BUFS 256
+/* Targets per event (channels of all sessions writing it). */
+#define RT_DC_MAX_TARGETS 64
+/* Retired target tables kept (bytes) before the client gives up. */
+#define RT_DC_RETIRED_MAX (16u << 20)
+
+/* A buffer set received in RTP_APP_CHANNEL. Owner: daemon_targets.c;
+ * lives until the process exits (mapping included). */
+struct rt_dbuf {
+	struct rb rb;			/* first: probes use &dbuf->rb */
+	struct ctf_stream_info stream;	/* packet headers (client priv) */
+	uint64_t key;
+	uint64_t session_id;
+	uint8_t ctx[APP_MAX_CONTEXTS];	/* enum rtd_context */
+	uint32_t nr_ctx;
+	uint32_t ctx_size;		/* bytes of contexts per event */
+	bool live;			/* false after DISABLE_SESSION */
+	uint32_t *ids;			/* by class index: event id + 1, 0 = off */
+	uint32_t nr_ids;
+	void *map;
+	size_t map_size;
+};
+
+/* One place an event is written to. */
+struct rt_target {
+	struct rt_dbuf *buf;
+	uint32_t id;			/* CTF event id in that trace/channel */
+	uint16_t hdr_compact;
+	uint16_t pad;
+};
+
+/* A class's targets. Immutable once published (but `retired`, set
+ * when it is replaced: the list keeps every retired table reachable). */
+struct rt_target_set {
+	struct rt_target_set *retired;
+	uint32_t nr;
+	struct rt_target t[];
+};
+
+/* Cached context values (set at registration; per thread on first use). */
+RT_HIDDEN extern int32_t rt_dc_pid;
+RT_HIDDEN extern char rt_dc_procname[APP_PROCNAME_LEN + 1];
+RT_HIDDEN extern uint32_t rt_dc_procname_size;	/* with the NUL */
+RT_HIDDEN extern char rt_dc_hostname[APP_STR_MAX + 1];
+RT_HIDDEN extern uint32_t rt_dc_hostname_size;
+
+/* daemon_targets.c. Caller holds rt_registry_lock. */
+RT_HIDDEN int rt_dbuf_add(const struct app_cursor *msg, int memfd, char *err,
+			  size_t errlen);
+RT_HIDDEN int rt_dbuf_enable(struct app_cursor *msg, char *err, size_t errlen);
+RT_HIDDEN int rt_dbuf_disable_session(uint64_t session_id);
+/* Rebuild and publish every class's target table, then the call sites'
+ * enabled flags. Returns 0 or -ENOMEM / -E2BIG (retired bound). */
+RT_HIDDEN int rt_targets_publish(void);
+/* Stop writing to every buffer set (lost daemon, bad message). */
+RT_HIDDEN void rt_targets_drop_all(void);
+/* Fork child: the same without any lock (the parent's threads are gone
+ * and may have held it), and the parent's buffer sets forgotten (still
+ * mapped, never written). */
+RT_HIDDEN void rt_targets_fork_child(void);
+/* Context bytes for one buffer set's list. */
+RT_HIDDEN uint32_t rt_ctx_size(const uint8_t *ctx, uint32_t nr);
+
+/* daemon_client.c. */
+/* Called from the library constructor when not in embedded mode. */
+RT_HIDDEN void rt_daemon_client_init(void);
+/* New classes were registered (rt__register, lock not held): tell the
+ * daemon and wait (bounded) for the resulting enablement. */
+RT_HIDDEN void rt_daemon_client_new_events(void);
+
+#endif /* RINGTRACE_DAEMON_CLIENT_H */

@@ -1,0 +1,299 @@
+/*
+ * daemon_targets.c - the buffer sets a daemon hands to this program and
+ * the per-class target tables built from their enable tables (see
+ * daemon_client.h for the lifetime and publication rules).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../daemon/rtd.h"
+#include "daemon_client.h"
+
+static struct rt_dbuf *bufs[RT_DC_MAX_BUFS];	/* never freed */
+static uint32_t nr_bufs;
+static uint32_t first_buf;			/* before: a fork parent's */
+static struct rt_target_set *retired;		/* replaced tables, kept */
+static size_t retired_bytes;
+
+uint32_t rt_ctx_size(const uint8_t *ctx, uint32_t nr)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < nr; i++) {
+		switch (ctx[i]) {
+		case RTD_CTX_VPID:
+		case RTD_CTX_VTID:
+		case RTD_CTX_CPU_ID:
+		case RTD_CTX_PRIO:
+			n += 4;
+			break;
+		case RTD_CTX_IP:
+			n += 8;
+			break;
+		case RTD_CTX_PROCNAME:
+			n += rt_dc_procname_size;
+			break;
+		case RTD_CTX_HOSTNAME:
+			n += rt_dc_hostname_size;
+			break;
+		default:
+			break;
+		}
+	}
+	return n;
+}
+
+static struct rt_dbuf *find_buf(uint64_t key)
+{
+	for (uint32_t i = first_buf; i < nr_bufs; i++)
+		if (bufs[i]->key == key)
+			return bufs[i];
+	return NULL;
+}
+
+int rt_dbuf_add(const struct app_cursor *msg, int memfd, char *err, size_t errlen)
+{
+	struct app_cursor c = *msg;
+	uint64_t key, session_id, map_size;
+	uint32_t channel_id, nr_ctx;
+	uint8_t uuid[16], ctx[APP_MAX_CONTEXTS];
+	int ret = -EPROTO;
+	if (app_get_u64(&c, &key) < 0 || app_get_u64(&c, &session_id) < 0 ||
+	    app_get_u32(&c, &channel_id) < 0 || app_get_u32(&c, &nr_ctx) < 0 ||
+	    app_get_u64(&c, &map_size) < 0 || app_get(&c, uuid, sizeof(uuid)) < 0 ||
+	    key == 0 || nr_ctx > APP_MAX_CONTEXTS || app_get(&c, ctx, nr_ctx) < 0 ||
+	    c.pos != c.len) {
+		snprintf(err, errlen, "malformed CHANNEL message");
+		return -EPROTO;
+	}
+	for (uint32_t i = 0; i < nr_ctx; i++)
+		if (ctx[i] >= RTD_CTX_COUNT) {
+			snprintf(err, errlen, "unknown context %u", ctx[i]);
+			return -EPROTO;
+		}
+	if (find_buf(key) || nr_bufs == RT_DC_MAX_BUFS) {
+		snprintf(err, errlen, "buffer set %llu: duplicate or too many",
+			 (unsigned long long)key);
+		return -EPROTO;
+	}
+	off_t real = lseek(memfd, 0, SEEK_END);
+	if (real < 0 || map_size < RB_SHM_HEADER_SIZE || (uint64_t)real != map_size ||
+	    map_size > (1ULL << 40)) {
+		snprintf(err, errlen, "buffer set size %llu does not match its memfd",
+			 (unsigned long long)map_size);
+		return -EPROTO;
+	}
+	struct rt_dbuf *b = calloc(1, sizeof(*b));
+	if (!b) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	b->map = mmap(NULL, map_size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (b->map == MAP_FAILED) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot map a buffer set: %s", strerror(errno));
+		goto free_buf;
+	}
+	b->map_size = map_size;
+	ret = rb_attach(&b->rb, b->map, map_size);
+	if (ret < 0) {
+		snprintf(err, errlen, "buffer set %llu is not a valid ring buffer",
+			 (unsigned long long)key);
+		goto unmap;
+	}
+	if (b->rb.hdr_size != CTF_PACKET_HEADER_SIZE ||
+	    b->rb.tsc_bits != CTF_COMPACT_TSC_BITS) {
+		snprintf(err, errlen, "buffer set %llu: not a CTF buffer", (unsigned long long)key);
+		ret = -EPROTO;
+		goto unmap;
+	}
+	if (b->rb.rseq && !rb_rseq_usable())
+		b->rb.rseq = false;
+	memcpy(b->stream.uuid, uuid, sizeof(uuid));
+	b->stream.stream_id = channel_id;
+	b->stream.subbuf_size = b->rb.subbuf_size;
+	b->rb.client = (struct rb_client){
+		.subbuf_begin = ctf_packet_begin,
+		.subbuf_end = ctf_packet_end,
+		.clock_read = rt_clock_read_ordered,
+		.priv = &b->stream,
+	};
+	b->key = key;
+	b->session_id = session_id;
+	memcpy(b->ctx, ctx, nr_ctx);
+	b->nr_ctx = nr_ctx;
+	b->ctx_size = rt_ctx_size(ctx, nr_ctx);
+	b->live = true;
+	bufs[nr_bufs++] = b;
+	return 0;
+
+unmap:
+	munmap(b->map, map_size);
+free_buf:
+	free(b);
+	return ret;
+}
+
+int rt_dbuf_enable(struct app_cursor *msg, char *err, size_t errlen)
+{
+	uint64_t key;
+	uint32_t n, reserved;
+	if (app_get_u64(msg, &key) < 0 || app_get_u32(msg, &n) < 0 ||
+	    app_get_u32(msg, &reserved) < 0 || n > APP_MAX_EVENTS ||
+	    (uint64_t)n * 8 != (uint64_t)(msg->len - msg->pos)) {
+		snprintf(err, errlen, "malformed ENABLE message");
+		return -EPROTO;
+	}
+	struct rt_dbuf *b = find_buf(key);
+	if (!b) {
+		snprintf(err, errlen, "ENABLE for unknown buffer set %llu",
+			 (unsigned long long)key);
+		return -EPROTO;
+	}
+	/* The new table, by class index. The old one is only read here and
+	 * by rt_targets_publish, both under rt_registry_lock. */
+	uint32_t *ids = NULL, nr_ids = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t idx, id;
+		app_get_u32(msg, &idx);
+		app_get_u32(msg, &id);
+		if (idx >= APP_MAX_EVENTS || id >= UINT32_MAX - 1) {
+			free(ids);
+			snprintf(err, errlen, "ENABLE: bad event index or id");
+			return -EPROTO;
+		}
+		if (idx >= nr_ids) {
+			uint32_t m = idx + 1 > nr_ids * 2 ? idx + 1 : nr_ids * 2;
+			uint32_t *p = realloc(ids, m * sizeof(*ids));
+			if (!p) {
+				free(ids);
+				snprintf(err, errlen, "out of memory");
+				return -ENOMEM;
+			}
+			memset(p + nr_ids, 0, (m - nr_ids) * sizeof(*p));
+			ids = p;
+			nr_ids = m;
+		}
+		ids[idx] = id + 1;
+	}
+	free(b->ids);
+	b->ids = ids;
+	b->nr_ids = nr_ids;
+	return 0;
+}
+
+int rt_dbuf_disable_session(uint64_t session_id)
+{
+	for (uint32_t i = first_buf; i < nr_bufs; i++)
+		if (bufs[i]->session_id == session_id)
+			bufs[i]->live = false;
+	return 0;
+}
+
+/* The table for one class: every live buffer set that enables it. */
+static int build_set(const struct rt_event_class *c, struct rt_target_set **out)
+{
+	struct rt_target t[RT_DC_MAX_TARGETS];
+	uint32_t n = 0;
+	*out = NULL;
+	for (uint32_t i = first_buf; i < nr_bufs && n < RT_DC_MAX_TARGETS; i++) {
+		const struct rt_dbuf *b = bufs[i];
+		if (!b->live || c->id >= b->nr_ids || !b->ids[c->id])
+			continue;
+		uint32_t id = b->ids[c->id] - 1;
+		t[n++] = (struct rt_target){
+			.buf = bufs[i],
+			.id = id,
+			.hdr_compact = ctf_event_header_size(id, 0),
+		};
+	}
+	if (n == 0)
+		return 0;
+	struct rt_target_set *s = malloc(sizeof(*s) + n * sizeof(s->t[0]));
+	if (!s)
+		return -ENOMEM;
+	s->retired = NULL;
+	s->nr = n;
+	memcpy(s->t, t, n * sizeof(t[0]));
+	*out = s;
+	return 0;
+}
+
+static bool same_set(const struct rt_target_set *a, const struct rt_target_set *b)
+{
+	if (!a || !b)
+		return a == b;
+	return a->nr == b->nr && !memcmp(a->t, b->t, a->nr * sizeof(a->t[0]));
+}
+
+/* Count a replaced table (kept: a probe may still read it). Returns
+ * false past RT_DC_RETIRED_MAX. */
+static bool retire(struct rt_target_set *old)
+{
+	if (!old)
+		return true;
+	old->retired = retired;
+	retired = old;
+	retired_bytes += sizeof(*old) + old->nr * sizeof(old->t[0]);
+	return retired_bytes <= RT_DC_RETIRED_MAX;
+}
+
+/* Publish `s` (NULL: nowhere) in class `c`. Returns 0, or -E2BIG once
+ * too much was retired (published all the same). */
+static int replace_set(struct rt_event_class *c, struct rt_target_set *s)
+{
+	bool ok = retire(c->targets);
+	/* Release: the table (and the buffer sets it points to) is complete
+	 * before a probe can load it (acquire in probe.c). */
+	__atomic_store_n(&c->targets, s, __ATOMIC_RELEASE);
+	return ok ? 0 : -E2BIG;
+}
+
+int rt_targets_publish(void)
+{
+	struct rt_event_class **classes;
+	size_t n = rt_registry_classes(&classes);
+	int ret = 0;
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		struct rt_target_set *s;
+		ret = build_set(classes[i], &s);
+		if (ret < 0)
+			break;
+		if (same_set(s, classes[i]->targets)) {
+			free(s);
+			continue;
+		}
+		ret = replace_set(classes[i], s);
+	}
+	rt_registry_apply_sites_locked();
+	return ret;
+}
+
+void rt_targets_drop_all(void)
+{
+	for (uint32_t i = 0; i < nr_bufs; i++)
+		bufs[i]->live = false;
+	struct rt_event_class **classes;
+	size_t n = rt_registry_classes(&classes);
+	for (size_t i = 0; i < n; i++)
+		replace_set(classes[i], NULL);
+	rt_registry_apply_sites_locked();
+}
+
+void rt_targets_fork_child(void)
+{
+	/* The parent's buffer sets stay mapped but are forgotten: the new
+	 * connection numbers its own from 1. */
+	for (uint32_t i = 0; i < nr_bufs; i++)
+		bufs[i]->live = false;
+	first_buf = nr_bufs;
+	struct rt_event_class **classes;
+	size_t n = rt_registry_classes(&classes);
+	for (size_t i = 0; i < n; i++)
+		replace_set(classes[i], NULL);
+	rt_registry_disable_all();
+}

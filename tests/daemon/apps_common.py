@@ -1,0 +1,140 @@
+"""Helpers of the test_apps* tests: a private ringtraced per test (its own
+RINGTRACE_RUNDIR, started with --foreground, killed at the end), the
+`ringtrace` commands, instrumented programs (app_prog, driven on stdin)
+and traces read back with babeltrace2's Python bindings."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import bt2
+
+BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
+RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
+RINGTRACED = os.path.join(BUILD, "src/daemon/ringtraced")
+APP_PROG = os.path.join(BUILD, "tests/daemon/app_prog")
+
+
+class Program:
+    """app_prog: one command per line, one answer line each."""
+
+    def __init__(self, env):
+        self.p = subprocess.Popen([APP_PROG], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, env=env, text=True)
+        line = self.p.stdout.readline()
+        assert line.startswith("ready "), f"app_prog: {line!r}"
+        self.pid = int(line.split()[1])
+
+    def cmd(self, line):
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+        answer = self.p.stdout.readline()
+        assert answer.startswith("ok"), f"app_prog {line!r}: {answer!r}"
+        return answer.split()[1:]
+
+    def exit(self, timeout=30):
+        self.p.stdin.write("exit\n")
+        self.p.stdin.flush()
+        self.p.wait(timeout=timeout)
+        err = self.p.stderr.read()
+        return self.p.returncode, err
+
+    def exe_range(self):
+        """Address ranges of app_prog's executable mappings."""
+        ranges = []
+        with open(f"/proc/{self.pid}/maps") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 6 and parts[5].endswith("/app_prog") and "x" in parts[1]:
+                    lo, hi = (int(x, 16) for x in parts[0].split("-"))
+                    ranges.append((lo, hi))
+        return ranges
+
+
+class AppCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="rt-apps-")
+        self.rundir = os.path.join(self.tmp, "run")
+        # A generous registration timeout: on a loaded machine the 50 ms
+        # default could expire and the test would check timing, not tracing.
+        self.env = dict(os.environ, RINGTRACE_RUNDIR=self.rundir,
+                        HOME=os.path.join(self.tmp, "home"),
+                        RINGTRACE_DAEMON_TIMEOUT_MS="5000")
+        for var in ("RINGTRACE_OUTPUT", "RINGTRACE_NO_DAEMON"):
+            self.env.pop(var, None)
+        os.mkdir(self.env["HOME"])
+        self.programs = []
+        self.daemon = None
+        self.start_daemon()
+
+    def start_daemon(self):
+        self.daemon_log = open(os.path.join(self.tmp, "daemon.log"), "a")
+        self.daemon = subprocess.Popen([RINGTRACED, "--foreground"], env=self.env,
+                                       stdout=self.daemon_log, stderr=self.daemon_log)
+        sock = os.path.join(self.rundir, "ringtraced.sock")
+        for _ in range(500):
+            if os.path.exists(sock):
+                return
+            time.sleep(0.01)
+        self.fail("the daemon did not create its socket")
+
+    def tearDown(self):
+        for prog in self.programs:
+            if prog.p.poll() is None:
+                prog.p.kill()
+            prog.p.wait()
+            for f in (prog.p.stdin, prog.p.stdout, prog.p.stderr):
+                f.close()
+        if self.daemon and self.daemon.poll() is None:
+            self.daemon.kill()
+        if self.daemon:
+            self.daemon.wait()
+        self.daemon_log.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def rt(self, *args):
+        r = subprocess.run([RINGTRACE, *args], capture_output=True, text=True,
+                           env=self.env, timeout=60)
+        self.assertEqual(r.returncode, 0, f"ringtrace {' '.join(args)}: {r.stderr}")
+        return r.stdout
+
+    def program(self):
+        p = Program(self.env)
+        self.programs.append(p)
+        return p
+
+    def out(self, name):
+        return os.path.join(self.tmp, name)
+
+
+def read_events(path):
+    """Every event of the traces under `path`, in time order, as dicts:
+    event (its name), payload fields, context fields (ctx_NAME) and stream_class (the channel's id)."""
+    events = []
+    for msg in bt2.TraceCollectionMessageIterator(path):
+        if type(msg) is not bt2._EventMessageConst:
+            continue
+        ev = msg.event
+        e = {"event": ev.name}
+        if ev.payload_field is not None:
+            for k, v in ev.payload_field.items():
+                e[k] = str(v) if isinstance(v, bt2._StringFieldConst) else int(v)
+        if ev.common_context_field is not None:
+            for k, v in ev.common_context_field.items():
+                e["ctx_" + k] = str(v) if isinstance(v, bt2._StringFieldConst) else int(v)
+        e["stream_class"] = ev.stream.cls.id
+        events.append(e)
+    return events
+
+
+def trace_dirs(root):
+    """Directories under root holding a `metadata` file."""
+    found = []
+    for d, _, files in os.walk(root):
+        if "metadata" in files:
+            found.append(d)
+    return sorted(found)

@@ -1,0 +1,243 @@
+#!/usr/bin/python3
+"""Programs facing a broken daemon: a fake ringtraced (this script) that
+accepts and sends garbage, never answers, closes in the middle of a
+message, or sends a malformed buffer-set message. Each time the traced
+program must run to completion, exit 0 and print at most one warning.
+Also: no daemon at all, and RINGTRACE_NO_DAEMON=1 (start cost reported,
+not asserted).
+
+usage: test_apps_faults.py BUILD_DIR
+"""
+import os
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+MAGIC = 0x31505452
+HDR = struct.Struct("<IHHIi")
+REGISTER, REGISTER_REPLY, CHANNEL, ENABLE = 16, 17, 19, 20
+
+
+def frame(typ, payload=b"", status=0):
+    return HDR.pack(MAGIC, 1, typ, len(payload), status) + payload
+
+
+class FakeDaemon:
+    """Listens on RUNDIR/ringtraced.sock; `behaviour(conn)` runs for each
+    connection in its own thread."""
+
+    def __init__(self, rundir, behaviour):
+        self.path = os.path.join(rundir, "ringtraced.sock")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(self.path)
+        self.sock.listen(8)
+        self.behaviour = behaviour
+        self.first_frames = []
+        self.conns = []
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def read_frame(self, conn):
+        hdr = b""
+        while len(hdr) < HDR.size:
+            chunk = conn.recv(HDR.size - len(hdr))
+            if not chunk:
+                return None
+            hdr += chunk
+        magic, ver, typ, length, status = HDR.unpack(hdr)
+        assert magic == MAGIC and ver == 1, "bad frame from the program"
+        body = b""
+        while len(body) < length:
+            chunk = conn.recv(length - len(body))
+            if not chunk:
+                return None
+            body += chunk
+        return typ, body
+
+    def run(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(conn)
+            threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
+
+    def serve(self, conn):
+        try:
+            f = self.read_frame(conn)
+            self.first_frames.append(f)
+            self.behaviour(conn)
+        except OSError:
+            pass
+
+    def close(self):
+        self.sock.close()
+        for c in self.conns:
+            try:
+                c.close()
+            except OSError:
+                pass
+
+
+def garbage(conn):
+    conn.sendall(os.urandom(64) + b"\xff" * 32)
+    time.sleep(5)
+
+
+def silent(conn):
+    time.sleep(5)
+
+
+def close_mid(conn):
+    conn.sendall(frame(REGISTER_REPLY, struct.pack("<II", 0, 0))[:10])
+    conn.close()
+
+
+def bad_channel(conn):
+    # A CHANNEL without its descriptor and with nonsense sizes, then a
+    # valid-looking reply: the program must reject the channel and go on.
+    conn.sendall(frame(CHANNEL, b"\x01" * 48))
+    conn.sendall(frame(REGISTER_REPLY, struct.pack("<II", 1, 0)))
+    time.sleep(5)
+
+
+def late_garbage(conn):
+    # Registration succeeds, garbage comes later while the program traces.
+    conn.sendall(frame(REGISTER_REPLY, struct.pack("<II", 1, 0)))
+    time.sleep(0.3)
+    conn.sendall(frame(ENABLE, b"\x07" * 11))
+    time.sleep(5)
+
+
+def refuse(conn):
+    conn.sendall(frame(REGISTER_REPLY, b"", status=-13))
+    time.sleep(5)
+
+
+def run_program(prog, rundir, extra_env=None, commands=("emit 2000 a", "spin 300", "exit")):
+    env = dict(os.environ, RINGTRACE_RUNDIR=rundir)
+    env.pop("RINGTRACE_OUTPUT", None)
+    env.pop("RINGTRACE_NO_DAEMON", None)
+    env.update(extra_env or {})
+    t0 = time.monotonic()
+    p = subprocess.Popen([prog], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env, text=True)
+    ready = p.stdout.readline()
+    start_ms = (time.monotonic() - t0) * 1000
+    assert ready.startswith("ready"), f"no ready line: {ready!r}"
+    out, err = p.communicate("\n".join(commands) + "\n", timeout=30)
+    return p.returncode, start_ms, out, err, time.monotonic() - t0
+
+
+def check_run(name, prog, behaviour):
+    with tempfile.TemporaryDirectory(prefix="rt-faults-") as rundir:
+        fake = FakeDaemon(rundir, behaviour)
+        try:
+            rc, start_ms, out, err, total = run_program(prog, rundir)
+        finally:
+            fake.close()
+        assert rc == 0, f"{name}: exit status {rc}, stderr {err!r}"
+        assert out.split("\n")[:1] == ["ok"], f"{name}: output {out!r}"
+        lines = [l for l in err.splitlines() if l.strip()]
+        assert len(lines) <= 1, f"{name}: more than one warning: {lines}"
+        assert all(l.startswith("ringtrace: ") for l in lines), f"{name}: {lines}"
+        assert total < 30, f"{name}: hung"
+        # The program did register: check the first frame it sent.
+        assert fake.first_frames and fake.first_frames[0], f"{name}: no REGISTER"
+        typ, body = fake.first_frames[0]
+        assert typ == REGISTER, f"{name}: first frame type {typ}"
+        pid, uid, abi = struct.unpack_from("<III", body)
+        assert uid == os.getuid() and abi == 1, f"{name}: REGISTER {pid} {uid} {abi}"
+        procname = body[16:32].split(b"\0")[0].decode()
+        assert procname == "app_prog", f"{name}: procname {procname!r}"
+        print(f"{name}: exit 0, {len(lines)} warning(s), start {start_ms:.1f} ms, "
+              f"total {total:.2f} s")
+
+
+def check_register_payload(prog):
+    """The REGISTER event list, once the program's own events are known
+    (they come in an EVENTS message after the constructor)."""
+    frames = []
+
+    def record_all(conn):
+        conn.sendall(frame(REGISTER_REPLY, struct.pack("<II", 1, 0)))
+        while True:
+            f = fake.read_frame(conn)
+            if f is None:
+                return
+            frames.append(f)
+            if f[0] == 18:  # EVENTS: acknowledge
+                conn.sendall(frame(23))
+
+    with tempfile.TemporaryDirectory(prefix="rt-faults-") as rundir:
+        fake = FakeDaemon(rundir, record_all)
+        try:
+            rc, _, _, err, _ = run_program(prog, rundir, commands=("exit",))
+        finally:
+            time.sleep(0.1)
+            fake.close()
+    assert rc == 0, err
+    assert err.strip() == "", err
+    types = [f[0] for f in frames]
+    assert 18 in types, f"no EVENTS message: {types}"
+    assert types[-1] == 22, f"no GOODBYE at exit: {types}"
+    body = frames[types.index(18)][1]
+    names = []
+    pos = 4
+    (count,) = struct.unpack_from("<I", body)
+    for _ in range(count):
+        index, level = struct.unpack_from("<Ii", body, pos)
+        pos += 8
+        strs = []
+        for _ in range(2):
+            n = body[pos]
+            strs.append(body[pos + 1:pos + 1 + n].decode())
+            pos += 1 + n
+        nf = body[pos]
+        pos += 1
+        fields = []
+        for _ in range(nf):
+            typ = body[pos]
+            n = body[pos + 1]
+            fields.append((body[pos + 2:pos + 2 + n].decode(), typ))
+            pos += 2 + n
+        names.append((":".join(strs), level, fields))
+    assert pos == len(body), "trailing bytes in EVENTS"
+    by = {n: (l, f) for n, l, f in names}
+    assert by["app:tick"] == (6, [("seq", 8), ("tag", 12), ("value", 5)]), by
+    assert by["app:warn"] == (4, [("seq", 8)]), by
+    print("register/events payload: ok", sorted(by))
+
+
+def main():
+    build = sys.argv[1]
+    prog = os.path.join(build, "tests", "daemon", "app_prog")
+    for name, behaviour in [("garbage", garbage), ("silent", silent),
+                            ("close-mid-message", close_mid),
+                            ("bad-channel", bad_channel),
+                            ("late-garbage", late_garbage),
+                            ("refused", refuse)]:
+        check_run(name, prog, behaviour)
+    check_register_payload(prog)
+
+    with tempfile.TemporaryDirectory(prefix="rt-faults-") as rundir:
+        for label, env in [("no daemon", {}), ("RINGTRACE_NO_DAEMON=1",
+                                                {"RINGTRACE_NO_DAEMON": "1"})]:
+            times = []
+            for _ in range(5):
+                rc, start_ms, out, err, _ = run_program(prog, rundir, env,
+                                                        ("emit 10 a", "exit"))
+                assert rc == 0 and err == "", (rc, err)
+                times.append(start_ms)
+            print(f"start to 'ready' with {label}: median {sorted(times)[2]:.1f} ms "
+                  f"(report only)")
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
