@@ -233,21 +233,6 @@ static int stream_rotate(const char *dir, const struct rtd_channel *ch, uint32_t
 	return stream_open(dir, ch, cpu, s);
 }
 
-static int write_all(int fd, const char *p, uint64_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (uint64_t)n;
-	}
-	return 0;
-}
-
 int cons_stream_write(const char *dir, const struct rtd_channel *ch, uint32_t cpu,
 		      struct cons_stream *s, const char *data, uint64_t len)
 {
@@ -258,7 +243,7 @@ int cons_stream_write(const char *dir, const struct rtd_channel *ch, uint32_t cp
 	    s->file_bytes + len > ch->tracefile_size &&
 	    (ret = stream_rotate(dir, ch, cpu, s)) < 0)
 		return ret;
-	if ((ret = write_all(s->fd, data, len)) < 0)
+	if ((ret = rt_write_all(s->fd, data, len)) < 0)
 		return ret;
 	s->file_bytes += len;
 	return 0;

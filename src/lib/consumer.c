@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fs_util.h"
 #include "rt_internal.h"
 #include "trace_dir.h"
 
@@ -38,23 +39,6 @@ struct rt_consumer {
 };
 
 static struct rt_consumer cons = { .wake = { -1, -1 } };
-
-/* Write all of buf; -errno on failure. */
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 static void report_write_error(const char *what, int err)
 {
@@ -95,7 +79,7 @@ static void write_packet(uint32_t cpu, const struct rb_read *r)
 	uint64_t packet_bits = bytes * 8;
 	memcpy(&h->packet_size, &packet_bits, 8);
 	int fd = stream_fd(cpu);
-	int ret = fd < 0 ? fd : write_all(fd, r->data, bytes);
+	int ret = fd < 0 ? fd : rt_write_all(fd, r->data, bytes);
 	if (ret < 0) {
 		report_write_error("a stream file", ret);
 		return;

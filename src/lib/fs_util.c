@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int rt_mkdir_p(const char *dir)
 {
@@ -22,4 +23,20 @@ int rt_mkdir_p(const char *dir)
 		*p = '/';
 	}
 	return mkdir(path, 0755) < 0 ? -errno : 0;
+}
+
+int rt_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../proto/app_proto.h"
 #include "daemon_client.h"
 #include "rt_internal.h"
 
@@ -24,17 +25,6 @@ static struct rt_event_class **classes;	/* by id */
 static size_t nr_classes, cap_classes;
 static struct rt_event_desc **sites;	/* registered call sites */
 static size_t nr_sites, cap_sites;
-
-static bool valid_identifier(const char *s)
-{
-	if (!s || !*s || (*s >= '0' && *s <= '9'))
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '_'))
-			return false;
-	return true;
-}
 
 static bool same_class(const struct rt_event_class *c,
 		       const struct rt_event_desc *d)
@@ -111,13 +101,14 @@ static bool desc_ok(const struct rt_event_desc *d)
 			d->provider, d->name, d->abi, RT_ABI_VERSION);
 		return false;
 	}
-	if (!valid_identifier(d->provider) || !valid_identifier(d->name)) {
+	if (!d->provider || !app_identifier_ok(d->provider) ||
+	    !d->name || !app_identifier_ok(d->name)) {
 		rt_warn("event \"%s:%s\": provider and event must be identifiers; ignored",
 			d->provider, d->name);
 		return false;
 	}
 	for (uint32_t i = 0; i < d->nr_fields; i++) {
-		if (!valid_identifier(d->fields[i].name) ||
+		if (!d->fields[i].name || !app_identifier_ok(d->fields[i].name) ||
 		    d->fields[i].type < RT_TYPE_S8 || d->fields[i].type > RT_TYPE_BYTES) {
 			rt_warn("event %s:%s: bad field %u; ignored", d->provider,
 				d->name, i);
