@@ -10,7 +10,19 @@
  * The daemon is never trusted: any malformed message, unexpected type,
  * timeout during registration or lost connection makes the program stop
  * writing to the daemon's buffers (targets dropped), close the socket and
- * carry on untraced, with one warning at most.
+ * carry on untraced, with one warning at most in the process's life.
+ *
+ * Reconnection: a program that was registered once keeps its listener
+ * thread; when the connection is lost the listener retries (jittered
+ * backoff, 100 ms doubling to 2 s; each attempt bounded by the
+ * registration timeout) and on success registers again with every event
+ * class known by then, like a program that just started. Only the
+ * listener waits for the daemon. What a dead connection leaves behind
+ * (buffer sets kept mapped, see daemon_targets.c) is bounded: at most
+ * RT_DC_MAX_CONNECTIONS registrations over the program's life, and the
+ * limits of rt_targets_may_reconnect(); past them the program stays
+ * untraced. A program that found no daemon at start has no listener and
+ * never looks again.
  *
  * Fork: the child drops every target (it must not write into the
  * parent's per-pid buffers), forgets the parent's connection and
@@ -44,6 +56,8 @@
 				 * EVENTS until its reply */
 #define RT_DC_TIMEOUT_MAX_MS 10000
 #define RT_DC_GOODBYE_MS 20
+#define RT_DC_BACKOFF_MIN_MS 100	/* first retry after a lost daemon */
+#define RT_DC_BACKOFF_MAX_MS 2000	/* retries then every 1 to 2 s */
 
 RT_HIDDEN int32_t rt_dc_pid;
 RT_HIDDEN char rt_dc_procname[APP_PROCNAME_LEN + 1];
@@ -56,7 +70,8 @@ static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t state_cond = PTHREAD_COND_INITIALIZER;
 /* Under state_lock: */
 static int sock = -1;			/* -1: not connected */
-static bool registering;		/* the constructor reads the socket */
+static bool exiting;			/* say_goodbye ran: no reconnection */
+static uint32_t connections;		/* successful registrations, ever */
 static uint32_t classes_sent;		/* classes the daemon knows */
 static uint64_t events_sent, events_acked;	/* EVENTS messages */
 static bool warned;
@@ -115,6 +130,8 @@ static uint32_t put_events(struct app_buf *b, uint32_t from)
 	}
 	return (uint32_t)n;
 }
+
+static void send_events(bool wait);
 
 /* Drop everything the daemon gave us and close. Any thread but a fork
  * child; caller holds neither lock. */
@@ -221,9 +238,11 @@ static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
 	return ret;
 }
 
-static void *listener(void *arg)
+/* Read and apply the daemon's messages on `fd` until the connection is
+ * lost or a message is bad; then drop every target and close. The
+ * listener thread only. */
+static void serve(int fd)
 {
-	int fd = (int)(intptr_t)arg;
 	char err[160];
 	for (;;) {
 		struct rtp_msg m;
@@ -251,17 +270,14 @@ static void *listener(void *arg)
 	pthread_mutex_unlock(&state_lock);
 	close(fd);
 	pthread_mutex_unlock(&send_lock);
-	return NULL;
 }
 
-/* Connect, register, apply what comes until the reply; then start the
- * listener. Bounded by timeout_ms. Returns 0 or -errno. */
-static int connect_and_register(void)
+/* Send REGISTER on `fd` and apply what comes until the reply, within
+ * `deadline`. Sets *sent to the classes described. Returns 0, -EPROTO
+ * (err set) or -errno of the socket. */
+static int register_on(int fd, int64_t deadline, uint32_t *sent, char *err,
+		       size_t errlen)
 {
-	int64_t deadline = now_ms() + timeout_ms;
-	int fd = rtp_connect(timeout_ms);
-	if (fd < 0)
-		return fd;
 	cache_identity();
 	struct app_buf b = { 0 };
 	app_put_u32(&b, (uint32_t)rt_dc_pid);
@@ -278,9 +294,8 @@ static int connect_and_register(void)
 	memcpy(pn, rt_dc_procname, strnlen(rt_dc_procname, APP_PROCNAME_LEN - 1));
 	app_put(&b, pn, sizeof(pn));
 	pthread_mutex_lock(&rt_registry_lock);
-	uint32_t sent = put_events(&b, 0);
+	*sent = put_events(&b, 0);
 	pthread_mutex_unlock(&rt_registry_lock);
-	char err[160] = "";
 	int r = b.err;
 	if (r == 0)
 		r = rtp_send(fd, RTP_APP_REGISTER, 0, b.data, b.len, NULL, 0,
@@ -291,43 +306,49 @@ static int connect_and_register(void)
 		struct rtp_msg m;
 		int fds[RTP_MAX_FDS];
 		unsigned nfds = 0;
-		if (left <= 0) {
-			r = -ETIMEDOUT;
-			break;
-		}
+		if (left <= 0)
+			return -ETIMEDOUT;
 		r = rtp_recv(fd, &m, fds, 1, &nfds, left);
 		if (r < 0)
 			break;
-		r = handle(fd, &m, fds, nfds, err, sizeof(err));
+		r = handle(fd, &m, fds, nfds, err, errlen);
 		rtp_msg_free(&m);
-		if (r == 1) {
-			r = 0;
-			break;
-		}
+		if (r == 1)
+			return 0;
 	}
+	return r;
+}
+
+/* One connection attempt: connect, register, publish the socket.
+ * Bounded by timeout_ms. No daemon: returns -errno at once, nothing
+ * kept. A daemon that fails the registration: targets dropped, one
+ * warning. Returns the socket or -errno. */
+static int connect_once(void)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	int fd = rtp_connect(timeout_ms);
+	if (fd < 0)
+		return fd;
+	char err[160] = "";
+	uint32_t sent = 0;
+	int r = register_on(fd, deadline, &sent, err, sizeof(err));
 	if (r < 0)
 		goto fail;
 	pthread_mutex_lock(&state_lock);
-	sock = fd;
-	classes_sent = sent;
-	pthread_mutex_unlock(&state_lock);
-	pthread_t th;
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	r = pthread_create(&th, &attr, listener, (void *)(intptr_t)fd);
-	pthread_attr_destroy(&attr);
-	if (r == 0)
-		pthread_setname_np(th, "rt-listener");
-	if (r != 0) {
-		pthread_mutex_lock(&state_lock);
-		sock = -1;
+	if (exiting) {
 		pthread_mutex_unlock(&state_lock);
-		r = -r;
-		snprintf(err, sizeof(err), "no listener thread");
+		r = -ECANCELED;
+		snprintf(err, sizeof(err), "program exiting");
 		goto fail;
 	}
-	return 0;
+	sock = fd;
+	classes_sent = sent;
+	connections++;
+	pthread_mutex_unlock(&state_lock);
+	/* Classes registered while we were not connected (dlopen in another
+	 * thread): described now; the listener takes the reply. */
+	send_events(false);
+	return fd;
 
 fail:
 	pthread_mutex_lock(&rt_registry_lock);
@@ -335,15 +356,111 @@ fail:
 	pthread_mutex_unlock(&rt_registry_lock);
 	close(fd);
 	pthread_mutex_lock(&state_lock);
-	warn_once("registration failed", err[0] ? err : strerror(-r));
+	if (r != -ECANCELED)
+		warn_once("registration failed", err[0] ? err : strerror(-r));
 	pthread_mutex_unlock(&state_lock);
 	return r;
 }
 
-void rt_daemon_client_new_events(void)
+/* Whether the listener may connect again: the program is not exiting and
+ * the bounds on what dead connections leave behind (daemon_targets.c,
+ * RT_DC_MAX_CONNECTIONS) are not reached. */
+static bool may_reconnect(void)
+{
+	pthread_mutex_lock(&rt_registry_lock);
+	bool ok = rt_targets_may_reconnect();
+	pthread_mutex_unlock(&rt_registry_lock);
+	pthread_mutex_lock(&state_lock);
+	ok = ok && !exiting && connections < RT_DC_MAX_CONNECTIONS;
+	pthread_mutex_unlock(&state_lock);
+	return ok;
+}
+
+/* Sleep about `ms` (a random 50 to 100 %, so that programs that lost the
+ * same daemon do not all come back at once). */
+static void backoff_sleep(unsigned ms, unsigned *seed)
+{
+	unsigned half = ms / 2;
+	unsigned d = half + (unsigned)rand_r(seed) % (half + 1);
+	struct timespec ts = { d / 1000, (long)(d % 1000) * 1000000L };
+	nanosleep(&ts, NULL);	/* EINTR: a shorter sleep, still no spin */
+}
+
+/*
+ * The listener thread: serves the connection `arg` (or, in a fork child,
+ * -1: connects first), and whenever the connection is lost retries with
+ * a jittered backoff, RT_DC_BACKOFF_MIN_MS doubling to
+ * RT_DC_BACKOFF_MAX_MS (back to the minimum only after a connection that
+ * lasted RT_DC_BACKOFF_MAX_MS), until may_reconnect() says no. Only this thread
+ * waits on the daemon; the program's threads never do (except
+ * rt_daemon_client_new_events' bounded wait for a connected daemon).
+ */
+static void *listener(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	unsigned delay = RT_DC_BACKOFF_MIN_MS;
+	unsigned seed = (unsigned)getpid() ^ (unsigned)now_ms();
+	if (fd < 0 && may_reconnect())
+		fd = connect_once();
+	for (;;) {
+		if (fd >= 0) {
+			/* The name tells the registration is done (tests wait
+			 * for it after fork). */
+			pthread_setname_np(pthread_self(), "rt-listener");
+			int64_t since = now_ms();
+			serve(fd);
+			/* A daemon that drops us at once (bad messages) is
+			 * retried no faster than one that is absent. */
+			if (now_ms() - since >= RT_DC_BACKOFF_MAX_MS)
+				delay = RT_DC_BACKOFF_MIN_MS;
+		}
+		if (!may_reconnect())
+			break;
+		backoff_sleep(delay, &seed);
+		delay = delay * 2 > RT_DC_BACKOFF_MAX_MS ? RT_DC_BACKOFF_MAX_MS : delay * 2;
+		if (!may_reconnect())
+			break;
+		fd = connect_once();
+	}
+	return NULL;
+}
+
+static int start_listener(int fd)
+{
+	pthread_t th;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	int r = pthread_create(&th, &attr, listener, (void *)(intptr_t)fd);
+	pthread_attr_destroy(&attr);
+	return -r;
+}
+
+/* The constructor's attempt: connect and register, then start the
+ * listener. Returns 0 or -errno (no daemon: nothing kept). */
+static int connect_and_register(void)
+{
+	int fd = connect_once();
+	if (fd < 0)
+		return fd;
+	int r = start_listener(fd);
+	if (r < 0) {
+		disconnect("registration failed", "no listener thread");
+		pthread_mutex_lock(&state_lock);
+		sock = -1;
+		pthread_mutex_unlock(&state_lock);
+		close(fd);
+	}
+	return r;
+}
+
+/* Describe to the daemon the classes registered since the last REGISTER
+ * or EVENTS; with `wait`, wait (bounded) for its EVENTS_REPLY. Any
+ * thread but the listener when `wait`; caller holds no lock. */
+static void send_events(bool wait)
 {
 	pthread_mutex_lock(&state_lock);
-	if (sock < 0 || registering) {
+	if (sock < 0) {
 		pthread_mutex_unlock(&state_lock);
 		return;
 	}
@@ -376,7 +493,7 @@ void rt_daemon_client_new_events(void)
 		disconnect("connection failed", strerror(-r));
 		return;
 	}
-	if (stale)
+	if (stale || !wait)
 		return;
 	/* Wait (bounded) for the daemon's enablement of the new events, so
 	 * a library's events are recorded from its first one. */
@@ -395,10 +512,16 @@ void rt_daemon_client_new_events(void)
 	pthread_mutex_unlock(&state_lock);
 }
 
+void rt_daemon_client_new_events(void)
+{
+	send_events(true);
+}
+
 static void say_goodbye(void)
 {
 	pthread_mutex_lock(&send_lock);
 	pthread_mutex_lock(&state_lock);
+	exiting = true;		/* the listener connects no more */
 	int fd = sock;
 	pthread_mutex_unlock(&state_lock);
 	if (fd >= 0)
@@ -406,21 +529,10 @@ static void say_goodbye(void)
 	pthread_mutex_unlock(&send_lock);
 }
 
-static void *reregister(void *arg)
-{
-	(void)arg;
-	pthread_mutex_lock(&state_lock);
-	registering = true;
-	pthread_mutex_unlock(&state_lock);
-	connect_and_register();
-	pthread_mutex_lock(&state_lock);
-	registering = false;
-	pthread_mutex_unlock(&state_lock);
-	return NULL;
-}
-
 /* Fork child: single-threaded; the parent's other threads may have held
- * any lock, so reset ours instead of taking them. */
+ * any lock, so reset ours instead of taking them. The parent had a
+ * listener (connected or retrying): the child gets its own, which
+ * registers it as a new program (and retries like the parent's). */
 static void after_fork_child(void)
 {
 	rt_targets_fork_child();
@@ -428,20 +540,13 @@ static void after_fork_child(void)
 	pthread_mutex_init(&state_lock, NULL);
 	pthread_cond_init(&state_cond, NULL);
 	pthread_mutex_init(&rt_registry_lock, NULL);
-	bool was = sock >= 0;
 	if (sock >= 0)
 		close(sock);	/* the parent's connection: not ours */
 	sock = -1;
 	classes_sent = 0;
 	events_sent = events_acked = 0;
-	if (!was)
-		return;
-	pthread_t th;
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_create(&th, &attr, reregister, NULL);
-	pthread_attr_destroy(&attr);
+	exiting = false;
+	start_listener(-1);
 }
 
 void rt_daemon_client_init(void)
@@ -458,14 +563,7 @@ void rt_daemon_client_init(void)
 			rt_warn("RINGTRACE_DAEMON_TIMEOUT_MS: '%s' is not 1 to %d; using %d",
 				v, RT_DC_TIMEOUT_MAX_MS, RT_DC_TIMEOUT_MS);
 	}
-	pthread_mutex_lock(&state_lock);
-	registering = true;
-	pthread_mutex_unlock(&state_lock);
-	int r = connect_and_register();
-	pthread_mutex_lock(&state_lock);
-	registering = false;
-	pthread_mutex_unlock(&state_lock);
-	if (r < 0)
+	if (connect_and_register() < 0)
 		return;
 	pthread_atfork(NULL, NULL, after_fork_child);
 	atexit(say_goodbye);

@@ -14,6 +14,14 @@
  *    while the process runs (a probe may still use it): replaced tables
  *    go to a retired list whose total size is bounded (past the bound the
  *    client disconnects and stops tracing rather than grow).
+ *  - A lost connection (daemon killed, restarted, bad message) ends a
+ *    generation: its buffer sets are no longer written (targets
+ *    dropped) but stay mapped until the process exits, because no grace
+ *    period tells when the last probe that loaded an old table is done
+ *    with it. A probe still running on them is safe: the memfd pages
+ *    stay valid while mapped, whatever became of the daemon; nobody reads
+ *    what it writes. rt_targets_may_reconnect() bounds what dead
+ *    generations keep (RT_DC_MAX_BUFS, RT_DC_DEAD_MAX, RT_DC_RETIRED_MAX).
  *  - Buffer sets are created and changed by the listener thread only
  *    (or by the constructor before the listener exists), with
  *    rt_registry_lock held.
@@ -34,9 +42,15 @@
 #define RT_DC_MAX_TARGETS 64
 /* Retired target tables kept (bytes) before the client gives up. */
 #define RT_DC_RETIRED_MAX (16u << 20)
+/* Registrations over the process's life (first + reconnections). */
+#define RT_DC_MAX_CONNECTIONS 16
+/* Bytes of buffer sets of dead connections kept mapped before the
+ * client stops reconnecting. */
+#define RT_DC_DEAD_MAX (1ULL << 30)
 
 /* A buffer set received in RTP_APP_CHANNEL. Owner: daemon_targets.c;
- * lives until the process exits (mapping included). */
+ * lives until the process exits (mapping included; `ids` is freed when
+ * its connection is lost). */
 struct rt_dbuf {
 	struct rb rb;			/* first: probes use &dbuf->rb */
 	struct ctf_stream_info stream;	/* packet headers (client priv) */
@@ -83,8 +97,13 @@ RT_HIDDEN int rt_dbuf_disable_session(uint64_t session_id);
 /* Rebuild and publish every class's target table, then the call sites'
  * enabled flags. Returns 0 or -ENOMEM / -E2BIG (retired bound). */
 RT_HIDDEN int rt_targets_publish(void);
-/* Stop writing to every buffer set (lost daemon, bad message). */
+/* Stop writing to every buffer set (lost daemon, bad message) and end
+ * the generation: keys of a later connection are a new namespace. */
 RT_HIDDEN void rt_targets_drop_all(void);
+/* Whether a new connection may add buffer sets: fewer than
+ * RT_DC_MAX_BUFS so far, dead ones under RT_DC_DEAD_MAX bytes, retired
+ * tables under RT_DC_RETIRED_MAX. */
+RT_HIDDEN bool rt_targets_may_reconnect(void);
 /* Fork child: the same without any lock (the parent's threads are gone
  * and may have held it), and the parent's buffer sets forgotten (still
  * mapped, never written). */

@@ -14,9 +14,14 @@
 #include "../daemon/rtd.h"
 #include "daemon_client.h"
 
+/* Under rt_registry_lock (or a fork child alone). bufs[first_buf ..
+ * nr_bufs) belong to the current connection; those before, to dead
+ * ones (a lost daemon's, or a fork parent's): never written again,
+ * never unmapped (see daemon_client.h). */
 static struct rt_dbuf *bufs[RT_DC_MAX_BUFS];	/* never freed */
 static uint32_t nr_bufs;
-static uint32_t first_buf;			/* before: a fork parent's */
+static uint32_t first_buf;
+static uint64_t dead_bytes;			/* mappings of dead ones */
 static struct rt_target_set *retired;		/* replaced tables, kept */
 static size_t retired_bytes;
 
@@ -273,10 +278,27 @@ int rt_targets_publish(void)
 	return ret;
 }
 
+/* End the current generation: its buffer sets are no longer written nor
+ * found by key. `free_ids`: false in a fork child (no allocator calls
+ * there). */
+static void end_generation(bool free_ids)
+{
+	for (uint32_t i = first_buf; i < nr_bufs; i++) {
+		bufs[i]->live = false;
+		dead_bytes += bufs[i]->map_size;
+		if (free_ids) {
+			/* Read only under rt_registry_lock, from first_buf on. */
+			free(bufs[i]->ids);
+			bufs[i]->ids = NULL;
+			bufs[i]->nr_ids = 0;
+		}
+	}
+	first_buf = nr_bufs;
+}
+
 void rt_targets_drop_all(void)
 {
-	for (uint32_t i = 0; i < nr_bufs; i++)
-		bufs[i]->live = false;
+	end_generation(true);
 	struct rt_event_class **classes;
 	size_t n = rt_registry_classes(&classes);
 	for (size_t i = 0; i < n; i++)
@@ -284,13 +306,17 @@ void rt_targets_drop_all(void)
 	rt_registry_apply_sites_locked();
 }
 
+bool rt_targets_may_reconnect(void)
+{
+	return nr_bufs < RT_DC_MAX_BUFS && dead_bytes <= RT_DC_DEAD_MAX &&
+	       retired_bytes <= RT_DC_RETIRED_MAX;
+}
+
 void rt_targets_fork_child(void)
 {
 	/* The parent's buffer sets stay mapped but are forgotten: the new
 	 * connection numbers its own from 1. */
-	for (uint32_t i = 0; i < nr_bufs; i++)
-		bufs[i]->live = false;
-	first_buf = nr_bufs;
+	end_generation(false);
 	struct rt_event_class **classes;
 	size_t n = rt_registry_classes(&classes);
 	for (size_t i = 0; i < n; i++)
