@@ -18,6 +18,7 @@ usage: test_apps_restart.py BUILD_DIR
 import os
 import signal
 import struct
+import sys
 import threading
 import time
 import unittest
@@ -102,9 +103,14 @@ class Restart(AppCase):
         killed_at = ticker.batches * B
         self.kill_daemon()
         ticker.wait_batches(ticker.batches + 20)     # untraced meanwhile
+        down = time.monotonic()
         self.start_daemon()
         out = self.session(name)
         self.wait_registered(prog)
+        # Reported, not asserted: daemon down for `down - killed`, then
+        # the backoff's next attempt (plus the polling of list -u).
+        print(f"\n  program seen registered {1000 * (time.monotonic() - down):.0f} ms "
+              f"after the new daemon was started", file=sys.stderr)
         return out, killed_at, ticker.batches
 
     def check_tail(self, got, first_possible, last):
