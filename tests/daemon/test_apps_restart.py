@@ -6,9 +6,12 @@ one started with the same RINGTRACE_RUNDIR; the new daemon's session
 must hold the program's events from some point after the restart until
 its very last one, consecutive, no holes. (The session of the killed
 daemon is not read: what it had not written out died with it.) Also:
-two restarts, and a
+two restarts; a
 fake daemon that sends garbage after the registration (the program keeps
-running, retries, and later records into a real daemon again).
+running, retries, and later records into a real daemon again); a library
+loaded with dlopen while no daemon ran has its events recorded after the
+reconnection;
+a program started while no daemon ran never connects (no thread).
 
 Nothing here asserts timing: the test waits for the program to show up
 in `ringtrace list -u` of the new daemon instead of sleeping.
@@ -23,7 +26,7 @@ import threading
 import time
 import unittest
 
-from apps_common import AppCase, read_events
+from apps_common import BUILD, AppCase, Program, read_events
 from test_apps_faults import REGISTER_REPLY, FakeDaemon, frame
 
 B = 10   # events per batch
@@ -69,6 +72,27 @@ def numbers(path, pid):
         if e["event"] == "app:tick" and e["ctx_vpid"] == pid and e["tag"].startswith("b"):
             out.append(int(e["tag"][1:]) * B + e["seq"])
     return out
+
+
+class DlProgram(Program):
+    """app_dl (load PATH / work R / exit), driven like app_prog."""
+
+    def __init__(self, env):
+        import subprocess
+        self.p = subprocess.Popen([os.path.join(BUILD, "tests/daemon/app_dl")],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, env=env, text=True)
+        line = self.p.stdout.readline()
+        assert line.startswith("ready "), f"app_dl: {line!r}"
+        self.pid = int(line.split()[1])
+
+
+def thread_names(pid):
+    names = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/comm") as f:
+            names.append(f.read().strip())
+    return names
 
 
 class Restart(AppCase):
@@ -200,6 +224,47 @@ class Restart(AppCase):
         lines = err.splitlines()
         self.assertLessEqual(len(lines), 1, lines)     # one warning at most
         self.check_tail(numbers(out, prog.pid), 0, emitted - 1)
+
+    def test_library_events_after_reconnect(self):
+        self.session("s1")
+        prog = DlProgram(self.env)
+        self.programs.append(prog)
+        plugin = os.path.join(BUILD, "tests/integration/plugin.so")
+        self.kill_daemon()
+        prog.cmd(f"load {plugin}")  # registered while no daemon listens
+        prog.cmd("work 2")          # untraced
+        self.start_daemon()
+        out = self.out("s2")
+        self.rt("create", "s2", "-o", out)
+        self.rt("enable-event", "-u", "plugin:*")
+        self.rt("start")
+        self.wait_registered(prog)
+        # The new daemon knows the library's events from the new
+        # registration: they are recorded.
+        self.assertIn("plugin:work", self.rt("list", "-u"))
+        prog.cmd("work 3")
+        self.rt("stop")
+        self.assertEqual(prog.exit(), (0, ""))
+        got = [(e["event"], e["round"], e["i"]) for e in read_events(out)]
+        self.assertEqual(got, [("plugin:work", 3, i) for i in range(10)])
+
+    def test_started_without_daemon_never_connects(self):
+        self.kill_daemon()
+        prog = self.program()
+        prog.cmd("emit 5 alone")
+        self.start_daemon()
+        out = self.session("s2")
+        prog.cmd("emit 5 later")
+        # Documented: no listener thread, no registration, ever.
+        self.assertEqual(thread_names(prog.pid), ["app_prog"])
+        self.assertNotIn(str(prog.pid), self.rt("list", "-u").split())
+        late = self.program()
+        late.cmd("emit 3 late")
+        self.rt("stop")
+        self.assertEqual(prog.exit(), (0, ""))
+        self.assertEqual(late.exit(), (0, ""))
+        self.assertEqual([(e["tag"], e["ctx_vpid"]) for e in read_events(out)],
+                         [("late", late.pid)] * 3)
 
 
 if __name__ == "__main__":
