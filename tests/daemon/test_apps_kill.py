@@ -42,7 +42,7 @@ class KillDaemon(AppCase):
             self.assertFalse(t.is_alive(), "a program hung")
         for p in progs:
             self.assertGreater(int(answers[p.pid][0]), 0)
-            p.cmd("emit 100 after")        # no daemon any more: untraced, fine
+            p.cmd("emit 100 after")        # no daemon: untraced, retrying in the background
             rc, err = p.exit()
             self.assertEqual(rc, 0)
             lines = err.splitlines()

@@ -248,6 +248,25 @@ class Restart(AppCase):
         got = [(e["event"], e["round"], e["i"]) for e in read_events(out)]
         self.assertEqual(got, [("plugin:work", 3, i) for i in range(10)])
 
+    def test_fork_while_reconnecting(self):
+        self.session("s1")
+        prog = self.program()
+        prog.cmd("emit 5 before")
+        self.kill_daemon()
+        self.start_daemon()
+        out = self.session("s2")
+        # The parent is most likely still waiting for its next attempt:
+        # the child registers by itself all the same (app_prog's child
+        # emits once its rt-listener thread exists, i.e. registered).
+        self.assertEqual(prog.cmd("fork 20 child"), ["0"])
+        self.wait_registered(prog)
+        prog.cmd("emit 5 parent")
+        self.rt("stop")
+        self.assertEqual(prog.exit(), (0, ""))
+        got = [(e["tag"], e["seq"], e["ctx_vpid"] == prog.pid) for e in read_events(out)]
+        self.assertEqual(sorted(got), sorted([("child", i, False) for i in range(20)] +
+                                             [("parent", i, True) for i in range(5)]))
+
     def test_started_without_daemon_never_connects(self):
         self.kill_daemon()
         prog = self.program()
