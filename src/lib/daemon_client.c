@@ -93,8 +93,14 @@ static void warn_once(const char *what, const char *detail)
 	rt_warn("daemon %s (%s); tracing through the daemon disabled", what, detail);
 }
 
+/* Cache the context values of this process, once per process (the
+ * first registration, or a fork child's): never again on reconnection,
+ * since a probe still writing into a dead connection's buffers may be
+ * copying them with the sizes it reserved. */
 static void cache_identity(void)
 {
+	if (rt_dc_pid == (int32_t)getpid())
+		return;
 	rt_dc_pid = (int32_t)getpid();
 	memset(rt_dc_procname, 0, sizeof(rt_dc_procname));
 	if (prctl(PR_GET_NAME, rt_dc_procname, 0, 0, 0) < 0 || !rt_dc_procname[0])
