@@ -104,14 +104,25 @@ int cli_ctl_request(const struct rtp_kv *req, bool autostart, int timeout_ms,
 		cli_error("request too large or out of memory");
 		return CLI_EXIT_FAILURE;
 	}
-	int fd = -1, ret = connect_daemon(autostart, &fd);
-	if (ret)
-		return ret;
-	int r = rtp_send(fd, RTP_CTL_REQUEST, 0, req->data, req->len, NULL, 0, timeout_ms);
-	/* A refused peer gets an error reply and a close: read it even when
-	 * the send failed. */
-	int q = rtp_recv(fd, reply, NULL, 0, NULL, timeout_ms);
-	close(fd);
+	int r, q;
+	for (int attempt = 0;; attempt++) {
+		int fd = -1, ret = connect_daemon(autostart, &fd);
+		if (ret)
+			return ret;
+		r = rtp_send(fd, RTP_CTL_REQUEST, 0, req->data, req->len, NULL, 0,
+			     timeout_ms);
+		/* A refused peer gets an error reply and a close: read it
+		 * even when the send failed. */
+		q = rtp_recv(fd, reply, NULL, 0, NULL, timeout_ms);
+		close(fd);
+		/* Closed without a word: a daemon that was dying (killed a
+		 * moment ago) accepted us. It answers every request it
+		 * handles, so nothing was done: try once more, which starts
+		 * a new daemon if need be. */
+		if (q != -ECONNRESET || attempt > 0)
+			break;
+		sleep_ms(100);
+	}
 	if (q == -ETIMEDOUT || (q < 0 && r == -ETIMEDOUT)) {
 		cli_error("ringtraced does not answer (waited %d s)", timeout_ms / 1000);
 		return CLI_EXIT_FAILURE;
