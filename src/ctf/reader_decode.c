@@ -123,17 +123,7 @@ static void apply_role(struct rtr_cursor *c, const struct rtr_node *n, uint64_t 
 	case RR_UUID: p->uuid_bit = bit; break;
 	case RR_EVENT_ID: c->ev_id = v; break;
 	case RR_CLOCK:
-		if (n->size >= 64) {
-			c->clock = v;
-		} else {
-			/* N low bits: a smaller value than the clock's low
-			 * bits means they wrapped once. */
-			uint64_t mask = (1ull << n->size) - 1;
-			uint64_t cl = c->clock;
-			if (v < (cl & mask))
-				cl += mask + 1;
-			c->clock = (cl & ~mask) | v;
-		}
+		c->clock = clock_update(c->clock, v, n->size);
 		break;
 	default: break;
 	}
@@ -165,13 +155,7 @@ static inline int scan_scalar(struct walk *w, const struct rtr_node *n, uint64_t
 /* The option variant n selects (its tag's value), or -1. */
 static inline int32_t variant_option(const struct walk *w, const struct rtr_node *n)
 {
-	uint64_t tag = w->c->slots[n->ref_slot];
-	for (uint32_t k = 0; k < n->nr_maps; k++) {
-		const struct rtr_enum_map *mp = &n->maps[k];
-		if ((int64_t)tag >= mp->lo && (int64_t)tag <= mp->hi)
-			return mp->option;
-	}
-	return -1;
+	return variant_pick(n, w->c->slots[n->ref_slot]);
 }
 
 __attribute__((noinline))
@@ -361,8 +345,12 @@ static int walk_node(struct walk *w, const struct rtr_node *n, uint64_t *bitp, s
  * when `rec`, else only to find its end (with one addition when its size
  * is static and nothing in it matters to the reader). Walking again the
  * same bytes is harmless: roles and slots get the same values. */
-static int walk_scope(struct rtr_cursor *c, int scope, const struct rtr_node *n,
-		      uint64_t *bitp, uint64_t end, bool rec)
+__attribute__((noinline))
+static int walk_scope_nodes(struct rtr_cursor *c, int scope, const struct rtr_node *n,
+			    uint64_t *bitp, uint64_t end, bool rec);
+
+static inline int walk_scope(struct rtr_cursor *c, int scope, const struct rtr_node *n,
+			     uint64_t *bitp, uint64_t end, bool rec)
 {
 	struct rtr_recbuf *rb = &c->recs[scope];
 	rb->n = 0;
@@ -380,6 +368,15 @@ static int walk_scope(struct rtr_cursor *c, int scope, const struct rtr_node *n,
 		*bitp = rb->end = bit + (uint64_t)n->static_bits;
 		return 0;
 	}
+	return walk_scope_nodes(c, scope, n, bitp, end, rec);
+}
+
+/* walk_scope's walk of the nodes (rb->n, root and start already set). */
+static int walk_scope_nodes(struct rtr_cursor *c, int scope, const struct rtr_node *n,
+			    uint64_t *bitp, uint64_t end, bool rec)
+{
+	struct rtr_recbuf *rb = &c->recs[scope];
+	uint64_t bit = rb->start;
 	struct walk w = { c, scope, end, 0, rec };
 	size_t first = 0;
 	if ((rec && reserve(&w, 1, &first) < 0) || walk_node(&w, n, &bit, first) < 0)
@@ -476,6 +473,64 @@ static int unknown_id(struct rtr_cursor *c, uint64_t at)
 			     c->path, at / 8, c->ev_id, c->pkt.sc->id);
 }
 
+/* The integers of form fm of a header starting at `bit` (a byte
+ * boundary; the form was checked to fit). */
+__attribute__((always_inline))
+static inline void header_form(struct rtr_cursor *c, const struct rtr_hdr_form *fm, uint64_t bit)
+{
+	const uint8_t *base = c->map + (bit >> 3);
+	bool word = fm->word && c->size - (bit >> 3) >= fm->span;
+	for (uint32_t k = 0; k < fm->nr; k++) {
+		const struct rtr_hdr_field *f = &fm->f[k];
+		uint64_t v;
+		if (word) {	/* one load: the span is inside the file */
+			uint64_t w;
+			memcpy(&w, base + (f->off >> 3), 8);
+			unsigned sh = f->off & 7;
+			v = f->be ? (be64toh(w) << sh) >> (64 - f->size) : (le64toh(w) >> sh) & f->mask;
+		} else {
+			v = read_bits(c->map, bit + f->off, f->size, f->be);
+		}
+		if (f->is_signed)
+			v = (uint64_t)sign_extend(v, f->size);
+		if (f->slot >= 0)
+			c->slots[f->slot] = v;
+		if (f->role == RR_EVENT_ID)
+			c->ev_id = v;
+		else if (f->role == RR_CLOCK)
+			c->clock = clock_update(c->clock, v, f->size);
+	}
+}
+
+/* The event header at *bitp through its fast path: true when decoded
+ * (*bitp then past it), false when it does not fit or its tag selects no
+ * option: the general walk then decodes it or names the error (walking
+ * the same bytes again is harmless, see walk_scope). */
+static inline bool fast_header(struct rtr_cursor *c, const struct rtr_stream_class *sc,
+			       uint64_t *bitp, uint64_t end)
+{
+	const struct rtr_hdr_fast *fh = sc->fast_header;
+	uint64_t bit = align_up(*bitp, fh->align), hend;
+	if (bit > end || fh->prefix.bits > end - bit)
+		return false;
+	header_form(c, &fh->prefix, bit);
+	hend = bit + fh->prefix.bits;
+	if (fh->variant) {
+		int32_t opt = variant_pick(fh->variant, c->slots[fh->variant->ref_slot]);
+		if (opt < 0 || fh->opts[opt].bits > end - bit)
+			return false;
+		header_form(c, &fh->opts[opt], bit);
+		hend = bit + fh->opts[opt].bits;
+	}
+	struct rtr_recbuf *rb = &c->recs[RTR_SCOPE_EVENT_HEADER];
+	rb->n = 0;
+	rb->root = sc->event_header;
+	rb->state = RS_SKIPPED;
+	rb->start = bit;
+	*bitp = rb->end = hend;
+	return true;
+}
+
 int rtr_cursor_next(struct rtr_cursor *c)
 {
 	if (!c->map)
@@ -497,8 +552,10 @@ int rtr_cursor_next(struct rtr_cursor *c)
 	/* Headers are only scanned (their values are rarely asked for);
 	 * contexts and payloads of dynamic size get their records at once
 	 * (readers usually want them, and that spares a second walk). */
-	if (walk_scope(c, RTR_SCOPE_EVENT_HEADER, sc->event_header, &bit, end, false) < 0 ||
-	    walk_scope(c, RTR_SCOPE_STREAM_EVENT_CONTEXT, sc->event_context, &bit, end,
+	if ((!sc->fast_header || !fast_header(c, sc, &bit, end)) &&
+	    walk_scope(c, RTR_SCOPE_EVENT_HEADER, sc->event_header, &bit, end, false) < 0)
+		return -EINVAL;
+	if (walk_scope(c, RTR_SCOPE_STREAM_EVENT_CONTEXT, sc->event_context, &bit, end,
 		       dynamic(sc->event_context)) < 0)
 		return -EINVAL;
 	uint32_t k = rtr_meta_find_class(m, sc, c->ev_id);
@@ -521,7 +578,7 @@ int rtr_cursor_next(struct rtr_cursor *c)
 	c->cls = k;
 	struct rtr_event *ev = &c->ev;
 	ev->ticks = c->clock;
-	ev->ns = rtr_meta_ns(m, c->clock);
+	ev->ns = rtr_meta_ns_fast(m, c->clock);
 	ev->cpu = HAVE(&c->pkt, RR_CPU_ID) ? (uint32_t)c->pkt.cpu : UINT32_MAX;
 	ev->stream = c->stream;
 	ev->trace = c->trace;
