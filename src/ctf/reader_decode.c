@@ -473,33 +473,27 @@ static int unknown_id(struct rtr_cursor *c, uint64_t at)
 			     c->path, at / 8, c->ev_id, c->pkt.sc->id);
 }
 
-/* The integers of form fm of a header starting at `bit` (a byte
- * boundary; the form was checked to fit). */
-__attribute__((always_inline))
-static inline void header_form(struct rtr_cursor *c, const struct rtr_hdr_form *fm, uint64_t bit)
+/* Field f of a header starting at `bit` (a byte boundary): with one
+ * load when `word` (the form's span is inside the file). */
+static inline uint64_t header_field(const struct rtr_cursor *c, uint64_t bit, bool word,
+				    const struct rtr_hdr_field *f)
 {
-	const uint8_t *base = c->map + (bit >> 3);
-	bool word = fm->word && c->size - (bit >> 3) >= fm->span;
-	for (uint32_t k = 0; k < fm->nr; k++) {
-		const struct rtr_hdr_field *f = &fm->f[k];
-		uint64_t v;
-		if (word) {	/* one load: the span is inside the file */
-			uint64_t w;
-			memcpy(&w, base + (f->off >> 3), 8);
-			unsigned sh = f->off & 7;
-			v = f->be ? (be64toh(w) << sh) >> (64 - f->size) : (le64toh(w) >> sh) & f->mask;
-		} else {
-			v = read_bits(c->map, bit + f->off, f->size, f->be);
-		}
-		if (f->is_signed)
-			v = (uint64_t)sign_extend(v, f->size);
-		if (f->slot >= 0)
-			c->slots[f->slot] = v;
-		if (f->role == RR_EVENT_ID)
-			c->ev_id = v;
-		else if (f->role == RR_CLOCK)
-			c->clock = clock_update(c->clock, v, f->size);
+	uint64_t v;
+	if (word) {
+		uint64_t w;
+		memcpy(&w, c->map + (bit >> 3) + (f->off >> 3), 8);
+		unsigned sh = f->off & 7;
+		v = f->be ? (be64toh(w) << sh) >> (64 - f->size) : (le64toh(w) >> sh) & f->mask;
+	} else {
+		v = read_bits(c->map, bit + f->off, f->size, f->be);
 	}
+	return f->is_signed ? (uint64_t)sign_extend(v, f->size) : v;
+}
+
+static inline bool form_word(const struct rtr_cursor *c, const struct rtr_hdr_form *fm,
+			     uint64_t bit)
+{
+	return fm->word && c->size - (bit >> 3) >= fm->span;
 }
 
 /* The event header at *bitp through its fast path: true when decoded
@@ -510,24 +504,38 @@ static inline bool fast_header(struct rtr_cursor *c, const struct rtr_stream_cla
 			       uint64_t *bitp, uint64_t end)
 {
 	const struct rtr_hdr_fast *fh = sc->fast_header;
-	uint64_t bit = align_up(*bitp, fh->align), hend;
-	if (bit > end || fh->prefix.bits > end - bit)
+	const struct rtr_hdr_form *fm = &fh->prefix;
+	uint64_t bit = align_up(*bitp, fh->align);
+	if (bit > end || fm->bits > end - bit)
 		return false;
-	header_form(c, &fh->prefix, bit);
-	hend = bit + fh->prefix.bits;
 	if (fh->variant) {
-		int32_t opt = variant_pick(fh->variant, c->slots[fh->variant->ref_slot]);
-		if (opt < 0 || fh->opts[opt].bits > end - bit)
+		uint64_t tag = fh->tag >= 0 ? header_field(c, bit, form_word(c, fm, bit),
+							   &fm->f[fh->tag])
+					    : c->slots[fh->variant->ref_slot];
+		int32_t opt = variant_pick(fh->variant, tag);
+		if (opt < 0)
 			return false;
-		header_form(c, &fh->opts[opt], bit);
-		hend = bit + fh->opts[opt].bits;
+		fm = &fh->opts[opt];
+		if (fm->bits > end - bit)
+			return false;
+	}
+	bool word = form_word(c, fm, bit);
+	for (uint32_t k = 0; k < fm->nr; k++) {
+		const struct rtr_hdr_field *f = &fm->f[k];
+		uint64_t v = header_field(c, bit, word, f);
+		if (f->slot >= 0)
+			c->slots[f->slot] = v;
+		if (f->role == RR_EVENT_ID)
+			c->ev_id = v;
+		else if (f->role == RR_CLOCK)
+			c->clock = clock_update(c->clock, v, f->size);
 	}
 	struct rtr_recbuf *rb = &c->recs[RTR_SCOPE_EVENT_HEADER];
 	rb->n = 0;
 	rb->root = sc->event_header;
 	rb->state = RS_SKIPPED;
 	rb->start = bit;
-	*bitp = rb->end = hend;
+	*bitp = rb->end = bit + fm->bits;
 	return true;
 }
 

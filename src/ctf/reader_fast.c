@@ -61,12 +61,17 @@ static bool new_form(struct rtr_arena *a, struct rtr_hdr_form *f)
 }
 
 /* Option o of variant v after `bits` of prefix: its form, or false. */
-static bool build_option(struct rtr_arena *a, const struct rtr_node *v, const struct rtr_node *o,
-			 uint64_t bits, uint32_t align, struct rtr_hdr_form *f)
+static bool build_option(struct rtr_arena *a, const struct rtr_hdr_form *prefix,
+			 const struct rtr_node *v, const struct rtr_node *o, uint32_t align,
+			 struct rtr_hdr_form *f)
 {
 	if (!new_form(a, f) || o->kind != RN_STRUCT || o->align > align || v->align > align)
 		return false;
-	bits = round_up(round_up(bits, v->align), o->align);
+	memcpy(f->f, prefix->f, prefix->nr * sizeof(*f->f));
+	f->nr = prefix->nr;
+	f->word = prefix->word;
+	f->span = prefix->span;
+	uint64_t bits = round_up(round_up(prefix->bits, v->align), o->align);
 	for (uint32_t k = 0; k < o->nr_children; k++)
 		if (!add_int(f, o->children[k], &bits, align))
 			return false;
@@ -103,7 +108,11 @@ const struct rtr_hdr_fast *rtr_hdr_fast_build(struct rtr_arena *a, const struct 
 	if (!fh->opts)
 		return NULL;
 	for (uint32_t o = 0; o < v->nr_children; o++)
-		if (!build_option(a, v, v->children[o], bits, fh->align, &fh->opts[o]))
+		if (!build_option(a, &fh->prefix, v, v->children[o], fh->align, &fh->opts[o]))
 			return NULL;
+	fh->tag = -1;
+	for (uint32_t k = 0; k < fh->prefix.nr; k++)
+		if (fh->prefix.f[k].slot == v->ref_slot)
+			fh->tag = (int32_t)k;
 	return fh;
 }

@@ -116,7 +116,10 @@ struct rtr_hdr_fast {
 				 * of 8: fields keep their offset in a byte) */
 	struct rtr_hdr_form prefix;	/* members before the variant */
 	const struct rtr_node *variant;	/* NULL: no variant, prefix is all */
-	struct rtr_hdr_form *opts;	/* per variant option */
+	struct rtr_hdr_form *opts;	/* per variant option: the prefix's
+					 * fields and the option's */
+	int32_t tag;		/* the variant's tag: index in prefix.f, or -1
+				 * (a slot filled by an earlier scope) */
 };
 
 /* Scopes compiled per stream class and per event class. */
