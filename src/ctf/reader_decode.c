@@ -473,45 +473,48 @@ static int unknown_id(struct rtr_cursor *c, uint64_t at)
 			     c->path, at / 8, c->ev_id, c->pkt.sc->id);
 }
 
-/* Field f of a header starting at `bit` (a byte boundary): with one
- * load when `word` (the form's span is inside the file). */
-static inline uint64_t header_field(const struct rtr_cursor *c, uint64_t bit, bool word,
-				    const struct rtr_hdr_field *f)
+/* Field f of a header whose first byte is b, with one 64-bit load (the
+ * form's span is inside the file). */
+static inline uint64_t header_field(const uint8_t *b, const struct rtr_hdr_field *f)
 {
-	uint64_t v;
-	if (word) {
-		uint64_t w;
-		memcpy(&w, c->map + (bit >> 3) + (f->off >> 3), 8);
-		unsigned sh = f->off & 7;
-		v = f->be ? (be64toh(w) << sh) >> (64 - f->size) : (le64toh(w) >> sh) & f->mask;
-	} else {
-		v = read_bits(c->map, bit + f->off, f->size, f->be);
-	}
+	uint64_t w;
+	memcpy(&w, b + (f->off >> 3), 8);
+	unsigned sh = f->off & 7;
+	uint64_t v = f->be ? (be64toh(w) << sh) >> (64 - f->size) : (le64toh(w) >> sh) & f->mask;
 	return f->is_signed ? (uint64_t)sign_extend(v, f->size) : v;
 }
 
-static inline bool form_word(const struct rtr_cursor *c, const struct rtr_hdr_form *fm,
-			     uint64_t bit)
+/* What a header field's value means to the cursor. */
+static inline void header_apply(struct rtr_cursor *c, const struct rtr_hdr_field *f, uint64_t v)
 {
-	return fm->word && c->size - (bit >> 3) >= fm->span;
+	if (f->slot >= 0)
+		c->slots[f->slot] = v;
+	if (f->role == RR_EVENT_ID)
+		c->ev_id = v;
+	else if (f->role == RR_CLOCK)
+		c->clock = clock_update(c->clock, v, f->size);
 }
 
 /* The event header at *bitp through its fast path: true when decoded
- * (*bitp then past it), false when it does not fit or its tag selects no
- * option: the general walk then decodes it or names the error (walking
- * the same bytes again is harmless, see walk_scope). */
+ * (*bitp then past it), false when it does not fit, is too close to the
+ * end of the file for whole-word loads or its tag selects no option: the
+ * general walk then decodes it or names the error (walking the same
+ * bytes again is harmless, see walk_scope). */
 static inline bool fast_header(struct rtr_cursor *c, const struct rtr_stream_class *sc,
 			       uint64_t *bitp, uint64_t end)
 {
 	const struct rtr_hdr_fast *fh = sc->fast_header;
 	const struct rtr_hdr_form *fm = &fh->prefix;
 	uint64_t bit = align_up(*bitp, fh->align);
-	if (bit > end || fm->bits > end - bit)
+	if (!fh->word || bit > end || fm->bits > end - bit || c->size - (bit >> 3) < fh->span)
 		return false;
+	const uint8_t *b = c->map + (bit >> 3);
 	if (fh->variant) {
-		uint64_t tag = fh->tag >= 0 ? header_field(c, bit, form_word(c, fm, bit),
-							   &fm->f[fh->tag])
-					    : c->slots[fh->variant->ref_slot];
+		uint64_t tag = c->slots[fh->variant->ref_slot];
+		if (fh->tag >= 0) {
+			tag = header_field(b, &fm->f[fh->tag]);
+			header_apply(c, &fm->f[fh->tag], tag);
+		}
 		int32_t opt = variant_pick(fh->variant, tag);
 		if (opt < 0)
 			return false;
@@ -519,17 +522,8 @@ static inline bool fast_header(struct rtr_cursor *c, const struct rtr_stream_cla
 		if (fm->bits > end - bit)
 			return false;
 	}
-	bool word = form_word(c, fm, bit);
-	for (uint32_t k = 0; k < fm->nr; k++) {
-		const struct rtr_hdr_field *f = &fm->f[k];
-		uint64_t v = header_field(c, bit, word, f);
-		if (f->slot >= 0)
-			c->slots[f->slot] = v;
-		if (f->role == RR_EVENT_ID)
-			c->ev_id = v;
-		else if (f->role == RR_CLOCK)
-			c->clock = clock_update(c->clock, v, f->size);
-	}
+	for (uint32_t k = 0; k < fm->nr; k++)
+		header_apply(c, &fm->f[k], header_field(b, &fm->f[k]));
 	struct rtr_recbuf *rb = &c->recs[RTR_SCOPE_EVENT_HEADER];
 	rb->n = 0;
 	rb->root = sc->event_header;

@@ -61,14 +61,15 @@ static bool new_form(struct rtr_arena *a, struct rtr_hdr_form *f)
 }
 
 /* Option o of variant v after `bits` of prefix: its form, or false. */
-static bool build_option(struct rtr_arena *a, const struct rtr_hdr_form *prefix,
+static bool build_option(struct rtr_arena *a, const struct rtr_hdr_form *prefix, int32_t tag,
 			 const struct rtr_node *v, const struct rtr_node *o, uint32_t align,
 			 struct rtr_hdr_form *f)
 {
 	if (!new_form(a, f) || o->kind != RN_STRUCT || o->align > align || v->align > align)
 		return false;
-	memcpy(f->f, prefix->f, prefix->nr * sizeof(*f->f));
-	f->nr = prefix->nr;
+	for (uint32_t k = 0; k < prefix->nr; k++)
+		if ((int32_t)k != tag)
+			f->f[f->nr++] = prefix->f[k];
 	f->word = prefix->word;
 	f->span = prefix->span;
 	uint64_t bits = round_up(round_up(prefix->bits, v->align), o->align);
@@ -101,18 +102,25 @@ const struct rtr_hdr_fast *rtr_hdr_fast_build(struct rtr_arena *a, const struct 
 			return NULL;
 	}
 	fh->prefix.bits = bits;
+	fh->word = fh->prefix.word;
+	fh->span = fh->prefix.span;
+	fh->tag = -1;
 	if (!fh->variant)
 		return fh;
 	const struct rtr_node *v = fh->variant;
 	fh->opts = tsdl_arena_alloc(a, (v->nr_children + 1) * sizeof(*fh->opts));
 	if (!fh->opts)
 		return NULL;
-	for (uint32_t o = 0; o < v->nr_children; o++)
-		if (!build_option(a, &fh->prefix, v, v->children[o], fh->align, &fh->opts[o]))
-			return NULL;
-	fh->tag = -1;
 	for (uint32_t k = 0; k < fh->prefix.nr; k++)
 		if (fh->prefix.f[k].slot == v->ref_slot)
 			fh->tag = (int32_t)k;
+	for (uint32_t o = 0; o < v->nr_children; o++) {
+		struct rtr_hdr_form *f = &fh->opts[o];
+		if (!build_option(a, &fh->prefix, fh->tag, v, v->children[o], fh->align, f))
+			return NULL;
+		fh->word &= f->word;
+		if (f->span > fh->span)
+			fh->span = f->span;
+	}
 	return fh;
 }

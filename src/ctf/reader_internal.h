@@ -117,9 +117,11 @@ struct rtr_hdr_fast {
 	struct rtr_hdr_form prefix;	/* members before the variant */
 	const struct rtr_node *variant;	/* NULL: no variant, prefix is all */
 	struct rtr_hdr_form *opts;	/* per variant option: the prefix's
-					 * fields and the option's */
+					 * fields but the tag, and the option's */
 	int32_t tag;		/* the variant's tag: index in prefix.f, or -1
 				 * (a slot filled by an earlier scope) */
+	bool word;		/* every form's `word` */
+	uint32_t span;		/* the largest form span */
 };
 
 /* Scopes compiled per stream class and per event class. */
