@@ -177,16 +177,13 @@ char *fmt_put_base(char *p, uint64_t v, int base)
 	default:
 		return fmt_put_u64(p, v);
 	}
-	char tmp[64];
-	unsigned n = 0;
+	/* Digit count from the bit length, then the digits from the last. */
+	unsigned bits = v ? 64u - (unsigned)__builtin_clzll(v) : 1u;
+	unsigned n = (bits + shift - 1) / shift;
 	uint64_t mask = ((uint64_t)1 << shift) - 1;
-	do {
-		tmp[n++] = hex[v & mask];
-		v >>= shift;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
+	for (unsigned i = n; i-- > 0; v >>= shift)
+		p[i] = hex[v & mask];
+	return p + n;
 }
 
 /*
