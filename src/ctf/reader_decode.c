@@ -9,8 +9,11 @@
  * scope of static size with nothing the reader needs inside (no role, no
  * length or tag referenced later) is skipped with one addition and only
  * walked if a value is asked for. Arrays of fixed-size scalars get no
- * per-element record. Every read is bounds-checked against the packet's
- * content end; errors name the file and the byte offset.
+ * per-element record. Event headers of the usual shapes (struct
+ * rtr_hdr_fast, reader_fast.c) are decoded with direct loads at
+ * precomputed offsets instead; anything unusual goes to the walk. Every
+ * read is bounds-checked against the packet's content end; errors name
+ * the file and the byte offset.
  */
 #define _GNU_SOURCE
 #include <errno.h>

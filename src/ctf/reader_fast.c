@@ -11,7 +11,6 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "reader_internal.h"
 #include "tsdl.h"
