@@ -3,10 +3,12 @@
 # and JSON, next to babeltrace2's text conversion (docs/performance.md,
 # "Reading traces").
 #
-#   bench/view_speed.sh BUILD_DIR [EVENTS [REPS]]
+#   bench/view_speed.sh BUILD_DIR [EVENTS [REPS [WORKLOAD]]]
 #
-# Records EVENTS (default 4000000) events of tests/integration/burst (one
-# thread, two integer fields each) with `ringtrace record`, buffers large
+# Records about EVENTS (default 4000000) events of WORKLOAD with
+# `ringtrace record`: burst (the default: tests/integration/burst, one
+# thread, two integer fields each) or demo (examples/demo: several
+# threads, strings, a double, a sequence and an array), buffers large
 # enough for none to be discarded (the events actually in the trace are
 # counted and used), then times, REPS times (default 3) interleaved:
 #
@@ -23,13 +25,19 @@ shopt -s inherit_errexit
 
 die() { echo "view_speed: $*" >&2; exit 1; }
 
-[ $# -ge 1 ] || die "usage: bench/view_speed.sh BUILD_DIR [EVENTS [REPS]]"
+[ $# -ge 1 ] || die "usage: bench/view_speed.sh BUILD_DIR [EVENTS [REPS [burst|demo]]]"
 BUILD=$(cd "$1" 2>/dev/null && pwd) || die "no build directory $1 (run make first)"
 EVENTS=${2:-4000000}
 REPS=${3:-3}
+WORKLOAD=${4:-burst}
 RINGTRACE=$BUILD/src/cli/ringtrace
-BURST=$BUILD/tests/integration/burst
-for p in "$RINGTRACE" "$BURST" /usr/bin/time; do
+case $WORKLOAD in
+burst)	PROGRAM=("$BUILD/tests/integration/burst" "$EVENTS" return) ;;
+# about 6 events per request
+demo)	PROGRAM=("$BUILD/examples/demo" "$(( (EVENTS + 5) / 6 ))") ;;
+*)	die "unknown workload $WORKLOAD (burst or demo)" ;;
+esac
+for p in "$RINGTRACE" "${PROGRAM[0]}" /usr/bin/time; do
 	[ -x "$p" ] || die "$p is missing (run make first)"
 done
 command -v babeltrace2 >/dev/null || die "babeltrace2 is not installed (scripts/install-deps.sh)"
@@ -39,7 +47,7 @@ trap 'rm -rf "$WORK"' EXIT
 TRACE=$WORK/trace
 
 "$RINGTRACE" record -q -o "$TRACE" --subbuf-size 1M --num-subbuf 64 --read-timer 1 \
-	-- "$BURST" "$EVENTS" return
+	-- "${PROGRAM[@]}" > /dev/null
 RECORDED=$("$RINGTRACE" view --stats "$TRACE" | awk '$1 == "events:" { print $2 }')
 [ -n "$RECORDED" ] && [ "$RECORDED" -gt 0 ] || die "no events recorded"
 SIZE=$(du -sh "$TRACE" | cut -f1)
@@ -77,7 +85,7 @@ row() {	# name wall cpu
 			name, w, c, n / c, bw / w, bc / c }'
 }
 
-echo "Trace: $RECORDED events (burst), $SIZE; median of $REPS interleaved runs, output to /dev/null; CPU = user + system."
+echo "Trace: $RECORDED events ($WORKLOAD), $SIZE; median of $REPS interleaved runs, output to /dev/null; CPU = user + system."
 echo
 echo "| command                            |  wall s |  CPU s | events/CPU s | wall vs bt2 | CPU vs bt2 |"
 echo "|------------------------------------|--------:|-------:|-------------:|------------:|-----------:|"

@@ -177,16 +177,50 @@ char *fmt_put_base(char *p, uint64_t v, int base)
 	default:
 		return fmt_put_u64(p, v);
 	}
-	char tmp[64];
-	unsigned n = 0;
+	/* Digit count from the bit length, then the digits from the last. */
+	unsigned bits = v ? 64u - (unsigned)__builtin_clzll(v) : 1u;
+	unsigned n = (bits + shift - 1) / shift;
 	uint64_t mask = ((uint64_t)1 << shift) - 1;
-	do {
-		tmp[n++] = hex[v & mask];
-		v >>= shift;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
+	for (unsigned i = n; i-- > 0; v >>= shift)
+		p[i] = hex[v & mask];
+	return p + n;
+}
+
+/*
+ * Without snprintf, the common doubles of traces (durations, ratios): d
+ * a multiple of 1/1024 with 1 <= |d| < 1e15 (or +0). Such a number has a
+ * finite decimal expansion (at most 10 decimals: 1/1024 = 0.0009765625);
+ * when it has at most 15 significant digits, "%.15g" writes exactly it
+ * and it reads back exactly, so it is what fmt_put_double's general path
+ * would write. Returns the end, or NULL (not such a number).
+ */
+static char *put_short_double(char *p, double d)
+{
+	double a = fabs(d);
+	if (!(a >= 1 && a < 1e15) && !(d == 0 && !signbit(d)))
+		return NULL;
+	uint64_t ip = (uint64_t)a;
+	double f = (a - (double)ip) * 1024;	/* exact: ip < 2^50 */
+	if (f != floor(f))
+		return NULL;
+	uint64_t frac = (uint64_t)f * 9765625u;	/* 10^10 / 1024: 10 decimals */
+	unsigned nd = 10;
+	if (!frac)
+		nd = 0;
+	else
+		for (; frac % 10 == 0; frac /= 10)
+			nd--;
+	if (count_digits(ip) + nd > 15)
+		return NULL;
+	if (d < 0)
+		*p++ = '-';
+	p = fmt_put_u64(p, ip);
+	*p++ = '.';
+	if (!nd) {
+		*p++ = '0';
+		return p;
+	}
+	return fmt_put_udigits(p, frac, nd);
 }
 
 char *fmt_put_double(char *p, double d, bool json)
@@ -202,8 +236,11 @@ char *fmt_put_double(char *p, double d, bool json)
 			*p++ = '"';
 		return p;
 	}
-	/* Doubles are rare in traces: snprintf is fine here. Try the short
-	 * forms first and keep the first that reads back exactly. */
+	char *q = put_short_double(p, d);
+	if (q)
+		return q;
+	/* Other doubles: try the short forms first and keep the first that
+	 * reads back exactly. */
 	char tmp[40];
 	int n = 0;
 	for (int prec = 15; prec <= 17; prec++) {

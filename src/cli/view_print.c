@@ -15,6 +15,9 @@
 
 #define put_lit(o, s) fmt_str((o), (s), strlen(s))
 
+/* Payload values decoded per rtr_fields call. */
+#define FIELD_BATCH 16
+
 /* Values nest at most this deep in the output (deeper: "..."). */
 #define MAX_DEPTH 32
 
@@ -350,20 +353,25 @@ static void put_event(struct view_printer *pr, const struct view_event *e)
 	} else {	/* pieces 0 and 1 are contiguous: one copy */
 		put_pieces(o, l, 0, 1);
 	}
+	struct rtr_value vals[FIELD_BATCH];
+	int got = 0;
 	for (uint32_t i = 0; i < c->nr_fields; i++) {
-		struct rtr_value v;
-		int r = rtr_field(ev, i, &v);
+		uint32_t b = i % FIELD_BATCH;
+		if (!b)	/* the next batch of values (-EINVAL: none decodes) */
+			got = rtr_fields(ev, i, vals, FIELD_BATCH);
+		const struct rtr_value *v = &vals[b];
+		bool ok = (int)b < got;
 		uint32_t n = l->piece[i + 2].len;
-		if (r == 0 && (v.type == RTR_INT || v.type == RTR_UINT) && n <= SHORT_PIECE) {
+		if (ok && (v->type == RTR_INT || v->type == RTR_UINT) && n <= SHORT_PIECE) {
 			/* The common case in one reservation: label and integer. */
 			char *p = fmt_reserve(o, FMT_MIN_ROOM + INT_ROOM);
 			p = fmt_put_blocks(p, l->text + l->piece[i + 2].off, n);
-			fmt_commit(o, put_int_at(p, &v, v.type == RTR_INT, pr->json));
+			fmt_commit(o, put_int_at(p, v, v->type == RTR_INT, pr->json));
 			continue;
 		}
 		put_piece(o, l, i + 2);
-		if (r == 0)
-			put_value(o, &v, c->fields[i].base, pr->json, 0);
+		if (ok)
+			put_value(o, v, c->fields[i].base, pr->json, 0);
 		else
 			put_lit(o, pr->json ? "null" : "<undecodable>");
 	}

@@ -797,6 +797,7 @@ static int build(struct cctx *C)
 		finalize((struct rtr_node *)(uintptr_t)m->streams[s].packet_context);
 		finalize((struct rtr_node *)(uintptr_t)m->streams[s].event_header);
 		finalize((struct rtr_node *)(uintptr_t)m->streams[s].event_context);
+		m->streams[s].fast_header = rtr_hdr_fast_build(P->a, m->streams[s].event_header);
 	}
 	for (size_t k = 0; k < m->nr_classes; k++) {
 		finalize((struct rtr_node *)(uintptr_t)m->class_nodes[k].context);

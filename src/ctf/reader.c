@@ -15,8 +15,6 @@
 
 #include "reader_stream.h"
 
-#define NS_PER_S 1000000000u
-
 int rtr_set_error(struct rtr_trace *t, int code, const char *fmt, ...)
 {
 	if (t->err_code)
@@ -27,26 +25,6 @@ int rtr_set_error(struct rtr_trace *t, int code, const char *fmt, ...)
 	va_end(ap);
 	t->err_code = code;
 	return code;
-}
-
-/* floor(cycles * 1e9 / freq), exact. m->ns_mul = floor(2^64 * 1e9 / freq)
- * when freq > 1e9: the product's high half is then at most one short of
- * the quotient, and one multiplication tells (no 128-bit division). */
-static inline unsigned __int128 cycles_to_ns(const struct rtr_meta *m, uint64_t cycles)
-{
-	if (m->freq == NS_PER_S)
-		return cycles;
-	if (m->ns_mul) {
-		uint64_t q = (uint64_t)(((unsigned __int128)cycles * m->ns_mul) >> 64);
-		if ((unsigned __int128)(q + 1) * m->freq <= (unsigned __int128)cycles * NS_PER_S)
-			q++;
-		return q;
-	}
-	if (m->freq <= UINT64_MAX / NS_PER_S) {
-		uint64_t q = cycles / m->freq, r = cycles % m->freq;
-		return (unsigned __int128)q * NS_PER_S + r * NS_PER_S / m->freq;
-	}
-	return (unsigned __int128)cycles * NS_PER_S / m->freq;
 }
 
 /*
@@ -72,6 +50,7 @@ void rtr_meta_clock_init(struct rtr_meta *m)
 			    : 0;
 	m->ns_base = ((__int128)m->offset_s + (__int128)(m->offset / m->freq)) * NS_PER_S +
 		     (__int128)cycles_to_ns(m, m->offset % m->freq);
+	m->ns_base64 = m->ns_base >= INT64_MIN && m->ns_base <= INT64_MAX;
 }
 
 /* ------------------------------------------------------------------ */

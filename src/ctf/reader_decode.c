@@ -9,8 +9,11 @@
  * scope of static size with nothing the reader needs inside (no role, no
  * length or tag referenced later) is skipped with one addition and only
  * walked if a value is asked for. Arrays of fixed-size scalars get no
- * per-element record. Every read is bounds-checked against the packet's
- * content end; errors name the file and the byte offset.
+ * per-element record. Event headers of the usual shapes (struct
+ * rtr_hdr_fast, reader_fast.c) are decoded with direct loads at
+ * precomputed offsets instead; anything unusual goes to the walk. Every
+ * read is bounds-checked against the packet's content end; errors name
+ * the file and the byte offset.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -123,17 +126,7 @@ static void apply_role(struct rtr_cursor *c, const struct rtr_node *n, uint64_t 
 	case RR_UUID: p->uuid_bit = bit; break;
 	case RR_EVENT_ID: c->ev_id = v; break;
 	case RR_CLOCK:
-		if (n->size >= 64) {
-			c->clock = v;
-		} else {
-			/* N low bits: a smaller value than the clock's low
-			 * bits means they wrapped once. */
-			uint64_t mask = (1ull << n->size) - 1;
-			uint64_t cl = c->clock;
-			if (v < (cl & mask))
-				cl += mask + 1;
-			c->clock = (cl & ~mask) | v;
-		}
+		c->clock = clock_update(c->clock, v, n->size);
 		break;
 	default: break;
 	}
@@ -165,13 +158,7 @@ static inline int scan_scalar(struct walk *w, const struct rtr_node *n, uint64_t
 /* The option variant n selects (its tag's value), or -1. */
 static inline int32_t variant_option(const struct walk *w, const struct rtr_node *n)
 {
-	uint64_t tag = w->c->slots[n->ref_slot];
-	for (uint32_t k = 0; k < n->nr_maps; k++) {
-		const struct rtr_enum_map *mp = &n->maps[k];
-		if ((int64_t)tag >= mp->lo && (int64_t)tag <= mp->hi)
-			return mp->option;
-	}
-	return -1;
+	return variant_pick(n, w->c->slots[n->ref_slot]);
 }
 
 __attribute__((noinline))
@@ -361,8 +348,12 @@ static int walk_node(struct walk *w, const struct rtr_node *n, uint64_t *bitp, s
  * when `rec`, else only to find its end (with one addition when its size
  * is static and nothing in it matters to the reader). Walking again the
  * same bytes is harmless: roles and slots get the same values. */
-static int walk_scope(struct rtr_cursor *c, int scope, const struct rtr_node *n,
-		      uint64_t *bitp, uint64_t end, bool rec)
+__attribute__((noinline))
+static int walk_scope_nodes(struct rtr_cursor *c, int scope, const struct rtr_node *n,
+			    uint64_t *bitp, uint64_t end, bool rec);
+
+static inline int walk_scope(struct rtr_cursor *c, int scope, const struct rtr_node *n,
+			     uint64_t *bitp, uint64_t end, bool rec)
 {
 	struct rtr_recbuf *rb = &c->recs[scope];
 	rb->n = 0;
@@ -380,6 +371,15 @@ static int walk_scope(struct rtr_cursor *c, int scope, const struct rtr_node *n,
 		*bitp = rb->end = bit + (uint64_t)n->static_bits;
 		return 0;
 	}
+	return walk_scope_nodes(c, scope, n, bitp, end, rec);
+}
+
+/* walk_scope's walk of the nodes (rb->n, root and start already set). */
+static int walk_scope_nodes(struct rtr_cursor *c, int scope, const struct rtr_node *n,
+			    uint64_t *bitp, uint64_t end, bool rec)
+{
+	struct rtr_recbuf *rb = &c->recs[scope];
+	uint64_t bit = rb->start;
 	struct walk w = { c, scope, end, 0, rec };
 	size_t first = 0;
 	if ((rec && reserve(&w, 1, &first) < 0) || walk_node(&w, n, &bit, first) < 0)
@@ -476,6 +476,66 @@ static int unknown_id(struct rtr_cursor *c, uint64_t at)
 			     c->path, at / 8, c->ev_id, c->pkt.sc->id);
 }
 
+/* Field f of a header whose first byte is b, with one 64-bit load (the
+ * form's span is inside the file). */
+static inline uint64_t header_field(const uint8_t *b, const struct rtr_hdr_field *f)
+{
+	uint64_t w;
+	memcpy(&w, b + (f->off >> 3), 8);
+	unsigned sh = f->off & 7;
+	uint64_t v = f->be ? (be64toh(w) << sh) >> (64 - f->size) : (le64toh(w) >> sh) & f->mask;
+	return f->is_signed ? (uint64_t)sign_extend(v, f->size) : v;
+}
+
+/* What a header field's value means to the cursor. */
+static inline void header_apply(struct rtr_cursor *c, const struct rtr_hdr_field *f, uint64_t v)
+{
+	if (f->slot >= 0)
+		c->slots[f->slot] = v;
+	if (f->role == RR_EVENT_ID)
+		c->ev_id = v;
+	else if (f->role == RR_CLOCK)
+		c->clock = clock_update(c->clock, v, f->size);
+}
+
+/* The event header at *bitp through its fast path: true when decoded
+ * (*bitp then past it), false when it does not fit, is too close to the
+ * end of the file for whole-word loads or its tag selects no option: the
+ * general walk then decodes it or names the error (walking the same
+ * bytes again is harmless, see walk_scope). */
+static inline bool fast_header(struct rtr_cursor *c, const struct rtr_stream_class *sc,
+			       uint64_t *bitp, uint64_t end)
+{
+	const struct rtr_hdr_fast *fh = sc->fast_header;
+	const struct rtr_hdr_form *fm = &fh->prefix;
+	uint64_t bit = align_up(*bitp, fh->align);
+	if (!fh->word || bit > end || fm->bits > end - bit || c->size - (bit >> 3) < fh->span)
+		return false;
+	const uint8_t *b = c->map + (bit >> 3);
+	if (fh->variant) {
+		uint64_t tag = c->slots[fh->variant->ref_slot];
+		if (fh->tag >= 0) {
+			tag = header_field(b, &fm->f[fh->tag]);
+			header_apply(c, &fm->f[fh->tag], tag);
+		}
+		int32_t opt = variant_pick(fh->variant, tag);
+		if (opt < 0)
+			return false;
+		fm = &fh->opts[opt];
+		if (fm->bits > end - bit)
+			return false;
+	}
+	for (uint32_t k = 0; k < fm->nr; k++)
+		header_apply(c, &fm->f[k], header_field(b, &fm->f[k]));
+	struct rtr_recbuf *rb = &c->recs[RTR_SCOPE_EVENT_HEADER];
+	rb->n = 0;
+	rb->root = sc->event_header;
+	rb->state = RS_SKIPPED;
+	rb->start = bit;
+	*bitp = rb->end = bit + fm->bits;
+	return true;
+}
+
 int rtr_cursor_next(struct rtr_cursor *c)
 {
 	if (!c->map)
@@ -497,8 +557,10 @@ int rtr_cursor_next(struct rtr_cursor *c)
 	/* Headers are only scanned (their values are rarely asked for);
 	 * contexts and payloads of dynamic size get their records at once
 	 * (readers usually want them, and that spares a second walk). */
-	if (walk_scope(c, RTR_SCOPE_EVENT_HEADER, sc->event_header, &bit, end, false) < 0 ||
-	    walk_scope(c, RTR_SCOPE_STREAM_EVENT_CONTEXT, sc->event_context, &bit, end,
+	if ((!sc->fast_header || !fast_header(c, sc, &bit, end)) &&
+	    walk_scope(c, RTR_SCOPE_EVENT_HEADER, sc->event_header, &bit, end, false) < 0)
+		return -EINVAL;
+	if (walk_scope(c, RTR_SCOPE_STREAM_EVENT_CONTEXT, sc->event_context, &bit, end,
 		       dynamic(sc->event_context)) < 0)
 		return -EINVAL;
 	uint32_t k = rtr_meta_find_class(m, sc, c->ev_id);
@@ -521,7 +583,7 @@ int rtr_cursor_next(struct rtr_cursor *c)
 	c->cls = k;
 	struct rtr_event *ev = &c->ev;
 	ev->ticks = c->clock;
-	ev->ns = rtr_meta_ns(m, c->clock);
+	ev->ns = rtr_meta_ns_fast(m, c->clock);
 	ev->cpu = HAVE(&c->pkt, RR_CPU_ID) ? (uint32_t)c->pkt.cpu : UINT32_MAX;
 	ev->stream = c->stream;
 	ev->trace = c->trace;

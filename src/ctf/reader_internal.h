@@ -82,11 +82,54 @@ struct rtr_node {
 	const char *decl_name;	/* the field's name, for error messages */
 };
 
+/*
+ * Event header fast path (reader_fast.c): a header that is a structure of
+ * integers, optionally ending with a variant of structures of integers
+ * selected by one of them (ringtrace's and LTTng's compact/extended
+ * headers), has static field offsets once the option is known. A form
+ * lists, for one option (or the prefix before the variant), the integers
+ * the reader needs (a role or a slot) with their offsets from the
+ * header's (aligned) start, and the header's size in bits.
+ */
+struct rtr_hdr_field {
+	uint32_t off;		/* bits from the header's start */
+	uint8_t size;		/* 1-64 bits */
+	uint8_t be;
+	uint8_t is_signed;
+	uint8_t role;		/* RR_NONE, RR_EVENT_ID or RR_CLOCK */
+	int32_t slot;		/* or -1 */
+	uint64_t mask;		/* the low `size` bits */
+};
+
+struct rtr_hdr_form {
+	uint64_t bits;		/* the header's size with this form */
+	uint32_t nr;
+	bool word;		/* every field is within the 8 bytes from
+				 * its first byte (one load each) */
+	uint32_t span;		/* bytes from the header's start that those
+				 * loads read */
+	struct rtr_hdr_field *f;
+};
+
+struct rtr_hdr_fast {
+	uint32_t align;		/* the header's alignment (bits, a multiple
+				 * of 8: fields keep their offset in a byte) */
+	struct rtr_hdr_form prefix;	/* members before the variant */
+	const struct rtr_node *variant;	/* NULL: no variant, prefix is all */
+	struct rtr_hdr_form *opts;	/* per variant option: the prefix's
+					 * fields but the tag, and the option's */
+	int32_t tag;		/* the variant's tag: index in prefix.f, or -1
+				 * (a slot filled by an earlier scope) */
+	bool word;		/* every form's `word` */
+	uint32_t span;		/* the largest form span */
+};
+
 /* Scopes compiled per stream class and per event class. */
 struct rtr_stream_class {
 	uint64_t id;
 	const struct rtr_node *packet_context;	/* NULL if none */
 	const struct rtr_node *event_header;
+	const struct rtr_hdr_fast *fast_header;	/* NULL: walk event_header */
 	const struct rtr_node *event_context;
 	/* Its event classes: by_id[id] (indexes into rtr_meta.classes,
 	 * UINT32_MAX when absent) for ids below by_id_len, else a binary
@@ -114,6 +157,7 @@ struct rtr_meta {
 	uint64_t offset;
 	uint64_t ns_mul;		/* see rtr_meta_clock_init */
 	__int128 ns_base;		/* offset_s and offset in ns */
+	bool ns_base64;			/* ns_base fits an int64_t */
 	const struct rtr_node *packet_header;	/* NULL if none */
 	struct rtr_stream_class *streams;
 	size_t nr_streams;
@@ -132,6 +176,11 @@ struct rtr_meta {
 int rtr_meta_parse(const char *path, const char *src, size_t len,
 		   struct rtr_meta *m, char *err, size_t errlen);
 void rtr_meta_free(struct rtr_meta *m);
+
+/* The fast path of event header n (see struct rtr_hdr_fast), allocated
+ * in arena a; NULL when n does not have that shape or on allocation
+ * failure (the general walk then decodes it). */
+const struct rtr_hdr_fast *rtr_hdr_fast_build(struct rtr_arena *a, const struct rtr_node *n);
 
 /* Index into m->classes of event `id` of stream class sc, or UINT32_MAX. */
 static inline uint32_t rtr_meta_find_class(const struct rtr_meta *m,

@@ -126,12 +126,51 @@ static inline uint64_t read_bits(const uint8_t *map, uint64_t bit, unsigned size
 	return size == 64 ? (uint64_t)v : (uint64_t)v & ((1ull << size) - 1);
 }
 
+/* read_bits when `avail` bytes can be read from bit's byte on: with
+ * one 64-bit load when the field is within it. */
+static inline uint64_t read_bits_word(const uint8_t *map, uint64_t avail, uint64_t bit,
+				      unsigned size, bool be)
+{
+	unsigned sh = (unsigned)(bit & 7);
+	if (avail < 8 || sh + size > 64)
+		return read_bits(map, bit, size, be);
+	uint64_t w;
+	memcpy(&w, map + (bit >> 3), 8);
+	if (be)
+		return (be64toh(w) << sh) >> (64 - size);
+	w = le64toh(w) >> sh;
+	return size == 64 ? w : w & ((1ull << size) - 1);
+}
+
 static inline int64_t sign_extend(uint64_t v, unsigned size)
 {
 	if (size == 64)
 		return (int64_t)v;
 	uint64_t m = 1ull << (size - 1);
 	return (int64_t)((v ^ m) - m);
+}
+
+/* The clock after a timestamp field of `size` bits read as v: its low
+ * bits; a smaller value than the clock's low bits means they wrapped once. */
+static inline uint64_t clock_update(uint64_t clock, uint64_t v, unsigned size)
+{
+	if (size >= 64)
+		return v;
+	uint64_t mask = (1ull << size) - 1;
+	if (v < (clock & mask))
+		clock += mask + 1;
+	return (clock & ~mask) | v;
+}
+
+/* The option variant n selects for tag value `tag`, or -1. */
+static inline int32_t variant_pick(const struct rtr_node *n, uint64_t tag)
+{
+	for (uint32_t k = 0; k < n->nr_maps; k++) {
+		const struct rtr_enum_map *mp = &n->maps[k];
+		if ((int64_t)tag >= mp->lo && (int64_t)tag <= mp->hi)
+			return mp->option;
+	}
+	return -1;
 }
 
 /* One trace of a set. */
@@ -181,5 +220,38 @@ void rtr_cursor_free(struct rtr_cursor *c);
  * rtr_meta_clock_init prepares it once the clock is known. */
 int64_t rtr_meta_ns(const struct rtr_meta *m, uint64_t ticks);
 void rtr_meta_clock_init(struct rtr_meta *m);
+
+#define NS_PER_S 1000000000u
+
+/* floor(cycles * 1e9 / freq), exact. m->ns_mul = floor(2^64 * 1e9 / freq)
+ * when freq > 1e9: the product's high half is then at most one short of
+ * the quotient, and one multiplication tells (no 128-bit division). */
+static inline unsigned __int128 cycles_to_ns(const struct rtr_meta *m, uint64_t cycles)
+{
+	if (m->freq == NS_PER_S)
+		return cycles;
+	if (m->ns_mul) {
+		uint64_t q = (uint64_t)(((unsigned __int128)cycles * m->ns_mul) >> 64);
+		if ((unsigned __int128)(q + 1) * m->freq <= (unsigned __int128)cycles * NS_PER_S)
+			q++;
+		return q;
+	}
+	if (m->freq <= UINT64_MAX / NS_PER_S) {
+		uint64_t q = cycles / m->freq, r = cycles % m->freq;
+		return (unsigned __int128)q * NS_PER_S + r * NS_PER_S / m->freq;
+	}
+	return (unsigned __int128)cycles * NS_PER_S / m->freq;
+}
+
+/* rtr_meta_ns with the common case inline: no saturation needed. */
+static inline int64_t rtr_meta_ns_fast(const struct rtr_meta *m, uint64_t ticks)
+{
+	unsigned __int128 q = cycles_to_ns(m, ticks);
+	int64_t ns;
+	if (m->ns_base64 && q <= INT64_MAX &&
+	    !__builtin_add_overflow((int64_t)m->ns_base, (int64_t)q, &ns))
+		return ns;
+	return rtr_meta_ns(m, ticks);
+}
 
 #endif /* RINGTRACE_CTF_READER_STREAM_H */

@@ -23,7 +23,7 @@ static const struct rtr_enum_map *enum_find(const struct rtr_node *n, uint64_t r
 
 /* The value of node n at `bit`, record `rec` (UINT64_MAX: no record: a
  * scalar array element, or a static layout where offsets are known). */
-static void make_value(const struct rtr_recbuf *rb, const struct rtr_node *n, uint64_t bit,
+static inline void make_value(const struct rtr_recbuf *rb, const struct rtr_node *n, uint64_t bit,
 		       uint64_t rec, struct rtr_value *v)
 {
 	const uint8_t *map = rb->cur->map;
@@ -44,7 +44,7 @@ static void make_value(const struct rtr_recbuf *rb, const struct rtr_node *n, ui
 	switch (n->kind) {
 	case RN_INT:
 	case RN_ENUM: {
-		uint64_t raw = read_bits(map, bit, n->size, n->be);
+		uint64_t raw = read_bits_word(map, rb->cur->size - (bit >> 3), bit, n->size, n->be);
 		v->bits = n->size;
 		v->base = n->base;
 		v->is_signed = n->is_signed;
@@ -90,6 +90,24 @@ static void make_value(const struct rtr_recbuf *rb, const struct rtr_node *n, ui
 	default:
 		break;
 	}
+}
+
+/* make_value for a plain integer (RN_INT, not a boolean) of a static
+ * layout: the same fields set, without the dispatch. */
+static inline void int_value(const struct rtr_recbuf *rb, const struct rtr_node *n, uint64_t bit,
+			     struct rtr_value *v)
+{
+	uint64_t raw = read_bits_word(rb->cur->map, rb->cur->size - (bit >> 3), bit, n->size, n->be);
+	v->type = (enum rtr_type)n->pub;
+	v->u = n->is_signed ? (uint64_t)sign_extend(raw, n->size) : raw;
+	v->label = NULL;
+	v->is_signed = n->is_signed;
+	v->base = n->base;
+	v->bits = n->size;
+	v->priv_node_ = n;
+	v->priv_cur_ = rb;
+	v->priv_bit_ = bit;
+	v->priv_rec_ = UINT32_MAX;
 }
 
 uint32_t rtr_value_count(const struct rtr_value *v)
@@ -181,6 +199,38 @@ int rtr_scope_field(const struct rtr_event *ev, enum rtr_scope s, uint32_t i,
 int rtr_field(const struct rtr_event *ev, uint32_t index, struct rtr_value *v)
 {
 	return rtr_scope_field(ev, RTR_SCOPE_PAYLOAD, index, v, NULL);
+}
+
+int rtr_fields(const struct rtr_event *ev, uint32_t first, struct rtr_value *v, uint32_t n)
+{
+	struct rtr_cursor *c = cursor_of(ev);
+	if (!c || (!v && n))
+		return -EINVAL;
+	struct rtr_recbuf *rb = &c->recs[RTR_SCOPE_PAYLOAD];
+	if (rb->state == RS_ABSENT || first >= rb->root->nr_children)
+		return 0;
+	const struct rtr_node *root = rb->root;
+	if (n > root->nr_children - first)
+		n = root->nr_children - first;
+	if (root->offs) {	/* static layout: no walk */
+		for (uint32_t i = 0; i < n; i++) {
+			const struct rtr_node *f = root->children[first + i];
+			uint64_t bit = rb->start + root->offs[first + i];
+			if (f->kind == RN_INT && f->pub != RTR_BOOL)
+				int_value(rb, f, bit, &v[i]);
+			else
+				make_value(rb, f, bit, UINT64_MAX, &v[i]);
+		}
+		return (int)n;
+	}
+	if (rb->state == RS_SKIPPED && rtr_cursor_expand(c, RTR_SCOPE_PAYLOAD) < 0)
+		return -EINVAL;
+	uint64_t r0 = rb->r[0].first + first;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct rtr_rec *m = &rb->r[r0 + i];
+		make_value(rb, m->n, m->bit, r0 + i, &v[i]);
+	}
+	return (int)n;
 }
 
 int rtr_field_by_name(const struct rtr_event *ev, const char *name, struct rtr_value *v)

@@ -14,9 +14,12 @@
  * -g: print the gaps instead, one JSON object per line:
  *   {"stream":..,"trace":..,"ticks_before":..,"begin_ns":..,"end_ns":..,
  *    "packets_lost":..,"events_discarded":..}
+ * Every event's payload is also read with rtr_fields and checked against
+ * rtr_field (exit status 1 if they differ).
  * Exit status 0, or 1 with the reader's message on stderr.
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +137,36 @@ static uint64_t put_scopes(const struct rtr_event *ev, const enum rtr_scope *sco
 	return sum;
 }
 
+/* rtr_fields, in batches of 3 (so that `first` varies), must give what
+ * rtr_field gives for each payload field: false (and a message) if not. */
+static bool fields_agree(const struct rtr_event *ev)
+{
+	uint32_t n = rtr_scope_count(ev, RTR_SCOPE_PAYLOAD);
+	for (uint32_t first = 0; first < n; first += 3) {
+		struct rtr_value batch[3];
+		memset(batch, 0, sizeof(batch));	/* unions compared whole */
+		int got = rtr_fields(ev, first, batch, 3);
+		for (uint32_t i = 0; i < 3 && first + i < n; i++) {
+			struct rtr_value one;
+			memset(&one, 0, sizeof(one));
+			int r = rtr_field(ev, first + i, &one);
+			bool same = r < 0 ? got < 0
+					  : (int)i < got && one.type == batch[i].type &&
+						    one.bits == batch[i].bits &&
+						    one.base == batch[i].base &&
+						    one.label == batch[i].label &&
+						    one.s.p == batch[i].s.p && one.s.len == batch[i].s.len &&
+						    rtr_value_count(&one) == rtr_value_count(&batch[i]);
+			if (!same) {
+				fprintf(stderr, "rtr_dump: event '%s': rtr_fields and rtr_field differ on field %u\n",
+					ev->cls->name, first + i);
+				return false;
+			}
+		}
+	}
+	return rtr_fields(ev, n, NULL, 0) == 0;
+}
+
 int main(int argc, char **argv)
 {
 	int quiet = 0, gaps = 0, first = 1;
@@ -181,6 +214,10 @@ int main(int argc, char **argv)
 	int r;
 	while ((r = rtr_next(t, &ev)) > 0) {
 		n++;
+		if (!fields_agree(&ev)) {
+			rtr_close(t);
+			return 1;
+		}
 		if (quiet) {
 			sum += put_scopes(&ev, ctx, 2, 1) + put_scopes(&ev, payload, 1, 1);
 			continue;

@@ -68,6 +68,23 @@ static void test_doubles(void)
 	}
 	CHECK(!strcmp(end_str(b, fmt_put_double(b, 0.1, false)), "0.1"), "%s", b);
 	CHECK(!strcmp(end_str(b, fmt_put_double(b, 2, false)), "2.0"), "%s", b);
+	/* Multiples of 1/1024 (a fast path) read the same as "%.15g" (plus
+	 * ".0" for whole numbers). */
+	static const double whole[] = { 0.0, 1.0, -3.0, 1e14, 999999999999999.0, -999999999999999.0,
+					9007199254740991.0, 1e15, -1e15, 1e20, 2.5, -3.25, 1.75,
+					1.0009765625, 12345.0009765625, 99999.0009765625,
+					999999999.5, 123456789012.125, 0.5, 0.0009765625 };
+	for (size_t i = 0; i < sizeof(whole) / sizeof(whole[0]); i++) {
+		char want[40];
+		int n = snprintf(want, sizeof(want), "%.15g", whole[i]);
+		if (!strchr(want, 'e') && !strchr(want, '.'))
+			snprintf(want + n, sizeof(want) - (size_t)n, ".0");
+		end_str(b, fmt_put_double(b, whole[i], false));
+		CHECK(strtod(b, NULL) == whole[i], "%s does not read back as %.17g", b, whole[i]);
+		if (fabs(whole[i]) < 1e15)
+			CHECK(!strcmp(b, want), "%s, expected %s", b, want);
+	}
+	CHECK(!strcmp(end_str(b, fmt_put_double(b, -0.0, false)), "-0.0"), "%s", b);
 	CHECK(!strcmp(end_str(b, fmt_put_double(b, NAN, true)), "\"NaN\""), "%s", b);
 	CHECK(!strcmp(end_str(b, fmt_put_double(b, -INFINITY, true)), "\"-Infinity\""), "%s", b);
 	CHECK(!strcmp(end_str(b, fmt_put_double(b, INFINITY, false)), "Infinity"), "%s", b);
