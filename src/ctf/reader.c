@@ -30,8 +30,8 @@ int rtr_set_error(struct rtr_trace *t, int code, const char *fmt, ...)
 /*
  * As babeltrace2 does (so both show the same nanoseconds): the clock
  * offset is first normalized (whole seconds of `offset` move to offset_s),
- * then ns = offset_s * 1e9 + floor(offset * 1e9 / freq)
- *         + floor(ticks * 1e9 / freq), saturated to the int64_t range.
+ * then ns = offset_s * 1e9 + cycles_to_ns(offset) + cycles_to_ns(ticks),
+ * saturated to the int64_t range.
  */
 int64_t rtr_meta_ns(const struct rtr_meta *m, uint64_t ticks)
 {
@@ -45,9 +45,6 @@ int64_t rtr_meta_ns(const struct rtr_meta *m, uint64_t ticks)
 
 void rtr_meta_clock_init(struct rtr_meta *m)
 {
-	m->ns_mul = m->freq > NS_PER_S
-			    ? (uint64_t)(((unsigned __int128)NS_PER_S << 64) / m->freq)
-			    : 0;
 	m->ns_base = ((__int128)m->offset_s + (__int128)(m->offset / m->freq)) * NS_PER_S +
 		     (__int128)cycles_to_ns(m, m->offset % m->freq);
 	m->ns_base64 = m->ns_base >= INT64_MIN && m->ns_base <= INT64_MAX;

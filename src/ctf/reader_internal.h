@@ -155,7 +155,6 @@ struct rtr_meta {
 	uint64_t freq;
 	int64_t offset_s;
 	uint64_t offset;
-	uint64_t ns_mul;		/* see rtr_meta_clock_init */
 	__int128 ns_base;		/* offset_s and offset in ns */
 	bool ns_base64;			/* ns_base fits an int64_t */
 	const struct rtr_node *packet_header;	/* NULL if none */

@@ -223,24 +223,19 @@ void rtr_meta_clock_init(struct rtr_meta *m);
 
 #define NS_PER_S 1000000000u
 
-/* floor(cycles * 1e9 / freq), exact. m->ns_mul = floor(2^64 * 1e9 / freq)
- * when freq > 1e9: the product's high half is then at most one short of
- * the quotient, and one multiplication tells (no 128-bit division). */
+/*
+ * cycles * 1e9 / freq, computed as babeltrace2 computes it (in double
+ * precision, truncated) so that both give the same nanosecond for every
+ * event: the exact quotient differs from it by one now and then once the
+ * clock value needs more than 53 bits of precision. Monotonic in
+ * `cycles`, as every step rounds monotonically.
+ */
 static inline unsigned __int128 cycles_to_ns(const struct rtr_meta *m, uint64_t cycles)
 {
 	if (m->freq == NS_PER_S)
 		return cycles;
-	if (m->ns_mul) {
-		uint64_t q = (uint64_t)(((unsigned __int128)cycles * m->ns_mul) >> 64);
-		if ((unsigned __int128)(q + 1) * m->freq <= (unsigned __int128)cycles * NS_PER_S)
-			q++;
-		return q;
-	}
-	if (m->freq <= UINT64_MAX / NS_PER_S) {
-		uint64_t q = cycles / m->freq, r = cycles % m->freq;
-		return (unsigned __int128)q * NS_PER_S + r * NS_PER_S / m->freq;
-	}
-	return (unsigned __int128)cycles * NS_PER_S / m->freq;
+	double ns = (1e9 * (double)cycles) / (double)m->freq;
+	return ns >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)ns;
 }
 
 /* rtr_meta_ns with the common case inline: no saturation needed. */

@@ -550,7 +550,9 @@ static void test_clock(void)
 		/* offset and ticks converted separately (as babeltrace2 does):
 		 * one below the exact sum here */
 		{ 2500000223u, 1795238653, 448362279, 2698074123542ull, 1795239732408898044ll },
-		{ 2500000223u, 1795238653, 448362279, UINT64_MAX, 9173935624483395700ll },
+		/* 2^64 - 1 ticks: babeltrace2's double arithmetic, 117 ns below
+		 * the exact quotient */
+		{ 2500000223u, 1795238653, 448362279, UINT64_MAX, 9173935624483395583ll },
 		{ 1000000000u, -5, 7, 100, -4999999893ll },
 		{ 1000000000u, 9223372036, 0, UINT64_MAX, INT64_MAX },
 		{ 1000000000u, -9223372036, 0, 0, -9223372036000000000ll },
@@ -580,13 +582,21 @@ static void test_clock(void)
 	}
 }
 
-/* The plain 128-bit formula babeltrace2 uses: whole seconds of the offset
- * moved to offset_s, then offset and ticks converted (floored) separately. */
+/* babeltrace2's formula, written independently: whole seconds of the
+ * offset moved to offset_s, then offset and ticks each converted in double
+ * precision and truncated (exact at 1 GHz), saturated to int64_t. */
+static __int128 ref_cycles_ns(uint64_t freq, uint64_t cycles)
+{
+	if (freq == 1000000000u)
+		return cycles;
+	long double q = (double)(1e9 * (double)cycles) / (double)freq;
+	return q >= 18446744073709551616.0L ? (__int128)UINT64_MAX : (__int128)(uint64_t)q;
+}
+
 static int64_t ref_ns(uint64_t freq, int64_t offset_s, uint64_t offset, uint64_t ticks)
 {
 	__int128 ns = ((__int128)offset_s + (__int128)(offset / freq)) * 1000000000 +
-		      (__int128)((unsigned __int128)(offset % freq) * 1000000000u / freq) +
-		      (__int128)((unsigned __int128)ticks * 1000000000u / freq);
+		      ref_cycles_ns(freq, offset % freq) + ref_cycles_ns(freq, ticks);
 	return ns > INT64_MAX ? INT64_MAX : ns < INT64_MIN ? INT64_MIN : (int64_t)ns;
 }
 
