@@ -10,7 +10,11 @@
  * slot is reserved in the first target that has room, and rt__commit
  * reserves the next one and returns true while targets remain, so the
  * call site writes the payload once per target. After the header come
- * the buffer set's contexts (dp.h), then the payload.
+ * the buffer set's contexts (dp.h), then the payload. A table with one
+ * target (one channel of one session records the event: the common
+ * case) takes embedded mode's inlined path with that buffer; only tables
+ * with several targets go through the noinline loop (daemon_reserve,
+ * daemon_next, daemon_record).
  *
  * Context values: vpid, procname and hostname are cached at registration;
  * vtid and prio are cached per thread by its first event in daemon mode
