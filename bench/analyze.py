@@ -33,6 +33,7 @@ NAMES = {
     "rt": "ringtrace (rseq), overwrite",
     "rt-atomic": "ringtrace (SMP atomics, RINGTRACE_RSEQ=0), overwrite",
     "rt-disk": "ringtrace (rseq), discard mode, to disk",
+    "rt-daemon": "ringtrace (rseq) through ringtraced, overwrite",
     "lttng": "LTTng-UST, overwrite",
     "lttng-off": "LTTng-UST, no session (disabled)",
     "lw-tsc": "lower bound: rdtsc + 16-byte store (LW-UST)",
@@ -42,7 +43,7 @@ NAMES = {
     "bd-inline": "control: ringtrace's fast path inlined, private buffers, no consumer",
     "bd-floor": "control: minimal rseq per-CPU buffer (breakdown floor)",
 }
-MICRO_ORDER = ["empty", "rt-off", "lw-tsc", "rt", "lw-clock", "rt-disk",
+MICRO_ORDER = ["empty", "rt-off", "lw-tsc", "rt", "rt-daemon", "lw-clock", "rt-disk",
                "rt-atomic", "printf", "lttng", "marker"]
 PAYLOAD_NAMES = {"p4": "4 bytes (one int32)", "p32": "32-byte sequence",
                  "str64": "64-byte string", "f8": "8 int32 fields"}
@@ -546,6 +547,13 @@ def main():
          f"{fmt(g_lb, 3)} ({fmt(rt50)} / {fmt(lb)} ns)")
     goal("enabled event, 1 thread, p50 <= 0.25 x LTTng-UST", g_lt, 0.25,
          f"{fmt(g_lt, 3)} ({fmt(rt50)} / {fmt(lt50)} ns)")
+    if runs.has("micro", "rt-daemon"):
+        # daemon mode: the comparison with LTTng-UST, which runs with its daemon
+        gd_lt, gd_lb = rep_ratio("rt-daemon", "lttng"), rep_ratio("rt-daemon", "lw-tsc")
+        goal("through ringtraced: p50 <= 1.3 x rdtsc lower bound", gd_lb, 1.3,
+             f"{fmt(gd_lb, 3)} ({fmt(lat('rt-daemon'))} / {fmt(lb)} ns)")
+        goal("through ringtraced: p50 <= 0.25 x LTTng-UST", gd_lt, 0.25,
+             f"{fmt(gd_lt, 3)} ({fmt(lat('rt-daemon'))} / {fmt(lt50)} ns)")
     s2 = scaling("rt", 2) if 2 in threads else float("nan")
     ctl = scaling("bd-inline", 2) if 2 in threads and tkey("bd-inline", 2) in runs.g else float("nan")
     goal("2 threads: per-thread cost <= 1.1 x 1 thread", s2, 1.1,
@@ -577,6 +585,11 @@ def main():
                 print("analyze: " + e, file=sys.stderr)
             return 1
 
+    if runs.has("micro", "rt-daemon"):
+        print(f"ringtrace through ringtraced / LTTng-UST, per event, one thread, median: "
+              f"{fmt(rep_ratio('rt-daemon', 'lttng'), 2)} (p50 {fmt(lat('rt-daemon'))} vs "
+              f"{fmt(lt50)} ns; batch {fmt(rep_ratio('rt-daemon', 'lttng', 'batch_ns'), 2)}: "
+              f"{fmt(lat('rt-daemon', 'batch_ns'), 2)} vs {fmt(lt_batch, 2)} ns)")
     print(f"ringtrace / LTTng-UST, per event, one thread, median: {fmt(g_lt, 2)} "
           f"(p50 {fmt(rt50)} vs {fmt(lt50)} ns; batch {fmt(rep_ratio('rt', 'lttng', 'batch_ns'), 2)}: "
           f"{fmt(rt_batch, 2)} vs {fmt(lt_batch, 2)} ns)")

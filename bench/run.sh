@@ -73,6 +73,7 @@ ERRLOG=$T/stderr.log
 chmod 666 "$RAW"
 mkdir -p "$T/tr"
 LTTNG_OK=0 LH= LT_AS=() SESSIOND_PID= WAIT_SHM=
+RTD_OK=0 RTD_RUN= RTD_PID=
 MARKER= FTRACE_INSTANCE= MOUNTED_TRACEFS=0
 note() { echo "$*" >>"$NOTES"; say "note: $*"; }
 
@@ -94,6 +95,12 @@ cleanup() {
 		for k in $kids; do
 			case "$(ps -o comm= -p "$k" 2>/dev/null)" in lttng*) kill "$k" 2>/dev/null ;; esac
 		done
+	fi
+	# our ringtraced: SIGTERM stops its sessions and it exits
+	if [ -n "$RTD_PID" ] && kill -0 "$RTD_PID" 2>/dev/null; then
+		kill "$RTD_PID" 2>/dev/null
+		for _ in $(seq 50); do kill -0 "$RTD_PID" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$RTD_PID" 2>/dev/null
 	fi
 	# the wait-shm our daemon created for its user, if it was not there before
 	[ -n "$WAIT_SHM" ] && rm -f "$WAIT_SHM"
@@ -168,6 +175,38 @@ lttng_end() {
 	rm -rf "${LH:?}/traces/$1"
 }
 
+# --- ringtrace: a private ringtraced (daemon mode) ----------------------------
+# Its run directory is in our temporary directory (RINGTRACE_RUNDIR), so it
+# is not the user's daemon; the programs measured in daemon mode get the same
+# RINGTRACE_RUNDIR and no RINGTRACE_OUTPUT, so they register with it.
+RTD_BIN=$BUILD/src/daemon/ringtraced
+rtd() { env RINGTRACE_RUNDIR="$RTD_RUN" RINGTRACED="$RTD_BIN" "$RT_CLI" "$@"; }
+rtd_setup() {
+	if [ ! -x "$RTD_BIN" ] || [ ! -x "$RT_CLI" ]; then
+		note "ringtrace daemon mode: ringtraced or ringtrace not built; its rows are skipped"; return
+	fi
+	RTD_RUN=$T/rtd
+	mkdir -p "$RTD_RUN/traces"
+	chmod 700 "$RTD_RUN"
+	if ! env RINGTRACE_RUNDIR="$RTD_RUN" taskset -c "$CONS_CPU" "$RTD_BIN" --daemonize >>"$ERRLOG" 2>&1; then
+		note "ringtrace daemon mode: ringtraced did not start; its rows are skipped"; return
+	fi
+	RTD_PID=$(cat "$RTD_RUN/ringtraced.pid" 2>/dev/null || true)
+	[ -n "$RTD_PID" ] || { note "ringtrace daemon mode: no ringtraced pid; its rows are skipped"; return; }
+	RTD_OK=1
+}
+# rtd_session NAME: overwrite channel with the geometry of the other rows
+rtd_session() {
+	{ rtd create "$1" -o "$RTD_RUN/traces/$1" &&
+		rtd enable-channel -u ch0 -s "$1" --overwrite --subbuf-size 256k --num-subbuf 4 &&
+		rtd enable-event -u -s "$1" -c ch0 'rtbench:*' &&
+		rtd start "$1"; } >>"$ERRLOG" 2>&1 || die "ringtraced: cannot set up session $1"
+}
+rtd_end() {
+	{ rtd stop "$1"; rtd destroy "$1"; } >>"$ERRLOG" 2>&1 || true
+	rm -rf "${RTD_RUN:?}/traces/$1"
+}
+
 # --- ringtrace traces: events recorded and lost ------------------------------
 # rt_counts DIR -> "RECORDED LOST": `ringtrace summary` when the command is
 # built (it decodes every event), else the packet headers (trace_stats:
@@ -224,6 +263,9 @@ run_micro() {
 	rt) prog=$B/micro_rt env=(RINGTRACE_OUTPUT="$dir" RINGTRACE_OVERWRITE=1) ;;
 	rt-atomic) prog=$B/micro_rt env=(RINGTRACE_OUTPUT="$dir" RINGTRACE_OVERWRITE=1 RINGTRACE_RSEQ=0) ;;
 	rt-disk) prog=$B/micro_rt env=(RINGTRACE_OUTPUT="$dir") ;;
+	rt-daemon)
+		[ "$RTD_OK" = 1 ] || return 0
+		prog=$B/micro_rt env=(-u RINGTRACE_OUTPUT RINGTRACE_RUNDIR="$RTD_RUN") ;;
 	lttng | lttng-off)
 		[ "$LTTNG_OK" = 1 ] || [ "$MODE" = smoke ] || return 0
 		# (smoke: no session daemon, the tracepoints are disabled)
@@ -259,13 +301,14 @@ run_micro() {
 # --- set up --------------------------------------------------------------------
 if [ "$MODE" != smoke ]; then
 	lttng_setup
+	rtd_setup
 	marker_setup
 	command -v babeltrace2 >/dev/null ||
 		note "babeltrace2 missing: recorded events are counted from the traces' discarded counts only"
 fi
 
 # --- 1. micro benchmark, payloads, threads, breakdown: interleaved reps --------
-MICRO1="empty rt-off rt rt-atomic rt-disk lttng lw-tsc lw-clock printf marker"
+MICRO1="empty rt-off rt rt-daemon rt-atomic rt-disk lttng lw-tsc lw-clock printf marker"
 SCAL="rt rt-atomic lttng lw-tsc lw-clock printf marker rt-off empty"
 PAYLOADS="p32 str64 f8"
 # the breakdown's variants run in one process, interleaved
@@ -273,6 +316,7 @@ BREAKDOWN="rseq2,clock,buf,buf_clk,inline,buf_atomic,inline_atomic,calls,lib,flo
 for ((rep = 1; rep <= REPS; rep++)); do
 	say "micro benchmark: repetition $rep of $REPS"
 	[ "$LTTNG_OK" = 1 ] && lttng_session micro overwrite 256k 4
+	if [ "$RTD_OK" = 1 ]; then rtd_session micro; fi
 	for t in $MICRO1; do run_micro micro "$t" p4 1 "$rep"; done
 	for p in $PAYLOADS; do
 		run_micro payload rt "$p" 1 "$rep"
@@ -285,6 +329,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
 	done
 	run_micro breakdown bd "$BREAKDOWN" 1 "$rep"
 	if [ "$LTTNG_OK" = 1 ]; then lttng_stop micro; lttng_end micro; fi
+	if [ "$RTD_OK" = 1 ]; then rtd_end micro; fi
 done
 
 # --- 2. sustained throughput to disk, discard mode ----------------------------

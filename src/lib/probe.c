@@ -10,7 +10,11 @@
  * slot is reserved in the first target that has room, and rt__commit
  * reserves the next one and returns true while targets remain, so the
  * call site writes the payload once per target. After the header come
- * the buffer set's contexts (dp.h), then the payload.
+ * the buffer set's contexts (dp.h), then the payload. A table with one
+ * target (one channel of one session records the event: the common
+ * case) takes embedded mode's inlined path with that buffer; only tables
+ * with several targets go through the noinline loop (daemon_reserve,
+ * daemon_next, daemon_record).
  *
  * Context values: vpid, procname and hostname are cached at registration;
  * vtid and prio are cached per thread by its first event in daemon mode
@@ -158,14 +162,20 @@ static bool targets_reserve(struct rt_slot *slot, const struct rt_target_set *se
 	return false;
 }
 
-/* Daemon mode's reserve: the first target of the class's table. */
-static RT_NOINLINE bool daemon_reserve(const struct rt_event_class *c,
-				       size_t payload_size, struct rt_slot *slot,
-				       uintptr_t ip)
+/* The class's daemon-mode target table, NULL when no session records it. */
+static inline const struct rt_target_set *daemon_targets(const struct rt_event_class *c)
 {
 	/* Acquire: pairs with the release store that published the table
 	 * (daemon_targets.c): the table and its buffer sets are complete. */
-	const struct rt_target_set *set = __atomic_load_n(&c->targets, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&c->targets, __ATOMIC_ACQUIRE);
+}
+
+/* Daemon mode's general reserve: the first target of the table `set`
+ * (from daemon_targets(), may be NULL) that has room. */
+static RT_NOINLINE bool daemon_reserve(const struct rt_target_set *set,
+				       size_t payload_size, struct rt_slot *slot,
+				       uintptr_t ip)
+{
 	if (!set || payload_size > UINT32_MAX)
 		return false;
 	if (rt_nesting >= RT_MAX_NESTING) {
@@ -189,31 +199,72 @@ static RT_NOINLINE bool daemon_next(struct rt_slot *slot)
 	return false;
 }
 
-/* Embedded mode's reservation in its one channel, inlined into the
- * exported entry points (a call between exported functions would go
- * through the PLT). `sp` may be a local that never escapes (rt__record),
- * so the compiler keeps it in registers. */
+/* Where an event written to one buffer goes: embedded mode's channel, or
+ * daemon mode's only target. Filled by rt_pick_one(), on the stack. */
+struct rt_one {
+	struct rb *rb;
+	const struct rt_dbuf *dbuf;	/* daemon mode: its contexts; NULL: embedded mode */
+	uint64_t size;			/* contexts + payload (64-bit: cannot wrap) */
+	uint32_t id;			/* CTF event id in that buffer's trace */
+	uint16_t hdr_compact;		/* compact event header size */
+};
+
+/* Embedded mode, or daemon mode with one target (one session's one
+ * channel records the event: the common case): fill *o and return true.
+ * Daemon mode with no target or several: false, *set = the class's table
+ * (may be NULL) for the general, noinline path. */
 static inline __attribute__((always_inline)) bool
-embedded_reserve(const struct rt_event_class *c, struct rt_channel *ch,
-		 size_t payload_size, struct rt_slot_priv *sp, char **p)
+rt_pick_one(const struct rt_event_class *c, struct rt_channel *ch,
+	    size_t payload_size, struct rt_one *o, const struct rt_target_set **set)
 {
-	if (__builtin_expect(rt_nesting >= RT_MAX_NESTING ||
-				     payload_size > ch->rb.subbuf_size,
+	if (__builtin_expect(ch != NULL, 1)) {
+		o->rb = &ch->rb;
+		o->dbuf = NULL;
+		o->size = payload_size;
+		o->id = c->id;
+		o->hdr_compact = c->hdr_compact;
+		return true;
+	}
+	const struct rt_target_set *s = daemon_targets(c);
+	*set = s;
+	if (!s || s->nr != 1)
+		return false;
+	const struct rt_target *t = &s->t[0];
+	o->rb = &t->buf->rb;
+	o->dbuf = t->buf;
+	o->size = (uint64_t)payload_size + t->buf->ctx_size;
+	o->id = t->id;
+	o->hdr_compact = t->hdr_compact;
+	return true;
+}
+
+/* Reserve in o's buffer, write the event header (and daemon mode's
+ * contexts), *p = where the payload goes; nesting counted on success.
+ * Inlined into the exported entry points (a call between exported
+ * functions would go through the PLT). `sp` may be a local that never
+ * escapes (rt__record), so the compiler keeps it in registers. */
+static inline __attribute__((always_inline)) bool
+one_reserve(const struct rt_one *o, uintptr_t ip, struct rt_slot_priv *sp, char **p)
+{
+	if (__builtin_expect(rt_nesting >= RT_MAX_NESTING || o->size > o->rb->subbuf_size,
 			     0)) {
-		rt_drop(&ch->rb);
+		rt_drop(o->rb);
 		return false;
 	}
 	rt_nesting++;
-	sp->rb = &ch->rb;
-	sp->ctx.payload_size = (uint32_t)payload_size;
-	sp->ctx.hdr_compact = c->hdr_compact;
+	sp->rb = o->rb;
+	sp->multi = 0;
+	sp->ctx.payload_size = (uint32_t)o->size;
+	sp->ctx.hdr_compact = o->hdr_compact;
 	sp->ctx.hdr_full = CTF_EVENT_HEADER_EXTENDED;
-	if (__builtin_expect(rb_reserve(sp->rb, &sp->ctx, rt_clock_read) != 0, 0)) {
+	if (__builtin_expect(rb_reserve(o->rb, &sp->ctx, rt_clock_read) != 0, 0)) {
 		rt_nesting--;
 		return false;
 	}
-	*p = sp->ctx.addr + ctf_write_event_header(sp->ctx.addr, c->id, sp->ctx.tsc,
+	*p = sp->ctx.addr + ctf_write_event_header(sp->ctx.addr, o->id, sp->ctx.tsc,
 						   sp->ctx.full_tsc);
+	if (o->dbuf && o->dbuf->nr_ctx)
+		*p = write_contexts(*p, o->dbuf, sp->ctx.cpu, ip);
 	return true;
 }
 
@@ -244,11 +295,11 @@ static inline void rt_copy(char *dst, const char *src, size_t n)
 }
 
 /* Daemon mode, events written in one call: every target in turn. */
-static RT_NOINLINE void daemon_record(const struct rt_event_class *c,
+static RT_NOINLINE void daemon_record(const struct rt_target_set *set,
 				      const void *payload, size_t size, uintptr_t ip)
 {
 	struct rt_slot slot;
-	if (!daemon_reserve(c, size, &slot, ip))
+	if (!daemon_reserve(set, size, &slot, ip))
 		return;
 	struct rt_slot_priv *sp = (struct rt_slot_priv *)slot.opaque;
 	do {
@@ -266,12 +317,12 @@ bool rt__reserve(struct rt_event_desc *ev, size_t payload_size,
 	struct rt_channel *ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(!c, 0))
 		return false;
-	if (__builtin_expect(!ch, 0))
-		return daemon_reserve(c, payload_size, slot,
-				      (uintptr_t)__builtin_return_address(0));
-	struct rt_slot_priv *sp = (struct rt_slot_priv *)slot->opaque;
-	sp->multi = 0;
-	return embedded_reserve(c, ch, payload_size, sp, &slot->p);
+	uintptr_t ip = (uintptr_t)__builtin_return_address(0);
+	struct rt_one o;
+	const struct rt_target_set *set;
+	if (__builtin_expect(!rt_pick_one(c, ch, payload_size, &o, &set), 0))
+		return daemon_reserve(set, payload_size, slot, ip);
+	return one_reserve(&o, ip, (struct rt_slot_priv *)slot->opaque, &slot->p);
 }
 
 bool rt__commit(struct rt_slot *slot)
@@ -291,13 +342,16 @@ void rt__record(struct rt_event_desc *ev, const void *payload, size_t size)
 	struct rt_channel *ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(!c, 0))
 		return;
-	if (__builtin_expect(!ch, 0)) {
-		daemon_record(c, payload, size, (uintptr_t)__builtin_return_address(0));
+	uintptr_t ip = (uintptr_t)__builtin_return_address(0);
+	struct rt_one o;
+	const struct rt_target_set *set;
+	if (__builtin_expect(!rt_pick_one(c, ch, size, &o, &set), 0)) {
+		daemon_record(set, payload, size, ip);
 		return;
 	}
 	struct rt_slot_priv sp;
 	char *p;
-	if (!embedded_reserve(c, ch, size, &sp, &p))
+	if (!one_reserve(&o, ip, &sp, &p))
 		return;
 	rt_copy(p, payload, size);
 	rb_commit(sp.rb, &sp.ctx);

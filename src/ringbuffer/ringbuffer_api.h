@@ -93,7 +93,7 @@ static inline void rb_ctx_place(struct rb *rb, struct rb_ctx *ctx,
  * counted): -ENOBUFS buffer full (discard mode) or not yet committed,
  * -EMSGSIZE event larger than a sub-buffer.
  */
-static inline int rb_reserve(struct rb *rb, struct rb_ctx *ctx,
+static inline __attribute__((always_inline)) int rb_reserve(struct rb *rb, struct rb_ctx *ctx,
 			     uint64_t (*clock)(void))
 {
 #if RB_HAVE_RSEQ
