@@ -369,6 +369,12 @@ RB_NOINLINE uint32_t rb_table_acquire_slow(struct rb *rb, uint32_t cpu,
 	uint64_t pass = (offset >> rb->geom.bfbits) & RB_TABLE_TAG_MASK;
 	uint64_t e = __atomic_load_n(&s->table, __ATOMIC_ACQUIRE);
 	for (;;) {
+		/* Untrusted shared memory: an index out of the N + 1
+		 * physical sub-buffers means it was corrupted; write into the
+		 * logical sub-buffer instead (the trace may be garbage, the
+		 * writes stay inside the mapping). */
+		if (RB_TABLE_IDX(e) > rb->num_subbuf)
+			return idx;
 		if ((e & RB_TABLE_FLAG) && RB_TABLE_TAG(e) == pass)
 			return RB_TABLE_IDX(e);
 		uint64_t n = RB_TABLE_MAKE(RB_TABLE_IDX(e), pass, 1);
@@ -706,6 +712,10 @@ int rb_get_subbuf(struct rb *rb, uint32_t cpu, struct rb_read *r)
 		uint64_t e = __atomic_load_n(&s->table, __ATOMIC_ACQUIRE);
 		if ((e & RB_TABLE_FLAG) || RB_TABLE_TAG(e) != pass)
 			return -EAGAIN;
+		/* Both indexes come from shared memory: refuse a corrupted
+		 * one rather than hand out memory outside the buffer. */
+		if (RB_TABLE_IDX(e) > rb->num_subbuf || c->reader_subbuf > rb->num_subbuf)
+			return -EIO;
 		uint64_t n = RB_TABLE_MAKE(c->reader_subbuf, pass, 0);
 		/* Acq-rel CAS: pairs with rb_table_acquire_slow; after it the
 		 * old physical sub-buffer is private to the reader. */

@@ -264,8 +264,9 @@ int rb_attach(struct rb *rb, void *map, size_t size);
 
 /*
  * Reader side (Algorithms 6 and 7). rb_get_subbuf returns 0 and fills `r`
- * when a complete sub-buffer is ready, -EAGAIN otherwise. rb_put_subbuf
- * gives it back; it always succeeds.
+ * when a complete sub-buffer is ready, -EAGAIN otherwise, -EIO when the
+ * shared sub-buffer table holds an index out of range (memory corrupted by
+ * another process). rb_put_subbuf gives it back; it always succeeds.
  */
 int rb_get_subbuf(struct rb *rb, uint32_t cpu, struct rb_read *r);
 void rb_put_subbuf(struct rb *rb, uint32_t cpu, const struct rb_read *r);

@@ -62,7 +62,13 @@ static inline uint32_t rb_writer_phys(struct rb *rb, uint32_t cpu,
 	uint64_t e = __atomic_load_n(&rb_cpu(rb, cpu)->sb[idx].table,
 				     __ATOMIC_ACQUIRE);
 	uint64_t pass = (offset >> rb->geom.bfbits) & RB_TABLE_TAG_MASK;
-	if (__builtin_expect((e & RB_TABLE_FLAG) && RB_TABLE_TAG(e) == pass, 1))
+	/* The entry lives in shared memory that another process (the
+	 * daemon, other programs) can write: an index past the N + 1
+	 * physical sub-buffers goes to the slow path, which never returns
+	 * one. */
+	if (__builtin_expect((e & RB_TABLE_FLAG) && RB_TABLE_TAG(e) == pass &&
+				     RB_TABLE_IDX(e) <= rb->num_subbuf,
+			     1))
 		return RB_TABLE_IDX(e);
 	return rb_table_acquire_slow(rb, cpu, idx, offset);
 }

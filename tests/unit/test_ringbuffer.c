@@ -957,6 +957,62 @@ static void test_oversize(const struct variant *v)
 }
 
 /*
+ * The sub-buffer table lives in memory another process can write (the
+ * daemon, other programs of a per-user buffer): whatever it holds, no
+ * writer and no reader may touch memory outside the CPU's sub-buffers.
+ */
+static void test_corrupt_table(const struct variant *v)
+{
+	set_case(v, "corrupt table");
+	struct world *w = calloc(1, sizeof(*w));
+	if (world_init(w, v, RB_MODE_OVERWRITE, 4096, 4, 27) != 0) {
+		free(w);
+		return;
+	}
+	struct rb_cpu_ctl *c = ctl0(w);
+	unsigned written = 0, refused = 0;
+	for (uint32_t round = 0; round < 4 * 4 * 40; round++) {
+		for (uint32_t i = 0; i < w->N; i++)
+			c->sb[i].table = RB_TABLE_MAKE(0xfffffff0u - i - round,
+						       round & RB_TABLE_TAG_MASK, round & 1);
+		if (round % 7 == 0)
+			c->reader_subbuf = 0xfffffff0u;
+		fake_now++;
+		struct rb_ctx ctx = { .payload_size = 100, .hdr_compact = EV_COMPACT,
+				      .hdr_full = EV_FULL };
+		if (rb_reserve(&w->rb, &ctx, fake_clock) == 0) {
+			CHECK(in_cpu0_data(w, ctx.addr, ctx.slot_size),
+			      "round %u: slot outside the buffer", round);
+			write_event(&ctx, round);
+			rb_commit(&w->rb, &ctx);
+			written++;
+		}
+		if (round % 5 == 0) {
+			/* What the reader wants next, with a bad index. */
+			uint64_t rc = c->read_count;
+			c->sb[(rc >> w->rb.geom.sbfbits) & (w->N - 1)].table =
+				RB_TABLE_MAKE(0xfffffff0u,
+					      (rc >> w->rb.geom.bfbits) & RB_TABLE_TAG_MASK, 0);
+		}
+		struct rb_read rd;
+		int g = rb_get_subbuf(&w->rb, 0, &rd);
+		if (g == 0) {
+			CHECK(in_cpu0_data(w, rd.data, w->S),
+			      "round %u: sub-buffer handed out outside the buffer", round);
+			rb_put_subbuf(&w->rb, 0, &rd);
+		} else {
+			refused += g == -EIO;
+		}
+		if (round % 7 == 0)
+			c->reader_subbuf = w->N;
+	}
+	CHECK(written > 0, "no event could be written");
+	CHECK(refused > 0, "the reader never noticed the corrupted table");
+	world_fini(w);
+	free(w);
+}
+
+/*
  * A payload size so large that header + payload does not fit in 32 bits
  * must be refused like any oversized event, in the middle of a packet
  * (the inline fast path) as well as at its start.
@@ -1928,6 +1984,7 @@ int main(void)
 		test_timestamps(v);
 		test_overwrite(v);
 		test_attach(v);
+		test_corrupt_table(v);
 	}
 	for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
 		test_mt(&variants[i], RB_MODE_DISCARD);
