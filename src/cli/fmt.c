@@ -258,6 +258,73 @@ char *fmt_put_double(char *p, double d, bool json)
 	return p;
 }
 
+/* A byte in base 10 or 16 (as fmt_put_u64 / fmt_put_base write it)
+ * without their digit count and loops. */
+static inline char *put_byte(char *p, unsigned v, int base)
+{
+	static const char hex[] = "0123456789abcdef";
+	if (base == 16) {
+		p[0] = '0';
+		p[1] = 'x';
+		if (v < 16) {
+			p[2] = hex[v];
+			return p + 3;
+		}
+		p[2] = hex[v >> 4];
+		p[3] = hex[v & 15];
+		return p + 4;
+	}
+	if (v < 10) {
+		*p = (char)('0' + v);
+		return p + 1;
+	}
+	if (v >= 100) {
+		*p++ = (char)('0' + v / 100);
+		v %= 100;
+	}
+	memcpy(p, digit_pairs + 2 * v, 2);
+	return p + 2;
+}
+
+/* Room one element takes at most: ", [" 20 digits "] = " and 0b + 8. */
+#define BYTE_ELEM_ROOM 40
+
+void fmt_bytes(struct fmt_out *o, const uint8_t *b, size_t n, int base, bool json)
+{
+	bool fast = json || base == 10 || base == 16;	/* else fmt_put_base */
+	fmt_putc(o, '[');
+	size_t i = 0;
+	while (i < n) {
+		char *p = fmt_reserve(o, FMT_MIN_ROOM);
+		char *end = p + FMT_MIN_ROOM - BYTE_ELEM_ROOM;
+		for (; i < n && p <= end; i++) {
+			if (json) {
+				*p = ',';
+				p = put_byte(p + (i != 0), b[i], 10);
+				continue;
+			}
+			memcpy(p, i ? ", [" : " [ ", 3);
+			p += i ? 3 : 2;
+			if (i < 10) {
+				*p++ = (char)('0' + i);
+			} else if (i < 100) {
+				memcpy(p, digit_pairs + 2 * i, 2);
+				p += 2;
+			} else {
+				p = fmt_put_u64(p, i);
+			}
+			memcpy(p, "] = ", 4);
+			p += 4;
+			p = fast ? put_byte(p, b[i], base) : fmt_put_base(p, b[i], base);
+		}
+		fmt_commit(o, p);
+	}
+	if (json)
+		fmt_putc(o, ']');
+	else
+		fmt_str(o, " ]", 2);
+}
+
 /* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
 static size_t utf8_len(const unsigned char *s, size_t n)
 {

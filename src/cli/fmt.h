@@ -123,6 +123,11 @@ static inline void fmt_i64(struct fmt_out *o, int64_t v)
 	fmt_commit(o, fmt_put_i64(fmt_reserve(o, 24), v));
 }
 
+/* The elements of a byte sequence or array: "[ [0] = 0x1, [1] = 0x2 ]" in
+ * text (elements in `base` as fmt_put_base writes them; "[ ]" when empty),
+ * "[1,2]" in JSON (decimal). */
+void fmt_bytes(struct fmt_out *o, const uint8_t *b, size_t n, int base, bool json);
+
 /* A JSON string literal, quotes included: ", \ and control characters are
  * escaped, invalid UTF-8 bytes become U+FFFD. */
 void fmt_json_string(struct fmt_out *o, const char *s, size_t n);

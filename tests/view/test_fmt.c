@@ -148,6 +148,47 @@ static void test_strings(void)
 	free(big);
 }
 
+/* fmt_bytes against the same text built element by element with
+ * fmt_put_u64 and fmt_put_base (every byte value, indexes past 100). */
+static void test_bytes(void)
+{
+	static const int bases[] = { 16, 10, 8, 2, 0 };
+	uint8_t bytes[300];
+	for (size_t i = 0; i < sizeof(bytes); i++)
+		bytes[i] = (uint8_t)(i * 7 + 3);
+	static char want[300 * 40 + 8];
+	for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++) {
+		for (int json = 0; json < 2; json++) {
+			unit_case = json ? "bytes json" : "bytes text";
+			for (size_t n = 0; n <= sizeof(bytes); n += n < 12 ? 1 : 97) {
+				char *p = want;
+				*p++ = '[';
+				for (size_t i = 0; i < n; i++) {
+					if (json) {
+						if (i)
+							*p++ = ',';
+						p = fmt_put_u64(p, bytes[i]);
+						continue;
+					}
+					p = stpcpy(p, i ? ", [" : " [");
+					p = fmt_put_u64(p, i);
+					p = stpcpy(p, "] = ");
+					p = fmt_put_base(p, bytes[i], bases[b]);
+				}
+				strcpy(p, json ? "]" : " ]");
+				struct fmt_out o;
+				if (!CHECK(fmt_open(&o, NULL, 16) == 0, "fmt_open"))
+					return;
+				fmt_bytes(&o, bytes, n, bases[b], json);
+				fmt_putc(&o, '\0');
+				CHECK(!o.err && !strcmp(o.buf, want), "base %d, %zu bytes: got [%.60s] want [%.60s]",
+				      bases[b], n, o.buf, want);
+				free(o.buf);
+			}
+		}
+	}
+}
+
 static void test_clock(void)
 {
 	unit_case = "clock";
@@ -203,6 +244,7 @@ int main(void)
 	test_integers();
 	test_doubles();
 	test_strings();
+	test_bytes();
 	test_clock();
 	test_failed_write();
 	return unit_finish();
