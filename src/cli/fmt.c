@@ -203,13 +203,16 @@ static char *put_short_double(char *p, double d)
 	double f = (a - (double)ip) * 1024;	/* exact: ip < 2^50 */
 	if (f != floor(f))
 		return NULL;
-	uint64_t frac = (uint64_t)f * 9765625u;	/* 10^10 / 1024: 10 decimals */
-	unsigned nd = 10;
-	if (!frac)
-		nd = 0;
-	else
-		for (; frac % 10 == 0; frac /= 10)
-			nd--;
+	/* f / 1024 = f * 5^10 / 10^10: 10 decimals, of which the last
+	 * min(ctz(f), 10) are zeros (5^10 is odd and f < 1024). */
+	uint64_t k = (uint64_t)f;
+	uint64_t frac = 0;
+	unsigned nd = 0;
+	if (k) {
+		unsigned tz = (unsigned)__builtin_ctzll(k);
+		nd = 10 - tz;
+		frac = k * 9765625u / pow10_table[tz];
+	}
 	if (count_digits(ip) + nd > 15)
 		return NULL;
 	if (d < 0)
@@ -303,11 +306,16 @@ void fmt_bytes(struct fmt_out *o, const uint8_t *b, size_t n, int base, bool jso
 				p = put_byte(p + (i != 0), b[i], 10);
 				continue;
 			}
-			memcpy(p, i ? ", [" : " [ ", 3);
-			p += i ? 3 : 2;
-			if (i < 10) {
-				*p++ = (char)('0' + i);
-			} else if (i < 100) {
+			if (i < 10) {	/* " [i] = " or ", [i] = " in one store */
+				memcpy(p, i ? ", [0] = " : " [0] =  ", 8);
+				p += i ? 8 : 7;
+				p[-5] = (char)('0' + i);
+				p = fast ? put_byte(p, b[i], base) : fmt_put_base(p, b[i], base);
+				continue;
+			}
+			memcpy(p, ", [", 3);
+			p += 3;
+			if (i < 100) {
 				memcpy(p, digit_pairs + 2 * i, 2);
 				p += 2;
 			} else {
@@ -360,22 +368,43 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 
 static const char hexdig[] = "0123456789abcdef";
 
+/* What each byte becomes in a JSON string: 0 itself, 1 the start of a
+ * UTF-8 sequence to check, else the letter after the backslash ('u':
+ * \u00XX). */
+static const uint8_t json_esc[256] = {
+	[0 ... 7] = 'u', ['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n', [0x0b] = 'u',
+	['\f'] = 'f', ['\r'] = 'r', [0x0e ... 0x1f] = 'u', ['"'] = '"', ['\\'] = '\\',
+	[0x80 ... 0xff] = 1,
+};
+
+/* The same for the text output ('x': \xXX); bytes from 0x80 stay as they
+ * are (UTF-8). */
+static const uint8_t text_esc[256] = {
+	[0 ... 8] = 'x', ['\t'] = 't', ['\n'] = 'n', [0x0b ... 0x0c] = 'x', ['\r'] = 'r',
+	[0x0e ... 0x1f] = 'x', ['"'] = '"', ['\\'] = '\\', [0x7f] = 'x',
+};
+
+/*
+ * Both string writers: the quotes and the bytes through the table, in
+ * reservations of FMT_MIN_ROOM with 8 bytes to spare (one byte becomes at
+ * most 6, and the closing quote follows).
+ */
 void fmt_json_string(struct fmt_out *o, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	fmt_putc(o, '"');
+	char *p = fmt_reserve(o, FMT_MIN_ROOM);
+	char *end = p + FMT_MIN_ROOM - 8;
+	*p++ = '"';
 	size_t i = 0;
-	while (i < n) {
-		char *p = fmt_reserve(o, FMT_MIN_ROOM);
-		char *end = p + FMT_MIN_ROOM - 8;
+	for (;;) {
 		while (i < n && p < end) {
-			unsigned c = u[i];
-			if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+			unsigned c = u[i], e = json_esc[c];
+			if (!e) {
 				*p++ = (char)c;
 				i++;
 				continue;
 			}
-			if (c >= 0x80) {
+			if (e == 1) {
 				size_t l = utf8_len(u + i, n - i);
 				if (l) {
 					memcpy(p, u + i, l);
@@ -389,57 +418,54 @@ void fmt_json_string(struct fmt_out *o, const char *s, size_t n)
 				continue;
 			}
 			*p++ = '\\';
-			switch (c) {
-			case '"': *p++ = '"'; break;
-			case '\\': *p++ = '\\'; break;
-			case '\n': *p++ = 'n'; break;
-			case '\t': *p++ = 't'; break;
-			case '\r': *p++ = 'r'; break;
-			case '\b': *p++ = 'b'; break;
-			case '\f': *p++ = 'f'; break;
-			default:
-				memcpy(p, "u00", 3);
-				p += 3;
-				*p++ = hexdig[c >> 4];
-				*p++ = hexdig[c & 15];
+			*p++ = (char)e;
+			if (e == 'u') {
+				memcpy(p, "00", 2);
+				p[2] = hexdig[c >> 4];
+				p[3] = hexdig[c & 15];
+				p += 4;
 			}
 			i++;
 		}
+		if (i >= n)
+			break;
 		fmt_commit(o, p);
+		p = fmt_reserve(o, FMT_MIN_ROOM);
+		end = p + FMT_MIN_ROOM - 8;
 	}
-	fmt_putc(o, '"');
+	*p++ = '"';
+	fmt_commit(o, p);
 }
 
 void fmt_text_string(struct fmt_out *o, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	fmt_putc(o, '"');
+	char *p = fmt_reserve(o, FMT_MIN_ROOM);
+	char *end = p + FMT_MIN_ROOM - 8;
+	*p++ = '"';
 	size_t i = 0;
-	while (i < n) {
-		char *p = fmt_reserve(o, FMT_MIN_ROOM);
-		char *end = p + FMT_MIN_ROOM - 8;
+	for (;;) {
 		for (; i < n && p < end; i++) {
-			unsigned c = u[i];
-			if ((c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)) {
+			unsigned c = u[i], e = text_esc[c];
+			if (!e) {
 				*p++ = (char)c;
 				continue;
 			}
 			*p++ = '\\';
-			switch (c) {
-			case '"': *p++ = '"'; break;
-			case '\\': *p++ = '\\'; break;
-			case '\n': *p++ = 'n'; break;
-			case '\t': *p++ = 't'; break;
-			case '\r': *p++ = 'r'; break;
-			default:
-				*p++ = 'x';
+			*p++ = (char)e;
+			if (e == 'x') {
 				*p++ = hexdig[c >> 4];
 				*p++ = hexdig[c & 15];
 			}
 		}
+		if (i >= n)
+			break;
 		fmt_commit(o, p);
+		p = fmt_reserve(o, FMT_MIN_ROOM);
+		end = p + FMT_MIN_ROOM - 8;
 	}
-	fmt_putc(o, '"');
+	*p++ = '"';
+	fmt_commit(o, p);
 }
 
 void fmt_clock_init(struct fmt_clock *c, bool utc, bool date)

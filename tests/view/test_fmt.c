@@ -84,6 +84,27 @@ static void test_doubles(void)
 		if (fabs(whole[i]) < 1e15)
 			CHECK(!strcmp(b, want), "%s, expected %s", b, want);
 	}
+	/* Every multiple of 1/1024 above a few integer parts: the text of the
+	 * general rule (the first of %.15g, %.16g, %.17g that reads back). */
+	static const double ips[] = { 0, 1, 7, 123456, 99999, 100000, 999999999 };
+	for (size_t i = 0; i < sizeof(ips) / sizeof(ips[0]); i++) {
+		for (int k = 0; k < 1024; k++) {
+			for (int sign = 1; sign >= -1; sign -= 2) {
+				double d = sign * (ips[i] + k / 1024.0);
+				char want[40];
+				int n = 0;
+				for (int prec = 15; prec <= 17; prec++) {
+					n = snprintf(want, sizeof(want), "%.*g", prec, d);
+					if (strtod(want, NULL) == d)
+						break;
+				}
+				if (!strchr(want, 'e') && !strchr(want, '.'))
+					snprintf(want + n, sizeof(want) - (size_t)n, ".0");
+				end_str(b, fmt_put_double(b, d, false));
+				CHECK(!strcmp(b, want), "%s, expected %s", b, want);
+			}
+		}
+	}
 	CHECK(!strcmp(end_str(b, fmt_put_double(b, -0.0, false)), "-0.0"), "%s", b);
 	CHECK(!strcmp(end_str(b, fmt_put_double(b, NAN, true)), "\"NaN\""), "%s", b);
 	CHECK(!strcmp(end_str(b, fmt_put_double(b, -INFINITY, true)), "\"-Infinity\""), "%s", b);
@@ -126,6 +147,32 @@ static void test_strings(void)
 	unit_case = "text strings";
 	check_str(fmt_text_string, "a \"q\" \\ \t\n\x01\x7f\xc3\xa9", 14,
 		  "\"a \\\"q\\\" \\\\ \\t\\n\\x01\\x7f\xc3\xa9\"");
+
+	/* Every byte value between two letters. */
+	for (unsigned c = 0; c < 256; c++) {
+		char in[3] = { 'a', (char)c, 'b' }, want[16];
+		const char *named = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n"
+				  : c == '\t' ? "\\t" : c == '\r' ? "\\r" : NULL;
+		unit_case = "text strings, every byte";
+		if (named)
+			snprintf(want, sizeof(want), "\"a%sb\"", named);
+		else if (c < 0x20 || c == 0x7f)
+			snprintf(want, sizeof(want), "\"a\\x%02xb\"", c);
+		else
+			snprintf(want, sizeof(want), "\"a%cb\"", (char)c);
+		check_str(fmt_text_string, in, 3, want);
+		unit_case = "json strings, every byte";
+		named = c == '\b' ? "\\b" : c == '\f' ? "\\f" : named;
+		if (named)
+			snprintf(want, sizeof(want), "\"a%sb\"", named);
+		else if (c < 0x20)
+			snprintf(want, sizeof(want), "\"a\\u%04xb\"", c);
+		else if (c >= 0x80)
+			snprintf(want, sizeof(want), "\"a\\ufffdb\"");
+		else
+			snprintf(want, sizeof(want), "\"a%cb\"", (char)c);
+		check_str(fmt_json_string, in, 3, want);
+	}
 
 	unit_case = "long strings";
 	size_t n = 100000;
