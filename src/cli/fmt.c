@@ -134,13 +134,19 @@ static inline void put4(char *p, uint32_t v)
 	memcpy(p + 2, digit_pairs + 2 * (v % 100), 2);
 }
 
-char *fmt_put_9digits(char *p, uint32_t v)
+/* fmt_put_9digits, inline in the time formatters below. */
+static inline char *put_9digits(char *p, uint32_t v)
 {
 	uint32_t rest = v % 100000000;
 	p[0] = (char)('0' + v / 100000000);
 	put4(p + 1, rest / 10000);
 	put4(p + 5, rest % 10000);
 	return p + 9;
+}
+
+char *fmt_put_9digits(char *p, uint32_t v)
+{
+	return put_9digits(p, v);
 }
 
 char *fmt_put_udigits(char *p, uint64_t v, unsigned width)
@@ -523,7 +529,7 @@ char *fmt_put_clock(char *p, struct fmt_clock *c, int64_t ns)
 	memcpy(p, c->text, sizeof(c->text));	/* constant size: no call */
 	p += c->text_len;
 	*p++ = '.';
-	return fmt_put_9digits(p, frac);
+	return put_9digits(p, frac);
 }
 
 char *fmt_put_seconds(char *p, int64_t ns)
@@ -534,9 +540,9 @@ char *fmt_put_seconds(char *p, int64_t ns)
 	if (mag < 1000000000) {	/* the usual delta */
 		*p++ = '0';
 		*p++ = '.';
-		return fmt_put_9digits(p, (uint32_t)mag);
+		return put_9digits(p, (uint32_t)mag);
 	}
 	p = fmt_put_u64(p, mag / 1000000000);
 	*p++ = '.';
-	return fmt_put_9digits(p, (uint32_t)(mag % 1000000000));
+	return put_9digits(p, (uint32_t)(mag % 1000000000));
 }

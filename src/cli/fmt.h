@@ -58,10 +58,11 @@ static inline char *fmt_reserve(struct fmt_out *o, size_t n)
 	return o->buf + o->len;
 }
 
+/* Also after a failed write: the buffer is then scratch space that the
+ * next fmt_reserve short of room empties again without writing it. */
 static inline void fmt_commit(struct fmt_out *o, const char *end)
 {
-	if (!o->err)
-		o->len = (size_t)(end - o->buf);
+	o->len = (size_t)(end - o->buf);
 }
 
 static inline void fmt_putc(struct fmt_out *o, char c)
