@@ -298,8 +298,35 @@ static inline char *put_byte(char *p, unsigned v, int base)
 /* Room one element takes at most: ", [" 20 digits "] = " and 0b + 8. */
 #define BYTE_ELEM_ROOM 40
 
+/* fmt_bytes's text of 1 to 8 elements in base 16, in one reservation
+ * (at most 98 bytes): each element a constant piece with its index digit
+ * patched in, then its one or two hex digits. */
+static char *put_hex_bytes_short(char *p, const uint8_t *b, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	memcpy(p, "[ [0] = 0x", 10);
+	p += 10;
+	for (size_t i = 0;;) {
+		unsigned v = b[i], hi = v >> 4;
+		p[0] = hex[hi ? hi : v];
+		p[1] = hex[v & 15];	/* overwritten next when v < 16 */
+		p += 1 + (hi != 0);
+		if (++i == n)
+			break;
+		memcpy(p, ", [0] = 0x", 10);
+		p[3] = (char)('0' + i);
+		p += 10;
+	}
+	memcpy(p, " ]", 2);
+	return p + 2;
+}
+
 void fmt_bytes(struct fmt_out *o, const uint8_t *b, size_t n, int base, bool json)
 {
+	if (!json && base == 16 && n && n <= 8) {
+		fmt_commit(o, put_hex_bytes_short(fmt_reserve(o, FMT_MIN_ROOM), b, n));
+		return;
+	}
 	bool fast = json || base == 10 || base == 16;	/* else fmt_put_base */
 	fmt_putc(o, '[');
 	size_t i = 0;
