@@ -417,6 +417,24 @@ static const uint8_t text_esc[256] = {
 	[0x0e ... 0x1f] = 'x', ['"'] = '"', ['\\'] = '\\', [0x7f] = 'x',
 };
 
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+/* Nonzero if one of the 8 bytes of x is below 0x20 or equals c1, c2 or c3
+ * (c3 0: no third), or (high) has its top bit set: x must then go byte
+ * by byte. (x - b*ONES) & ~x & HIGHS is nonzero exactly when a byte of
+ * x is below b, for b <= 0x80.) */
+static inline uint64_t needs_care(uint64_t x, unsigned c1, unsigned c2, unsigned c3, bool high)
+{
+	uint64_t a = x ^ (c1 * ONES), b = x ^ (c2 * ONES), c = x ^ (c3 * ONES);
+	uint64_t r = ((x - 0x20 * ONES) & ~x) | ((a - ONES) & ~a) | ((b - ONES) & ~b);
+	if (c3)
+		r |= (c - ONES) & ~c;
+	if (high)
+		r |= x;
+	return r & HIGHS;
+}
+
 /*
  * Both string writers: the quotes and the bytes through the table, in
  * reservations of FMT_MIN_ROOM with 8 bytes to spare (one byte becomes at
@@ -431,6 +449,13 @@ void fmt_json_string(struct fmt_out *o, const char *s, size_t n)
 	size_t i = 0;
 	for (;;) {
 		while (i < n && p < end) {
+			uint64_t x;
+			if (n - i >= 8 && (memcpy(&x, u + i, 8), !needs_care(x, '"', '\\', 0, true))) {
+				memcpy(p, &x, 8);	/* 8 plain ASCII bytes */
+				p += 8;
+				i += 8;
+				continue;
+			}
 			unsigned c = u[i], e = json_esc[c];
 			if (!e) {
 				*p++ = (char)c;
@@ -479,6 +504,13 @@ void fmt_text_string(struct fmt_out *o, const char *s, size_t n)
 	size_t i = 0;
 	for (;;) {
 		for (; i < n && p < end; i++) {
+			uint64_t x;
+			if (n - i >= 8 && (memcpy(&x, u + i, 8), !needs_care(x, '"', '\\', 0x7f, false))) {
+				memcpy(p, &x, 8);	/* 8 bytes as they are */
+				p += 8;
+				i += 7;
+				continue;
+			}
 			unsigned c = u[i], e = text_esc[c];
 			if (!e) {
 				*p++ = (char)c;

@@ -148,30 +148,34 @@ static void test_strings(void)
 	check_str(fmt_text_string, "a \"q\" \\ \t\n\x01\x7f\xc3\xa9", 14,
 		  "\"a \\\"q\\\" \\\\ \\t\\n\\x01\\x7f\xc3\xa9\"");
 
-	/* Every byte value between two letters. */
+	/* Every byte value at every place of a 10-byte string (the writers
+	 * take 8 plain bytes at a time). */
 	for (unsigned c = 0; c < 256; c++) {
-		char in[3] = { 'a', (char)c, 'b' }, want[16];
-		const char *named = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n"
-				  : c == '\t' ? "\\t" : c == '\r' ? "\\r" : NULL;
-		unit_case = "text strings, every byte";
-		if (named)
-			snprintf(want, sizeof(want), "\"a%sb\"", named);
-		else if (c < 0x20 || c == 0x7f)
-			snprintf(want, sizeof(want), "\"a\\x%02xb\"", c);
-		else
-			snprintf(want, sizeof(want), "\"a%cb\"", (char)c);
-		check_str(fmt_text_string, in, 3, want);
-		unit_case = "json strings, every byte";
-		named = c == '\b' ? "\\b" : c == '\f' ? "\\f" : named;
-		if (named)
-			snprintf(want, sizeof(want), "\"a%sb\"", named);
-		else if (c < 0x20)
-			snprintf(want, sizeof(want), "\"a\\u%04xb\"", c);
-		else if (c >= 0x80)
-			snprintf(want, sizeof(want), "\"a\\ufffdb\"");
-		else
-			snprintf(want, sizeof(want), "\"a%cb\"", (char)c);
-		check_str(fmt_json_string, in, 3, want);
+		for (int json = 0; json < 2; json++) {
+			char esc[8];
+			const char *named = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n"
+					  : c == '\t' ? "\\t" : c == '\r' ? "\\r"
+					  : json && c == '\b' ? "\\b" : json && c == '\f' ? "\\f" : NULL;
+			if (named)
+				snprintf(esc, sizeof(esc), "%s", named);
+			else if (json && c < 0x20)
+				snprintf(esc, sizeof(esc), "\\u%04x", c);
+			else if (json && c >= 0x80)
+				snprintf(esc, sizeof(esc), "\\ufffd");
+			else if (!json && (c < 0x20 || c == 0x7f))
+				snprintf(esc, sizeof(esc), "\\x%02x", c);
+			else
+				snprintf(esc, sizeof(esc), "%c", (char)c);
+			unit_case = json ? "json strings, every byte" : "text strings, every byte";
+			for (int at = 0; at < 10; at++) {
+				char in[10], want[40];
+				memcpy(in, "abcdefghij", 10);
+				in[at] = (char)c;
+				snprintf(want, sizeof(want), "\"%.*s%s%s\"", at, "abcdefghij", esc,
+					 "abcdefghij" + at + 1);
+				check_str(json ? fmt_json_string : fmt_text_string, in, 10, want);
+			}
+		}
 	}
 
 	unit_case = "long strings";
