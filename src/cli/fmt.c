@@ -421,9 +421,9 @@ static const uint8_t text_esc[256] = {
 #define HIGHS 0x8080808080808080ull
 
 /* Nonzero if one of the 8 bytes of x is below 0x20 or equals c1, c2 or c3
- * (c3 0: no third), or (high) has its top bit set: x must then go byte
- * by byte. (x - b*ONES) & ~x & HIGHS is nonzero exactly when a byte of
- * x is below b, for b <= 0x80.) */
+ * (c3 0: no third), or, when `high`, has its top bit set: x must then go
+ * byte by byte. (x - b * ONES) & ~x & HIGHS is nonzero exactly when a
+ * byte of x is below b, for b <= 0x80 (b = 1: a zero byte). */
 static inline uint64_t needs_care(uint64_t x, unsigned c1, unsigned c2, unsigned c3, bool high)
 {
 	uint64_t a = x ^ (c1 * ONES), b = x ^ (c2 * ONES), c = x ^ (c3 * ONES);
