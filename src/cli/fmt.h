@@ -10,8 +10,8 @@
  *   fmt_putc(&o, '\n');
  *   if (fmt_close(&o) < 0) ... (o.err says why)
  *
- * When a write fails, the buffer stops accepting data (every call becomes a
- * no-op) and o.err holds the -errno (-EPIPE when the reader went away), so
+ * When a write fails, the buffer stops accepting data (what every call writes is
+ * dropped) and o.err holds the -errno (-EPIPE when the reader went away), so
  * the caller checks fmt_failed() once per event and stops.
  *
  * Concurrency: a struct fmt_out belongs to one thread.
