@@ -134,13 +134,19 @@ static inline void put4(char *p, uint32_t v)
 	memcpy(p + 2, digit_pairs + 2 * (v % 100), 2);
 }
 
-char *fmt_put_9digits(char *p, uint32_t v)
+/* fmt_put_9digits, inline in the time formatters below. */
+static inline char *put_9digits(char *p, uint32_t v)
 {
 	uint32_t rest = v % 100000000;
 	p[0] = (char)('0' + v / 100000000);
 	put4(p + 1, rest / 10000);
 	put4(p + 5, rest % 10000);
 	return p + 9;
+}
+
+char *fmt_put_9digits(char *p, uint32_t v)
+{
+	return put_9digits(p, v);
 }
 
 char *fmt_put_udigits(char *p, uint64_t v, unsigned width)
@@ -203,13 +209,16 @@ static char *put_short_double(char *p, double d)
 	double f = (a - (double)ip) * 1024;	/* exact: ip < 2^50 */
 	if (f != floor(f))
 		return NULL;
-	uint64_t frac = (uint64_t)f * 9765625u;	/* 10^10 / 1024: 10 decimals */
-	unsigned nd = 10;
-	if (!frac)
-		nd = 0;
-	else
-		for (; frac % 10 == 0; frac /= 10)
-			nd--;
+	/* f / 1024 = f * 5^10 / 10^10: 10 decimals, of which the last
+	 * min(ctz(f), 10) are zeros (5^10 is odd and f < 1024). */
+	uint64_t k = (uint64_t)f;
+	uint64_t frac = 0;
+	unsigned nd = 0;
+	if (k) {
+		unsigned tz = (unsigned)__builtin_ctzll(k);
+		nd = 10 - tz;
+		frac = k * 9765625u / pow10_table[tz];
+	}
 	if (count_digits(ip) + nd > 15)
 		return NULL;
 	if (d < 0)
@@ -258,6 +267,105 @@ char *fmt_put_double(char *p, double d, bool json)
 	return p;
 }
 
+/* A byte in base 10 or 16 (as fmt_put_u64 / fmt_put_base write it)
+ * without their digit count and loops. */
+static inline char *put_byte(char *p, unsigned v, int base)
+{
+	static const char hex[] = "0123456789abcdef";
+	if (base == 16) {
+		p[0] = '0';
+		p[1] = 'x';
+		if (v < 16) {
+			p[2] = hex[v];
+			return p + 3;
+		}
+		p[2] = hex[v >> 4];
+		p[3] = hex[v & 15];
+		return p + 4;
+	}
+	if (v < 10) {
+		*p = (char)('0' + v);
+		return p + 1;
+	}
+	if (v >= 100) {
+		*p++ = (char)('0' + v / 100);
+		v %= 100;
+	}
+	memcpy(p, digit_pairs + 2 * v, 2);
+	return p + 2;
+}
+
+/* Room one element takes at most: ", [" 20 digits "] = " and 0b + 8. */
+#define BYTE_ELEM_ROOM 40
+
+/* fmt_bytes's text of 1 to 8 elements in base 16, in one reservation
+ * (at most 98 bytes): each element a constant piece with its index digit
+ * patched in, then its one or two hex digits. */
+static char *put_hex_bytes_short(char *p, const uint8_t *b, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	memcpy(p, "[ [0] = 0x", 10);
+	p += 10;
+	for (size_t i = 0;;) {
+		unsigned v = b[i], hi = v >> 4;
+		p[0] = hex[hi ? hi : v];
+		p[1] = hex[v & 15];	/* overwritten next when v < 16 */
+		p += 1 + (hi != 0);
+		if (++i == n)
+			break;
+		memcpy(p, ", [0] = 0x", 10);
+		p[3] = (char)('0' + i);
+		p += 10;
+	}
+	memcpy(p, " ]", 2);
+	return p + 2;
+}
+
+void fmt_bytes(struct fmt_out *o, const uint8_t *b, size_t n, int base, bool json)
+{
+	if (!json && base == 16 && n && n <= 8) {
+		fmt_commit(o, put_hex_bytes_short(fmt_reserve(o, FMT_MIN_ROOM), b, n));
+		return;
+	}
+	bool fast = json || base == 10 || base == 16;	/* else fmt_put_base */
+	fmt_putc(o, '[');
+	size_t i = 0;
+	while (i < n) {
+		char *p = fmt_reserve(o, FMT_MIN_ROOM);
+		char *end = p + FMT_MIN_ROOM - BYTE_ELEM_ROOM;
+		for (; i < n && p <= end; i++) {
+			if (json) {
+				*p = ',';
+				p = put_byte(p + (i != 0), b[i], 10);
+				continue;
+			}
+			if (i < 10) {	/* " [i] = " or ", [i] = " in one store */
+				memcpy(p, i ? ", [0] = " : " [0] =  ", 8);
+				p += i ? 8 : 7;
+				p[-5] = (char)('0' + i);
+				p = fast ? put_byte(p, b[i], base) : fmt_put_base(p, b[i], base);
+				continue;
+			}
+			memcpy(p, ", [", 3);
+			p += 3;
+			if (i < 100) {
+				memcpy(p, digit_pairs + 2 * i, 2);
+				p += 2;
+			} else {
+				p = fmt_put_u64(p, i);
+			}
+			memcpy(p, "] = ", 4);
+			p += 4;
+			p = fast ? put_byte(p, b[i], base) : fmt_put_base(p, b[i], base);
+		}
+		fmt_commit(o, p);
+	}
+	if (json)
+		fmt_putc(o, ']');
+	else
+		fmt_str(o, " ]", 2);
+}
+
 /* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
 static size_t utf8_len(const unsigned char *s, size_t n)
 {
@@ -293,22 +401,68 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 
 static const char hexdig[] = "0123456789abcdef";
 
+/* What each byte becomes in a JSON string: 0 itself, 1 the start of a
+ * UTF-8 sequence to check, else the letter after the backslash ('u':
+ * \u00XX). */
+static const uint8_t json_esc[256] = {
+	[0 ... 7] = 'u', ['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n', [0x0b] = 'u',
+	['\f'] = 'f', ['\r'] = 'r', [0x0e ... 0x1f] = 'u', ['"'] = '"', ['\\'] = '\\',
+	[0x80 ... 0xff] = 1,
+};
+
+/* The same for the text output ('x': \xXX); bytes from 0x80 stay as they
+ * are (UTF-8). */
+static const uint8_t text_esc[256] = {
+	[0 ... 8] = 'x', ['\t'] = 't', ['\n'] = 'n', [0x0b ... 0x0c] = 'x', ['\r'] = 'r',
+	[0x0e ... 0x1f] = 'x', ['"'] = '"', ['\\'] = '\\', [0x7f] = 'x',
+};
+
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+/* Nonzero if one of the 8 bytes of x is below 0x20 or equals c1, c2 or c3
+ * (c3 0: no third), or, when `high`, has its top bit set: x must then go
+ * byte by byte. (x - b * ONES) & ~x & HIGHS is nonzero exactly when a
+ * byte of x is below b, for b <= 0x80 (b = 1: a zero byte). */
+static inline uint64_t needs_care(uint64_t x, unsigned c1, unsigned c2, unsigned c3, bool high)
+{
+	uint64_t a = x ^ (c1 * ONES), b = x ^ (c2 * ONES), c = x ^ (c3 * ONES);
+	uint64_t r = ((x - 0x20 * ONES) & ~x) | ((a - ONES) & ~a) | ((b - ONES) & ~b);
+	if (c3)
+		r |= (c - ONES) & ~c;
+	if (high)
+		r |= x;
+	return r & HIGHS;
+}
+
+/*
+ * Both string writers: the quotes and the bytes through the table, in
+ * reservations of FMT_MIN_ROOM with 8 bytes to spare (one byte becomes at
+ * most 6, and the closing quote follows).
+ */
 void fmt_json_string(struct fmt_out *o, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	fmt_putc(o, '"');
+	char *p = fmt_reserve(o, FMT_MIN_ROOM);
+	char *end = p + FMT_MIN_ROOM - 8;
+	*p++ = '"';
 	size_t i = 0;
-	while (i < n) {
-		char *p = fmt_reserve(o, FMT_MIN_ROOM);
-		char *end = p + FMT_MIN_ROOM - 8;
+	for (;;) {
 		while (i < n && p < end) {
-			unsigned c = u[i];
-			if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+			uint64_t x;
+			if (n - i >= 8 && (memcpy(&x, u + i, 8), !needs_care(x, '"', '\\', 0, true))) {
+				memcpy(p, &x, 8);	/* 8 plain ASCII bytes */
+				p += 8;
+				i += 8;
+				continue;
+			}
+			unsigned c = u[i], e = json_esc[c];
+			if (!e) {
 				*p++ = (char)c;
 				i++;
 				continue;
 			}
-			if (c >= 0x80) {
+			if (e == 1) {
 				size_t l = utf8_len(u + i, n - i);
 				if (l) {
 					memcpy(p, u + i, l);
@@ -322,57 +476,61 @@ void fmt_json_string(struct fmt_out *o, const char *s, size_t n)
 				continue;
 			}
 			*p++ = '\\';
-			switch (c) {
-			case '"': *p++ = '"'; break;
-			case '\\': *p++ = '\\'; break;
-			case '\n': *p++ = 'n'; break;
-			case '\t': *p++ = 't'; break;
-			case '\r': *p++ = 'r'; break;
-			case '\b': *p++ = 'b'; break;
-			case '\f': *p++ = 'f'; break;
-			default:
-				memcpy(p, "u00", 3);
-				p += 3;
-				*p++ = hexdig[c >> 4];
-				*p++ = hexdig[c & 15];
+			*p++ = (char)e;
+			if (e == 'u') {
+				memcpy(p, "00", 2);
+				p[2] = hexdig[c >> 4];
+				p[3] = hexdig[c & 15];
+				p += 4;
 			}
 			i++;
 		}
+		if (i >= n)
+			break;
 		fmt_commit(o, p);
+		p = fmt_reserve(o, FMT_MIN_ROOM);
+		end = p + FMT_MIN_ROOM - 8;
 	}
-	fmt_putc(o, '"');
+	*p++ = '"';
+	fmt_commit(o, p);
 }
 
 void fmt_text_string(struct fmt_out *o, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	fmt_putc(o, '"');
+	char *p = fmt_reserve(o, FMT_MIN_ROOM);
+	char *end = p + FMT_MIN_ROOM - 8;
+	*p++ = '"';
 	size_t i = 0;
-	while (i < n) {
-		char *p = fmt_reserve(o, FMT_MIN_ROOM);
-		char *end = p + FMT_MIN_ROOM - 8;
+	for (;;) {
 		for (; i < n && p < end; i++) {
-			unsigned c = u[i];
-			if ((c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)) {
+			uint64_t x;
+			if (n - i >= 8 && (memcpy(&x, u + i, 8), !needs_care(x, '"', '\\', 0x7f, false))) {
+				memcpy(p, &x, 8);	/* 8 bytes as they are */
+				p += 8;
+				i += 7;
+				continue;
+			}
+			unsigned c = u[i], e = text_esc[c];
+			if (!e) {
 				*p++ = (char)c;
 				continue;
 			}
 			*p++ = '\\';
-			switch (c) {
-			case '"': *p++ = '"'; break;
-			case '\\': *p++ = '\\'; break;
-			case '\n': *p++ = 'n'; break;
-			case '\t': *p++ = 't'; break;
-			case '\r': *p++ = 'r'; break;
-			default:
-				*p++ = 'x';
+			*p++ = (char)e;
+			if (e == 'x') {
 				*p++ = hexdig[c >> 4];
 				*p++ = hexdig[c & 15];
 			}
 		}
+		if (i >= n)
+			break;
 		fmt_commit(o, p);
+		p = fmt_reserve(o, FMT_MIN_ROOM);
+		end = p + FMT_MIN_ROOM - 8;
 	}
-	fmt_putc(o, '"');
+	*p++ = '"';
+	fmt_commit(o, p);
 }
 
 void fmt_clock_init(struct fmt_clock *c, bool utc, bool date)
@@ -430,7 +588,7 @@ char *fmt_put_clock(char *p, struct fmt_clock *c, int64_t ns)
 	memcpy(p, c->text, sizeof(c->text));	/* constant size: no call */
 	p += c->text_len;
 	*p++ = '.';
-	return fmt_put_9digits(p, frac);
+	return put_9digits(p, frac);
 }
 
 char *fmt_put_seconds(char *p, int64_t ns)
@@ -441,9 +599,9 @@ char *fmt_put_seconds(char *p, int64_t ns)
 	if (mag < 1000000000) {	/* the usual delta */
 		*p++ = '0';
 		*p++ = '.';
-		return fmt_put_9digits(p, (uint32_t)mag);
+		return put_9digits(p, (uint32_t)mag);
 	}
 	p = fmt_put_u64(p, mag / 1000000000);
 	*p++ = '.';
-	return fmt_put_9digits(p, (uint32_t)(mag % 1000000000));
+	return put_9digits(p, (uint32_t)(mag % 1000000000));
 }

@@ -10,8 +10,8 @@
  *   fmt_putc(&o, '\n');
  *   if (fmt_close(&o) < 0) ... (o.err says why)
  *
- * When a write fails, the buffer stops accepting data (every call becomes a
- * no-op) and o.err holds the -errno (-EPIPE when the reader went away), so
+ * When a write fails, the buffer stops accepting data (what every call writes is
+ * dropped) and o.err holds the -errno (-EPIPE when the reader went away), so
  * the caller checks fmt_failed() once per event and stops.
  *
  * Concurrency: a struct fmt_out belongs to one thread.
@@ -58,10 +58,11 @@ static inline char *fmt_reserve(struct fmt_out *o, size_t n)
 	return o->buf + o->len;
 }
 
+/* Also after a failed write: the buffer is then scratch space that the
+ * next fmt_reserve short of room empties again without writing it. */
 static inline void fmt_commit(struct fmt_out *o, const char *end)
 {
-	if (!o->err)
-		o->len = (size_t)(end - o->buf);
+	o->len = (size_t)(end - o->buf);
 }
 
 static inline void fmt_putc(struct fmt_out *o, char c)
@@ -122,6 +123,11 @@ static inline void fmt_i64(struct fmt_out *o, int64_t v)
 {
 	fmt_commit(o, fmt_put_i64(fmt_reserve(o, 24), v));
 }
+
+/* The elements of a byte sequence or array: "[ [0] = 0x1, [1] = 0x2 ]" in
+ * text (elements in `base` as fmt_put_base writes them; "[ ]" when empty),
+ * "[1,2]" in JSON (decimal). */
+void fmt_bytes(struct fmt_out *o, const uint8_t *b, size_t n, int base, bool json);
 
 /* A JSON string literal, quotes included: ", \ and control characters are
  * escaped, invalid UTF-8 bytes become U+FFFD. */

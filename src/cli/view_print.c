@@ -94,7 +94,6 @@ static void put_compound(struct fmt_out *o, const struct rtr_value *v, bool json
 static void put_value(struct fmt_out *o, const struct rtr_value *v, int bytes_base, bool json,
 		      unsigned depth)
 {
-	char *p;
 	switch (v->type) {
 	case RTR_INT:
 		put_int(o, v, true, json);
@@ -141,23 +140,7 @@ static void put_value(struct fmt_out *o, const struct rtr_value *v, int bytes_ba
 		put_compound(o, v, json, depth);
 		return;
 	case RTR_BYTES:
-		fmt_putc(o, '[');
-		for (size_t i = 0; i < v->bytes.len; i++) {
-			p = fmt_reserve(o, 48);
-			if (json) {
-				if (i)
-					*p++ = ',';
-				p = fmt_put_u64(p, v->bytes.p[i]);
-			} else {
-				memcpy(p, i ? ", [" : " [", i ? 3 : 2);
-				p += i ? 3 : 2;
-				p = fmt_put_u64(p, i);
-				memcpy(p, "] = ", 4);
-				p = fmt_put_base(p + 4, v->bytes.p[i], bytes_base);
-			}
-			fmt_commit(o, p);
-		}
-		put_lit(o, json ? "]" : " ]");
+		fmt_bytes(o, v->bytes.p, v->bytes.len, bytes_base, json);
 		return;
 	}
 }

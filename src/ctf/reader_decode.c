@@ -136,13 +136,10 @@ static int walk_node(struct walk *w, const struct rtr_node *n, uint64_t *bitp, s
 
 /* A scalar (integer, enum, float) without record: the common case of the
  * scan, kept out of walk_node's recursion. */
-static inline int scan_scalar(struct walk *w, const struct rtr_node *n, uint64_t *bitp)
+/* The slot and role of scalar n at `bit` (inside the content), if any. */
+static inline void note_scalar(struct rtr_cursor *c, const struct rtr_node *n, uint64_t bit)
 {
-	uint64_t bit = align_up(*bitp, n->align);
-	if (bit > w->end || n->size > w->end - bit)
-		return field_past_end(w, n, bit);
 	if (n->role || n->slot >= 0) {
-		struct rtr_cursor *c = w->c;
 		uint64_t v = read_bits(c->map, bit, n->size, n->be);
 		if (n->is_signed)
 			v = (uint64_t)sign_extend(v, n->size);
@@ -151,6 +148,34 @@ static inline int scan_scalar(struct walk *w, const struct rtr_node *n, uint64_t
 		if (n->role)
 			apply_role(c, n, v, bit);
 	}
+}
+
+static inline int scan_scalar(struct walk *w, const struct rtr_node *n, uint64_t *bitp)
+{
+	uint64_t bit = align_up(*bitp, n->align);
+	if (bit > w->end || n->size > w->end - bit)
+		return field_past_end(w, n, bit);
+	note_scalar(w->c, n, bit);
+	*bitp = bit + n->size;
+	return 0;
+}
+
+/* A scalar with its record `rec`: walk_node's case of scalars (the same
+ * checks and errors), inline in the walk of a structure's members. */
+static inline int rec_scalar(struct walk *w, const struct rtr_node *n, uint64_t *bitp,
+			     size_t rec)
+{
+	uint64_t bit = align_up(*bitp, n->align);
+	if (bit > w->end)
+		return field_past_end(w, n, *bitp);
+	if (n->size > w->end - bit)
+		return field_past_end(w, n, bit);
+	struct rtr_rec *r = &w->c->recs[w->scope].r[rec];
+	r->n = n;
+	r->bit = bit;
+	r->first = 0;
+	r->count = 0;
+	note_scalar(w->c, n, bit);
 	*bitp = bit + n->size;
 	return 0;
 }
@@ -271,15 +296,7 @@ static int walk_node(struct walk *w, const struct rtr_node *n, uint64_t *bitp, s
 	case RN_FLOAT:
 		if (n->size > w->end - bit)
 			return field_past_end(w, n, bit);
-		if (n->role || n->slot >= 0) {
-			uint64_t v = read_bits(c->map, bit, n->size, n->be);
-			if (n->is_signed)
-				v = (uint64_t)sign_extend(v, n->size);
-			if (n->slot >= 0)
-				c->slots[n->slot] = v;
-			if (n->role)
-				apply_role(c, n, v, bit);
-		}
+		note_scalar(c, n, bit);
 		*bitp = bit + n->size;
 		return 0;
 	case RN_STRING: {
@@ -308,8 +325,9 @@ static int walk_node(struct walk *w, const struct rtr_node *n, uint64_t *bitp, s
 		*bitp = bit;
 		for (uint32_t k = 0; k < n->nr_children && ret == 0; k++) {
 			const struct rtr_node *ch = n->children[k];
-			if (!w->rec && ch->kind <= RN_FLOAT) {
-				ret = scan_scalar(w, ch, bitp);
+			if (ch->kind <= RN_FLOAT) {
+				ret = w->rec ? rec_scalar(w, ch, bitp, first + k)
+					     : scan_scalar(w, ch, bitp);
 			} else if (!w->rec && ch->kind == RN_VARIANT) {
 				int32_t opt = variant_option(w, ch);
 				if (opt < 0)

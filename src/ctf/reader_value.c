@@ -92,10 +92,10 @@ static inline void make_value(const struct rtr_recbuf *rb, const struct rtr_node
 	}
 }
 
-/* make_value for a plain integer (RN_INT, not a boolean) of a static
- * layout: the same fields set, without the dispatch. */
+/* make_value for a plain integer (RN_INT, not a boolean): the same
+ * fields set, without the dispatch. */
 static inline void int_value(const struct rtr_recbuf *rb, const struct rtr_node *n, uint64_t bit,
-			     struct rtr_value *v)
+			     uint64_t rec, struct rtr_value *v)
 {
 	uint64_t raw = read_bits_word(rb->cur->map, rb->cur->size - (bit >> 3), bit, n->size, n->be);
 	v->type = (enum rtr_type)n->pub;
@@ -107,7 +107,7 @@ static inline void int_value(const struct rtr_recbuf *rb, const struct rtr_node 
 	v->priv_node_ = n;
 	v->priv_cur_ = rb;
 	v->priv_bit_ = bit;
-	v->priv_rec_ = UINT32_MAX;
+	v->priv_rec_ = (uint32_t)rec;
 }
 
 uint32_t rtr_value_count(const struct rtr_value *v)
@@ -217,7 +217,7 @@ int rtr_fields(const struct rtr_event *ev, uint32_t first, struct rtr_value *v, 
 			const struct rtr_node *f = root->children[first + i];
 			uint64_t bit = rb->start + root->offs[first + i];
 			if (f->kind == RN_INT && f->pub != RTR_BOOL)
-				int_value(rb, f, bit, &v[i]);
+				int_value(rb, f, bit, UINT64_MAX, &v[i]);
 			else
 				make_value(rb, f, bit, UINT64_MAX, &v[i]);
 		}
@@ -228,7 +228,10 @@ int rtr_fields(const struct rtr_event *ev, uint32_t first, struct rtr_value *v, 
 	uint64_t r0 = rb->r[0].first + first;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct rtr_rec *m = &rb->r[r0 + i];
-		make_value(rb, m->n, m->bit, r0 + i, &v[i]);
+		if (m->n->kind == RN_INT && m->n->pub != RTR_BOOL)
+			int_value(rb, m->n, m->bit, r0 + i, &v[i]);
+		else
+			make_value(rb, m->n, m->bit, r0 + i, &v[i]);
 	}
 	return (int)n;
 }

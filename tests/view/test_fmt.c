@@ -84,6 +84,27 @@ static void test_doubles(void)
 		if (fabs(whole[i]) < 1e15)
 			CHECK(!strcmp(b, want), "%s, expected %s", b, want);
 	}
+	/* Every multiple of 1/1024 above a few integer parts: the text of the
+	 * general rule (the first of %.15g, %.16g, %.17g that reads back). */
+	static const double ips[] = { 0, 1, 7, 123456, 99999, 100000, 999999999 };
+	for (size_t i = 0; i < sizeof(ips) / sizeof(ips[0]); i++) {
+		for (int k = 0; k < 1024; k++) {
+			for (int sign = 1; sign >= -1; sign -= 2) {
+				double d = sign * (ips[i] + k / 1024.0);
+				char want[40];
+				int n = 0;
+				for (int prec = 15; prec <= 17; prec++) {
+					n = snprintf(want, sizeof(want), "%.*g", prec, d);
+					if (strtod(want, NULL) == d)
+						break;
+				}
+				if (!strchr(want, 'e') && !strchr(want, '.'))
+					snprintf(want + n, sizeof(want) - (size_t)n, ".0");
+				end_str(b, fmt_put_double(b, d, false));
+				CHECK(!strcmp(b, want), "%s, expected %s", b, want);
+			}
+		}
+	}
 	CHECK(!strcmp(end_str(b, fmt_put_double(b, -0.0, false)), "-0.0"), "%s", b);
 	CHECK(!strcmp(end_str(b, fmt_put_double(b, NAN, true)), "\"NaN\""), "%s", b);
 	CHECK(!strcmp(end_str(b, fmt_put_double(b, -INFINITY, true)), "\"-Infinity\""), "%s", b);
@@ -127,6 +148,36 @@ static void test_strings(void)
 	check_str(fmt_text_string, "a \"q\" \\ \t\n\x01\x7f\xc3\xa9", 14,
 		  "\"a \\\"q\\\" \\\\ \\t\\n\\x01\\x7f\xc3\xa9\"");
 
+	/* Every byte value at every place of a 10-byte string (the writers
+	 * take 8 plain bytes at a time). */
+	for (unsigned c = 0; c < 256; c++) {
+		for (int json = 0; json < 2; json++) {
+			char esc[8];
+			const char *named = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\n' ? "\\n"
+					  : c == '\t' ? "\\t" : c == '\r' ? "\\r"
+					  : json && c == '\b' ? "\\b" : json && c == '\f' ? "\\f" : NULL;
+			if (named)
+				snprintf(esc, sizeof(esc), "%s", named);
+			else if (json && c < 0x20)
+				snprintf(esc, sizeof(esc), "\\u%04x", c);
+			else if (json && c >= 0x80)
+				snprintf(esc, sizeof(esc), "\\ufffd");
+			else if (!json && (c < 0x20 || c == 0x7f))
+				snprintf(esc, sizeof(esc), "\\x%02x", c);
+			else
+				snprintf(esc, sizeof(esc), "%c", (char)c);
+			unit_case = json ? "json strings, every byte" : "text strings, every byte";
+			for (int at = 0; at < 10; at++) {
+				char in[10], want[40];
+				memcpy(in, "abcdefghij", 10);
+				in[at] = (char)c;
+				snprintf(want, sizeof(want), "\"%.*s%s%s\"", at, "abcdefghij", esc,
+					 "abcdefghij" + at + 1);
+				check_str(json ? fmt_json_string : fmt_text_string, in, 10, want);
+			}
+		}
+	}
+
 	unit_case = "long strings";
 	size_t n = 100000;
 	char *big = malloc(n + 1);
@@ -146,6 +197,47 @@ static void test_strings(void)
 		free(o.buf);
 	}
 	free(big);
+}
+
+/* fmt_bytes against the same text built element by element with
+ * fmt_put_u64 and fmt_put_base (every byte value, indexes past 100). */
+static void test_bytes(void)
+{
+	static const int bases[] = { 16, 10, 8, 2, 0 };
+	uint8_t bytes[300];
+	for (size_t i = 0; i < sizeof(bytes); i++)
+		bytes[i] = (uint8_t)(i * 7 + 3);
+	static char want[300 * 40 + 8];
+	for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++) {
+		for (int json = 0; json < 2; json++) {
+			unit_case = json ? "bytes json" : "bytes text";
+			for (size_t n = 0; n <= sizeof(bytes); n += n < 12 ? 1 : 97) {
+				char *p = want;
+				*p++ = '[';
+				for (size_t i = 0; i < n; i++) {
+					if (json) {
+						if (i)
+							*p++ = ',';
+						p = fmt_put_u64(p, bytes[i]);
+						continue;
+					}
+					p = stpcpy(p, i ? ", [" : " [");
+					p = fmt_put_u64(p, i);
+					p = stpcpy(p, "] = ");
+					p = fmt_put_base(p, bytes[i], bases[b]);
+				}
+				strcpy(p, json ? "]" : " ]");
+				struct fmt_out o;
+				if (!CHECK(fmt_open(&o, NULL, 16) == 0, "fmt_open"))
+					return;
+				fmt_bytes(&o, bytes, n, bases[b], json);
+				fmt_putc(&o, '\0');
+				CHECK(!o.err && !strcmp(o.buf, want), "base %d, %zu bytes: got [%.60s] want [%.60s]",
+				      bases[b], n, o.buf, want);
+				free(o.buf);
+			}
+		}
+	}
 }
 
 static void test_clock(void)
@@ -203,6 +295,7 @@ int main(void)
 	test_integers();
 	test_doubles();
 	test_strings();
+	test_bytes();
 	test_clock();
 	test_failed_write();
 	return unit_finish();
