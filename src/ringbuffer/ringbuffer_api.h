@@ -45,46 +45,103 @@ static inline uint64_t rb_ctx_target(const struct rb *rb, uint64_t offset)
 	       rb->commit_mask;
 }
 
+/* The buffer's geometry as a writer uses it, read into locals once per
+ * reservation: the fields never change after rb_create/rb_attach, but
+ * the rseq section's "memory" clobber would make the compiler reload
+ * each one after it. */
+struct rb_wgeom {
+	struct rb_cpu_ptrs *cpus;
+	uint64_t subbuf_size;
+	uint64_t commit_mask;
+	uint32_t sbfbits;
+	uint32_t bfbits;
+	uint32_t num_subbuf;
+	bool discard;
+};
+
+static inline struct rb_wgeom rb_wgeom(const struct rb *rb)
+{
+	struct rb_wgeom g = {
+		.cpus = rb->cpus,
+		.subbuf_size = rb->subbuf_size,
+		.commit_mask = rb->commit_mask,
+		.sbfbits = rb->geom.sbfbits,
+		.bfbits = rb->geom.bfbits,
+		.num_subbuf = rb->num_subbuf,
+		.discard = rb->mode == RB_MODE_DISCARD,
+	};
+	return g;
+}
+
 /*
  * Physical sub-buffer that holds `offset` for a writer. Discard mode: the
  * logical index itself. Overwrite mode: the table entry, which must carry
  * this pass's tag and the writer flag before anything is written (a nested
  * writer can get here before the writer that switched in has set it).
  */
-static inline uint32_t rb_writer_phys(struct rb *rb, uint32_t cpu,
-				      uint64_t offset)
+static inline uint32_t rb_writer_phys_g(struct rb *rb, const struct rb_wgeom *g,
+					uint32_t cpu, uint64_t offset)
 {
-	uint32_t idx = rb_subbuf_index(rb, offset);
-	if (rb->mode == RB_MODE_DISCARD)
+	uint32_t idx = (uint32_t)(offset >> g->sbfbits) & (g->num_subbuf - 1);
+	if (g->discard)
 		return idx;
 	/* Acquire: pairs with the CAS in rb_table_acquire_slow() or the
 	 * reader's swap, so the index we use is the one the flag protects. */
-	uint64_t e = __atomic_load_n(&rb_cpu(rb, cpu)->sb[idx].table,
+	uint64_t e = __atomic_load_n(&g->cpus[cpu].ctl->sb[idx].table,
 				     __ATOMIC_ACQUIRE);
-	uint64_t pass = (offset >> rb->geom.bfbits) & RB_TABLE_TAG_MASK;
+	uint64_t pass = (offset >> g->bfbits) & RB_TABLE_TAG_MASK;
 	/* The entry lives in shared memory that another process (the
 	 * daemon, other programs) can write: an index past the N + 1
 	 * physical sub-buffers goes to the slow path, which never returns
 	 * one. */
 	if (__builtin_expect((e & RB_TABLE_FLAG) && RB_TABLE_TAG(e) == pass &&
-				     RB_TABLE_IDX(e) <= rb->num_subbuf,
+				     RB_TABLE_IDX(e) <= g->num_subbuf,
 			     1))
 		return RB_TABLE_IDX(e);
 	return rb_table_acquire_slow(rb, cpu, idx, offset);
 }
 
+/* As rb_writer_phys_g, reading the geometry from rb. */
+static inline uint32_t rb_writer_phys(struct rb *rb, uint32_t cpu,
+				      uint64_t offset)
+{
+	struct rb_wgeom g = rb_wgeom(rb);
+	return rb_writer_phys_g(rb, &g, cpu, offset);
+}
+
 /* Fill the slot's address and commit bookkeeping once its offset is
- * reserved (all paths). */
+ * reserved; `g` is rb's geometry (rb_wgeom). */
+static inline void rb_ctx_place_g(struct rb *rb, const struct rb_wgeom *g,
+				  struct rb_ctx *ctx, uint32_t cpu,
+				  uint64_t offset)
+{
+	uint32_t idx = (uint32_t)(offset >> g->sbfbits) & (g->num_subbuf - 1);
+	uint32_t phys = rb_writer_phys_g(rb, g, cpu, offset);
+	ctx->offset = offset;
+	ctx->cpu = (int32_t)cpu;
+	ctx->sb = &g->cpus[cpu].ctl->sb[idx];
+	ctx->target = (((offset >> g->bfbits) + 1) << g->sbfbits) & g->commit_mask;
+	ctx->addr = g->cpus[cpu].data + ((size_t)phys << g->sbfbits) +
+		    (offset & (g->subbuf_size - 1));
+}
+
+/* As rb_ctx_place_g, reading the geometry from rb (all paths). */
 static inline void rb_ctx_place(struct rb *rb, struct rb_ctx *ctx,
 				uint32_t cpu, uint64_t offset)
 {
-	uint32_t idx = rb_subbuf_index(rb, offset);
-	ctx->offset = offset;
-	ctx->cpu = (int32_t)cpu;
-	ctx->sb = &rb_cpu(rb, cpu)->sb[idx];
-	ctx->target = rb_ctx_target(rb, offset);
-	ctx->addr = rb_phys_addr(rb, cpu, rb_writer_phys(rb, cpu, offset)) +
-		    (offset & (rb->subbuf_size - 1));
+	struct rb_wgeom g = rb_wgeom(rb);
+	rb_ctx_place_g(rb, &g, ctx, cpu, offset);
+}
+
+/* The slow path through a copy of *ctx: the caller's ctx never has its
+ * address passed out of line, so the compiler keeps it in registers on
+ * the fast path instead of storing every field to the stack. */
+static inline int rb_reserve_slow_copy(struct rb *rb, struct rb_ctx *ctx)
+{
+	struct rb_ctx tmp = *ctx;
+	int r = rb_reserve_slow(rb, &tmp);
+	*ctx = tmp;
+	return r;
 }
 
 /*
@@ -105,18 +162,20 @@ static inline __attribute__((always_inline)) int rb_reserve(struct rb *rb, struc
 #if RB_HAVE_RSEQ
 	if (__builtin_expect(rb->rseq, 1)) {
 		struct rb_rseq_abi *rs = rb_rseq_area();
-		const uint64_t S = rb->subbuf_size;
+		const struct rb_wgeom g = rb_wgeom(rb);
+		const uint32_t nr_cpus = rb->nr_cpus, tsc_bits = rb->tsc_bits;
+		const uint64_t S = g.subbuf_size;
 		for (;;) {
 			int32_t cpu = rb_rseq_cpu(rs);
-			if (__builtin_expect((uint32_t)cpu >= rb->nr_cpus, 0))
+			if (__builtin_expect((uint32_t)cpu >= nr_cpus, 0))
 				break;
-			struct rb_cpu_ctl *c = rb_cpu(rb, (uint32_t)cpu);
+			struct rb_cpu_ctl *c = g.cpus[cpu].ctl;
 			uint64_t wc = __atomic_load_n(&c->write_count,
 						      __ATOMIC_RELAXED);
 			uint64_t last = __atomic_load_n(&c->last_tsc,
 							__ATOMIC_RELAXED);
 			uint64_t tsc = clock();
-			bool full = ((tsc - last) >> rb->tsc_bits) != 0;
+			bool full = ((tsc - last) >> tsc_bits) != 0;
 			/* 64-bit: a payload near 2^32 must not wrap. */
 			uint64_t slot = (uint64_t)(full ? ctx->hdr_full : ctx->hdr_compact) +
 					ctx->payload_size;
@@ -131,14 +190,14 @@ static inline __attribute__((always_inline)) int rb_reserve(struct rb *rb, struc
 			ctx->tsc = tsc;
 			ctx->slot_size = (uint32_t)slot;
 			ctx->full_tsc = full;
-			rb_ctx_place(rb, ctx, (uint32_t)cpu, wc);
+			rb_ctx_place_g(rb, &g, ctx, (uint32_t)cpu, wc);
 			return 0;
 		}
 	}
 #else
 	(void)clock;
 #endif
-	return rb_reserve_slow(rb, ctx);
+	return rb_reserve_slow_copy(rb, ctx);
 }
 
 /*
