@@ -209,6 +209,18 @@ struct rt_one {
 	uint16_t hdr_compact;		/* compact event header size */
 };
 
+/* Embedded mode: the event goes to channel ch. */
+static inline __attribute__((always_inline)) void
+rt_pick_embedded(const struct rt_event_class *c, struct rt_channel *ch,
+		 size_t payload_size, struct rt_one *o)
+{
+	o->rb = &ch->rb;
+	o->dbuf = NULL;
+	o->size = payload_size;
+	o->id = c->id;
+	o->hdr_compact = c->hdr_compact;
+}
+
 /* Embedded mode, or daemon mode with one target (one session's one
  * channel records the event: the common case): fill *o and return true.
  * Daemon mode with no target or several: false, *set = the class's table
@@ -218,11 +230,7 @@ rt_pick_one(const struct rt_event_class *c, struct rt_channel *ch,
 	    size_t payload_size, struct rt_one *o, const struct rt_target_set **set)
 {
 	if (__builtin_expect(ch != NULL, 1)) {
-		o->rb = &ch->rb;
-		o->dbuf = NULL;
-		o->size = payload_size;
-		o->id = c->id;
-		o->hdr_compact = c->hdr_compact;
+		rt_pick_embedded(c, ch, payload_size, o);
 		return true;
 	}
 	const struct rt_target_set *s = daemon_targets(c);
@@ -335,6 +343,22 @@ bool rt__commit(struct rt_slot *slot)
 	return false;
 }
 
+/* rt__record for one buffer: reserve, header, payload, commit. Inlined
+ * twice, so the embedded copy (o->dbuf constant NULL) has no context
+ * code. A 4-byte payload after a compact header is written next to the
+ * header: the two adjacent 4-byte stores merge into one 8-byte store. */
+static inline __attribute__((always_inline)) void
+one_record(const struct rt_one *o, uintptr_t ip, const void *payload, size_t size)
+{
+	struct rt_slot_priv sp;
+	char *p;
+	if (!one_reserve(o, ip, &sp, &p))
+		return;
+	rt_copy(p, payload, size);
+	rb_commit(sp.rb, &sp.ctx);
+	rt_nesting--;
+}
+
 void rt__record(struct rt_event_desc *ev, const void *payload, size_t size)
 {
 	/* Acquire: as in rt__reserve. */
@@ -344,16 +368,15 @@ void rt__record(struct rt_event_desc *ev, const void *payload, size_t size)
 		return;
 	uintptr_t ip = (uintptr_t)__builtin_return_address(0);
 	struct rt_one o;
+	if (__builtin_expect(ch != NULL, 1)) {
+		rt_pick_embedded(c, ch, size, &o);
+		one_record(&o, ip, payload, size);
+		return;
+	}
 	const struct rt_target_set *set;
 	if (__builtin_expect(!rt_pick_one(c, ch, size, &o, &set), 0)) {
 		daemon_record(set, payload, size, ip);
 		return;
 	}
-	struct rt_slot_priv sp;
-	char *p;
-	if (!one_reserve(&o, ip, &sp, &p))
-		return;
-	rt_copy(p, payload, size);
-	rb_commit(sp.rb, &sp.ctx);
-	rt_nesting--;
+	one_record(&o, ip, payload, size);
 }
