@@ -221,18 +221,14 @@ rt_pick_embedded(const struct rt_event_class *c, struct rt_channel *ch,
 	o->hdr_compact = c->hdr_compact;
 }
 
-/* Embedded mode, or daemon mode with one target (one session's one
- * channel records the event: the common case): fill *o and return true.
- * Daemon mode with no target or several: false, *set = the class's table
- * (may be NULL) for the general, noinline path. */
+/* Daemon mode with one target (one session's one channel records the
+ * event: the common case): fill *o and return true. No target or several:
+ * false, *set = the class's table (may be NULL) for the general, noinline
+ * path. */
 static inline __attribute__((always_inline)) bool
-rt_pick_one(const struct rt_event_class *c, struct rt_channel *ch,
-	    size_t payload_size, struct rt_one *o, const struct rt_target_set **set)
+rt_pick_daemon(const struct rt_event_class *c, size_t payload_size, struct rt_one *o,
+	       const struct rt_target_set **set)
 {
-	if (__builtin_expect(ch != NULL, 1)) {
-		rt_pick_embedded(c, ch, payload_size, o);
-		return true;
-	}
 	const struct rt_target_set *s = daemon_targets(c);
 	*set = s;
 	if (!s || s->nr != 1)
@@ -244,6 +240,18 @@ rt_pick_one(const struct rt_event_class *c, struct rt_channel *ch,
 	o->id = t->id;
 	o->hdr_compact = t->hdr_compact;
 	return true;
+}
+
+/* Embedded mode, or daemon mode with one target: as rt_pick_daemon. */
+static inline __attribute__((always_inline)) bool
+rt_pick_one(const struct rt_event_class *c, struct rt_channel *ch,
+	    size_t payload_size, struct rt_one *o, const struct rt_target_set **set)
+{
+	if (__builtin_expect(ch != NULL, 1)) {
+		rt_pick_embedded(c, ch, payload_size, o);
+		return true;
+	}
+	return rt_pick_daemon(c, payload_size, o, set);
 }
 
 /* Reserve in o's buffer, write the event header (and daemon mode's
@@ -345,8 +353,7 @@ bool rt__commit(struct rt_slot *slot)
 
 /* rt__record for one buffer: reserve, header, payload, commit. Inlined
  * twice, so the embedded copy (o->dbuf constant NULL) has no context
- * code. A 4-byte payload after a compact header is written next to the
- * header: the two adjacent 4-byte stores merge into one 8-byte store. */
+ * code. */
 static inline __attribute__((always_inline)) void
 one_record(const struct rt_one *o, uintptr_t ip, const void *payload, size_t size)
 {
@@ -374,7 +381,7 @@ void rt__record(struct rt_event_desc *ev, const void *payload, size_t size)
 		return;
 	}
 	const struct rt_target_set *set;
-	if (__builtin_expect(!rt_pick_one(c, ch, size, &o, &set), 0)) {
+	if (__builtin_expect(!rt_pick_daemon(c, size, &o, &set), 0)) {
 		daemon_record(set, payload, size, ip);
 		return;
 	}
