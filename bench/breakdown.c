@@ -44,7 +44,11 @@
 #include "bench.h"
 #include "stub_probe.h"
 
-static struct rb rb_rseq, rb_atomic;
+/* `buf` has a buffer of its own, whose slow path reads the same counter:
+ * its counter clock and the TSC of the other cases must not meet in one
+ * buffer's last_tsc (a counter far behind the TSC looks like a clock gone
+ * back, which the fast path leaves to the slow path). */
+static struct rb rb_rseq, rb_counter, rb_atomic;
 static struct ctf_stream_info stream;
 static __thread uint64_t fake_clock;
 static uint64_t rseq_word;
@@ -76,7 +80,7 @@ __attribute__((always_inline)) static inline void buf_only(struct rb *rb, uint64
 	if (__builtin_expect(rb_reserve(rb, &ctx, clk) != 0, 0))
 		return;
 	if (serialize) {
-		char *p = ctx.addr + ctf_write_event_header(ctx.addr, 1, ctx.tsc,
+		char *p = ctx.r.addr + ctf_write_event_header(ctx.r.addr, 1, ctx.r.tsc,
 							    ctx.full_tsc);
 		memcpy(p, &v, sizeof(v));
 	}
@@ -85,7 +89,7 @@ __attribute__((always_inline)) static inline void buf_only(struct rb *rb, uint64
 
 __attribute__((always_inline)) static inline void rseq_pair(void)
 {
-	struct rb_rseq_abi *rs = rb_rseq_area();
+	const ptrdiff_t rs = rb_rseq_off();
 	int32_t cpu = rb_rseq_cpu(rs);
 	uint64_t w = __atomic_load_n(&rseq_word, __ATOMIC_RELAXED);
 	if (rb_rseq_cmpeq_store(&rseq_word, w, w + 1, cpu, rs) == 0)
@@ -105,7 +109,7 @@ static uint32_t floor_nr;
 
 __attribute__((always_inline)) static inline void floor_event(int32_t v)
 {
-	struct rb_rseq_abi *rs = rb_rseq_area();
+	const ptrdiff_t rs = rb_rseq_off();
 	for (;;) {
 		int32_t cpu = rb_rseq_cpu(rs);
 		if (__builtin_expect((uint32_t)cpu >= floor_nr, 0))
@@ -159,7 +163,7 @@ static uint64_t clock_sink;
 
 BENCH_DEFINE(rseq2, rseq_pair())
 BENCH_DEFINE(clock, __atomic_store_n(&clock_sink, bench_rdtsc(), __ATOMIC_RELAXED))
-BENCH_DEFINE(buf, buf_only(&rb_rseq, clk_counter, v, false))
+BENCH_DEFINE(buf, buf_only(&rb_counter, clk_counter, v, false))
 BENCH_DEFINE(buf_clk, buf_only(&rb_rseq, clk_tsc, v, false))
 BENCH_DEFINE(inline, buf_only(&rb_rseq, clk_tsc, v, true))
 BENCH_DEFINE(buf_atomic, buf_only(&rb_atomic, clk_counter, v, false))
@@ -196,7 +200,7 @@ static const struct bench_case cases[] = {
 	BENCH_CASE(floor, floor_init, "minimal rseq per-CPU buffer (cost floor)"),
 };
 
-static int make_rb(struct rb *rb, bool rseq)
+static int make_rb(struct rb *rb, bool rseq, uint64_t (*clock)(void))
 {
 	int n = get_nprocs_conf();
 	struct rb_config rc = {
@@ -211,7 +215,7 @@ static int make_rb(struct rb *rb, bool rseq)
 	struct rb_client client = {
 		.subbuf_begin = ctf_packet_begin,
 		.subbuf_end = ctf_packet_end,
-		.clock_read = clk_tsc_ordered,
+		.clock_read = clock,
 		.priv = &stream,
 	};
 	return rb_create(rb, &rc, &client);
@@ -220,12 +224,15 @@ static int make_rb(struct rb *rb, bool rseq)
 int main(int argc, char **argv)
 {
 	stream.subbuf_size = 256 * 1024;
-	if (make_rb(&rb_rseq, rb_rseq_usable()) < 0 || make_rb(&rb_atomic, false) < 0) {
+	if (make_rb(&rb_rseq, rb_rseq_usable(), clk_tsc_ordered) < 0 ||
+	    make_rb(&rb_counter, rb_rseq_usable(), clk_counter) < 0 ||
+	    make_rb(&rb_atomic, false, clk_tsc_ordered) < 0) {
 		fprintf(stderr, "breakdown: cannot create the buffers\n");
 		return 1;
 	}
 	int ret = bench_main(argc, argv, cases, sizeof(cases) / sizeof(cases[0]));
 	rb_destroy(&rb_rseq);
+	rb_destroy(&rb_counter);
 	rb_destroy(&rb_atomic);
 	return ret;
 }

@@ -24,10 +24,12 @@
  * instrumented code.
  *
  * Fast path: no lock, no system call (but the one-time context cache
- * above), no allocation, no floating point. Reentrant: a signal handler
- * that traces while this thread is between rt__reserve and rt__commit
- * gets the next slot; nesting deeper than RT_MAX_NESTING drops the event
- * and counts it.
+ * above), no allocation, no floating point. rt__record's common case
+ * (record_fast) is the ring buffer's inline fast path with the header
+ * and payload writes between its reservation and commit, and nothing
+ * else. Reentrant: a signal handler that traces while this thread is
+ * between rt__reserve and rt__commit gets the next slot; nesting of
+ * rt__reserve deeper than RT_MAX_NESTING drops the event and counts it.
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -70,7 +72,7 @@ static RT_NOINLINE void rt_drop(struct rb *rb)
 {
 	int32_t cpu = 0;
 	if (rb_rseq_usable())
-		cpu = rb_rseq_cpu(rb_rseq_area());
+		cpu = rb_rseq_cpu(rb_rseq_off());
 	rb_count_lost(rb, (uint32_t)cpu);
 }
 
@@ -148,10 +150,10 @@ static bool targets_reserve(struct rt_slot *slot, const struct rt_target_set *se
 		sp->ctx.hdr_full = CTF_EVENT_HEADER_EXTENDED;
 		if (rb_reserve(rb, &sp->ctx, rt_clock_read) != 0)
 			continue;
-		char *p = sp->ctx.addr + ctf_write_event_header(sp->ctx.addr, t->id,
-								sp->ctx.tsc,
+		char *p = sp->ctx.r.addr + ctf_write_event_header(sp->ctx.r.addr, t->id,
+								sp->ctx.r.tsc,
 								sp->ctx.full_tsc);
-		slot->p = write_contexts(p, t->buf, sp->ctx.cpu, ip);
+		slot->p = write_contexts(p, t->buf, sp->ctx.r.cpu, ip);
 		struct rt_multi *m = &rt_multi[rt_nesting - 1];
 		m->set = set;
 		m->idx = idx;
@@ -254,60 +256,85 @@ rt_pick_one(const struct rt_event_class *c, struct rt_channel *ch,
 	return rt_pick_daemon(c, payload_size, o, set);
 }
 
-/* Reserve in o's buffer, write the event header (and daemon mode's
- * contexts), *p = where the payload goes; nesting counted on success.
+/* Reserve in o's buffer and write the event header (and daemon mode's
+ * contexts); returns where the payload goes, or NULL (dropped, counted).
  * Inlined into the exported entry points (a call between exported
- * functions would go through the PLT). `sp` may be a local that never
- * escapes (rt__record), so the compiler keeps it in registers. */
-static inline __attribute__((always_inline)) bool
-one_reserve(const struct rt_one *o, uintptr_t ip, struct rt_slot_priv *sp, char **p)
+ * functions would go through the PLT); `ctx` is a local of the caller. */
+static inline __attribute__((always_inline)) char *
+one_reserve(const struct rt_one *o, uintptr_t ip, struct rb_ctx *ctx)
 {
-	if (__builtin_expect(rt_nesting >= RT_MAX_NESTING || o->size > o->rb->subbuf_size,
-			     0)) {
+	if (__builtin_expect(o->size > o->rb->subbuf_size, 0)) {
+		rt_drop(o->rb);
+		return NULL;
+	}
+	ctx->payload_size = (uint32_t)o->size;
+	ctx->hdr_compact = o->hdr_compact;
+	ctx->hdr_full = CTF_EVENT_HEADER_EXTENDED;
+	if (__builtin_expect(rb_reserve(o->rb, ctx, rt_clock_read) != 0, 0))
+		return NULL;
+	char *p = ctx->r.addr + ctf_write_event_header(ctx->r.addr, o->id, ctx->r.tsc,
+						     ctx->full_tsc);
+	if (o->dbuf && o->dbuf->nr_ctx)
+		p = write_contexts(p, o->dbuf, ctx->r.cpu, ip);
+	return p;
+}
+
+/* rt__reserve's one-buffer case: one_reserve with the nesting level
+ * counted (the call site's code runs before rt__commit). */
+static inline __attribute__((always_inline)) bool
+one_reserve_slot(const struct rt_one *o, uintptr_t ip, struct rt_slot *slot)
+{
+	struct rt_slot_priv *sp = (struct rt_slot_priv *)slot->opaque;
+	if (__builtin_expect(rt_nesting >= RT_MAX_NESTING, 0)) {
 		rt_drop(o->rb);
 		return false;
 	}
 	rt_nesting++;
 	sp->rb = o->rb;
 	sp->multi = 0;
-	sp->ctx.payload_size = (uint32_t)o->size;
-	sp->ctx.hdr_compact = o->hdr_compact;
-	sp->ctx.hdr_full = CTF_EVENT_HEADER_EXTENDED;
-	if (__builtin_expect(rb_reserve(o->rb, &sp->ctx, rt_clock_read) != 0, 0)) {
+	struct rb_ctx ctx;
+	char *p = one_reserve(o, ip, &ctx);
+	if (__builtin_expect(!p, 0)) {
 		rt_nesting--;
 		return false;
 	}
-	*p = sp->ctx.addr + ctf_write_event_header(sp->ctx.addr, o->id, sp->ctx.tsc,
-						   sp->ctx.full_tsc);
-	if (o->dbuf && o->dbuf->nr_ctx)
-		*p = write_contexts(*p, o->dbuf, sp->ctx.cpu, ip);
+	sp->ctx = ctx;
+	slot->p = p;
 	return true;
 }
 
 /* Copy a small payload whose size is known only at run time without a
- * call to memcpy: most are a few bytes. */
-static inline void rt_copy(char *dst, const char *src, size_t n)
+ * call to memcpy: most are a few bytes, and rt__record's fast path takes
+ * at most RT_FAST_PAYLOAD. */
+struct rt_u128 {
+	uint64_t w[2];
+};
+
+/* Copy n bytes, sizeof(T) <= n <= 2 * sizeof(T), as two possibly
+ * overlapping T-sized moves (the first and the last sizeof(T) bytes). */
+#define RT_COPY_ENDS(T, dst, src, n)                                           \
+	do {                                                                   \
+		T a_, b_;                                                      \
+		memcpy(&a_, (src), sizeof(T));                                 \
+		memcpy(&b_, (src) + (n) - sizeof(T), sizeof(T));               \
+		memcpy((dst), &a_, sizeof(T));                                 \
+		memcpy((dst) + (n) - sizeof(T), &b_, sizeof(T));               \
+	} while (0)
+
+static inline __attribute__((always_inline)) void rt_copy(char *dst, const char *src,
+							  size_t n)
 {
-	if (n <= 16) {
-		if (n >= 8) {
-			uint64_t a, b;
-			memcpy(&a, src, 8);
-			memcpy(&b, src + n - 8, 8);
-			memcpy(dst, &a, 8);
-			memcpy(dst + n - 8, &b, 8);
-		} else if (n >= 4) {
-			uint32_t a, b;
-			memcpy(&a, src, 4);
-			memcpy(&b, src + n - 4, 4);
-			memcpy(dst, &a, 4);
-			memcpy(dst + n - 4, &b, 4);
-		} else {
-			for (size_t i = 0; i < n; i++)
-				dst[i] = src[i];
-		}
-		return;
-	}
-	memcpy(dst, src, n);
+	if (n > 32)
+		memcpy(dst, src, n);
+	else if (n >= 16)
+		RT_COPY_ENDS(struct rt_u128, dst, src, n);
+	else if (n >= 8)
+		RT_COPY_ENDS(uint64_t, dst, src, n);
+	else if (n >= 4)
+		RT_COPY_ENDS(uint32_t, dst, src, n);
+	else
+		for (size_t i = 0; i < n; i++)
+			dst[i] = src[i];
 }
 
 /* Daemon mode, events written in one call: every target in turn. */
@@ -338,7 +365,7 @@ bool rt__reserve(struct rt_event_desc *ev, size_t payload_size,
 	const struct rt_target_set *set;
 	if (__builtin_expect(!rt_pick_one(c, ch, payload_size, &o, &set), 0))
 		return daemon_reserve(set, payload_size, slot, ip);
-	return one_reserve(&o, ip, (struct rt_slot_priv *)slot->opaque, &slot->p);
+	return one_reserve_slot(&o, ip, slot);
 }
 
 bool rt__commit(struct rt_slot *slot)
@@ -351,29 +378,28 @@ bool rt__commit(struct rt_slot *slot)
 	return false;
 }
 
-/* rt__record for one buffer: reserve, header, payload, commit. Inlined
- * twice, so the embedded copy (o->dbuf constant NULL) has no context
- * code. */
+/* record_general for one buffer: reserve, header, contexts, payload,
+ * commit. Inlined twice, so the embedded copy (o->dbuf constant NULL) has
+ * no context code. No nesting level (see rt__record). */
 static inline __attribute__((always_inline)) void
 one_record(const struct rt_one *o, uintptr_t ip, const void *payload, size_t size)
 {
-	struct rt_slot_priv sp;
-	char *p;
-	if (!one_reserve(o, ip, &sp, &p))
+	struct rb_ctx ctx;
+	char *p = one_reserve(o, ip, &ctx);
+	if (__builtin_expect(!p, 0))
 		return;
 	rt_copy(p, payload, size);
-	rb_commit(sp.rb, &sp.ctx);
-	rt_nesting--;
+	rb_commit(o->rb, &ctx);
 }
 
-void rt__record(struct rt_event_desc *ev, const void *payload, size_t size)
+/* rt__record's general path: whatever record_fast does not take (see
+ * rt__record). */
+static RT_NOINLINE void record_general(const struct rt_event_class *c,
+				       struct rt_channel *ch, const void *payload,
+				       size_t size, uintptr_t ip)
 {
-	/* Acquire: as in rt__reserve. */
-	const struct rt_event_class *c = __atomic_load_n(&ev->priv, __ATOMIC_ACQUIRE);
-	struct rt_channel *ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(!c, 0))
 		return;
-	uintptr_t ip = (uintptr_t)__builtin_return_address(0);
 	struct rt_one o;
 	if (__builtin_expect(ch != NULL, 1)) {
 		rt_pick_embedded(c, ch, size, &o);
@@ -386,4 +412,58 @@ void rt__record(struct rt_event_desc *ev, const void *payload, size_t size)
 		return;
 	}
 	one_record(&o, ip, payload, size);
+}
+
+/* Payloads up to this size take rt__record's fast path. */
+#define RT_FAST_PAYLOAD 32
+
+/* rt__record's fast path in buffer `rb` (event `id`, compact header of
+ * `hdr` bytes, no contexts): rb_fast_reserve, header, payload,
+ * rb_fast_commit, nothing out of line. False: nothing was written. */
+static inline __attribute__((always_inline)) bool
+record_fast(struct rb *rb, uint32_t id, uint32_t hdr, const void *payload, size_t size)
+{
+	struct rb_fast f;
+	uint64_t slot = (uint64_t)hdr + size;
+	if (__builtin_expect(!rb_fast_reserve(rb, slot, rt_clock_read, &f), 0))
+		return false;
+	uint32_t h = ctf_write_event_header(f.addr, id, f.tsc, 0);
+	rt_copy(f.addr + h, payload, size);
+	rb_fast_commit(rb, &f, slot);
+	return true;
+}
+
+/*
+ * Events of fixed-size fields (the call site serialized the payload).
+ * The common cases take record_fast with no call and no stack frame:
+ * embedded mode's channel, or daemon mode's only target when its buffer
+ * set has no contexts. Everything else (no class yet, several targets,
+ * contexts, a large payload, a sub-buffer switch, a full timestamp, an
+ * aborted rseq section) goes through record_general. No nesting level is
+ * taken on either path: nothing runs between the reservation and the
+ * commit but this code (a signal handler that traces meanwhile takes the
+ * next slot, and such nesting is bounded by the signals), and no
+ * per-level state is used.
+ */
+void rt__record(struct rt_event_desc *ev, const void *payload, size_t size)
+{
+	/* Acquire: pairs with the release stores that published the class
+	 * (registry) and the channel (session start). */
+	const struct rt_event_class *c = __atomic_load_n(&ev->priv, __ATOMIC_ACQUIRE);
+	struct rt_channel *ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(c != NULL && size <= RT_FAST_PAYLOAD, 1)) {
+		if (__builtin_expect(ch != NULL, 1)) {
+			if (__builtin_expect(record_fast(&ch->rb, c->id, c->hdr_compact,
+							 payload, size),
+					     1))
+				return;
+		} else {
+			const struct rt_target_set *set = daemon_targets(c);
+			if (set && set->nr == 1 && set->t[0].buf->nr_ctx == 0 &&
+			    record_fast(&set->t[0].buf->rb, set->t[0].id,
+					set->t[0].hdr_compact, payload, size))
+				return;
+		}
+	}
+	record_general(c, ch, payload, size, (uintptr_t)__builtin_return_address(0));
 }

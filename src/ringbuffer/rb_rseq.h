@@ -48,17 +48,30 @@ struct rb_rseq_abi {
 extern const ptrdiff_t __rseq_offset __attribute__((weak));
 extern const unsigned int __rseq_size __attribute__((weak));
 
-/* The calling thread's rseq area; only valid when rb_rseq_available(). */
-static inline struct rb_rseq_abi *rb_rseq_area(void)
+/* Where the calling thread's rseq area is, relative to the thread
+ * pointer (%fs on x86-64); only meaningful when rb_rseq_usable(). The
+ * fast path keeps a copy in struct rb (one load instead of two through
+ * the GOT) and addresses the area as %fs:offset, so it never reads the
+ * thread pointer itself. */
+static inline ptrdiff_t rb_rseq_off(void)
 {
-	return (struct rb_rseq_abi *)((char *)__builtin_thread_pointer() +
-				      __rseq_offset);
+	return __rseq_offset;
 }
 
-/* The CPU the thread runs on now (a hint: it may change at any time). */
-static inline int32_t rb_rseq_cpu(const struct rb_rseq_abi *rs)
+/* The CPU the thread runs on now (a hint: it may change at any time);
+ * `off` from rb_rseq_off(). */
+static inline int32_t rb_rseq_cpu(ptrdiff_t off)
 {
+#if defined(__x86_64__) && defined(__GNUC__)
+	int32_t cpu;
+	/* Volatile: a fresh read each time (the kernel updates it). */
+	__asm__ __volatile__("movl %%fs:4(%1), %0" : "=r"(cpu) : "r"(off));
+	return cpu;
+#else
+	const struct rb_rseq_abi *rs =
+		(const struct rb_rseq_abi *)((char *)__builtin_thread_pointer() + off);
 	return __atomic_load_n(&rs->cpu_id, __ATOMIC_RELAXED);
+#endif
 }
 
 #if RB_HAVE_RSEQ
@@ -92,14 +105,13 @@ static inline int32_t rb_rseq_cpu(const struct rb_rseq_abi *rs)
  * registers across it.
  */
 static inline int rb_rseq_cmpeq_store(uint64_t *v, uint64_t expect,
-				      uint64_t newv, int32_t cpu,
-				      struct rb_rseq_abi *rs)
+				      uint64_t newv, int32_t cpu, ptrdiff_t off)
 {
 	__asm__ goto(RB_RSEQ_CS_DESC("3", "1", "2", "4")
 		     "leaq 3b(%%rip), %%rax\n\t"
-		     "movq %%rax, 8(%[rs])\n\t"
+		     "movq %%rax, %%fs:8(%[off])\n\t"
 		     "1:\n\t"
-		     "cmpl %[cpu], 4(%[rs])\n\t"
+		     "cmpl %[cpu], %%fs:4(%[off])\n\t"
 		     "jnz 4f\n\t"
 		     "cmpq %[v], %[expect]\n\t"
 		     "jnz %l[differ]\n\t"
@@ -107,7 +119,7 @@ static inline int rb_rseq_cmpeq_store(uint64_t *v, uint64_t expect,
 		     "2:\n\t"
 		     RB_RSEQ_ABORT("4", "aborted")
 		     : [v] "+m"(*v)
-		     : [rs] "r"(rs), [cpu] "r"(cpu), [expect] "r"(expect),
+		     : [off] "r"(off), [cpu] "r"(cpu), [expect] "r"(expect),
 		       [newv] "r"(newv)
 		     : "cc", "rax"
 		     : differ, aborted);
@@ -126,19 +138,19 @@ aborted:
  * writes before the add (x86 keeps stores in order, section 4.4).
  */
 static inline int rb_rseq_add(uint64_t *v, uint64_t inc, int32_t cpu,
-			      struct rb_rseq_abi *rs)
+			      ptrdiff_t off)
 {
 	__asm__ goto(RB_RSEQ_CS_DESC("3", "1", "2", "4")
 		     "leaq 3b(%%rip), %%rax\n\t"
-		     "movq %%rax, 8(%[rs])\n\t"
+		     "movq %%rax, %%fs:8(%[off])\n\t"
 		     "1:\n\t"
-		     "cmpl %[cpu], 4(%[rs])\n\t"
+		     "cmpl %[cpu], %%fs:4(%[off])\n\t"
 		     "jnz 4f\n\t"
 		     "addq %[inc], %[v]\n\t"
 		     "2:\n\t"
 		     RB_RSEQ_ABORT("4", "aborted")
 		     :
-		     : [rs] "r"(rs), [cpu] "r"(cpu), [v] "m"(*v),
+		     : [off] "r"(off), [cpu] "r"(cpu), [v] "m"(*v),
 		       [inc] "r"(inc)
 		     : "memory", "cc", "rax"
 		     : aborted);

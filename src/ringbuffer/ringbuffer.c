@@ -68,7 +68,7 @@ bool rb_rseq_usable(void)
 #if RB_HAVE_RSEQ
 	if (&__rseq_size == NULL || &__rseq_offset == NULL || __rseq_size < 20)
 		return false;
-	return rb_rseq_cpu(rb_rseq_area()) >= 0;
+	return rb_rseq_cpu(rb_rseq_off()) >= 0;
 #else
 	return false;
 #endif
@@ -138,6 +138,14 @@ static int rb_adopt(struct rb *rb, struct rb_shm_header *h, size_t size)
 	rb->initial_count = h->initial_count;
 	rb_geom_init(rb);
 	rb->commit_mask = (1ULL << (64 - rb->geom.nsbbits)) - 1;
+	rb->sbfbits = (uint8_t)rb->geom.sbfbits;
+	rb->tsc_max = (1ULL << h->tsc_bits) - 1;
+	/* Without a usable rseq area this process only takes the slow
+	 * path, which drops its events (it could not follow the rule). */
+	rb->rseq_fast = rb->rseq && rb_rseq_usable();
+	if (rb->rseq_fast)
+		rb->rseq_off = rb_rseq_off();
+	rb->phys_max = rb->num_subbuf - (rb->mode == RB_MODE_OVERWRITE ? 0 : 1);
 	rb->cpus = calloc(rb->nr_cpus, sizeof(*rb->cpus));
 	if (!rb->cpus)
 		return -ENOMEM;
@@ -209,6 +217,7 @@ int rb_create(struct rb *rb, const struct rb_config *cfg,
 		c->write_count = start;
 		c->read_count = start;
 		c->reader_subbuf = rb->num_subbuf;
+		c->hot_subbuf = RB_HOT_NONE;
 		for (uint32_t i = 0; i < rb->num_subbuf; i++) {
 			c->sb[i].commit_local = 0;
 			c->sb[i].commit_remote = start_commit;
@@ -292,12 +301,20 @@ void rb_get_stats(const struct rb *rb, uint32_t cpu, struct rb_stats *st)
 	st->subbufs_lost = __atomic_load_n(&c->subbufs_lost, __ATOMIC_RELAXED);
 }
 
-RB_NOINLINE void rb_commit_remote(struct rb_subbuf_ctl *sb, uint64_t bytes)
+RB_NOINLINE void rb_commit_slow(struct rb *rb, int32_t cpu, uint64_t offset,
+				uint64_t remote_bytes)
 {
+	struct rb_cpu_ctl *c = rb_cpu(rb, (uint32_t)cpu);
+	uint32_t idx = rb_subbuf_index(rb, offset);
 	/* SMP add, sequentially consistent: orders the slot's data before the
-	 * count (pairs with the acquire loads in rb_commit and the reader)
-	 * and the count before our reload of commit_local. */
-	__atomic_fetch_add(&sb->commit_remote, bytes, __ATOMIC_SEQ_CST);
+	 * count (pairs with the acquire loads in rb_subbuf_try_complete and
+	 * the reader) and the count before our load of write_count. */
+	if (remote_bytes)
+		__atomic_fetch_add(&c->sb[idx].commit_remote, remote_bytes,
+				   __ATOMIC_SEQ_CST);
+	uint64_t wc = __atomic_load_n(&c->write_count, __ATOMIC_RELAXED);
+	if ((wc ^ offset) >> rb->geom.sbfbits)
+		rb_subbuf_try_complete(rb, (uint32_t)cpu, idx, offset);
 }
 
 /* Commit bytes for the switch steps: local if we are on `cpu` (rseq mode),
@@ -305,14 +322,14 @@ RB_NOINLINE void rb_commit_remote(struct rb_subbuf_ctl *sb, uint64_t bytes)
 static void rb_commit_bytes(struct rb *rb, uint32_t cpu, uint64_t offset,
 			    uint64_t bytes)
 {
-	struct rb_ctx ctx = {
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	struct rb_fast f = {
+		.ctl = c,
+		.sb = &c->sb[rb_subbuf_index(rb, offset)],
 		.offset = offset,
-		.slot_size = (uint32_t)bytes,
 		.cpu = (int32_t)cpu,
-		.sb = &rb_cpu(rb, cpu)->sb[rb_subbuf_index(rb, offset)],
-		.target = rb_ctx_target(rb, offset),
 	};
-	rb_commit(rb, &ctx);
+	rb_fast_commit(rb, &f, bytes);
 }
 
 /*
@@ -362,8 +379,8 @@ RB_NOINLINE void rb_subbuf_try_complete(struct rb *rb, uint32_t cpu,
  * sub-buffer `idx` (Algorithm 2 line 8). From then on the reader cannot
  * exchange it until the pass is complete. Returns the physical index.
  */
-RB_NOINLINE uint32_t rb_table_acquire_slow(struct rb *rb, uint32_t cpu,
-					   uint32_t idx, uint64_t offset)
+static RB_NOINLINE uint32_t rb_table_acquire_slow(struct rb *rb, uint32_t cpu,
+						  uint32_t idx, uint64_t offset)
 {
 	struct rb_subbuf_ctl *s = &rb_cpu(rb, cpu)->sb[idx];
 	uint64_t pass = (offset >> rb->geom.bfbits) & RB_TABLE_TAG_MASK;
@@ -387,6 +404,49 @@ RB_NOINLINE uint32_t rb_table_acquire_slow(struct rb *rb, uint32_t cpu,
 }
 
 /*
+ * Physical sub-buffer that holds `offset` for a writer. Discard mode: the
+ * logical index itself. Overwrite mode: the table entry, which must carry
+ * this pass's tag and the writer flag before anything is written (a nested
+ * writer can get here before the writer that switched in has set it).
+ */
+static uint32_t rb_writer_phys(struct rb *rb, uint32_t cpu, uint64_t offset)
+{
+	uint32_t idx = rb_subbuf_index(rb, offset);
+	if (rb->mode == RB_MODE_DISCARD)
+		return idx;
+	/* Acquire: pairs with the CAS in rb_table_acquire_slow() or the
+	 * reader's swap, so the index we use is the one the flag protects. */
+	uint64_t e = __atomic_load_n(&rb_cpu(rb, cpu)->sb[idx].table,
+				     __ATOMIC_ACQUIRE);
+	uint64_t pass = (offset >> rb->geom.bfbits) & RB_TABLE_TAG_MASK;
+	/* Shared memory another process can write: an index past the N + 1
+	 * physical sub-buffers goes to the slow path, which never returns
+	 * one. */
+	if ((e & RB_TABLE_FLAG) && RB_TABLE_TAG(e) == pass &&
+	    RB_TABLE_IDX(e) <= rb->num_subbuf)
+		return RB_TABLE_IDX(e);
+	return rb_table_acquire_slow(rb, cpu, idx, offset);
+}
+
+/* Fill the slot's address once its offset is reserved, and refresh the
+ * CPU's hot word for the fast path (ringbuffer.h: any writer holding the
+ * pass may store it; a stale store only costs a later slow path). */
+static void rb_ctx_place(struct rb *rb, struct rb_ctx *ctx, uint32_t cpu,
+			 uint64_t offset)
+{
+	uint32_t phys = rb_writer_phys(rb, cpu, offset);
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	/* Relaxed: validated by its tag on use (rb_reserve). */
+	__atomic_store_n(&c->hot_subbuf, RB_HOT_MAKE(offset, rb->geom.sbfbits, phys),
+			 __ATOMIC_RELAXED);
+	ctx->r.offset = offset;
+	ctx->r.cpu = (int32_t)cpu;
+	ctx->r.ctl = c;
+	ctx->r.sb = &c->sb[rb_subbuf_index(rb, offset)];
+	ctx->r.addr = rb_phys_addr(rb, cpu, phys) + (offset & (rb->subbuf_size - 1));
+}
+
+/*
  * The LCAS of Algorithms 2 and 4: an rseq section on the owning CPU, or an
  * SMP CAS in atomic mode. Returns 0 on success, nonzero to retry.
  */
@@ -396,7 +456,7 @@ static int rb_lcas(struct rb *rb, bool smp, struct rb_cpu_ctl *c,
 #if RB_HAVE_RSEQ
 	if (rb->rseq && !smp)
 		return rb_rseq_cmpeq_store(&c->write_count, old, new,
-					   (int32_t)cpu, rb_rseq_area());
+					   (int32_t)cpu, rb_rseq_off());
 #else
 	(void)rb;
 	(void)smp;
@@ -416,7 +476,7 @@ static int32_t rb_reserve_cpu(struct rb *rb)
 	if (rb->rseq) {
 		if (&__rseq_size == NULL || __rseq_size < 20)
 			return -1;
-		int32_t cpu = rb_rseq_cpu(rb_rseq_area());
+		int32_t cpu = rb_rseq_cpu(rb_rseq_off());
 		return (uint32_t)cpu < rb->nr_cpus ? cpu : -1;
 	}
 #endif
@@ -550,7 +610,7 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 		/* Algorithm 2 line 6: LCAS of write_count. */
 		if (rb_lcas(rb, smp, c, (uint32_t)cpu, wc, end) != 0) {
 			if (want_cpu >= 0 && rb->rseq && !smp &&
-			    rb_rseq_cpu(rb_rseq_area()) != want_cpu)
+			    rb_rseq_cpu(rb_rseq_off()) != want_cpu)
 				return -EAGAIN;
 			continue;
 		}
@@ -573,7 +633,7 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 		if ((end & (S - 1)) == 0 && slot > 0)
 			rb_close_packet(rb, (uint32_t)cpu, end, S, tsc);
 
-		ctx->tsc = tsc;
+		ctx->r.tsc = tsc;
 		ctx->slot_size = (uint32_t)slot;
 		ctx->full_tsc = full;
 		rb_ctx_place(rb, ctx, (uint32_t)cpu, start);
@@ -671,7 +731,7 @@ int rb_flush_cpu(struct rb *rb, uint32_t cpu, bool final)
 	}
 	ret = -EAGAIN;
 	for (int tries = 0; tries < 100 && ret == -EAGAIN; tries++) {
-		if (rb_rseq_cpu(rb_rseq_area()) != (int32_t)cpu) {
+		if (rb_rseq_cpu(rb_rseq_off()) != (int32_t)cpu) {
 			sched_yield();
 			continue;
 		}

@@ -31,7 +31,7 @@
 #include "rb_equations.h"
 
 #define RB_SHM_MAGIC "RTRBUF1"	/* 8 bytes with the NUL */
-#define RB_SHM_VERSION 1
+#define RB_SHM_VERSION 2
 #define RB_MAX_CPUS 4096
 #define RB_MIN_SUBBUF_SIZE 4096ULL
 #define RB_MAX_SUBBUF_SIZE (1ULL << 30)
@@ -127,8 +127,23 @@ struct rb_subbuf_ctl {
 	 ((flag) ? RB_TABLE_FLAG : 0))
 #define RB_TABLE_TAG_MASK ((1ULL << 31) - 1)
 
+/* hot_subbuf (struct rb_cpu_ctl): sub-buffer number and physical index. */
+#define RB_HOT_MAKE(offset, sbfbits, phys)                                     \
+	((((uint64_t)(offset) >> (sbfbits)) << 32) | (uint32_t)(phys))
+#define RB_HOT_NONE 0xffffffffULL	/* index out of range: never matches */
+
 /*
- * Per-CPU control (three cache lines, then the sub-buffer array).
+ * Per-CPU control (three cache lines, then the sub-buffer array), byte
+ * by byte:
+ *    0  u64  write_count       \
+ *    8  u64  last_tsc           | line 0: all an event's reservation
+ *   16  u64  hot_subbuf         | reads and writes (the fast path)
+ *   24  u8[40] padding         /
+ *   64  u64  read_count, 72 u64 reader_subbuf, 80 u8[48]  (line 1: reader)
+ *  128  u64  events_lost, 136 u64 subbufs_lost,
+ *  144  u64  records_lost_reported, 152 u8[40]           (line 2: statistics)
+ *  192  struct rb_subbuf_ctl sb[num_subbuf]
+ *
  *  write_count: bytes reserved (free-running). Updated by the LCAS of
  *    Algorithm 2: an rseq section on the owning CPU in rseq mode, an SMP
  *    CAS otherwise. A flush in rseq mode runs on the owning CPU too (the
@@ -136,6 +151,15 @@ struct rb_subbuf_ctl {
  *  last_tsc: a timestamp no newer than the last reserved slot's; decides
  *    compact vs full event headers. Plain stores, may go stale towards the
  *    past, which only makes headers larger (never wrong).
+ *  hot_subbuf: the physical sub-buffer of the sub-buffer write_count is
+ *    in, cached so the fast path reads no table: bits 32-63 the sub-buffer
+ *    number (offset >> log2 S) mod 2^32 it was stored for, bits 0-31 the
+ *    physical index (the logical index in discard mode). Stored (relaxed)
+ *    by slow-path reservations once they hold the pass's writer flag, from
+ *    any CPU; so it may be stale (an older number: the fast path then
+ *    takes the slow path) but never names the wrong sub-buffer for the
+ *    number it carries while that pass is open. Starts with an index out
+ *    of range (matches nothing).
  *  read_count: bytes consumed; SMP CAS by the reader (Algorithm 7) and by
  *    writers pushing the reader in overwrite mode.
  *  reader_subbuf: physical index of the reader's spare (overwrite mode);
@@ -148,7 +172,8 @@ struct rb_subbuf_ctl {
 struct rb_cpu_ctl {
 	uint64_t write_count;
 	uint64_t last_tsc;
-	uint8_t pad0[48];
+	uint64_t hot_subbuf;
+	uint8_t pad0[40];
 	uint64_t read_count;
 	uint64_t reader_subbuf;
 	uint8_t pad1[48];
@@ -200,44 +225,56 @@ struct rb_cpu_ptrs {
 	char *data;		/* its physical sub-buffers */
 };
 
-/* Process-local handle. Owner: whoever called rb_create/rb_attach. The
- * first fields are what every event reads: keep them together. */
+/* Process-local handle. Owner: whoever called rb_create/rb_attach; set
+ * there and constant afterwards. The first cache line is everything an
+ * event's fast path (ringbuffer_api.h) reads: keep it together. */
 struct rb {
+	char *cpu_ctl;			/* shm + cpu_ctl_offset */
+	size_t cpu_ctl_stride;
 	struct rb_cpu_ptrs *cpus;	/* [nr_cpus] */
+	ptrdiff_t rseq_off;		/* rb_rseq_off(), when rseq_fast */
 	uint64_t subbuf_size;
+	uint64_t tsc_max;		/* 2^tsc_bits - 1: largest compact delta */
+	uint32_t nr_cpus;
+	uint32_t num_subbuf;
+	uint32_t phys_max;		/* highest physical sub-buffer index */
+	uint8_t sbfbits;		/* log2 subbuf_size (= geom.sbfbits) */
+	bool rseq_fast;			/* rseq and this process can use it:
+					 * the inline fast path may run */
+	/* Slow paths only from here. */
 	uint64_t commit_mask;		/* M_0^(64-nsbbits): commit count bits */
 	struct rb_geom geom;
-	uint32_t num_subbuf;
-	uint32_t nr_cpus;
-	uint32_t tsc_bits;
 	enum rb_mode mode;
+	uint32_t tsc_bits;
 	bool rseq;			/* producers use rseq sections */
 	uint32_t hdr_size;
 	struct rb_shm_header *shm;	/* start of the mapping (NULL: not ours) */
 	size_t map_size;
 	int fd;				/* memfd, or -1 */
-	char *cpu_ctl;			/* shm + cpu_ctl_offset */
-	size_t cpu_ctl_stride;
 	char *data;			/* shm + data_offset */
 	size_t data_stride;
 	uint64_t initial_count;
 	struct rb_client client;
 };
 
-/* Reservation context: filled by the caller (in), by rb_reserve (out),
- * read by rb_commit. */
+/* A reserved slot, as the fast path (rb_fast_reserve) returns it. */
+struct rb_fast {
+	char *addr;		/* where the slot starts */
+	struct rb_cpu_ctl *ctl;	/* the CPU buffer's control (cpus[cpu].ctl) */
+	struct rb_subbuf_ctl *sb; /* the slot's sub-buffer counters */
+	uint64_t offset;	/* write_count at the slot's start */
+	uint64_t tsc;		/* the event's timestamp */
+	int32_t cpu;		/* the buffer the slot is in */
+};
+
+/* Reservation context of the general path: filled by the caller (in), by
+ * rb_reserve (out), read by rb_commit. */
 struct rb_ctx {
 	uint32_t payload_size;	/* in: bytes after the event header */
 	uint16_t hdr_compact;	/* in: header size with compact timestamp */
 	uint16_t hdr_full;	/* in: header size with full timestamp */
-	uint64_t tsc;		/* out: the event's timestamp */
-	uint64_t offset;	/* out: write_count at the slot's start */
+	struct rb_fast r;	/* out: the slot */
 	uint32_t slot_size;	/* out: header + payload */
-	int32_t cpu;		/* out: the buffer the slot is in */
-	char *addr;		/* out: where the slot starts */
-	struct rb_subbuf_ctl *sb; /* out: the slot's sub-buffer counters */
-	uint64_t target;	/* out: its commit count once this pass is
-				 * complete (masked by commit_mask) */
 	bool full_tsc;		/* out: write the full-timestamp header */
 };
 

@@ -16,11 +16,12 @@
 #define RB_HIDDEN __attribute__((visibility("hidden")))
 
 RB_HIDDEN int rb_reserve_slow(struct rb *rb, struct rb_ctx *ctx);
-RB_HIDDEN uint32_t rb_table_acquire_slow(struct rb *rb, uint32_t cpu,
-					 uint32_t idx, uint64_t offset);
 RB_HIDDEN void rb_subbuf_try_complete(struct rb *rb, uint32_t cpu,
 				      uint32_t idx, uint64_t offset);
-RB_HIDDEN void rb_commit_remote(struct rb_subbuf_ctl *sb, uint64_t bytes);
+/* Commit `remote_bytes` (if nonzero) with an SMP add, then check whether
+ * the pass holding `offset` is complete (rb_fast_commit). */
+RB_HIDDEN void rb_commit_slow(struct rb *rb, int32_t cpu, uint64_t offset,
+			      uint64_t remote_bytes);
 
 static inline struct rb_cpu_ctl *rb_cpu(const struct rb *rb, uint32_t cpu)
 {
@@ -45,94 +46,6 @@ static inline uint64_t rb_ctx_target(const struct rb *rb, uint64_t offset)
 	       rb->commit_mask;
 }
 
-/* The buffer's geometry as a writer uses it, read into locals once per
- * reservation: the fields never change after rb_create/rb_attach, but
- * the rseq section's "memory" clobber would make the compiler reload
- * each one after it. */
-struct rb_wgeom {
-	struct rb_cpu_ptrs *cpus;
-	uint64_t subbuf_size;
-	uint64_t commit_mask;
-	uint32_t sbfbits;
-	uint32_t bfbits;
-	uint32_t num_subbuf;
-	bool discard;
-};
-
-static inline struct rb_wgeom rb_wgeom(const struct rb *rb)
-{
-	struct rb_wgeom g = {
-		.cpus = rb->cpus,
-		.subbuf_size = rb->subbuf_size,
-		.commit_mask = rb->commit_mask,
-		.sbfbits = rb->geom.sbfbits,
-		.bfbits = rb->geom.bfbits,
-		.num_subbuf = rb->num_subbuf,
-		.discard = rb->mode == RB_MODE_DISCARD,
-	};
-	return g;
-}
-
-/*
- * Physical sub-buffer that holds `offset` for a writer. Discard mode: the
- * logical index itself. Overwrite mode: the table entry, which must carry
- * this pass's tag and the writer flag before anything is written (a nested
- * writer can get here before the writer that switched in has set it).
- */
-static inline uint32_t rb_writer_phys_g(struct rb *rb, const struct rb_wgeom *g,
-					uint32_t cpu, uint64_t offset)
-{
-	uint32_t idx = (uint32_t)(offset >> g->sbfbits) & (g->num_subbuf - 1);
-	if (g->discard)
-		return idx;
-	/* Acquire: pairs with the CAS in rb_table_acquire_slow() or the
-	 * reader's swap, so the index we use is the one the flag protects. */
-	uint64_t e = __atomic_load_n(&g->cpus[cpu].ctl->sb[idx].table,
-				     __ATOMIC_ACQUIRE);
-	uint64_t pass = (offset >> g->bfbits) & RB_TABLE_TAG_MASK;
-	/* The entry lives in shared memory that another process (the
-	 * daemon, other programs) can write: an index past the N + 1
-	 * physical sub-buffers goes to the slow path, which never returns
-	 * one. */
-	if (__builtin_expect((e & RB_TABLE_FLAG) && RB_TABLE_TAG(e) == pass &&
-				     RB_TABLE_IDX(e) <= g->num_subbuf,
-			     1))
-		return RB_TABLE_IDX(e);
-	return rb_table_acquire_slow(rb, cpu, idx, offset);
-}
-
-/* As rb_writer_phys_g, reading the geometry from rb. */
-static inline uint32_t rb_writer_phys(struct rb *rb, uint32_t cpu,
-				      uint64_t offset)
-{
-	struct rb_wgeom g = rb_wgeom(rb);
-	return rb_writer_phys_g(rb, &g, cpu, offset);
-}
-
-/* Fill the slot's address and commit bookkeeping once its offset is
- * reserved; `g` is rb's geometry (rb_wgeom). */
-static inline void rb_ctx_place_g(struct rb *rb, const struct rb_wgeom *g,
-				  struct rb_ctx *ctx, uint32_t cpu,
-				  uint64_t offset)
-{
-	uint32_t idx = (uint32_t)(offset >> g->sbfbits) & (g->num_subbuf - 1);
-	uint32_t phys = rb_writer_phys_g(rb, g, cpu, offset);
-	ctx->offset = offset;
-	ctx->cpu = (int32_t)cpu;
-	ctx->sb = &g->cpus[cpu].ctl->sb[idx];
-	ctx->target = (((offset >> g->bfbits) + 1) << g->sbfbits) & g->commit_mask;
-	ctx->addr = g->cpus[cpu].data + ((size_t)phys << g->sbfbits) +
-		    (offset & (g->subbuf_size - 1));
-}
-
-/* As rb_ctx_place_g, reading the geometry from rb (all paths). */
-static inline void rb_ctx_place(struct rb *rb, struct rb_ctx *ctx,
-				uint32_t cpu, uint64_t offset)
-{
-	struct rb_wgeom g = rb_wgeom(rb);
-	rb_ctx_place_g(rb, &g, ctx, cpu, offset);
-}
-
 /* The slow path through a copy of *ctx: the caller's ctx never has its
  * address passed out of line, so the compiler keeps it in registers on
  * the fast path instead of storing every field to the stack. */
@@ -145,59 +58,92 @@ static inline int rb_reserve_slow_copy(struct rb *rb, struct rb_ctx *ctx)
 }
 
 /*
- * Algorithm 2 (RESERVE_SLOT) for the common case: the slot fits in the
- * current sub-buffer, which is already open, and does not end exactly at
- * its boundary (that is END_SWITCH_CURRENT, in the slow path). The clock
- * is read after write_count and the rseq section commits only if
- * write_count is still the value read, so no reservation on this CPU falls
- * between the clock read and ours: timestamps never go backwards in buffer
- * order.
- * Returns 0 with ctx filled, or a negative errno (event dropped and
- * counted): -ENOBUFS buffer full (discard mode) or not yet committed,
- * -EMSGSIZE event larger than a sub-buffer.
+ * Algorithm 2 (RESERVE_SLOT) for the common case, with nothing out of
+ * line: rseq mode, the slot (`slot` bytes, compact event header) fits in
+ * the current sub-buffer, which is already open, does not end exactly at
+ * its boundary (END_SWITCH_CURRENT), the previous event on this CPU is
+ * recent enough for a compact timestamp, and the CPU's hot word
+ * (ringbuffer.h, struct rb_cpu_ctl) names the physical sub-buffer of this
+ * pass. Returns true with *f filled (the slot is reserved: the caller
+ * must write it and call rb_fast_commit), false if any of that does not
+ * hold or the rseq section aborted: nothing was reserved, take the
+ * general path (rb_reserve). Reads the CPU's first control line and the
+ * first line of struct rb; overwrite mode's table is not read.
+ *
+ * Why the hot word can be trusted when its tag matches: it is stored
+ * only by a writer that holds (or saw held) the table's writer flag for
+ * that sub-buffer number, so it names the physical sub-buffer of that
+ * pass; the flag is cleared only when the pass is complete, and the pass
+ * cannot be complete while write_count is still inside it (in_sb != 0
+ * and the slot does not reach the end): the rseq section below commits
+ * only if write_count is still the value read, so at that instant the
+ * pass is open and the reader cannot have exchanged the sub-buffer. A
+ * stale word (a writer preempted between its reservation and its store)
+ * carries an older sub-buffer number and sends us to the slow path,
+ * which stores the right one.
+ *
+ * The clock is read after write_count and the rseq section commits only
+ * if write_count is still the value read, so no reservation on this CPU
+ * falls between the clock read and ours: timestamps never go backwards in
+ * buffer order. The slot's size does not depend on the clock (a full
+ * timestamp takes the general path), so the reservation does not wait
+ * for it.
  */
-static inline __attribute__((always_inline)) int rb_reserve(struct rb *rb, struct rb_ctx *ctx,
-			     uint64_t (*clock)(void))
+static inline __attribute__((always_inline)) bool
+rb_fast_reserve(const struct rb *rb, uint64_t slot, uint64_t (*clock)(void),
+		struct rb_fast *f)
 {
 #if RB_HAVE_RSEQ
-	if (__builtin_expect(rb->rseq, 1)) {
-		struct rb_rseq_abi *rs = rb_rseq_area();
-		const struct rb_wgeom g = rb_wgeom(rb);
-		const uint32_t nr_cpus = rb->nr_cpus, tsc_bits = rb->tsc_bits;
-		const uint64_t S = g.subbuf_size;
-		for (;;) {
-			int32_t cpu = rb_rseq_cpu(rs);
-			if (__builtin_expect((uint32_t)cpu >= nr_cpus, 0))
-				break;
-			struct rb_cpu_ctl *c = g.cpus[cpu].ctl;
-			uint64_t wc = __atomic_load_n(&c->write_count,
-						      __ATOMIC_RELAXED);
-			uint64_t last = __atomic_load_n(&c->last_tsc,
-							__ATOMIC_RELAXED);
-			uint64_t tsc = clock();
-			bool full = ((tsc - last) >> tsc_bits) != 0;
-			/* 64-bit: a payload near 2^32 must not wrap. */
-			uint64_t slot = (uint64_t)(full ? ctx->hdr_full : ctx->hdr_compact) +
-					ctx->payload_size;
-			uint64_t in_sb = wc & (S - 1);
-			if (__builtin_expect(in_sb == 0 || in_sb + slot >= S, 0))
-				break;
-			int r = rb_rseq_cmpeq_store(&c->write_count, wc,
-						    wc + slot, cpu, rs);
-			if (__builtin_expect(r != 0, 0))
-				continue;
-			__atomic_store_n(&c->last_tsc, tsc, __ATOMIC_RELAXED);
-			ctx->tsc = tsc;
-			ctx->slot_size = (uint32_t)slot;
-			ctx->full_tsc = full;
-			rb_ctx_place_g(rb, &g, ctx, (uint32_t)cpu, wc);
-			return 0;
-		}
-	}
+	if (!__builtin_expect(rb->rseq_fast, 1))
+		return false;
+	const ptrdiff_t off = rb->rseq_off;
+	const uint64_t S = rb->subbuf_size;
+	int32_t cpu = rb_rseq_cpu(off);
+	if (__builtin_expect((uint32_t)cpu >= rb->nr_cpus, 0))
+		return false;
+	/* A multiply, not a shift by a variable: x86's variable shifts
+	 * want %cl, which the sub-buffer shifts below already hold. */
+	struct rb_cpu_ctl *c =
+		(struct rb_cpu_ctl *)(rb->cpu_ctl + (size_t)cpu * rb->cpu_ctl_stride);
+	uint64_t wc = __atomic_load_n(&c->write_count, __ATOMIC_RELAXED);
+	uint64_t last = __atomic_load_n(&c->last_tsc, __ATOMIC_RELAXED);
+	/* Relaxed: validated by its tag below (see above). */
+	uint64_t hot = __atomic_load_n(&c->hot_subbuf, __ATOMIC_RELAXED);
+	uint64_t in_sb = wc & (S - 1);
+	uint64_t sbnum = wc >> rb->sbfbits;
+	/* One compare for both halves of the hot word: the tag (high 32
+	 * bits) equals this sub-buffer number mod 2^32 and the index (low
+	 * 32 bits, untrusted shared memory) is a physical sub-buffer. */
+	uint64_t phys = hot ^ (sbnum << 32);
+	if (__builtin_expect(in_sb == 0 || in_sb + slot >= S || phys > rb->phys_max, 0))
+		return false;
+	/* Everything the commit needs is computed before the rseq section,
+	 * so few values stay live across it. */
+	char *addr = rb->cpus[cpu].data + (phys << rb->sbfbits) + in_sb;
+	struct rb_subbuf_ctl *sb = &c->sb[(uint32_t)sbnum & (rb->num_subbuf - 1)];
+	uint64_t tsc = clock();
+	if (__builtin_expect(tsc - last > rb->tsc_max, 0))
+		return false;
+	/* Algorithm 2 line 6: the LCAS of write_count. */
+	if (__builtin_expect(rb_rseq_cmpeq_store(&c->write_count, wc, wc + slot,
+						 cpu, off) != 0,
+			     0))
+		return false;
+	__atomic_store_n(&c->last_tsc, tsc, __ATOMIC_RELAXED);
+	f->addr = addr;
+	f->ctl = c;
+	f->sb = sb;
+	f->offset = wc;
+	f->tsc = tsc;
+	f->cpu = cpu;
+	return true;
 #else
+	(void)rb;
+	(void)slot;
 	(void)clock;
+	(void)f;
+	return false;
 #endif
-	return rb_reserve_slow_copy(rb, ctx);
 }
 
 /*
@@ -205,27 +151,68 @@ static inline __attribute__((always_inline)) int rb_reserve(struct rb *rb, struc
  * commit count. On the CPU that owns the buffer this is a local add in an
  * rseq section (commit_local); a committer that migrated since the
  * reservation, or any committer in SMP-atomic mode, adds to commit_remote
- * instead, so neither word is ever written both ways. Then equation (3)
- * for the committer: if the count says the pass is complete, publish it
- * (acquire loads: pair with the other committers' release adds).
+ * instead (rb_commit_slow), so neither word is ever written both ways.
+ *
+ * Then equation (3) for the committer, with a shortcut: a pass can only
+ * be complete once every byte of its sub-buffer is reserved, that is once
+ * write_count has left the sub-buffer. While it has not, the writer that
+ * moves it out (a switch or a flush, all in the slow path) commits after
+ * us and checks completion itself: on one CPU (rseq) program order and
+ * context switches order our add before its check; in SMP-atomic mode
+ * both sides are sequentially consistent. Only a migrated committer's
+ * remote add can race with the owner CPU's switch so that neither sees
+ * the pass complete; the reader (rb_get_subbuf) and the next writer to
+ * enter the sub-buffer (equation (3) in the slow path) complete it then.
  */
-static inline void rb_commit(struct rb *rb, const struct rb_ctx *ctx)
+static inline __attribute__((always_inline)) void
+rb_fast_commit(struct rb *rb, const struct rb_fast *f, uint64_t slot)
 {
-	struct rb_subbuf_ctl *sb = ctx->sb;
 #if RB_HAVE_RSEQ
 	/* The asm's "memory" clobber is the compiler barrier of Algorithm 3
-	 * line 1: the slot's data is written before the add. */
-	if (!__builtin_expect(rb->rseq, 1) ||
-	    __builtin_expect(rb_rseq_add(&sb->commit_local, ctx->slot_size,
-					 ctx->cpu, rb_rseq_area()) != 0,
-			     0))
+	 * line 1: the slot's data is written before the add; it also keeps
+	 * the write_count load below after the add. */
+	if (__builtin_expect(rb->rseq_fast, 1) &&
+	    __builtin_expect(rb_rseq_add(&f->sb->commit_local, slot, f->cpu,
+					 rb->rseq_off) == 0,
+			     1)) {
+		/* Relaxed: only decides whether to check; the check does the
+		 * acquire loads that pair with the other committers. Still in
+		 * the slot's sub-buffer: no shift needed to tell. */
+		uint64_t wc = __atomic_load_n(&f->ctl->write_count, __ATOMIC_RELAXED);
+		if (__builtin_expect((wc ^ f->offset) < rb->subbuf_size, 1))
+			return;
+		rb_commit_slow(rb, f->cpu, f->offset, 0);
+		return;
+	}
 #endif
-		rb_commit_remote(sb, ctx->slot_size);
-	uint64_t total = __atomic_load_n(&sb->commit_local, __ATOMIC_ACQUIRE) +
-			 __atomic_load_n(&sb->commit_remote, __ATOMIC_ACQUIRE);
-	if (__builtin_expect((total & rb->commit_mask) == ctx->target, 0))
-		rb_subbuf_try_complete(rb, (uint32_t)ctx->cpu,
-				       rb_subbuf_index(rb, ctx->offset), ctx->offset);
+	rb_commit_slow(rb, f->cpu, f->offset, slot);
+}
+
+/*
+ * The general reservation (Algorithms 1 and 2): rb_fast_reserve, or the
+ * out-of-line path for everything else (switches, full timestamps,
+ * SMP-atomic mode, retries). Returns 0 with ctx filled, or a negative
+ * errno (event dropped and counted): -ENOBUFS buffer full (discard mode)
+ * or not yet committed, -EMSGSIZE event larger than a sub-buffer.
+ */
+static inline __attribute__((always_inline)) int rb_reserve(struct rb *rb, struct rb_ctx *ctx,
+			     uint64_t (*clock)(void))
+{
+	/* 64-bit: a payload near 2^32 must not wrap. */
+	uint64_t slot = (uint64_t)ctx->hdr_compact + ctx->payload_size;
+	if (__builtin_expect(rb_fast_reserve(rb, slot, clock, &ctx->r), 1)) {
+		ctx->slot_size = (uint32_t)slot;
+		ctx->full_tsc = false;
+		return 0;
+	}
+	return rb_reserve_slow_copy(rb, ctx);
+}
+
+/* Algorithm 3 for a slot from rb_reserve. */
+static inline __attribute__((always_inline)) void rb_commit(struct rb *rb,
+							    const struct rb_ctx *ctx)
+{
+	rb_fast_commit(rb, &ctx->r, ctx->slot_size);
 }
 
 #endif /* RINGTRACE_RINGBUFFER_API_H */

@@ -172,7 +172,7 @@ static int write_event(struct dp_bufset *b, uint32_t id, uint64_t seq, uint32_t 
 	int ret = rb_reserve(&b->rb, &ctx, clock_ns);
 	if (ret < 0)
 		return ret;
-	char *p = ctx.addr + ctf_write_event_header(ctx.addr, id, ctx.tsc, ctx.full_tsc);
+	char *p = ctx.r.addr + ctf_write_event_header(ctx.r.addr, id, ctx.r.tsc, ctx.full_tsc);
 	for (uint32_t c = 0; c < ch->nr_contexts; c++) {
 		int32_t i32;
 		uint32_t u32;
@@ -181,7 +181,7 @@ static int write_event(struct dp_bufset *b, uint32_t id, uint64_t seq, uint32_t 
 		case RTD_CTX_VPID: i32 = getpid(); memcpy(p, &i32, 4); p += 4; break;
 		case RTD_CTX_VTID: i32 = gettid(); memcpy(p, &i32, 4); p += 4; break;
 		case RTD_CTX_PROCNAME: memcpy(p, CTX_NAME, sizeof(CTX_NAME)); p += sizeof(CTX_NAME); break;
-		case RTD_CTX_CPU_ID: u32 = (uint32_t)ctx.cpu; memcpy(p, &u32, 4); p += 4; break;
+		case RTD_CTX_CPU_ID: u32 = (uint32_t)ctx.r.cpu; memcpy(p, &u32, 4); p += 4; break;
 		case RTD_CTX_IP: u64 = 0x400000 + seq; memcpy(p, &u64, 8); p += 8; break;
 		case RTD_CTX_PRIO: i32 = CTX_PRIO; memcpy(p, &i32, 4); p += 4; break;
 		default: memcpy(p, CTX_HOST, sizeof(CTX_HOST)); p += sizeof(CTX_HOST); break;
@@ -196,7 +196,7 @@ static int write_event(struct dp_bufset *b, uint32_t id, uint64_t seq, uint32_t 
 		memcpy(p + 12, msg, strlen(msg) + 1);
 	}
 	if (cpu_out)
-		*cpu_out = (uint32_t)ctx.cpu;
+		*cpu_out = (uint32_t)ctx.r.cpu;
 	if (commit)
 		rb_commit(&b->rb, &ctx);
 	return 0;

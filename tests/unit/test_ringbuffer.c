@@ -279,19 +279,19 @@ static bool in_cpu0_data(struct world *w, const void *p, size_t len)
 	return c >= d && c + len <= d + w->rb.data_stride;
 }
 
-/* Fill an event's header and payload at ctx->addr. */
+/* Fill an event's header and payload at ctx->r.addr. */
 static void write_event(const struct rb_ctx *ctx, uint64_t id)
 {
-	char *p = ctx->addr;
+	char *p = ctx->r.addr;
 	struct ev_hdr h = { ctx->slot_size,
 			    ctx->full_tsc ? EV_KIND_FULL : EV_KIND_COMPACT,
-			    ctx->tsc };
+			    ctx->r.tsc };
 	uint32_t hl = ctx->full_tsc ? EV_FULL : EV_COMPACT;
 	memcpy(p, &h, hl);
 	char *pl = p + hl;
 	uint32_t n = ctx->slot_size - hl;
 	memcpy(pl, &id, 8);
-	memcpy(pl + 8, &ctx->tsc, 8);
+	memcpy(pl + 8, &ctx->r.tsc, 8);
 	for (uint32_t i = MIN_PAYLOAD; i < n; i++)
 		pl[i] = (char)pattern(id, i);
 }
@@ -362,17 +362,17 @@ static int emit(struct world *w, uint32_t payload, bool commit,
 		return ret;
 	}
 	uint64_t id = w->next_id++;
-	CHECK_EQ(ctx.cpu, 0);
-	CHECK_EQ(ctx.offset, w->start + start);
+	CHECK_EQ(ctx.r.cpu, 0);
+	CHECK_EQ(ctx.r.offset, w->start + start);
 	CHECK_EQ(ctx.slot_size, slot);
-	CHECK_EQ(ctx.tsc, now);
+	CHECK_EQ(ctx.r.tsc, now);
 	CHECK(ctx.full_tsc == full, "full_tsc %d, model %d (delta %lu)",
 	      ctx.full_tsc, full, (unsigned long)(now - w->last_tsc));
 	CHECK_EQ(ctl0(w)->write_count, w->start + end);
-	CHECK(in_cpu0_data(w, ctx.addr, slot), "slot outside CPU 0's data");
-	CHECK_EQ((uint64_t)(ctx.addr - w->rb.data) % S, start % S);
+	CHECK(in_cpu0_data(w, ctx.r.addr, slot), "slot outside CPU 0's data");
+	CHECK_EQ((uint64_t)(ctx.r.addr - w->rb.data) % S, start % S);
 	if (!new_pkt && w->prev_end)
-		CHECK(ctx.addr == w->prev_end,
+		CHECK(ctx.r.addr == w->prev_end,
 		      "slot at +%lu does not follow the previous one",
 		      (unsigned long)start);
 	/* callbacks */
@@ -395,12 +395,12 @@ static int emit(struct world *w, uint32_t payload, bool commit,
 			CHECK_EQ(begins[b0].a, seq);
 			CHECK_EQ(begins[b0].tsc, now);
 			CHECK_EQ(begins[b0].cpu, 0);
-			CHECK(begins[b0].sb == ctx.addr - HDR_SIZE,
+			CHECK(begins[b0].sb == ctx.r.addr - HDR_SIZE,
 			      "event not right after the packet header");
 		}
 		if (end % S == 0) {
 			CHECK_EQ(ends[ei].a, S);
-			CHECK(ends[ei].sb == ctx.addr + slot - S,
+			CHECK(ends[ei].sb == ctx.r.addr + slot - S,
 			      "END_SWITCH_CURRENT closed another sub-buffer");
 		}
 	}
@@ -419,7 +419,7 @@ static int emit(struct world *w, uint32_t payload, bool commit,
 	}
 	w->pos = end;
 	w->last_tsc = now;
-	w->prev_end = ctx.addr + slot;
+	w->prev_end = ctx.r.addr + slot;
 	if (commit) {	/* else the caller commits with commit_event() */
 		write_event(&ctx, id);
 		rb_commit(&w->rb, &ctx);
@@ -733,7 +733,7 @@ static void test_no_holes(const struct variant *v, enum rb_mode mode)
 	uint64_t held_id = w->next_id;
 	fake_now++;
 	CHECK_EQ(emit(w, 300, false, &held), 0);
-	uint64_t held_seq = (held.offset - w->start) / w->S;
+	uint64_t held_seq = (held.r.offset - w->start) / w->S;
 	/* fill the rest of that sub-buffer and half of the next */
 	while (w->pos / w->S == held_seq || w->pos % w->S < w->S / 2) {
 		fake_now++;
@@ -904,7 +904,7 @@ static void test_migrated_commit(const struct variant *v)
 			fake_now++;
 			emit(w, 300, true, NULL);
 		}
-		uint32_t idx = rb_subbuf_index(&w->rb, held.offset);
+		uint32_t idx = rb_subbuf_index(&w->rb, held.r.offset);
 		uint64_t remote0 = ctl0(w)->sb[idx].commit_remote;
 		uint64_t local0 = ctl0(w)->sb[idx].commit_local;
 		struct rb_read r;
@@ -957,7 +957,7 @@ static void test_oversize(const struct variant *v)
 }
 
 /*
- * The sub-buffer table lives in memory another process can write (the
+ * The sub-buffer table and the hot word live in memory another process can write (the
  * daemon, other programs of a per-user buffer): whatever it holds, no
  * writer and no reader may touch memory outside the CPU's sub-buffers.
  */
@@ -977,11 +977,18 @@ static void test_corrupt_table(const struct variant *v)
 						       round & RB_TABLE_TAG_MASK, round & 1);
 		if (round % 7 == 0)
 			c->reader_subbuf = 0xfffffff0u;
+		/* The fast path's hot word: this sub-buffer's number with an
+		 * index out of range, or garbage. */
+		if (round % 3 == 0)
+			c->hot_subbuf = RB_HOT_MAKE(c->write_count, w->rb.geom.sbfbits,
+						    0xfffffff0u - round);
+		else if (round % 3 == 1)
+			c->hot_subbuf = 0x9e3779b97f4a7c15ULL * (round + 1);
 		fake_now++;
 		struct rb_ctx ctx = { .payload_size = 100, .hdr_compact = EV_COMPACT,
 				      .hdr_full = EV_FULL };
 		if (rb_reserve(&w->rb, &ctx, fake_clock) == 0) {
-			CHECK(in_cpu0_data(w, ctx.addr, ctx.slot_size),
+			CHECK(in_cpu0_data(w, ctx.r.addr, ctx.slot_size),
 			      "round %u: slot outside the buffer", round);
 			write_event(&ctx, round);
 			rb_commit(&w->rb, &ctx);
@@ -1072,7 +1079,7 @@ static void nest_writer(void)
 			break;
 		write_event(&ctx, nest_id++);
 		rb_commit(&w->rb, &ctx);
-		if ((ctx.offset - w->start) / w->S >= 2)
+		if ((ctx.r.offset - w->start) / w->S >= 2)
 			break;	/* packet 1 closed by us */
 	}
 }
@@ -1113,7 +1120,7 @@ static void test_nested_switch(const struct variant *v, enum rb_mode mode,
 	CHECK(end_hook == NULL, "the switch did not call subbuf_end");
 	end_hook = NULL;
 	if (ret == 0) {
-		CHECK_EQ(ctx.offset - w->start, w->S + HDR_SIZE);
+		CHECK_EQ(ctx.r.offset - w->start, w->S + HDR_SIZE);
 		write_event(&ctx, 999999);	/* just before the nested ids */
 		rb_commit(&w->rb, &ctx);
 	}
@@ -1391,8 +1398,8 @@ static void test_timestamps(const struct variant *v)
 		bool would_cross = !at_boundary &&
 				   w->pos % w->S + EV_FULL + pl > w->S;
 		CHECK_EQ(emit(w, pl, true, &ctx), 0);
-		CHECK(ctx.tsc >= prev, "tsc went back");
-		prev = ctx.tsc;
+		CHECK(ctx.r.tsc >= prev, "tsc went back");
+		prev = ctx.r.tsc;
 		/* emit() checked full_tsc against the model; say it
 		 * plainly for the jumps too */
 		if (d >= (1u << bits) && !at_boundary && !would_cross)
@@ -1476,8 +1483,8 @@ static void test_overwrite(const struct variant *v)
 		fake_now++;
 		struct rb_ctx ctx;
 		if (emit(w, 200, true, &ctx) == 0)
-			inside += ctx.addr + ctx.slot_size > held &&
-				  ctx.addr < held + w->S;
+			inside += ctx.r.addr + ctx.slot_size > held &&
+				  ctx.r.addr < held + w->S;
 		for (unsigned k = nbegin ? nbegin - 1 : 0; k < nbegin; k++)
 			inside += begins[k].sb == held;
 	}
@@ -1596,7 +1603,7 @@ static void test_attach(const struct variant *v)
 	CORRUPT(h->magic[0] = 'X', -EINVAL);
 	CORRUPT(h->magic[7] = '!', -EINVAL);
 	CORRUPT(h->header_size = 12345, -EINVAL);
-	CORRUPT(h->version = 2, -EPROTO);
+	CORRUPT(h->version = RB_SHM_VERSION + 1, -EPROTO);
 	CORRUPT(h->version = 0, -EPROTO);
 	CORRUPT(h->subbuf_size = 8193, -EINVAL);
 	CORRUPT(h->subbuf_size = 0, -EINVAL);
@@ -1719,15 +1726,15 @@ static void *mt_writer(void *p)
 					(unsigned long)seq, ret, sched_getcpu());
 			continue;
 		}
-		char *e = ctx.addr;
+		char *e = ctx.r.addr;
 		uint32_t hl = ctx.full_tsc ? EV_FULL : EV_COMPACT;
 		struct ev_hdr h = { ctx.slot_size,
 				    ctx.full_tsc ? EV_KIND_FULL : EV_KIND_COMPACT,
-				    ctx.tsc };
+				    ctx.r.tsc };
 		memcpy(e, &h, hl);
 		memcpy(e + hl, words, nw * 8);
-		memcpy(e + hl + nw * 8, &ctx.tsc, 8);
-		uint64_t sum = mt_checksum(words, nw) ^ ctx.tsc;
+		memcpy(e + hl + nw * 8, &ctx.r.tsc, 8);
+		uint64_t sum = mt_checksum(words, nw) ^ ctx.r.tsc;
 		memcpy(e + hl + nw * 8 + 8, &sum, 8);
 		if ((seq & 1023) == 0)
 			sched_yield();	/* let the threads interleave */
