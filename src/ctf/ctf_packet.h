@@ -82,7 +82,7 @@ static inline uint16_t ctf_event_header_size(uint32_t id, int full_tsc)
 static inline uint32_t ctf_write_event_header(char *p, uint32_t id,
 					      uint64_t tsc, int full_tsc)
 {
-	if (id <= CTF_COMPACT_ID_MAX && !full_tsc) {
+	if (__builtin_expect(id <= CTF_COMPACT_ID_MAX && !full_tsc, 1)) {
 		uint32_t h = id | (uint32_t)(tsc << 5);
 		__builtin_memcpy(p, &h, 4);
 		return CTF_EVENT_HEADER_COMPACT;

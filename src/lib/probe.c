@@ -61,8 +61,9 @@ static __thread int32_t rt_prio __attribute__((tls_model("initial-exec")));
 
 /* What rt_slot.opaque holds between reserve and commit. */
 struct rt_slot_priv {
-	struct rb_ctx ctx;
 	struct rb *rb;
+	struct rb_fast r;		/* the slot (rb_reserve's ctx.r) */
+	uint32_t slot_size;
 	uint32_t multi;			/* daemon mode: rt_multi[] is in use */
 };
 _Static_assert(sizeof(struct rt_slot_priv) <= sizeof(((struct rt_slot *)0)->opaque),
@@ -145,15 +146,16 @@ static bool targets_reserve(struct rt_slot *slot, const struct rt_target_set *se
 		}
 		sp->rb = rb;
 		sp->multi = 1;
-		sp->ctx.payload_size = (uint32_t)size;
-		sp->ctx.hdr_compact = t->hdr_compact;
-		sp->ctx.hdr_full = CTF_EVENT_HEADER_EXTENDED;
-		if (rb_reserve(rb, &sp->ctx, rt_clock_read) != 0)
+		struct rb_ctx ctx = { .payload_size = (uint32_t)size,
+				      .hdr_compact = t->hdr_compact,
+				      .hdr_full = CTF_EVENT_HEADER_EXTENDED };
+		if (rb_reserve(rb, &ctx, rt_clock_read) != 0)
 			continue;
-		char *p = sp->ctx.r.addr + ctf_write_event_header(sp->ctx.r.addr, t->id,
-								sp->ctx.r.tsc,
-								sp->ctx.full_tsc);
-		slot->p = write_contexts(p, t->buf, sp->ctx.r.cpu, ip);
+		sp->r = ctx.r;
+		sp->slot_size = ctx.slot_size;
+		char *p = ctx.r.addr + ctf_write_event_header(ctx.r.addr, t->id, ctx.r.tsc,
+							      ctx.full_tsc);
+		slot->p = write_contexts(p, t->buf, ctx.r.cpu, ip);
 		struct rt_multi *m = &rt_multi[rt_nesting - 1];
 		m->set = set;
 		m->idx = idx;
@@ -298,7 +300,8 @@ one_reserve_slot(const struct rt_one *o, uintptr_t ip, struct rt_slot *slot)
 		rt_nesting--;
 		return false;
 	}
-	sp->ctx = ctx;
+	sp->r = ctx.r;
+	sp->slot_size = ctx.slot_size;
 	slot->p = p;
 	return true;
 }
@@ -347,7 +350,7 @@ static RT_NOINLINE void daemon_record(const struct rt_target_set *set,
 	struct rt_slot_priv *sp = (struct rt_slot_priv *)slot.opaque;
 	do {
 		rt_copy(slot.p, payload, size);
-		rb_commit(sp->rb, &sp->ctx);
+		rb_fast_commit(sp->rb, &sp->r, sp->slot_size);
 	} while (daemon_next(&slot));
 }
 
@@ -371,7 +374,7 @@ bool rt__reserve(struct rt_event_desc *ev, size_t payload_size,
 bool rt__commit(struct rt_slot *slot)
 {
 	struct rt_slot_priv *sp = (struct rt_slot_priv *)slot->opaque;
-	rb_commit(sp->rb, &sp->ctx);
+	rb_fast_commit(sp->rb, &sp->r, sp->slot_size);
 	if (__builtin_expect(sp->multi, 0))
 		return daemon_next(slot);
 	rt_nesting--;
@@ -419,7 +422,7 @@ static RT_NOINLINE void record_general(const struct rt_event_class *c,
 
 /* rt__record's fast path in buffer `rb` (event `id`, compact header of
  * `hdr` bytes, no contexts): rb_fast_reserve, header, payload,
- * rb_fast_commit, nothing out of line. False: nothing was written. */
+ * rb_commit_rseq, nothing out of line. False: nothing was written. */
 static inline __attribute__((always_inline)) bool
 record_fast(struct rb *rb, uint32_t id, uint32_t hdr, const void *payload, size_t size)
 {
@@ -429,7 +432,7 @@ record_fast(struct rb *rb, uint32_t id, uint32_t hdr, const void *payload, size_
 		return false;
 	uint32_t h = ctf_write_event_header(f.addr, id, f.tsc, 0);
 	rt_copy(f.addr + h, payload, size);
-	rb_fast_commit(rb, &f, slot);
+	rb_commit_rseq(rb, &f, slot);
 	return true;
 }
 

@@ -327,6 +327,8 @@ static void rb_commit_bytes(struct rb *rb, uint32_t cpu, uint64_t offset,
 		.ctl = c,
 		.sb = &c->sb[rb_subbuf_index(rb, offset)],
 		.offset = offset,
+		.room = (uint32_t)(rb->subbuf_size - (offset & (rb->subbuf_size - 1))),
+		.rseq_off = rb->rseq_off,
 		.cpu = (int32_t)cpu,
 	};
 	rb_fast_commit(rb, &f, bytes);
@@ -443,6 +445,8 @@ static void rb_ctx_place(struct rb *rb, struct rb_ctx *ctx, uint32_t cpu,
 	ctx->r.cpu = (int32_t)cpu;
 	ctx->r.ctl = c;
 	ctx->r.sb = &c->sb[rb_subbuf_index(rb, offset)];
+	ctx->r.room = (uint32_t)(rb->subbuf_size - (offset & (rb->subbuf_size - 1)));
+	ctx->r.rseq_off = rb->rseq_off;
 	ctx->r.addr = rb_phys_addr(rb, cpu, phys) + (offset & (rb->subbuf_size - 1));
 }
 

@@ -264,6 +264,9 @@ struct rb_fast {
 	struct rb_subbuf_ctl *sb; /* the slot's sub-buffer counters */
 	uint64_t offset;	/* write_count at the slot's start */
 	uint64_t tsc;		/* the event's timestamp */
+	ptrdiff_t rseq_off;	/* rb->rseq_off (kept: the slot's writes
+				 * may alias struct rb for the compiler) */
+	uint32_t room;		/* bytes from offset to its sub-buffer's end */
 	int32_t cpu;		/* the buffer the slot is in */
 };
 

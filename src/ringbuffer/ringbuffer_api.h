@@ -134,7 +134,9 @@ rb_fast_reserve(const struct rb *rb, uint64_t slot, uint64_t (*clock)(void),
 	f->ctl = c;
 	f->sb = sb;
 	f->offset = wc;
+	f->room = (uint32_t)(S - in_sb);
 	f->tsc = tsc;
+	f->rseq_off = off;
 	f->cpu = cpu;
 	return true;
 #else
@@ -147,8 +149,8 @@ rb_fast_reserve(const struct rb *rb, uint64_t slot, uint64_t (*clock)(void),
 }
 
 /*
- * Algorithm 3 (COMMIT_SLOT): add the slot's size to its sub-buffer's
- * commit count. On the CPU that owns the buffer this is a local add in an
+ * Algorithm 3 (COMMIT_SLOT) for a slot of rb_fast_reserve (rseq mode,
+ * usable here): add the slot's size to its sub-buffer's commit count. On the CPU that owns the buffer this is a local add in an
  * rseq section (commit_local); a committer that migrated since the
  * reservation, or any committer in SMP-atomic mode, adds to commit_remote
  * instead (rb_commit_slow), so neither word is ever written both ways.
@@ -165,27 +167,36 @@ rb_fast_reserve(const struct rb *rb, uint64_t slot, uint64_t (*clock)(void),
  * enter the sub-buffer (equation (3) in the slow path) complete it then.
  */
 static inline __attribute__((always_inline)) void
-rb_fast_commit(struct rb *rb, const struct rb_fast *f, uint64_t slot)
+rb_commit_rseq(struct rb *rb, const struct rb_fast *f, uint64_t slot)
 {
 #if RB_HAVE_RSEQ
 	/* The asm's "memory" clobber is the compiler barrier of Algorithm 3
 	 * line 1: the slot's data is written before the add; it also keeps
 	 * the write_count load below after the add. */
-	if (__builtin_expect(rb->rseq_fast, 1) &&
-	    __builtin_expect(rb_rseq_add(&f->sb->commit_local, slot, f->cpu,
-					 rb->rseq_off) == 0,
+	if (__builtin_expect(rb_rseq_add(&f->sb->commit_local, slot, f->cpu,
+					 f->rseq_off) == 0,
 			     1)) {
 		/* Relaxed: only decides whether to check; the check does the
-		 * acquire loads that pair with the other committers. Still in
-		 * the slot's sub-buffer: no shift needed to tell. */
+		 * acquire loads that pair with the other committers.
+		 * Differences of free-running counters: wrap-safe. */
 		uint64_t wc = __atomic_load_n(&f->ctl->write_count, __ATOMIC_RELAXED);
-		if (__builtin_expect((wc ^ f->offset) < rb->subbuf_size, 1))
+		if (__builtin_expect(wc - f->offset < f->room, 1))
 			return;
 		rb_commit_slow(rb, f->cpu, f->offset, 0);
 		return;
 	}
 #endif
 	rb_commit_slow(rb, f->cpu, f->offset, slot);
+}
+
+/* As rb_commit_rseq for any slot (from the slow path too, in any mode). */
+static inline __attribute__((always_inline)) void
+rb_fast_commit(struct rb *rb, const struct rb_fast *f, uint64_t slot)
+{
+	if (__builtin_expect(rb->rseq_fast, 1))
+		rb_commit_rseq(rb, f, slot);
+	else
+		rb_commit_slow(rb, f->cpu, f->offset, slot);
 }
 
 /*
