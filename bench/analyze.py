@@ -507,8 +507,8 @@ def main():
             return med(vals)
 
         parts = [
-            ("call (call site + 2 calls through the PLT)", lambda v: v["calls"] - v["empty"]),
-            ("probe bookkeeping (rt__reserve/rt__commit around the fast path)",
+            ("call (call site + a call through the PLT)", lambda v: v["calls"] - v["empty"]),
+            ("probe bookkeeping (rt__record around the fast path)",
              lambda v: v["lib"] - v["inline"] - v["calls"] + v["empty"]),
             ("clock (rdtsc in the reservation)", lambda v: v["buf_clk"] - v["buf"]),
             ("serialization (4-byte header + payload)", lambda v: v["inline"] - v["buf_clk"]),

@@ -13,8 +13,9 @@
  *   buf_clk    the same with the TSC
  *   inline     + the 4-byte CTF event header and the 4-byte payload: the
  *              whole probe, inlined, with no call and no bookkeeping
- *   calls      the rt_event call site with the two library calls, into a
- *              stub library (stub_probe.c) that does nothing
+ *   calls      the rt_event call site (payload serialized on the stack)
+ *              and its library call, into a stub library (stub_probe.c)
+ *              that does nothing
  *   lib        rt_event through libringtrace (recording when run with
  *              RINGTRACE_OUTPUT set, as micro_rt)
  *   *_atomic   buf and inline with SMP atomics instead of rseq
@@ -26,9 +27,9 @@
  *
  * Then: buffer = buf - empty, clock = buf_clk - buf, serialization =
  * inline - buf_clk, call = calls - empty, probe bookkeeping (what
- * rt__reserve/rt__commit add around the inlined fast path: nesting count,
- * channel and class loads, the slot's copy through rt_slot) = lib - inline
- * - call. run.sh and analyze.py compute them from the medians.
+ * rt__record adds around the inlined fast path: the class and channel
+ * loads and checks, saving and restoring registers) = lib - inline - call.
+ * run.sh and analyze.py compute them from the medians.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -170,12 +171,9 @@ BENCH_DEFINE(buf_atomic, buf_only(&rb_atomic, clk_counter, v, false))
 BENCH_DEFINE(inline_atomic, buf_only(&rb_atomic, clk_tsc, v, true))
 BENCH_DEFINE(calls, do {
 	if (__atomic_load_n(&stub_ev.enabled, __ATOMIC_RELAXED)) {
-		struct rt_slot s_;
-		if (stub_reserve(&stub_ev, sizeof(v), &s_)) {
-			do {
-				memcpy(s_.p, &v, sizeof(v));
-			} while (stub_commit(&s_));
-		}
+		char b_[sizeof(v)];
+		memcpy(b_, &v, sizeof(v));
+		stub_record(&stub_ev, b_, sizeof(b_));
 	}
 } while (0))
 BENCH_DEFINE(lib, rt_event(rtbench, p4, v, v))
@@ -195,7 +193,7 @@ static const struct bench_case cases[] = {
 	BENCH_CASE(inline, need_rseq, "buf_clk + CTF header + payload"),
 	BENCH_CASE(buf_atomic, NULL, "buf with SMP atomics"),
 	BENCH_CASE(inline_atomic, NULL, "inline with SMP atomics"),
-	BENCH_CASE(calls, NULL, "call site + two calls into a stub library"),
+	BENCH_CASE(calls, NULL, "call site + one call into a stub library"),
 	BENCH_CASE(lib, NULL, "rt_event through libringtrace"),
 	BENCH_CASE(floor, floor_init, "minimal rseq per-CPU buffer (cost floor)"),
 };

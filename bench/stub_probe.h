@@ -4,8 +4,8 @@
 
 #include <ringtrace/ringtrace.h>
 
-__attribute__((visibility("default"))) bool
-stub_reserve(struct rt_event_desc *ev, size_t payload_size, struct rt_slot *slot);
-__attribute__((visibility("default"))) bool stub_commit(struct rt_slot *slot);
+/* Shaped like rt__record: the payload is serialized by the caller. */
+__attribute__((visibility("default"))) void
+stub_record(struct rt_event_desc *ev, const void *payload, size_t size);
 
 #endif
