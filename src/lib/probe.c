@@ -455,18 +455,12 @@ void rt__record(struct rt_event_desc *ev, const void *payload, size_t size)
 	const struct rt_event_class *c = __atomic_load_n(&ev->priv, __ATOMIC_ACQUIRE);
 	struct rt_channel *ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(c != NULL && size <= RT_FAST_PAYLOAD, 1)) {
-		if (__builtin_expect(ch != NULL, 1)) {
-			if (__builtin_expect(record_fast(&ch->rb, c->id, c->hdr_compact,
-							 payload, size),
-					     1))
-				return;
-		} else {
-			const struct rt_target_set *set = daemon_targets(c);
-			if (set && set->nr == 1 && set->t[0].buf->nr_ctx == 0 &&
-			    record_fast(&set->t[0].buf->rb, set->t[0].id,
-					set->t[0].hdr_compact, payload, size))
-				return;
-		}
+		struct rt_one o;
+		const struct rt_target_set *set;
+		if (__builtin_expect(rt_pick_one(c, ch, size, &o, &set), 1) &&
+		    (!o.dbuf || o.dbuf->nr_ctx == 0) &&
+		    __builtin_expect(record_fast(o.rb, o.id, o.hdr_compact, payload, size), 1))
+			return;
 	}
 	record_general(c, ch, payload, size, (uintptr_t)__builtin_return_address(0));
 }

@@ -313,8 +313,22 @@ RB_NOINLINE void rb_commit_slow(struct rb *rb, int32_t cpu, uint64_t offset,
 		__atomic_fetch_add(&c->sb[idx].commit_remote, remote_bytes,
 				   __ATOMIC_SEQ_CST);
 	uint64_t wc = __atomic_load_n(&c->write_count, __ATOMIC_RELAXED);
-	if ((wc ^ offset) >> rb->geom.sbfbits)
+	if (rb_left_subbuf(wc, offset, rb_room(rb, offset)))
 		rb_subbuf_try_complete(rb, (uint32_t)cpu, idx, offset);
+}
+
+/* The commit bookkeeping of a slot reserved at `offset` in `cpu`'s buffer
+ * (all of struct rb_fast but addr and tsc). */
+static void rb_fast_at(struct rb *rb, uint32_t cpu, uint64_t offset,
+		       struct rb_fast *f)
+{
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	f->ctl = c;
+	f->sb = &c->sb[rb_subbuf_index(rb, offset)];
+	f->offset = offset;
+	f->room = rb_room(rb, offset);
+	f->rseq_off = rb->rseq_off;
+	f->cpu = (int32_t)cpu;
 }
 
 /* Commit bytes for the switch steps: local if we are on `cpu` (rseq mode),
@@ -322,15 +336,8 @@ RB_NOINLINE void rb_commit_slow(struct rb *rb, int32_t cpu, uint64_t offset,
 static void rb_commit_bytes(struct rb *rb, uint32_t cpu, uint64_t offset,
 			    uint64_t bytes)
 {
-	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
-	struct rb_fast f = {
-		.ctl = c,
-		.sb = &c->sb[rb_subbuf_index(rb, offset)],
-		.offset = offset,
-		.room = (uint32_t)(rb->subbuf_size - (offset & (rb->subbuf_size - 1))),
-		.rseq_off = rb->rseq_off,
-		.cpu = (int32_t)cpu,
-	};
+	struct rb_fast f;
+	rb_fast_at(rb, cpu, offset, &f);
 	rb_fast_commit(rb, &f, bytes);
 }
 
@@ -437,16 +444,10 @@ static void rb_ctx_place(struct rb *rb, struct rb_ctx *ctx, uint32_t cpu,
 			 uint64_t offset)
 {
 	uint32_t phys = rb_writer_phys(rb, cpu, offset);
-	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
-	/* Relaxed: validated by its tag on use (rb_reserve). */
-	__atomic_store_n(&c->hot_subbuf, RB_HOT_MAKE(offset, rb->geom.sbfbits, phys),
-			 __ATOMIC_RELAXED);
-	ctx->r.offset = offset;
-	ctx->r.cpu = (int32_t)cpu;
-	ctx->r.ctl = c;
-	ctx->r.sb = &c->sb[rb_subbuf_index(rb, offset)];
-	ctx->r.room = (uint32_t)(rb->subbuf_size - (offset & (rb->subbuf_size - 1)));
-	ctx->r.rseq_off = rb->rseq_off;
+	/* Relaxed: validated by its tag on use (rb_fast_reserve). */
+	__atomic_store_n(&rb_cpu(rb, cpu)->hot_subbuf,
+			 RB_HOT_MAKE(offset, rb->geom.sbfbits, phys), __ATOMIC_RELAXED);
+	rb_fast_at(rb, cpu, offset, &ctx->r);
 	ctx->r.addr = rb_phys_addr(rb, cpu, phys) + (offset & (rb->subbuf_size - 1));
 }
 

@@ -46,6 +46,21 @@ static inline uint64_t rb_ctx_target(const struct rb *rb, uint64_t offset)
 	       rb->commit_mask;
 }
 
+/* Bytes from `offset` to the end of its sub-buffer. */
+static inline uint32_t rb_room(const struct rb *rb, uint64_t offset)
+{
+	return (uint32_t)(rb->subbuf_size - (offset & (rb->subbuf_size - 1)));
+}
+
+/* Whether write_count `wc` has left the sub-buffer of the slot at
+ * `offset`, `room` bytes before that sub-buffer's end: the commit's
+ * shortcut for equation (3) (rb_commit_rseq). Differences of free-running
+ * counters: wrap-safe. */
+static inline bool rb_left_subbuf(uint64_t wc, uint64_t offset, uint64_t room)
+{
+	return wc - offset >= room;
+}
+
 /* The slow path through a copy of *ctx: the caller's ctx never has its
  * address passed out of line, so the compiler keeps it in registers on
  * the fast path instead of storing every field to the stack. */
@@ -134,7 +149,7 @@ rb_fast_reserve(const struct rb *rb, uint64_t slot, uint64_t (*clock)(void),
 	f->ctl = c;
 	f->sb = sb;
 	f->offset = wc;
-	f->room = (uint32_t)(S - in_sb);
+	f->room = rb_room(rb, wc);
 	f->tsc = tsc;
 	f->rseq_off = off;
 	f->cpu = cpu;
@@ -150,7 +165,8 @@ rb_fast_reserve(const struct rb *rb, uint64_t slot, uint64_t (*clock)(void),
 
 /*
  * Algorithm 3 (COMMIT_SLOT) for a slot of rb_fast_reserve (rseq mode,
- * usable here): add the slot's size to its sub-buffer's commit count. On the CPU that owns the buffer this is a local add in an
+ * usable here): add the slot's size to its sub-buffer's commit count. On
+ * the CPU that owns the buffer this is a local add in an
  * rseq section (commit_local); a committer that migrated since the
  * reservation, or any committer in SMP-atomic mode, adds to commit_remote
  * instead (rb_commit_slow), so neither word is ever written both ways.
@@ -177,10 +193,9 @@ rb_commit_rseq(struct rb *rb, const struct rb_fast *f, uint64_t slot)
 					 f->rseq_off) == 0,
 			     1)) {
 		/* Relaxed: only decides whether to check; the check does the
-		 * acquire loads that pair with the other committers.
-		 * Differences of free-running counters: wrap-safe. */
+		 * acquire loads that pair with the other committers. */
 		uint64_t wc = __atomic_load_n(&f->ctl->write_count, __ATOMIC_RELAXED);
-		if (__builtin_expect(wc - f->offset < f->room, 1))
+		if (__builtin_expect(!rb_left_subbuf(wc, f->offset, f->room), 1))
 			return;
 		rb_commit_slow(rb, f->cpu, f->offset, 0);
 		return;
