@@ -38,17 +38,16 @@ extern "C" {
 
 #define RT_API __attribute__((visibility("default")))
 
-/* Reserve room for `payload_size` bytes in the first buffer that records
- * the event; false if the event is dropped (and counted as lost). */
-RT_API bool rt__reserve(struct rt_event_desc *ev, size_t payload_size,
-			struct rt_slot *slot);
-/* Commit the slot; true if the event must also be written to another
- * buffer, whose slot is then reserved in `slot`. */
-RT_API bool rt__commit(struct rt_slot *slot);
 /* Record an event whose payload (`size` bytes at `payload`) is already
  * serialized: one call for events without strings or byte sequences. */
 RT_API void rt__record(struct rt_event_desc *ev, const void *payload,
-		       size_t size);
+		       size_t size) __attribute__((nonnull(1, 2)));
+/* Record an event whose fields are `nr` parts (strings and byte sequences
+ * among them), written in order into every buffer that records it: one
+ * call, the library serializes. */
+RT_API void rt__record_parts(struct rt_event_desc *ev,
+			     const struct rt_part *parts, uint32_t nr)
+	__attribute__((nonnull(1, 2)));
 /* Register/unregister a module's events (called by the constructor below). */
 RT_API void rt__register(struct rt_event_desc *const *begin,
 			 struct rt_event_desc *const *end);
@@ -97,33 +96,6 @@ static inline size_t rt__size_bytes(const void *v, size_t n)
 	return sizeof(uint32_t) + ((const struct rt_bytes *)v)->len;
 }
 
-static inline char *rt__write_fixed(char *p, const void *v, size_t n)
-{
-	memcpy(p, v, n);
-	return p + n;
-}
-
-/* `n` is the size computed before reserving; the string is cut there and
- * terminated even if another thread changed it in between. */
-static inline char *rt__write_str(char *p, const void *v, size_t n)
-{
-	const char *s = *(const char *const *)v;
-	if (!s)
-		s = "(null)";
-	memcpy(p, s, n - 1);
-	p[n - 1] = '\0';
-	return p + n;
-}
-
-static inline char *rt__write_bytes(char *p, const void *v, size_t n)
-{
-	const struct rt_bytes *b = (const struct rt_bytes *)v;
-	memcpy(p, &b->len, sizeof(uint32_t));
-	if (b->len)
-		memcpy(p + sizeof(uint32_t), b->ptr, b->len);
-	return p + n;
-}
-
 #define RT__DISPATCH(x, fixed, str, bytes)                                     \
 	_Generic((x), char *: str, const char *: str, struct rt_bytes: bytes,  \
 		 default: fixed)
@@ -141,10 +113,18 @@ static inline char *rt__write_bytes(char *p, const void *v, size_t n)
 #define RT__SIZEOF(i, name, value) +sizeof(rt__v##i)
 #define RT__VARIABLE(i, name, value)                                           \
 	+(RT__TYPE(value) == RT_TYPE_STRING || RT__TYPE(value) == RT_TYPE_BYTES)
-#define RT__SIZE(i, name, value) +rt__n##i
+#define RT__KIND(x)                                                            \
+	RT__DISPATCH(x, RT_PART_FIXED, RT_PART_STRING, RT_PART_BYTES)
+/* Sizes past 4 GiB are clamped: such an event is dropped (larger than any
+ * sub-buffer), never cut. */
+#define RT__PART(i, name, value)                                               \
+	{ &rt__v##i, rt__n##i > 0xffffffffu ? 0xffffffffu : (uint32_t)rt__n##i,  \
+	  RT__KIND(rt__v##i) },
+/* Fixed-size fields only (the branch that uses it is dead code for
+ * events with strings or sequences). */
 #define RT__WRITE(i, name, value)                                              \
-	rt__p = RT__DISPATCH(rt__v##i, rt__write_fixed, rt__write_str,         \
-			     rt__write_bytes)(rt__p, &rt__v##i, rt__n##i);
+	memcpy(rt__p, &rt__v##i, sizeof(rt__v##i));                            \
+	rt__p += sizeof(rt__v##i);
 
 /* The section that lists a module's events; its bounds are defined by the
  * linker for each executable and shared object. */
@@ -175,16 +155,16 @@ static inline char *rt__write_bytes(char *p, const void *v, size_t n)
 				rt__record(&rt__ev, rt__b,                     \
 					   (size_t)(rt__p - rt__b));           \
 			} else {                                               \
-				struct rt_slot rt__s;                          \
-				if (rt__reserve(&rt__ev,                       \
-						0 RT__PAIRS(RT__SIZE, ##__VA_ARGS__), \
-						&rt__s)) {                     \
-					do {                                   \
-						char *rt__p = rt__s.p;         \
-						RT__PAIRS(RT__WRITE, ##__VA_ARGS__) \
-						(void)rt__p;                   \
-					} while (rt__commit(&rt__s));          \
-				}                                              \
+				/* Strings or sequences: the library copies    \
+				 * each field once it knows where (the last    \
+				 * entry only keeps the array non-empty). */   \
+				const struct rt_part rt__parts[] = {           \
+					RT__PAIRS(RT__PART, ##__VA_ARGS__)     \
+					{ NULL, 0, 0 }                         \
+				};                                             \
+				rt__record_parts(&rt__ev, rt__parts,           \
+						 (uint32_t)(sizeof(rt__parts) / \
+							    sizeof(rt__parts[0]) - 1)); \
 			}                                                      \
 		}                                                              \
 	} while (0)

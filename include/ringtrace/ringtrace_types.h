@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define RT_ABI_VERSION 1
+#define RT_ABI_VERSION 2
 
 /* LTTng's log levels. */
 enum rt_loglevel {
@@ -87,10 +87,22 @@ static inline struct rt_bytes rt_bytes(const void *ptr, size_t len)
 	return b;
 }
 
-/* Library side of an event being written; opaque to the call site. */
-struct rt_slot {
-	char *p;			/* where the payload goes */
-	uint64_t opaque[10];
+/* How rt__record_parts reads one field (enum rt_part_kind). */
+enum rt_part_kind {
+	RT_PART_FIXED = 0,		/* `size` bytes at ptr */
+	RT_PART_STRING = 1,		/* ptr: a const char * (NULL: "(null)");
+					 * its first size - 1 bytes, then NUL */
+	RT_PART_BYTES = 2,		/* ptr: a struct rt_bytes; its length
+					 * (u32), then size - 4 bytes of it */
+};
+
+/* One field of an event with strings or byte sequences, as the call site
+ * sized it (rt__record_parts): the library writes exactly `size` bytes
+ * for it even if the string or sequence changed since it was sized. */
+struct rt_part {
+	const void *ptr;
+	uint32_t size;			/* bytes in the trace */
+	uint32_t kind;			/* enum rt_part_kind */
 };
 
 #ifdef __cplusplus

@@ -1,20 +1,23 @@
 /*
  * probe.c - the probe: called by an enabled call site, reserves a slot in
- * this CPU's buffer (the clock is read in the reservation loop), writes
- * the CTF event header, and commits after the call site wrote the payload.
+ * this CPU's buffer (the clock is read in the reservation), writes the
+ * CTF event header and the payload, and commits. Two entry points, one
+ * call per event: rt__record for events of fixed-size fields (the call
+ * site serialized the payload on its stack) and rt__record_parts for
+ * events with strings or byte sequences (the call site sized each field;
+ * the probe copies them into the slot, struct rt_part).
  *
  * Two modes. Embedded (`ringtrace record` without a daemon): one channel,
- * rt_active_channel, the path below inlined into each entry point. Daemon
- * mode: the class's target table (daemon_client.h) lists every buffer
- * set (channel of a session, per uid or per pid) the event goes to; the
- * slot is reserved in the first target that has room, and rt__commit
- * reserves the next one and returns true while targets remain, so the
- * call site writes the payload once per target. After the header come
- * the buffer set's contexts (dp.h), then the payload. A table with one
- * target (one channel of one session records the event: the common
- * case) takes embedded mode's inlined path with that buffer; only tables
- * with several targets go through the noinline loop (daemon_reserve,
- * daemon_next, daemon_record).
+ * rt_active_channel. Daemon mode: the class's target table
+ * (daemon_client.h) lists every buffer set (channel of a session, per uid
+ * or per pid) the event goes to, and the event is written to each in
+ * turn; a target without room drops it there (counted) and the next
+ * target still gets it. After the header come the buffer set's contexts
+ * (dp.h), then the payload. The common cases (embedded mode's channel, or
+ * daemon mode's only target when it has no contexts) take record_fast:
+ * the ring buffer's inline fast path with the header and payload writes
+ * between its reservation and commit, nothing out of line. Everything
+ * else goes through the noinline record_general.
  *
  * Context values: vpid, procname and hostname are cached at registration;
  * vtid and prio are cached per thread by its first event in daemon mode
@@ -24,12 +27,10 @@
  * instrumented code.
  *
  * Fast path: no lock, no system call (but the one-time context cache
- * above), no allocation, no floating point. rt__record's common case
- * (record_fast) is the ring buffer's inline fast path with the header
- * and payload writes between its reservation and commit, and nothing
- * else. Reentrant: a signal handler that traces while this thread is
- * between rt__reserve and rt__commit gets the next slot; nesting of
- * rt__reserve deeper than RT_MAX_NESTING drops the event and counts it.
+ * above), no allocation, no floating point. Reentrant without per-thread
+ * state: nothing runs between a reservation and its commit but this code,
+ * so a signal handler that traces meanwhile simply takes the next slot
+ * (such nesting is bounded by the signals themselves).
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -41,33 +42,8 @@
 #include "daemon_client.h"
 #include "rt_internal.h"
 
-/* Probe nesting depth of this thread (initial-exec: no allocation and no
- * lock on first use, unlike the general-dynamic TLS model). */
-static __thread uint32_t rt_nesting __attribute__((tls_model("initial-exec")));
-
-/* Daemon mode: where a multi-target event is, per nesting level (a
- * nested probe in a signal handler uses the next level and is done
- * before the interrupted one continues). */
-struct rt_multi {
-	const struct rt_target_set *set;
-	uint32_t idx;			/* target being written */
-	uint32_t payload;		/* bytes after the contexts */
-	uintptr_t ip;
-};
-static __thread struct rt_multi rt_multi[RT_MAX_NESTING]
-	__attribute__((tls_model("initial-exec")));
 static __thread int32_t rt_tid __attribute__((tls_model("initial-exec")));
 static __thread int32_t rt_prio __attribute__((tls_model("initial-exec")));
-
-/* What rt_slot.opaque holds between reserve and commit. */
-struct rt_slot_priv {
-	struct rb *rb;
-	struct rb_fast r;		/* the slot (rb_reserve's ctx.r) */
-	uint32_t slot_size;
-	uint32_t multi;			/* daemon mode: rt_multi[] is in use */
-};
-_Static_assert(sizeof(struct rt_slot_priv) <= sizeof(((struct rt_slot *)0)->opaque),
-	       "rt_slot too small");
 
 static RT_NOINLINE void rt_drop(struct rb *rb)
 {
@@ -130,77 +106,12 @@ static char *write_contexts(char *p, const struct rt_dbuf *b, int32_t cpu,
 	return p;
 }
 
-/* Reserve targets idx.. of the set until one has room; false when none
- * does. Nesting was counted by the caller. */
-static bool targets_reserve(struct rt_slot *slot, const struct rt_target_set *set,
-			    uint32_t idx, uint32_t payload, uintptr_t ip)
-{
-	struct rt_slot_priv *sp = (struct rt_slot_priv *)slot->opaque;
-	for (; idx < set->nr; idx++) {
-		const struct rt_target *t = &set->t[idx];
-		struct rb *rb = &t->buf->rb;
-		uint64_t size = (uint64_t)payload + t->buf->ctx_size;
-		if (__builtin_expect(size > rb->subbuf_size, 0)) {
-			rt_drop(rb);
-			continue;
-		}
-		sp->rb = rb;
-		sp->multi = 1;
-		struct rb_ctx ctx = { .payload_size = (uint32_t)size,
-				      .hdr_compact = t->hdr_compact,
-				      .hdr_full = CTF_EVENT_HEADER_EXTENDED };
-		if (rb_reserve(rb, &ctx, rt_clock_read) != 0)
-			continue;
-		sp->r = ctx.r;
-		sp->slot_size = ctx.slot_size;
-		char *p = ctx.r.addr + ctf_write_event_header(ctx.r.addr, t->id, ctx.r.tsc,
-							      ctx.full_tsc);
-		slot->p = write_contexts(p, t->buf, ctx.r.cpu, ip);
-		struct rt_multi *m = &rt_multi[rt_nesting - 1];
-		m->set = set;
-		m->idx = idx;
-		m->payload = payload;
-		m->ip = ip;
-		return true;
-	}
-	return false;
-}
-
 /* The class's daemon-mode target table, NULL when no session records it. */
 static inline const struct rt_target_set *daemon_targets(const struct rt_event_class *c)
 {
 	/* Acquire: pairs with the release store that published the table
 	 * (daemon_targets.c): the table and its buffer sets are complete. */
 	return __atomic_load_n(&c->targets, __ATOMIC_ACQUIRE);
-}
-
-/* Daemon mode's general reserve: the first target of the table `set`
- * (from daemon_targets(), may be NULL) that has room. */
-static RT_NOINLINE bool daemon_reserve(const struct rt_target_set *set,
-				       size_t payload_size, struct rt_slot *slot,
-				       uintptr_t ip)
-{
-	if (!set || payload_size > UINT32_MAX)
-		return false;
-	if (rt_nesting >= RT_MAX_NESTING) {
-		rt_drop(&set->t[0].buf->rb);
-		return false;
-	}
-	rt_nesting++;
-	if (targets_reserve(slot, set, 0, (uint32_t)payload_size, ip))
-		return true;
-	rt_nesting--;
-	return false;
-}
-
-/* After a daemon-mode commit: the next target, if any. */
-static RT_NOINLINE bool daemon_next(struct rt_slot *slot)
-{
-	const struct rt_multi *m = &rt_multi[rt_nesting - 1];
-	if (targets_reserve(slot, m->set, m->idx + 1, m->payload, m->ip))
-		return true;
-	rt_nesting--;
-	return false;
 }
 
 /* Where an event written to one buffer goes: embedded mode's channel, or
@@ -216,7 +127,7 @@ struct rt_one {
 /* Embedded mode: the event goes to channel ch. */
 static inline __attribute__((always_inline)) void
 rt_pick_embedded(const struct rt_event_class *c, struct rt_channel *ch,
-		 size_t payload_size, struct rt_one *o)
+		 uint64_t payload_size, struct rt_one *o)
 {
 	o->rb = &ch->rb;
 	o->dbuf = NULL;
@@ -225,43 +136,40 @@ rt_pick_embedded(const struct rt_event_class *c, struct rt_channel *ch,
 	o->hdr_compact = c->hdr_compact;
 }
 
-/* Daemon mode with one target (one session's one channel records the
- * event: the common case): fill *o and return true. No target or several:
- * false, *set = the class's table (may be NULL) for the general, noinline
- * path. */
-static inline __attribute__((always_inline)) bool
-rt_pick_daemon(const struct rt_event_class *c, size_t payload_size, struct rt_one *o,
-	       const struct rt_target_set **set)
+/* Daemon mode: the event goes to target t. */
+static inline __attribute__((always_inline)) void
+rt_pick_target(const struct rt_target *t, uint64_t payload_size, struct rt_one *o)
 {
-	const struct rt_target_set *s = daemon_targets(c);
-	*set = s;
-	if (!s || s->nr != 1)
-		return false;
-	const struct rt_target *t = &s->t[0];
 	o->rb = &t->buf->rb;
 	o->dbuf = t->buf;
-	o->size = (uint64_t)payload_size + t->buf->ctx_size;
+	o->size = payload_size + t->buf->ctx_size;
 	o->id = t->id;
 	o->hdr_compact = t->hdr_compact;
-	return true;
 }
 
-/* Embedded mode, or daemon mode with one target: as rt_pick_daemon. */
+/* Embedded mode, or daemon mode with one target (one session's one
+ * channel records the event: the common case): fill *o and return true.
+ * Daemon mode with no target or several: false, *set = the class's table
+ * (may be NULL) for the general, noinline path. */
 static inline __attribute__((always_inline)) bool
 rt_pick_one(const struct rt_event_class *c, struct rt_channel *ch,
-	    size_t payload_size, struct rt_one *o, const struct rt_target_set **set)
+	    uint64_t payload_size, struct rt_one *o, const struct rt_target_set **set)
 {
 	if (__builtin_expect(ch != NULL, 1)) {
 		rt_pick_embedded(c, ch, payload_size, o);
 		return true;
 	}
-	return rt_pick_daemon(c, payload_size, o, set);
+	const struct rt_target_set *s = daemon_targets(c);
+	*set = s;
+	if (!s || s->nr != 1)
+		return false;
+	rt_pick_target(&s->t[0], payload_size, o);
+	return true;
 }
 
 /* Reserve in o's buffer and write the event header (and daemon mode's
  * contexts); returns where the payload goes, or NULL (dropped, counted).
- * Inlined into the exported entry points (a call between exported
- * functions would go through the PLT); `ctx` is a local of the caller. */
+ * `ctx` is a local of the caller. */
 static inline __attribute__((always_inline)) char *
 one_reserve(const struct rt_one *o, uintptr_t ip, struct rb_ctx *ctx)
 {
@@ -279,31 +187,6 @@ one_reserve(const struct rt_one *o, uintptr_t ip, struct rb_ctx *ctx)
 	if (o->dbuf && o->dbuf->nr_ctx)
 		p = write_contexts(p, o->dbuf, ctx->r.cpu, ip);
 	return p;
-}
-
-/* rt__reserve's one-buffer case: one_reserve with the nesting level
- * counted (the call site's code runs before rt__commit). */
-static inline __attribute__((always_inline)) bool
-one_reserve_slot(const struct rt_one *o, uintptr_t ip, struct rt_slot *slot)
-{
-	struct rt_slot_priv *sp = (struct rt_slot_priv *)slot->opaque;
-	if (__builtin_expect(rt_nesting >= RT_MAX_NESTING, 0)) {
-		rt_drop(o->rb);
-		return false;
-	}
-	rt_nesting++;
-	sp->rb = o->rb;
-	sp->multi = 0;
-	struct rb_ctx ctx;
-	char *p = one_reserve(o, ip, &ctx);
-	if (__builtin_expect(!p, 0)) {
-		rt_nesting--;
-		return false;
-	}
-	sp->r = ctx.r;
-	sp->slot_size = ctx.slot_size;
-	slot->p = p;
-	return true;
 }
 
 /* Copy a small payload whose size is known only at run time without a
@@ -340,127 +223,164 @@ static inline __attribute__((always_inline)) void rt_copy(char *dst, const char 
 			dst[i] = src[i];
 }
 
-/* Daemon mode, events written in one call: every target in turn. */
-static RT_NOINLINE void daemon_record(const struct rt_target_set *set,
-				      const void *payload, size_t size, uintptr_t ip)
-{
-	struct rt_slot slot;
-	if (!daemon_reserve(set, size, &slot, ip))
-		return;
-	struct rt_slot_priv *sp = (struct rt_slot_priv *)slot.opaque;
-	do {
-		rt_copy(slot.p, payload, size);
-		rb_fast_commit(sp->rb, &sp->r, sp->slot_size);
-	} while (daemon_next(&slot));
-}
+/* An event's payload: `size` bytes serialized at `flat` (rt__record), or
+ * the `nr` fields at `parts` (rt__record_parts, flat NULL), `size` bytes
+ * in all. Both are nonnull arguments of their entry point (ringtrace.h),
+ * so each entry point's fast path keeps one branch of write_payload. */
+struct rt_payload {
+	const char *flat;
+	const struct rt_part *parts;
+	uint32_t nr;
+	uint64_t size;
+};
 
-bool rt__reserve(struct rt_event_desc *ev, size_t payload_size,
-		 struct rt_slot *slot)
-{
-	/* Acquire: pairs with the release stores that published the class
-	 * (registry) and the channel (session start). */
-	const struct rt_event_class *c = __atomic_load_n(&ev->priv, __ATOMIC_ACQUIRE);
-	struct rt_channel *ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
-	if (__builtin_expect(!c, 0))
-		return false;
-	uintptr_t ip = (uintptr_t)__builtin_return_address(0);
-	struct rt_one o;
-	const struct rt_target_set *set;
-	if (__builtin_expect(!rt_pick_one(c, ch, payload_size, &o, &set), 0))
-		return daemon_reserve(set, payload_size, slot, ip);
-	return one_reserve_slot(&o, ip, slot);
-}
-
-bool rt__commit(struct rt_slot *slot)
-{
-	struct rt_slot_priv *sp = (struct rt_slot_priv *)slot->opaque;
-	rb_fast_commit(sp->rb, &sp->r, sp->slot_size);
-	if (__builtin_expect(sp->multi, 0))
-		return daemon_next(slot);
-	rt_nesting--;
-	return false;
-}
-
-/* record_general for one buffer: reserve, header, contexts, payload,
- * commit. Inlined twice, so the embedded copy (o->dbuf constant NULL) has
- * no context code. No nesting level (see rt__record). */
+/* Write the parts: exactly parts[i].size bytes each, whatever became of
+ * the strings and sequences since the call site sized them (a string
+ * that grew is cut there and still terminated). A part too small for its
+ * kind (never made by rt_event) gets zeros. */
 static inline __attribute__((always_inline)) void
-one_record(const struct rt_one *o, uintptr_t ip, const void *payload, size_t size)
+write_parts(char *p, const struct rt_part *parts, uint32_t nr)
+{
+	for (uint32_t i = 0; i < nr; i++) {
+		const struct rt_part *pt = &parts[i];
+		uint32_t n = pt->size;
+		switch (pt->kind) {
+		case RT_PART_STRING: {
+			const char *str = *(const char *const *)pt->ptr;
+			if (!str)
+				str = "(null)";
+			if (n) {
+				rt_copy(p, str, n - 1);
+				p[n - 1] = '\0';
+			}
+			break;
+		}
+		case RT_PART_BYTES: {
+			const struct rt_bytes *b = (const struct rt_bytes *)pt->ptr;
+			if (n < sizeof(uint32_t)) {
+				memset(p, 0, n);
+				break;
+			}
+			uint32_t len = n - (uint32_t)sizeof(uint32_t);
+			memcpy(p, &len, sizeof(len));
+			rt_copy(p + sizeof(len), (const char *)b->ptr, len);
+			break;
+		}
+		default:
+			rt_copy(p, (const char *)pt->ptr, n);
+			break;
+		}
+		p += n;
+	}
+}
+
+static inline __attribute__((always_inline)) void
+write_payload(char *p, const struct rt_payload *pl)
+{
+	if (pl->flat)
+		rt_copy(p, pl->flat, pl->size);
+	else if (pl->parts)
+		write_parts(p, pl->parts, pl->nr);
+}
+
+/* One buffer: reserve, header, contexts, payload, commit. */
+static inline __attribute__((always_inline)) void
+one_record(const struct rt_one *o, uintptr_t ip, const struct rt_payload *pl)
 {
 	struct rb_ctx ctx;
 	char *p = one_reserve(o, ip, &ctx);
 	if (__builtin_expect(!p, 0))
 		return;
-	rt_copy(p, payload, size);
+	write_payload(p, pl);
 	rb_commit(o->rb, &ctx);
 }
 
-/* rt__record's general path: whatever record_fast does not take (see
- * rt__record). */
+/* The general path: whatever record_fast does not take (see rt__record).
+ * Daemon mode writes every target of the table in turn. */
 static RT_NOINLINE void record_general(const struct rt_event_class *c,
-				       struct rt_channel *ch, const void *payload,
-				       size_t size, uintptr_t ip)
+				       struct rt_channel *ch, struct rt_payload payload,
+				       uintptr_t ip)
 {
+	const struct rt_payload *pl = &payload;
 	if (__builtin_expect(!c, 0))
 		return;
 	struct rt_one o;
 	if (__builtin_expect(ch != NULL, 1)) {
-		rt_pick_embedded(c, ch, size, &o);
-		one_record(&o, ip, payload, size);
+		rt_pick_embedded(c, ch, pl->size, &o);
+		one_record(&o, ip, pl);
 		return;
 	}
-	const struct rt_target_set *set;
-	if (__builtin_expect(!rt_pick_daemon(c, size, &o, &set), 0)) {
-		daemon_record(set, payload, size, ip);
-		return;
+	const struct rt_target_set *set = daemon_targets(c);
+	for (uint32_t i = 0; set && i < set->nr; i++) {
+		rt_pick_target(&set->t[i], pl->size, &o);
+		one_record(&o, ip, pl);
 	}
-	one_record(&o, ip, payload, size);
 }
-
-/* Payloads up to this size take rt__record's fast path. */
-#define RT_FAST_PAYLOAD 32
 
 /* rt__record's fast path in buffer `rb` (event `id`, compact header of
  * `hdr` bytes, no contexts): rb_fast_reserve, header, payload,
- * rb_commit_rseq, nothing out of line. False: nothing was written. */
+ * rb_commit_rseq, nothing out of line. False: nothing was written. The
+ * payload comes as scalars, not as a struct rt_payload: fewer values stay
+ * live across the fast path. */
 static inline __attribute__((always_inline)) bool
-record_fast(struct rb *rb, uint32_t id, uint32_t hdr, const void *payload, size_t size)
+record_fast(struct rb *rb, uint32_t id, uint32_t hdr, const char *flat,
+	    const struct rt_part *parts, uint32_t nr, uint64_t size)
 {
 	struct rb_fast f;
 	uint64_t slot = (uint64_t)hdr + size;
 	if (__builtin_expect(!rb_fast_reserve(rb, slot, rt_clock_read, &f), 0))
 		return false;
 	uint32_t h = ctf_write_event_header(f.addr, id, f.tsc, 0);
-	rt_copy(f.addr + h, payload, size);
+	const struct rt_payload pl = { flat, parts, nr, size };
+	write_payload(f.addr + h, &pl);
 	rb_commit_rseq(rb, &f, slot);
 	return true;
 }
 
-/*
- * Events of fixed-size fields (the call site serialized the payload).
- * The common cases take record_fast with no call and no stack frame:
- * embedded mode's channel, or daemon mode's only target when its buffer
- * set has no contexts. Everything else (no class yet, several targets,
- * contexts, a large payload, a sub-buffer switch, a full timestamp, an
- * aborted rseq section) goes through record_general. No nesting level is
- * taken on either path: nothing runs between the reservation and the
- * commit but this code (a signal handler that traces meanwhile takes the
- * next slot, and such nesting is bounded by the signals), and no
- * per-level state is used.
- */
-void rt__record(struct rt_event_desc *ev, const void *payload, size_t size)
+/* Both entry points: record_fast when the class is known, `fast` (the
+ * payload is small enough to copy inline) and the event goes to one
+ * buffer without contexts; record_general otherwise. Always inlined into
+ * the entry point, whose return address is the call site's ip. */
+static inline __attribute__((always_inline)) void
+record(struct rt_event_desc *ev, const char *flat, const struct rt_part *parts,
+       uint32_t nr, uint64_t size, bool fast)
 {
 	/* Acquire: pairs with the release stores that published the class
 	 * (registry) and the channel (session start). */
 	const struct rt_event_class *c = __atomic_load_n(&ev->priv, __ATOMIC_ACQUIRE);
 	struct rt_channel *ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
-	if (__builtin_expect(c != NULL && size <= RT_FAST_PAYLOAD, 1)) {
+	if (__builtin_expect(c != NULL && fast, 1)) {
 		struct rt_one o;
 		const struct rt_target_set *set;
 		if (__builtin_expect(rt_pick_one(c, ch, size, &o, &set), 1) &&
 		    (!o.dbuf || o.dbuf->nr_ctx == 0) &&
-		    __builtin_expect(record_fast(o.rb, o.id, o.hdr_compact, payload, size), 1))
+		    __builtin_expect(record_fast(o.rb, o.id, o.hdr_compact, flat, parts,
+						 nr, size),
+				     1))
 			return;
 	}
-	record_general(c, ch, payload, size, (uintptr_t)__builtin_return_address(0));
+	const struct rt_payload pl = { flat, parts, nr, size };
+	record_general(c, ch, pl, (uintptr_t)__builtin_return_address(0));
+}
+
+/* Payloads up to this size take rt__record's fast path. */
+#define RT_FAST_PAYLOAD 32
+
+/* Events of fixed-size fields (the call site serialized the payload):
+ * the common cases take record_fast with no call and no stack frame. */
+void rt__record(struct rt_event_desc *ev, const void *payload, size_t size)
+{
+	record(ev, payload, NULL, 0, size, size <= RT_FAST_PAYLOAD);
+}
+
+/* Events with strings or byte sequences: the payload is the sum of the
+ * parts' sizes (64-bit: cannot wrap; too large for a sub-buffer is
+ * dropped and counted by the reservation). */
+void rt__record_parts(struct rt_event_desc *ev, const struct rt_part *parts,
+		      uint32_t nr)
+{
+	uint64_t size = 0;
+	for (uint32_t i = 0; i < nr; i++)
+		size += parts[i].size;
+	record(ev, NULL, parts, nr, size, true);
 }

@@ -22,10 +22,6 @@
 #define RT_HIDDEN __attribute__((visibility("hidden")))
 #define RT_NOINLINE __attribute__((noinline))
 
-/* Deeper nesting than this (a signal handler tracing inside a probe
- * inside a signal handler ...) drops the event and counts it. */
-#define RT_MAX_NESTING 4
-
 /*
  * An event class: one per distinct (provider, name, loglevel, fields);
  * call sites with the same description share it. Owner: the registry;

@@ -247,7 +247,7 @@ static int session_start(void)
 		return ret;
 	}
 	/* Release: the channel is complete before a probe can use it
-	 * (pairs with the acquire load in rt__reserve). */
+	 * (pairs with the acquire load in the probe, probe.c). */
 	__atomic_store_n(&rt_active_channel, ch, __ATOMIC_RELEASE);
 	rt_registry_apply_rules();
 	atexit(rt_session_stop);

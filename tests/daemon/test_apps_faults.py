@@ -17,6 +17,8 @@ import tempfile
 import threading
 import time
 
+from rt_abi import RT_ABI_VERSION
+
 MAGIC = 0x31505452
 HDR = struct.Struct("<IHHIi")
 REGISTER, REGISTER_REPLY, CHANNEL, ENABLE = 16, 17, 19, 20
@@ -152,7 +154,7 @@ def check_run(name, prog, behaviour):
         typ, body = fake.first_frames[0]
         assert typ == REGISTER, f"{name}: first frame type {typ}"
         pid, uid, abi = struct.unpack_from("<III", body)
-        assert uid == os.getuid() and abi == 1, f"{name}: REGISTER {pid} {uid} {abi}"
+        assert uid == os.getuid() and abi == RT_ABI_VERSION, f"{name}: REGISTER {pid} {uid} {abi}"
         procname = body[16:32].split(b"\0")[0].decode()
         assert procname == "app_prog", f"{name}: procname {procname!r}"
         print(f"{name}: exit 0, {len(lines)} warning(s), start {start_ms:.1f} ms, "

@@ -16,6 +16,7 @@ import time
 import unittest
 
 from apps_common import AppCase, read_events
+from rt_abi import RT_ABI_VERSION
 
 
 class KillDaemon(AppCase):
@@ -90,7 +91,7 @@ def frame(typ, payload=b"", status=0):
     return struct.pack("<IHHIi", 0x31505452, 1, typ, len(payload), status) + payload
 
 
-def register(events=b"\0\0\0\0", abi=1, name=b"fake"):
+def register(events=b"\0\0\0\0", abi=RT_ABI_VERSION, name=b"fake"):
     return (struct.pack("<IIIBBH", os.getpid(), os.getuid(), abi, 8, 3, 0) +
             name.ljust(16, b"\0") + events)
 

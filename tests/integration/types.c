@@ -2,7 +2,8 @@
  * types.c - records every field type with values the interop test can
  * recompute (tests/integration/test_record.py), events with ids past the
  * compact-header range, an event after a long pause (full timestamp), and
- * events with 0 and 20 fields.
+ * events with 0 and 20 fields, and a string and a sequence that grew
+ * after the call site sized them (rt__record_parts writes what was sized).
  *
  * usage: types N
  */
@@ -25,6 +26,31 @@ static void many_ids(void)
 	E(10); E(11); E(12); E(13); E(14); E(15); E(16); E(17); E(18); E(19);
 	E(20); E(21); E(22); E(23); E(24); E(25); E(26); E(27); E(28); E(29);
 	E(30); E(31); E(32); E(33); E(34); E(35); E(36); E(37); E(38); E(39);
+}
+
+/* What rt_event does for an event with a string, a sequence and an int,
+ * written out by hand so the string and the sequence can be longer than
+ * the sizes the call site computed: as if another thread had changed them
+ * in between. The trace gets the first 3 characters and 2 bytes. */
+static void grown_after_sizing(void)
+{
+	static const struct rt_field_desc fields[] = {
+		{ "s", RT_TYPE_STRING }, { "b", RT_TYPE_BYTES }, { "k", RT_TYPE_S32 }, { NULL, 0 }
+	};
+	static struct rt_event_desc ev = { 0, RT_ABI_VERSION, "types", "grown", RT_LOGLEVEL_INFO,
+					   3, fields, __FILE__, __LINE__, NULL };
+	static struct rt_event_desc *const list[] = { &ev };
+	static const uint8_t data[] = { 1, 2, 3, 4, 5 };
+	rt__register(list, list + 1);
+	const char *s = "abcdef";
+	struct rt_bytes b = rt_bytes(data, sizeof(data));
+	int32_t k = 77;
+	const struct rt_part parts[] = {
+		{ &s, 4, RT_PART_STRING }, { &b, 4 + 2, RT_PART_BYTES }, { &k, 4, RT_PART_FIXED }
+	};
+	if (__atomic_load_n(&ev.enabled, __ATOMIC_RELAXED))
+		rt__record_parts(&ev, parts, 3);
+	rt__unregister(list, list + 1);
 }
 
 int main(int argc, char **argv)
@@ -52,6 +78,7 @@ int main(int argc, char **argv)
 				  f20, i + 20);
 	}
 	rt_event(types, strings, null, (const char *)NULL, longstr, longstr);
+	grown_after_sizing();
 	struct timespec pause = { 0, 150 * 1000 * 1000 };
 	nanosleep(&pause, NULL);
 	rt_event(types, after_pause, i, n);
