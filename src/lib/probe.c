@@ -234,9 +234,26 @@ struct rt_payload {
 	uint64_t size;
 };
 
+/* A string field of n >= 1 bytes: the first n - 1 bytes of str, then a
+ * NUL. A string that became shorter since the call site sized it would
+ * bring an early NUL, and a CTF reader takes the first NUL as the end of
+ * the field, so the next fields would be misread: what follows it is
+ * padded with '#' (as LTTng-UST does). The check runs on our copy, which
+ * no other thread changes. */
+static inline __attribute__((always_inline)) void write_string(char *p, const char *str,
+								uint32_t n)
+{
+	rt_copy(p, str, n - 1);
+	char *nul = memchr(p, '\0', n - 1);
+	if (__builtin_expect(nul != NULL, 0))
+		memset(nul, '#', (size_t)(p + n - 1 - nul));
+	p[n - 1] = '\0';
+}
+
 /* Write the parts: exactly parts[i].size bytes each, whatever became of
  * the strings and sequences since the call site sized them (a string
- * that grew is cut there and still terminated). A part too small for its
+ * that grew is cut there, one that shrank is padded: write_string). A
+ * part too small for its
  * kind (never made by rt_event) gets zeros. */
 static inline __attribute__((always_inline)) void
 write_parts(char *p, const struct rt_part *parts, uint32_t nr)
@@ -249,10 +266,8 @@ write_parts(char *p, const struct rt_part *parts, uint32_t nr)
 			const char *str = *(const char *const *)pt->ptr;
 			if (!str)
 				str = "(null)";
-			if (n) {
-				rt_copy(p, str, n - 1);
-				p[n - 1] = '\0';
-			}
+			if (n)
+				write_string(p, str, n);
 			break;
 		}
 		case RT_PART_BYTES: {

@@ -115,9 +115,9 @@ class FieldTypes(Base):
         s = payload(by["types:strings"][0])
         self.assertEqual(str(s["null"]), "(null)")
         self.assertEqual(str(s["longstr"]), "x" * 300)
-        g = payload(by["types:grown"][0])
-        self.assertEqual((str(g["s"]), [int(x) for x in g["b"]], int(g["k"])),
-                         ("abc", [1, 2], 77))
+        g = payload(by["types:changed"][0])
+        self.assertEqual((str(g["grown"]), str(g["shrunk"]), [int(x) for x in g["b"]],
+                          int(g["k"])), ("abc", "ab###", [1, 2], 77))
 
         # 40 distinct events, recorded twice: ids past 30 use the extended
         # header; the second batch comes after a pause longer than the

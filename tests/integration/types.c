@@ -2,7 +2,7 @@
  * types.c - records every field type with values the interop test can
  * recompute (tests/integration/test_record.py), events with ids past the
  * compact-header range, an event after a long pause (full timestamp), and
- * events with 0 and 20 fields, and a string and a sequence that grew
+ * events with 0 and 20 fields, and strings and a sequence that changed
  * after the call site sized them (rt__record_parts writes what was sized).
  *
  * usage: types N
@@ -28,28 +28,33 @@ static void many_ids(void)
 	E(30); E(31); E(32); E(33); E(34); E(35); E(36); E(37); E(38); E(39);
 }
 
-/* What rt_event does for an event with a string, a sequence and an int,
- * written out by hand so the string and the sequence can be longer than
- * the sizes the call site computed: as if another thread had changed them
- * in between. The trace gets the first 3 characters and 2 bytes. */
-static void grown_after_sizing(void)
+/* What rt_event does for an event with two strings, a sequence and an
+ * int, written out by hand so the strings and the sequence can differ
+ * from the sizes the call site computed: as if another thread had changed
+ * them in between. The trace gets the first 3 characters of the grown
+ * string, the shrunk one padded with '#' to its size (its early NUL must
+ * not end the field), 2 bytes of the sequence, and the int intact. */
+static void changed_after_sizing(void)
 {
 	static const struct rt_field_desc fields[] = {
-		{ "s", RT_TYPE_STRING }, { "b", RT_TYPE_BYTES }, { "k", RT_TYPE_S32 }, { NULL, 0 }
+		{ "grown", RT_TYPE_STRING }, { "shrunk", RT_TYPE_STRING },
+		{ "b", RT_TYPE_BYTES }, { "k", RT_TYPE_S32 }, { NULL, 0 }
 	};
-	static struct rt_event_desc ev = { 0, RT_ABI_VERSION, "types", "grown", RT_LOGLEVEL_INFO,
-					   3, fields, __FILE__, __LINE__, NULL };
+	static struct rt_event_desc ev = { 0, RT_ABI_VERSION, "types", "changed", RT_LOGLEVEL_INFO,
+					   4, fields, __FILE__, __LINE__, NULL };
 	static struct rt_event_desc *const list[] = { &ev };
 	static const uint8_t data[] = { 1, 2, 3, 4, 5 };
+	static const char shrunk_buf[] = "ab\0defg";
 	rt__register(list, list + 1);
-	const char *s = "abcdef";
+	const char *grown = "abcdef", *shrunk = shrunk_buf;
 	struct rt_bytes b = rt_bytes(data, sizeof(data));
 	int32_t k = 77;
 	const struct rt_part parts[] = {
-		{ &s, 4, RT_PART_STRING }, { &b, 4 + 2, RT_PART_BYTES }, { &k, 4, RT_PART_FIXED }
+		{ &grown, 4, RT_PART_STRING }, { &shrunk, 6, RT_PART_STRING },
+		{ &b, 4 + 2, RT_PART_BYTES }, { &k, 4, RT_PART_FIXED }
 	};
 	if (__atomic_load_n(&ev.enabled, __ATOMIC_RELAXED))
-		rt__record_parts(&ev, parts, 3);
+		rt__record_parts(&ev, parts, 4);
 	rt__unregister(list, list + 1);
 }
 
@@ -78,7 +83,7 @@ int main(int argc, char **argv)
 				  f20, i + 20);
 	}
 	rt_event(types, strings, null, (const char *)NULL, longstr, longstr);
-	grown_after_sizing();
+	changed_after_sizing();
 	struct timespec pause = { 0, 150 * 1000 * 1000 };
 	nanosleep(&pause, NULL);
 	rt_event(types, after_pause, i, n);
