@@ -234,20 +234,56 @@ struct rt_payload {
 	uint64_t size;
 };
 
+/* Whether a byte of w is zero: subtracting 1 from a zero byte borrows
+ * into its top bit, which ~w keeps only for bytes below 0x80. Exact for
+ * "some byte is zero" (not for which one). */
+#define RT_HAS_ZERO_BYTE(w) (((w) - 0x0101010101010101ull) & ~(w) & 0x8080808080808080ull)
+
+/* Strings longer than this are copied with memcpy and checked with
+ * memchr (their calls pay off); shorter ones 8 bytes at a time, the
+ * check folded into the copy. */
+#define RT_STRING_WORDS_MAX 256
+
 /* A string field of n >= 1 bytes: the first n - 1 bytes of str, then a
  * NUL. A string that became shorter since the call site sized it would
  * bring an early NUL, and a CTF reader takes the first NUL as the end of
  * the field, so the next fields would be misread: what follows it is
- * padded with '#' (as LTTng-UST does). The check runs on our copy, which
- * no other thread changes. */
+ * padded with '#' (as LTTng-UST does). The check runs on the bytes as
+ * copied, which no other thread changes. */
 static inline __attribute__((always_inline)) void write_string(char *p, const char *str,
 								uint32_t n)
 {
-	rt_copy(p, str, n - 1);
-	char *nul = memchr(p, '\0', n - 1);
-	if (__builtin_expect(nul != NULL, 0))
-		memset(nul, '#', (size_t)(p + n - 1 - nul));
-	p[n - 1] = '\0';
+	const size_t len = n - 1;
+	uint64_t zero = 0;
+	if (len > RT_STRING_WORDS_MAX) {
+		memcpy(p, str, len);
+		zero = memchr(p, '\0', len) != NULL;
+	} else if (len >= 8) {
+		uint64_t w;
+		size_t i = 0;
+		for (; i + 8 <= len; i += 8) {
+			memcpy(&w, str + i, 8);
+			memcpy(p + i, &w, 8);
+			zero |= RT_HAS_ZERO_BYTE(w);
+		}
+		if (i < len) {
+			/* The last 8 bytes, overlapping what was copied. */
+			memcpy(&w, str + len - 8, 8);
+			memcpy(p + len - 8, &w, 8);
+			zero |= RT_HAS_ZERO_BYTE(w);
+		}
+	} else {
+		for (size_t i = 0; i < len; i++) {
+			p[i] = str[i];
+			zero |= p[i] == '\0';
+		}
+	}
+	if (__builtin_expect(zero != 0, 0)) {
+		char *nul = memchr(p, '\0', len);
+		if (nul)
+			memset(nul, '#', (size_t)(p + len - nul));
+	}
+	p[len] = '\0';
 }
 
 /* Write the parts: exactly parts[i].size bytes each, whatever became of

@@ -116,8 +116,9 @@ class FieldTypes(Base):
         self.assertEqual(str(s["null"]), "(null)")
         self.assertEqual(str(s["longstr"]), "x" * 300)
         g = payload(by["types:changed"][0])
-        self.assertEqual((str(g["grown"]), str(g["shrunk"]), [int(x) for x in g["b"]],
-                          int(g["k"])), ("abc", "ab###", [1, 2], 77))
+        self.assertEqual((str(g["grown"]), str(g["shrunk"]), str(g["shrunk12"]),
+                          str(g["shrunk300"]), [int(x) for x in g["b"]], int(g["k"])),
+                         ("abc", "ab###", "abcdefghi###", "x" * 100 + "#" * 200, [1, 2], 77))
 
         # 40 distinct events, recorded twice: ids past 30 use the extended
         # header; the second batch comes after a pause longer than the

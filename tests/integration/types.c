@@ -28,33 +28,41 @@ static void many_ids(void)
 	E(30); E(31); E(32); E(33); E(34); E(35); E(36); E(37); E(38); E(39);
 }
 
-/* What rt_event does for an event with two strings, a sequence and an
- * int, written out by hand so the strings and the sequence can differ
- * from the sizes the call site computed: as if another thread had changed
- * them in between. The trace gets the first 3 characters of the grown
- * string, the shrunk one padded with '#' to its size (its early NUL must
- * not end the field), 2 bytes of the sequence, and the int intact. */
+/* What rt_event does for an event with strings, a sequence and an int,
+ * written out by hand so the strings and the sequence can differ from the
+ * sizes the call site computed: as if another thread had changed them in
+ * between. The trace gets the first 3 characters of the grown string, the
+ * shrunk ones (short, word-copied and memcpy-copied) padded with '#' to
+ * their sizes (an early NUL must not end the field), 2 bytes of the
+ * sequence, and the int intact. */
 static void changed_after_sizing(void)
 {
 	static const struct rt_field_desc fields[] = {
 		{ "grown", RT_TYPE_STRING }, { "shrunk", RT_TYPE_STRING },
+		{ "shrunk12", RT_TYPE_STRING }, { "shrunk300", RT_TYPE_STRING },
 		{ "b", RT_TYPE_BYTES }, { "k", RT_TYPE_S32 }, { NULL, 0 }
 	};
 	static struct rt_event_desc ev = { 0, RT_ABI_VERSION, "types", "changed", RT_LOGLEVEL_INFO,
-					   4, fields, __FILE__, __LINE__, NULL };
+					   6, fields, __FILE__, __LINE__, NULL };
 	static struct rt_event_desc *const list[] = { &ev };
 	static const uint8_t data[] = { 1, 2, 3, 4, 5 };
 	static const char shrunk_buf[] = "ab\0defg";
+	static const char shrunk12_buf[] = "abcdefghi\0kl";
+	static char shrunk300_buf[301];
+	memset(shrunk300_buf, 'x', 300);
+	shrunk300_buf[100] = '\0';
 	rt__register(list, list + 1);
-	const char *grown = "abcdef", *shrunk = shrunk_buf;
+	const char *grown = "abcdef", *shrunk = shrunk_buf, *shrunk12 = shrunk12_buf,
+		   *shrunk300 = shrunk300_buf;
 	struct rt_bytes b = rt_bytes(data, sizeof(data));
 	int32_t k = 77;
 	const struct rt_part parts[] = {
 		{ &grown, 4, RT_PART_STRING }, { &shrunk, 6, RT_PART_STRING },
+		{ &shrunk12, 13, RT_PART_STRING }, { &shrunk300, 301, RT_PART_STRING },
 		{ &b, 4 + 2, RT_PART_BYTES }, { &k, 4, RT_PART_FIXED }
 	};
 	if (__atomic_load_n(&ev.enabled, __ATOMIC_RELAXED))
-		rt__record_parts(&ev, parts, 4);
+		rt__record_parts(&ev, parts, 6);
 	rt__unregister(list, list + 1);
 }
 
