@@ -149,18 +149,17 @@ rt_pick_target(const struct rt_target *t, uint64_t payload_size, struct rt_one *
 
 /* Embedded mode, or daemon mode with one target (one session's one
  * channel records the event: the common case): fill *o and return true.
- * Daemon mode with no target or several: false, *set = the class's table
- * (may be NULL) for the general, noinline path. */
+ * Daemon mode with no target or several: false (the general, noinline
+ * path writes each target). */
 static inline __attribute__((always_inline)) bool
 rt_pick_one(const struct rt_event_class *c, struct rt_channel *ch,
-	    uint64_t payload_size, struct rt_one *o, const struct rt_target_set **set)
+	    uint64_t payload_size, struct rt_one *o)
 {
 	if (__builtin_expect(ch != NULL, 1)) {
 		rt_pick_embedded(c, ch, payload_size, o);
 		return true;
 	}
 	const struct rt_target_set *s = daemon_targets(c);
-	*set = s;
 	if (!s || s->nr != 1)
 		return false;
 	rt_pick_target(&s->t[0], payload_size, o);
@@ -254,10 +253,11 @@ static inline __attribute__((always_inline)) void write_string(char *p, const ch
 								uint32_t n)
 {
 	const size_t len = n - 1;
+	char *nul = NULL;
 	uint64_t zero = 0;
 	if (len > RT_STRING_WORDS_MAX) {
 		memcpy(p, str, len);
-		zero = memchr(p, '\0', len) != NULL;
+		nul = memchr(p, '\0', len);
 	} else if (len >= 8) {
 		uint64_t w;
 		size_t i = 0;
@@ -278,19 +278,17 @@ static inline __attribute__((always_inline)) void write_string(char *p, const ch
 			zero |= p[i] == '\0';
 		}
 	}
-	if (__builtin_expect(zero != 0, 0)) {
-		char *nul = memchr(p, '\0', len);
-		if (nul)
-			memset(nul, '#', (size_t)(p + len - nul));
-	}
+	if (__builtin_expect(zero != 0, 0))
+		nul = memchr(p, '\0', len);
+	if (__builtin_expect(nul != NULL, 0))
+		memset(nul, '#', (size_t)(p + len - nul));
 	p[len] = '\0';
 }
 
 /* Write the parts: exactly parts[i].size bytes each, whatever became of
  * the strings and sequences since the call site sized them (a string
  * that grew is cut there, one that shrank is padded: write_string). A
- * part too small for its
- * kind (never made by rt_event) gets zeros. */
+ * part too small for its kind (never made by rt_event) gets zeros. */
 static inline __attribute__((always_inline)) void
 write_parts(char *p, const struct rt_part *parts, uint32_t nr)
 {
@@ -402,8 +400,7 @@ record(struct rt_event_desc *ev, const char *flat, const struct rt_part *parts,
 	struct rt_channel *ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(c != NULL && fast, 1)) {
 		struct rt_one o;
-		const struct rt_target_set *set;
-		if (__builtin_expect(rt_pick_one(c, ch, size, &o, &set), 1) &&
+		if (__builtin_expect(rt_pick_one(c, ch, size, &o), 1) &&
 		    (!o.dbuf || o.dbuf->nr_ctx == 0) &&
 		    __builtin_expect(record_fast(o.rb, o.id, o.hdr_compact, flat, parts,
 						 nr, size),
