@@ -91,10 +91,10 @@ __attribute__((always_inline)) static inline void buf_only(struct rb *rb, uint64
 __attribute__((always_inline)) static inline void rseq_pair(void)
 {
 	const ptrdiff_t rs = rb_rseq_off();
-	int32_t cpu = rb_rseq_cpu(rs);
+	int32_t cpu = rt__rseq_cpu(rs);
 	uint64_t w = __atomic_load_n(&rseq_word, __ATOMIC_RELAXED);
-	if (rb_rseq_cmpeq_store(&rseq_word, w, w + 1, cpu, rs) == 0)
-		rb_rseq_add(&rseq_word, 1, cpu, rs);
+	if (rt__rseq_cmpeq_store(&rseq_word, w, w + 1, cpu, rs) == 0)
+		rt__rseq_add(&rseq_word, 1, cpu, rs);
 }
 
 /* "floor": per-CPU state in one cache line, a 1 MiB buffer per CPU. */
@@ -112,19 +112,19 @@ __attribute__((always_inline)) static inline void floor_event(int32_t v)
 {
 	const ptrdiff_t rs = rb_rseq_off();
 	for (;;) {
-		int32_t cpu = rb_rseq_cpu(rs);
+		int32_t cpu = rt__rseq_cpu(rs);
 		if (__builtin_expect((uint32_t)cpu >= floor_nr, 0))
 			return;
 		struct floor_cpu *f = &floor_cpus[cpu];
 		uint64_t wc = __atomic_load_n(&f->write_count, __ATOMIC_RELAXED);
 		uint64_t tsc = bench_rdtsc();
-		if (rb_rseq_cmpeq_store(&f->write_count, wc, wc + 8, cpu, rs) != 0)
+		if (rt__rseq_cmpeq_store(&f->write_count, wc, wc + 8, cpu, rs) != 0)
 			continue;
 		char *slot = f->base + (wc & f->mask);
 		uint32_t h = 1u | (uint32_t)(tsc << 5);
 		memcpy(slot, &h, sizeof(h));
 		memcpy(slot + 4, &v, sizeof(v));
-		if (rb_rseq_add(&f->commit_count, 8, cpu, rs) != 0)
+		if (rt__rseq_add(&f->commit_count, 8, cpu, rs) != 0)
 			__atomic_fetch_add(&f->commit_count, 8, __ATOMIC_RELAXED);
 		return;
 	}
@@ -159,7 +159,7 @@ static int floor_init(void)
 }
 
 static struct rt_event_desc stub_ev = { 1, RT_ABI_VERSION, "rtbench", "stub", 6,
-					0, NULL, __FILE__, __LINE__, NULL };
+					0, NULL, __FILE__, __LINE__, NULL, NULL };
 static uint64_t clock_sink;
 
 BENCH_DEFINE(rseq2, rseq_pair())

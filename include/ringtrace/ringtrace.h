@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <ringtrace/ringtrace_fast.h>
 #include <ringtrace/ringtrace_pp.h>
 #include <ringtrace/ringtrace_types.h>
 
@@ -48,6 +49,36 @@ RT_API void rt__record(struct rt_event_desc *ev, const void *payload,
 RT_API void rt__record_parts(struct rt_event_desc *ev,
 			     const struct rt_part *parts, uint32_t nr)
 	__attribute__((nonnull(1, 2)));
+/* Record a fixed-size event (`size` bytes at `payload`) without calling
+ * the library, when it published a fast site for the call site
+ * (ringtrace_fast.h); returns 0 when it did not or when the fast path
+ * does not apply (nothing was written: call rt__record). */
+static inline __attribute__((always_inline)) int
+rt__fast_record(struct rt_event_desc *ev, const void *payload, uint32_t size)
+{
+#if RT__HAVE_RSEQ
+	/* Acquire: pairs with the release store that published the site
+	 * (the library's registry): its contents are complete. */
+	const struct rt_fast_site *s = __atomic_load_n(&ev->fast, __ATOMIC_ACQUIRE);
+	if (!s)
+		return 0;
+	const uint64_t slot = 4 + (uint64_t)size;
+	struct rt_fast_slot f;
+	if (__builtin_expect(!rt__fast_reserve(&s->buf, slot, rt__rdtsc, &f), 0))
+		return 0;
+	const uint32_t h = RT__COMPACT_HEADER(s->id, f.tsc);
+	memcpy(f.addr, &h, 4);
+	memcpy(f.addr + 4, payload, size);
+	rt__fast_commit(&s->buf, &f, slot, rt__fast_commit_slow);
+	return 1;
+#else
+	(void)ev;
+	(void)payload;
+	(void)size;
+	return 0;
+#endif
+}
+
 /* Register/unregister a module's events (called by the constructor below). */
 RT_API void rt__register(struct rt_event_desc *const *begin,
 			 struct rt_event_desc *const *end);
@@ -138,7 +169,7 @@ static inline size_t rt__size_bytes(const void *v, size_t n)
 		static struct rt_event_desc rt__ev = {                         \
 			0, RT_ABI_VERSION, #provider, #event, (level),         \
 			(uint32_t)(sizeof(rt__fields) / sizeof(rt__fields[0]) - 1), \
-			rt__fields, __FILE__, __LINE__, NULL                   \
+			rt__fields, __FILE__, __LINE__, NULL, NULL             \
 		};                                                             \
 		static struct rt_event_desc *const rt__evp                     \
 			__attribute__((used, section(RT__SECTION),             \
@@ -148,12 +179,14 @@ static inline size_t rt__size_bytes(const void *v, size_t n)
 			RT__PAIRS(RT__DECL, ##__VA_ARGS__)                     \
 			if (!(0 RT__PAIRS(RT__VARIABLE, ##__VA_ARGS__))) {     \
 				/* Fixed-size fields only: serialize on the    \
-				 * stack, one call. */                         \
+				 * stack, record inline or with one call. */   \
 				char rt__b[1 RT__PAIRS(RT__SIZEOF, ##__VA_ARGS__)]; \
 				char *rt__p = rt__b;                           \
 				RT__PAIRS(RT__WRITE, ##__VA_ARGS__)            \
-				rt__record(&rt__ev, rt__b,                     \
-					   (size_t)(rt__p - rt__b));           \
+				if (!rt__fast_record(&rt__ev, rt__b,           \
+						     (uint32_t)(rt__p - rt__b))) \
+					rt__record(&rt__ev, rt__b,             \
+						   (size_t)(rt__p - rt__b));   \
 			} else {                                               \
 				/* Strings or sequences: the library copies    \
 				 * each field once it knows where (the last    \

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define RT_ABI_VERSION 2
+#define RT_ABI_VERSION 3
 
 /* LTTng's log levels. */
 enum rt_loglevel {
@@ -57,10 +57,12 @@ struct rt_field_desc {
 	uint32_t type;		/* enum rt_field_type */
 };
 
+struct rt_fast_site;
+
 /*
- * One per call site, static. `enabled` is written by the library (with
- * relaxed atomic stores) and read at the call site; everything else is
- * constant. `priv` belongs to the library.
+ * One per call site, static. `enabled` and `fast` are written by the
+ * library (relaxed and release atomic stores) and read at the call site;
+ * everything else is constant. `priv` belongs to the library.
  */
 struct rt_event_desc {
 	int32_t enabled;
@@ -73,6 +75,9 @@ struct rt_event_desc {
 	const char *file;		/* call site, for metadata */
 	uint32_t line;
 	void *priv;
+	/* Where the call site may record by itself (ringtrace_fast.h), or
+	 * NULL: call the library. Published with release; never freed. */
+	const struct rt_fast_site *fast;
 };
 
 /* A byte sequence field: rt_bytes(buf, len). */

@@ -33,11 +33,15 @@
 
 #include <stdint.h>
 
+#include <ringtrace/ringtrace_fast.h>
+
 #define CTF_MAGIC 0xC1FC1FC1u
 #define CTF_PACKET_HEADER_SIZE 84u
-#define CTF_COMPACT_ID_MAX 30u
+/* The compact header's encoding is ABI: call sites write it
+ * (ringtrace_fast.h, RT__COMPACT_HEADER). */
+#define CTF_COMPACT_ID_MAX RT__COMPACT_ID_MAX
 #define CTF_EXTENDED_ID 31u
-#define CTF_COMPACT_TSC_BITS 27u
+#define CTF_COMPACT_TSC_BITS RT__COMPACT_TSC_BITS
 #define CTF_EVENT_HEADER_COMPACT 4u
 #define CTF_EVENT_HEADER_EXTENDED 13u
 
@@ -83,7 +87,7 @@ static inline uint32_t ctf_write_event_header(char *p, uint32_t id,
 					      uint64_t tsc, int full_tsc)
 {
 	if (__builtin_expect(id <= CTF_COMPACT_ID_MAX && !full_tsc, 1)) {
-		uint32_t h = id | (uint32_t)(tsc << 5);
+		uint32_t h = RT__COMPACT_HEADER(id, tsc);
 		__builtin_memcpy(p, &h, 4);
 		return CTF_EVENT_HEADER_COMPACT;
 	}

@@ -71,7 +71,8 @@ struct rt_target {
 	struct rt_dbuf *buf;
 	uint32_t id;			/* CTF event id in that trace/channel */
 	uint16_t hdr_compact;
-	uint16_t pad;
+	uint16_t fast_ok;		/* site usable: no contexts, rt_fast_site_init */
+	struct rt_fast_site site;	/* for call sites when the only target */
 };
 
 /* A class's targets. Immutable once published (but `retired`, set

@@ -210,11 +210,12 @@ static int build_set(const struct rt_event_class *c, struct rt_target_set **out)
 		if (!b->live || c->id >= b->nr_ids || !b->ids[c->id])
 			continue;
 		uint32_t id = b->ids[c->id] - 1;
-		t[n++] = (struct rt_target){
-			.buf = bufs[i],
-			.id = id,
-			.hdr_compact = ctf_event_header_size(id, 0),
-		};
+		struct rt_target *tt = &t[n++];
+		memset(tt, 0, sizeof(*tt));
+		tt->buf = bufs[i];
+		tt->id = id;
+		tt->hdr_compact = (uint16_t)ctf_event_header_size(id, 0);
+		tt->fast_ok = b->nr_ctx == 0 && rt_fast_site_init(&tt->site, &b->rb, id);
 	}
 	if (n == 0)
 		return 0;

@@ -49,7 +49,7 @@ static RT_NOINLINE void rt_drop(struct rb *rb)
 {
 	int32_t cpu = 0;
 	if (rb_rseq_usable())
-		cpu = rb_rseq_cpu(rb_rseq_off());
+		cpu = rt__rseq_cpu(rb_rseq_off());
 	rb_count_lost(rb, (uint32_t)cpu);
 }
 
@@ -375,7 +375,7 @@ static inline __attribute__((always_inline)) bool
 record_fast(struct rb *rb, uint32_t id, uint32_t hdr, const char *flat,
 	    const struct rt_part *parts, uint32_t nr, uint64_t size)
 {
-	struct rb_fast f;
+	struct rt_fast_slot f;
 	uint64_t slot = (uint64_t)hdr + size;
 	if (__builtin_expect(!rb_fast_reserve(rb, slot, rt_clock_read, &f), 0))
 		return false;
@@ -409,6 +409,16 @@ record(struct rt_event_desc *ev, const char *flat, const struct rt_part *parts,
 	}
 	const struct rt_payload pl = { flat, parts, nr, size };
 	record_general(c, ch, pl, (uintptr_t)__builtin_return_address(0));
+}
+
+bool rt_fast_site_init(struct rt_fast_site *s, const struct rb *rb, uint32_t id)
+{
+	memset(s, 0, sizeof(*s));
+	if (!rb->rseq_fast || !rt_clock_is_tsc || id > CTF_COMPACT_ID_MAX)
+		return false;
+	s->buf = rb->fast;
+	s->id = id;
+	return true;
 }
 
 /* Payloads up to this size take rt__record's fast path. */

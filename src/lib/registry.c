@@ -118,6 +118,24 @@ static bool desc_ok(const struct rt_event_desc *d)
 	return true;
 }
 
+/* Where call sites of class c may record by themselves (ringtrace_fast.h),
+ * or NULL: in embedded mode the class's own site, in daemon mode the
+ * only target's, when the fast path applies there. */
+static const struct rt_fast_site *fast_site(struct rt_event_class *c)
+{
+	struct rt_channel *ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
+	if (ch) {
+		if (!c->enabled)
+			return NULL;
+		if (!c->site_state)
+			c->site_state = rt_fast_site_init(&c->site, &ch->rb, c->id) ? 1 : 2;
+		return c->site_state == 1 ? &c->site : NULL;
+	}
+	/* Relaxed: published under the lock we hold. */
+	const struct rt_target_set *s = __atomic_load_n(&c->targets, __ATOMIC_RELAXED);
+	return s && s->nr == 1 && s->t[0].fast_ok ? &s->t[0].site : NULL;
+}
+
 static void apply_site(struct rt_event_desc *d)
 {
 	struct rt_event_class *c = d->priv;
@@ -126,6 +144,9 @@ static void apply_site(struct rt_event_desc *d)
 			/* Relaxed: only whether a table exists; the probe
 			 * loads it with acquire before use. */
 			__atomic_load_n(&c->targets, __ATOMIC_RELAXED) != NULL);
+	/* Release: the site's contents are complete before a call site can
+	 * load it (acquire in rt__fast_record, ringtrace.h). */
+	__atomic_store_n(&d->fast, on ? fast_site(c) : NULL, __ATOMIC_RELEASE);
 	/* Relaxed: the call site's only load of it; the class it needs was
 	 * published in priv with release before. */
 	__atomic_store_n(&d->enabled, on ? 1 : 0, __ATOMIC_RELAXED);
@@ -185,6 +206,8 @@ void rt__unregister(struct rt_event_desc *const *begin,
 		if (!d)
 			continue;
 		__atomic_store_n(&d->enabled, 0, __ATOMIC_RELAXED);
+		/* Relaxed: NULL needs no ordering. */
+		__atomic_store_n(&d->fast, NULL, __ATOMIC_RELAXED);
 		for (size_t i = 0; i < nr_sites; i++) {
 			if (sites[i] == d) {
 				sites[i] = sites[--nr_sites];
@@ -221,6 +244,9 @@ void rt_registry_disable_all(void)
 	/* No lock: also called in a fork child, where the lock may have been
 	 * held by another thread of the parent. Sites only grow under the
 	 * lock and disabling is idempotent. */
-	for (size_t i = 0; i < nr_sites; i++)
+	for (size_t i = 0; i < nr_sites; i++) {
 		__atomic_store_n(&sites[i]->enabled, 0, __ATOMIC_RELAXED);
+		/* Relaxed: NULL needs no ordering. */
+		__atomic_store_n(&sites[i]->fast, NULL, __ATOMIC_RELAXED);
+	}
 }

@@ -44,7 +44,18 @@ struct rt_event_class {
 	 * published with release under rt_registry_lock, read with
 	 * acquire by probes; NULL: nowhere. */
 	struct rt_target_set *targets;
+	/* Embedded mode's fast site for its call sites (ringtrace_fast.h):
+	 * filled once under rt_registry_lock when the channel first records
+	 * the class (site_state 1: usable, 2: not), then constant. */
+	struct rt_fast_site site;
+	uint8_t site_state;
 };
+
+/* Fill *s for event `id` in `rb`; false if call sites cannot record
+ * there by themselves (no rseq fast path, a clock other than the TSC,
+ * an id too large for the compact header). probe.c. */
+RT_HIDDEN bool rt_fast_site_init(struct rt_fast_site *s, const struct rb *rb,
+				 uint32_t id);
 
 /* Registry (registry.c). */
 RT_HIDDEN extern pthread_mutex_t rt_registry_lock;

@@ -48,6 +48,19 @@
 #define RB_NOINLINE __attribute__((noinline))
 #define RB_CACHELINE 64
 
+/* The per-CPU control words call sites use (ringtrace_fast.h), where
+ * struct rb_cpu_ctl has them. */
+_Static_assert(offsetof(struct rb_cpu_ctl, write_count) == RT__CTL_WRITE_COUNT,
+	       "write_count offset is ABI");
+_Static_assert(offsetof(struct rb_cpu_ctl, last_tsc) == RT__CTL_LAST_TSC,
+	       "last_tsc offset is ABI");
+_Static_assert(offsetof(struct rb_cpu_ctl, hot_subbuf) == RT__CTL_HOT,
+	       "hot_subbuf offset is ABI");
+_Static_assert(offsetof(struct rb_cpu_ctl, sb) == RT__CTL_SB, "sb offset is ABI");
+_Static_assert(sizeof(struct rb_subbuf_ctl) == RT__SB_SIZE, "sb size is ABI");
+_Static_assert(offsetof(struct rb_subbuf_ctl, commit_local) == 0,
+	       "commit_local offset is ABI");
+
 static bool is_pow2(uint64_t x)
 {
 	return x && !(x & (x - 1));
@@ -68,7 +81,7 @@ bool rb_rseq_usable(void)
 #if RB_HAVE_RSEQ
 	if (&__rseq_size == NULL || &__rseq_offset == NULL || __rseq_size < 20)
 		return false;
-	return rb_rseq_cpu(rb_rseq_off()) >= 0;
+	return rt__rseq_cpu(rb_rseq_off()) >= 0;
 #else
 	return false;
 #endif
@@ -131,27 +144,33 @@ static int rb_adopt(struct rb *rb, struct rb_shm_header *h, size_t size)
 	rb->tsc_bits = h->tsc_bits;
 	rb->hdr_size = h->subbuf_header_size;
 	rb->rseq = h->flags & RB_SHM_F_RSEQ;
-	rb->cpu_ctl = (char *)h + h->cpu_ctl_offset;
-	rb->cpu_ctl_stride = h->cpu_ctl_stride;
 	rb->data = (char *)h + h->data_offset;
 	rb->data_stride = h->data_stride;
 	rb->initial_count = h->initial_count;
 	rb_geom_init(rb);
 	rb->commit_mask = (1ULL << (64 - rb->geom.nsbbits)) - 1;
-	rb->sbfbits = (uint8_t)rb->geom.sbfbits;
-	rb->tsc_max = (1ULL << h->tsc_bits) - 1;
 	/* Without a usable rseq area this process only takes the slow
 	 * path, which drops its events (it could not follow the rule). */
 	rb->rseq_fast = rb->rseq && rb_rseq_usable();
-	if (rb->rseq_fast)
-		rb->rseq_off = rb_rseq_off();
-	rb->phys_max = rb->num_subbuf - (rb->mode == RB_MODE_OVERWRITE ? 0 : 1);
+	struct rt_fast_buf *fb = &rb->fast;
+	fb->cpu_ctl = (char *)h + h->cpu_ctl_offset;
+	fb->cpu_ctl_stride = h->cpu_ctl_stride;
+	fb->data = rb->data;
+	fb->data_stride = rb->data_stride;
+	fb->subbuf_size = rb->subbuf_size;
+	fb->tsc_max = (1ULL << h->tsc_bits) - 1;
+	fb->rseq_off = rb->rseq_fast ? rb_rseq_off() : 0;
+	fb->nr_cpus = rb->nr_cpus;
+	fb->phys_max = rb->num_subbuf - (rb->mode == RB_MODE_OVERWRITE ? 0 : 1);
+	fb->subbuf_mask = rb->num_subbuf - 1;
+	fb->sbfbits = (uint8_t)rb->geom.sbfbits;
+	fb->owner = rb;
 	rb->cpus = calloc(rb->nr_cpus, sizeof(*rb->cpus));
 	if (!rb->cpus)
 		return -ENOMEM;
 	for (uint32_t cpu = 0; cpu < rb->nr_cpus; cpu++) {
-		rb->cpus[cpu].ctl = (struct rb_cpu_ctl *)(rb->cpu_ctl +
-							   (size_t)cpu * rb->cpu_ctl_stride);
+		rb->cpus[cpu].ctl = (struct rb_cpu_ctl *)(fb->cpu_ctl +
+							   (size_t)cpu * fb->cpu_ctl_stride);
 		rb->cpus[cpu].data = rb->data + (size_t)cpu * rb->data_stride;
 	}
 	return 0;
@@ -317,17 +336,26 @@ RB_NOINLINE void rb_commit_slow(struct rb *rb, int32_t cpu, uint64_t offset,
 		rb_subbuf_try_complete(rb, (uint32_t)cpu, idx, offset);
 }
 
+/* The commit's out-of-line part for the fast path, the library's and the
+ * call sites' (ringtrace_fast.h): rb_commit_slow on the geometry's
+ * owner. Exported: call sites inline rt__fast_commit. */
+void rt__fast_commit_slow(const struct rt_fast_buf *b, int32_t cpu, uint64_t offset,
+			  uint64_t remote)
+{
+	rb_commit_slow(b->owner, cpu, offset, remote);
+}
+
 /* The commit bookkeeping of a slot reserved at `offset` in `cpu`'s buffer
- * (all of struct rb_fast but addr and tsc). */
+ * (all of struct rt_fast_slot but addr and tsc). */
 static void rb_fast_at(struct rb *rb, uint32_t cpu, uint64_t offset,
-		       struct rb_fast *f)
+		       struct rt_fast_slot *f)
 {
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
-	f->ctl = c;
-	f->sb = &c->sb[rb_subbuf_index(rb, offset)];
+	f->ctl = &c->write_count;
+	f->commit = &c->sb[rb_subbuf_index(rb, offset)].commit_local;
 	f->offset = offset;
 	f->room = rb_room(rb, offset);
-	f->rseq_off = rb->rseq_off;
+	f->rseq_off = rb->fast.rseq_off;
 	f->cpu = (int32_t)cpu;
 }
 
@@ -336,7 +364,7 @@ static void rb_fast_at(struct rb *rb, uint32_t cpu, uint64_t offset,
 static void rb_commit_bytes(struct rb *rb, uint32_t cpu, uint64_t offset,
 			    uint64_t bytes)
 {
-	struct rb_fast f;
+	struct rt_fast_slot f;
 	rb_fast_at(rb, cpu, offset, &f);
 	rb_fast_commit(rb, &f, bytes);
 }
@@ -444,7 +472,7 @@ static void rb_ctx_place(struct rb *rb, struct rb_ctx *ctx, uint32_t cpu,
 			 uint64_t offset)
 {
 	uint32_t phys = rb_writer_phys(rb, cpu, offset);
-	/* Relaxed: validated by its tag on use (rb_fast_reserve). */
+	/* Relaxed: validated by its tag on use (rt__fast_reserve). */
 	__atomic_store_n(&rb_cpu(rb, cpu)->hot_subbuf,
 			 RB_HOT_MAKE(offset, rb->geom.sbfbits, phys), __ATOMIC_RELAXED);
 	rb_fast_at(rb, cpu, offset, &ctx->r);
@@ -460,7 +488,7 @@ static int rb_lcas(struct rb *rb, bool smp, struct rb_cpu_ctl *c,
 {
 #if RB_HAVE_RSEQ
 	if (rb->rseq && !smp)
-		return rb_rseq_cmpeq_store(&c->write_count, old, new,
+		return rt__rseq_cmpeq_store(&c->write_count, old, new,
 					   (int32_t)cpu, rb_rseq_off());
 #else
 	(void)rb;
@@ -481,7 +509,7 @@ static int32_t rb_reserve_cpu(struct rb *rb)
 	if (rb->rseq) {
 		if (&__rseq_size == NULL || __rseq_size < 20)
 			return -1;
-		int32_t cpu = rb_rseq_cpu(rb_rseq_off());
+		int32_t cpu = rt__rseq_cpu(rb_rseq_off());
 		return (uint32_t)cpu < rb->nr_cpus ? cpu : -1;
 	}
 #endif
@@ -615,7 +643,7 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 		/* Algorithm 2 line 6: LCAS of write_count. */
 		if (rb_lcas(rb, smp, c, (uint32_t)cpu, wc, end) != 0) {
 			if (want_cpu >= 0 && rb->rseq && !smp &&
-			    rb_rseq_cpu(rb_rseq_off()) != want_cpu)
+			    rt__rseq_cpu(rb_rseq_off()) != want_cpu)
 				return -EAGAIN;
 			continue;
 		}
@@ -736,7 +764,7 @@ int rb_flush_cpu(struct rb *rb, uint32_t cpu, bool final)
 	}
 	ret = -EAGAIN;
 	for (int tries = 0; tries < 100 && ret == -EAGAIN; tries++) {
-		if (rb_rseq_cpu(rb_rseq_off()) != (int32_t)cpu) {
+		if (rt__rseq_cpu(rb_rseq_off()) != (int32_t)cpu) {
 			sched_yield();
 			continue;
 		}

@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <ringtrace/ringtrace_fast.h>
+
 #include "rb_equations.h"
 
 #define RB_SHM_MAGIC "RTRBUF1"	/* 8 bytes with the NUL */
@@ -229,16 +231,13 @@ struct rb_cpu_ptrs {
  * there and constant afterwards. The first cache line is everything an
  * event's fast path (ringbuffer_api.h) reads: keep it together. */
 struct rb {
-	char *cpu_ctl;			/* shm + cpu_ctl_offset */
-	size_t cpu_ctl_stride;
+	/* The fast path's view (ringtrace_fast.h; call sites get a copy in
+	 * their struct rt_fast_site): filled by attach, then constant. */
+	struct rt_fast_buf fast;
 	struct rb_cpu_ptrs *cpus;	/* [nr_cpus] */
-	ptrdiff_t rseq_off;		/* rb_rseq_off(), when rseq_fast */
 	uint64_t subbuf_size;
-	uint64_t tsc_max;		/* 2^tsc_bits - 1: largest compact delta */
 	uint32_t nr_cpus;
 	uint32_t num_subbuf;
-	uint32_t phys_max;		/* highest physical sub-buffer index */
-	uint8_t sbfbits;		/* log2 subbuf_size (= geom.sbfbits) */
 	bool rseq_fast;			/* rseq and this process can use it:
 					 * the inline fast path may run */
 	/* Slow paths only from here. */
@@ -257,26 +256,13 @@ struct rb {
 	struct rb_client client;
 };
 
-/* A reserved slot, as the fast path (rb_fast_reserve) returns it. */
-struct rb_fast {
-	char *addr;		/* where the slot starts */
-	struct rb_cpu_ctl *ctl;	/* the CPU buffer's control (cpus[cpu].ctl) */
-	struct rb_subbuf_ctl *sb; /* the slot's sub-buffer counters */
-	uint64_t offset;	/* write_count at the slot's start */
-	uint64_t tsc;		/* the event's timestamp */
-	ptrdiff_t rseq_off;	/* rb->rseq_off (kept: the slot's writes
-				 * may alias struct rb for the compiler) */
-	uint32_t room;		/* bytes from offset to its sub-buffer's end */
-	int32_t cpu;		/* the buffer the slot is in */
-};
-
 /* Reservation context of the general path: filled by the caller (in), by
  * rb_reserve (out), read by rb_commit. */
 struct rb_ctx {
 	uint32_t payload_size;	/* in: bytes after the event header */
 	uint16_t hdr_compact;	/* in: header size with compact timestamp */
 	uint16_t hdr_full;	/* in: header size with full timestamp */
-	struct rb_fast r;	/* out: the slot */
+	struct rt_fast_slot r;	/* out: the slot */
 	uint32_t slot_size;	/* out: header + payload */
 	bool full_tsc;		/* out: write the full-timestamp header */
 };

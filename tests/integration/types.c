@@ -43,7 +43,7 @@ static void changed_after_sizing(void)
 		{ "b", RT_TYPE_BYTES }, { "k", RT_TYPE_S32 }, { NULL, 0 }
 	};
 	static struct rt_event_desc ev = { 0, RT_ABI_VERSION, "types", "changed", RT_LOGLEVEL_INFO,
-					   6, fields, __FILE__, __LINE__, NULL };
+					   6, fields, __FILE__, __LINE__, NULL, NULL };
 	static struct rt_event_desc *const list[] = { &ev };
 	static const uint8_t data[] = { 1, 2, 3, 4, 5 };
 	static const char shrunk_buf[] = "ab\0defg";
