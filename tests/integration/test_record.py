@@ -6,6 +6,7 @@ usage: test_record.py BUILD_DIR
 """
 import math
 import os
+import re
 import signal
 import struct
 import subprocess
@@ -20,6 +21,7 @@ BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
 RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
 TYPES = os.path.join(BUILD, "tests/integration/types")
 BURST = os.path.join(BUILD, "tests/integration/burst")
+FASTSITE = os.path.join(BUILD, "tests/integration/fastsite")
 DLHOST = os.path.join(BUILD, "tests/integration/dlhost")
 PLUGIN = os.path.join(BUILD, "tests/integration/plugin.so")
 
@@ -157,6 +159,45 @@ class FieldTypes(Base):
         names = {m.event.name for m in read_trace(trace2)[0]}
         self.assertIn("types:misc", names)
         self.assertNotIn("types:many", names)  # DEBUG is less severe than INFO
+
+
+class InlineCallSites(Base):
+    """Call sites that record by themselves (ringtrace_fast.h)."""
+
+    def check(self, trace, n):
+        events, discarded, lost = read_trace(trace)
+        self.assertEqual((discarded, lost), (0, 0))
+        hand = [int(payload(m)["v"]) for m in events if m.event.name == "fastsite:by_hand"]
+        self.assertEqual(hand, list(range(10)))
+        seq = [(int(payload(m)["seq"]), int(payload(m)["sq"]))
+               for m in events if m.event.name == "fastsite:seq"]
+        self.assertEqual(seq, [(i, i * i) for i in range(n)])
+
+    def test_inline_across_subbuffers(self):
+        """With default options the call site records by itself, and
+        events that fill many sub-buffers all read back, in order."""
+        n = 20000  # 400 KB of events: fits the buffers, even with no consumer
+        r = record(self.trace, [FASTSITE, str(n)], "--subbuf-size", "4k", "--num-subbuf", "256")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # The first event of a sub-buffer (and one whose rseq section a
+        # preemption aborted) calls the library: at least one of ten
+        # after the first is the call site's own.
+        inline = re.search(r"fastsite: inline (\d+) of 10", r.stderr)
+        self.assertTrue(inline, r.stderr)
+        self.assertGreater(int(inline.group(1)), 0)
+        self.assertNotIn("fast site left", r.stderr)
+        self.check(self.trace, n)
+
+    def test_library_without_tsc_or_rseq(self):
+        """Without the TSC as clock, or without rseq, no fast site is
+        published: call sites call the library and record the same."""
+        for name, opts, env in (("mono", ["--clock", "monotonic"], None),
+                                ("atomic", [], dict(os.environ, RINGTRACE_RSEQ="0"))):
+            trace = os.path.join(self.tmp.name, name)
+            r = record(trace, [FASTSITE, "100"], *opts, env=env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("fastsite: inline 0 of 10", r.stderr)
+            self.check(trace, 100)
 
 
 class SharedLibraries(Base):
