@@ -13,11 +13,13 @@
  *   buf_clk    the same with the TSC
  *   inline     + the 4-byte CTF event header and the 4-byte payload: the
  *              whole probe, inlined, with no call and no bookkeeping
- *   calls      the rt_event call site (payload serialized on the stack)
- *              and its library call, into a stub library (stub_probe.c)
- *              that does nothing
- *   lib        rt_event through libringtrace (recording when run with
- *              RINGTRACE_OUTPUT set, as micro_rt)
+ *   calls      a call site of the old kind (payload serialized on the
+ *              stack) and its library call, into a stub library
+ *              (stub_probe.c) that does nothing: what recording inline
+ *              saves
+ *   lib        rt_event with libringtrace (recording when run with
+ *              RINGTRACE_OUTPUT set, as micro_rt): the call site records
+ *              by itself through its fast site (ringtrace_fast.h)
  *   *_atomic   buf and inline with SMP atomics instead of rseq
  *   floor      the least an rseq per-CPU buffer can do: one cache line of
  *              per-CPU state, an rseq local CAS to reserve 8 bytes, the
@@ -26,9 +28,8 @@
  *              completion check). Not a tracer: the cost floor of the design
  *
  * Then: buffer = buf - empty, clock = buf_clk - buf, serialization =
- * inline - buf_clk, call = calls - empty, probe bookkeeping (what
- * rt__record adds around the inlined fast path: the class and channel
- * loads and checks, saving and restoring registers) = lib - inline - call.
+ * inline - buf_clk, call site (the enabled flag, the fast site's load,
+ * the payload through the stack, registers) = lib - inline.
  * run.sh and analyze.py compute them from the medians.
  */
 #define _GNU_SOURCE
