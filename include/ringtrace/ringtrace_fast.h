@@ -107,6 +107,16 @@ static inline int32_t rt__rseq_cpu(ptrdiff_t off)
 	"jmp %l[" target "]\n\t"                                                \
 	".popsection\n\t"
 
+/* Entering a section: publish its descriptor `desc` in the thread's rseq
+ * area (rseq_cs), then, from the section's `start`, leave for `abort` if
+ * the thread is not on the expected CPU. Operands: %[off] (__rseq_offset),
+ * %[cpu]; clobbers rax. */
+#define RT__RSEQ_ENTER(desc, start, abort)                                     \
+	"leaq " desc "b(%%rip), %%rax\n\t"                                     \
+	"movq %%rax, %%fs:8(%[off])\n\t" start ":\n\t"                         \
+	"cmpl %[cpu], %%fs:4(%[off])\n\t"                                      \
+	"jnz " abort "f\n\t"
+
 /*
  * Local CAS: if the thread runs on `cpu` and *v == expect, store newv.
  * Returns 0 on success, 1 if *v != expect, -1 if the thread is not on
@@ -121,11 +131,7 @@ static inline int rt__rseq_cmpeq_store(uint64_t *v, uint64_t expect,
 				       uint64_t newv, int32_t cpu, ptrdiff_t off)
 {
 	__asm__ goto(RT__RSEQ_CS_DESC("3", "1", "2", "4")
-		     "leaq 3b(%%rip), %%rax\n\t"
-		     "movq %%rax, %%fs:8(%[off])\n\t"
-		     "1:\n\t"
-		     "cmpl %[cpu], %%fs:4(%[off])\n\t"
-		     "jnz 4f\n\t"
+		     RT__RSEQ_ENTER("3", "1", "4")
 		     "cmpq %[v], %[expect]\n\t"
 		     "jnz %l[differ]\n\t"
 		     "movq %[newv], %[v]\n\t"
@@ -155,11 +161,7 @@ static inline int rt__rseq_add(uint64_t *v, uint64_t inc, int32_t cpu,
 			       ptrdiff_t off)
 {
 	__asm__ goto(RT__RSEQ_CS_DESC("3", "1", "2", "4")
-		     "leaq 3b(%%rip), %%rax\n\t"
-		     "movq %%rax, %%fs:8(%[off])\n\t"
-		     "1:\n\t"
-		     "cmpl %[cpu], %%fs:4(%[off])\n\t"
-		     "jnz 4f\n\t"
+		     RT__RSEQ_ENTER("3", "1", "4")
 		     "addq %[inc], %[v]\n\t"
 		     "2:\n\t"
 		     RT__RSEQ_ABORT("4", "aborted")

@@ -4,7 +4,8 @@
  *  - ten events of a descriptor written out by hand, to see which path
  *    each call took: the call site records by itself when the library
  *    published a fast site for it (default options) and calls the library
- *    when it did not (--clock monotonic, RINGTRACE_RSEQ=0); either way the
+ *    when it did not (--clock monotonic, RINGTRACE_RSEQ=0) or when built
+ *    with RT_NO_INLINE (fastsite_noinline); either way the
  *    trace gets v = 0..9 in order. The count goes to stderr
  *    ("fastsite: inline K of 10");
  *  - then N rt_event calls (seq = 0..N-1, and its square), enough to fill

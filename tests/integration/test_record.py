@@ -22,6 +22,7 @@ RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
 TYPES = os.path.join(BUILD, "tests/integration/types")
 BURST = os.path.join(BUILD, "tests/integration/burst")
 FASTSITE = os.path.join(BUILD, "tests/integration/fastsite")
+FASTSITE_NOINLINE = os.path.join(BUILD, "tests/integration/fastsite_noinline")
 DLHOST = os.path.join(BUILD, "tests/integration/dlhost")
 PLUGIN = os.path.join(BUILD, "tests/integration/plugin.so")
 
@@ -190,11 +191,14 @@ class InlineCallSites(Base):
 
     def test_library_without_tsc_or_rseq(self):
         """Without the TSC as clock, or without rseq, no fast site is
-        published: call sites call the library and record the same."""
-        for name, opts, env in (("mono", ["--clock", "monotonic"], None),
-                                ("atomic", [], dict(os.environ, RINGTRACE_RSEQ="0"))):
+        published: call sites call the library and record the same; so
+        do call sites built with RT_NO_INLINE."""
+        for name, prog, opts, env in (
+                ("mono", FASTSITE, ["--clock", "monotonic"], None),
+                ("atomic", FASTSITE, [], dict(os.environ, RINGTRACE_RSEQ="0")),
+                ("noinline", FASTSITE_NOINLINE, [], None)):
             trace = os.path.join(self.tmp.name, name)
-            r = record(trace, [FASTSITE, "100"], *opts, env=env)
+            r = record(trace, [prog, "100"], *opts, env=env)
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("fastsite: inline 0 of 10", r.stderr)
             self.check(trace, 100)
