@@ -85,6 +85,14 @@ int rt_dbuf_add(const struct app_cursor *msg, int memfd, char *err, size_t errle
 			 (unsigned long long)key);
 		return -EPROTO;
 	}
+	/* Sealed at its size, or a daemon could truncate it under our
+	 * mapping and turn the program's next event into SIGBUS. */
+	ret = rb_check_sealed(memfd);
+	if (ret < 0) {
+		snprintf(err, errlen, "buffer set %llu: its memfd is not sealed against resizing: %s",
+			 (unsigned long long)key, strerror(-ret));
+		return -EPROTO;
+	}
 	off_t real = lseek(memfd, 0, SEEK_END);
 	if (real < 0 || map_size < RB_SHM_HEADER_SIZE || (uint64_t)real != map_size ||
 	    map_size > (1ULL << 40)) {

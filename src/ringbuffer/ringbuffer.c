@@ -39,6 +39,7 @@
 #include "ringbuffer_api.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +177,14 @@ static int rb_adopt(struct rb *rb, struct rb_shm_header *h, size_t size)
 	return 0;
 }
 
+int rb_check_sealed(int fd)
+{
+	int seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0)
+		return -errno;
+	return (seals & RB_SEALS) == RB_SEALS ? 0 : -EPERM;
+}
+
 int rb_create(struct rb *rb, const struct rb_config *cfg,
 	      const struct rb_client *client)
 {
@@ -185,10 +194,14 @@ int rb_create(struct rb *rb, const struct rb_config *cfg,
 		return ret;
 
 	memset(rb, 0, sizeof(*rb));
-	rb->fd = memfd_create("ringtrace-buffer", MFD_CLOEXEC);
+	rb->fd = memfd_create("ringtrace-buffer", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (rb->fd < 0)
 		return -errno;
-	if (ftruncate(rb->fd, (off_t)total) < 0) {
+	/* Sealed at its size: every process that maps it (producers,
+	 * consumers) can rely on its pages staying there, a truncation
+	 * would turn their next access into SIGBUS (rb_check_sealed). */
+	if (ftruncate(rb->fd, (off_t)total) < 0 ||
+	    fcntl(rb->fd, F_ADD_SEALS, RB_SEALS | F_SEAL_SEAL) < 0) {
 		ret = -errno;
 		goto err_close;
 	}

@@ -274,6 +274,15 @@ struct rb_read {
 	uint64_t data_size;	/* bytes used, from the commit/switch info */
 };
 
+/* The seals a buffer set's memfd carries (rb_create): it can neither
+ * shrink nor grow. */
+#define RB_SEALS (F_SEAL_SHRINK | F_SEAL_GROW)
+
+/* Whether memfd `fd` carries RB_SEALS: 0, -EPERM if it does not (its
+ * owner could truncate it under a mapping), -errno from fcntl. A process
+ * that maps a buffer set another process sends checks this first. */
+int rb_check_sealed(int fd);
+
 /*
  * rb_create: allocate and pre-touch a buffer set in a new memfd.
  * Returns 0 or -EINVAL (bad geometry), -ENOMEM, -errno from memfd/mmap.

@@ -108,6 +108,20 @@ def bad_channel(conn):
     time.sleep(5)
 
 
+def unsealed_channel(conn):
+    # A well-formed CHANNEL whose memfd a daemon could still truncate
+    # under the program's mapping (its next event would then die of
+    # SIGBUS): the program must refuse it before mapping it.
+    size = 1 << 20
+    fd = os.memfd_create("unsealed", os.MFD_CLOEXEC)
+    os.ftruncate(fd, size)
+    body = struct.pack("<QQIIQ", 1, 1, 0, 0, size) + b"\x11" * 16
+    socket.send_fds(conn, [frame(CHANNEL, body)], [fd])
+    os.close(fd)
+    conn.sendall(frame(REGISTER_REPLY, struct.pack("<II", 1, 0)))
+    time.sleep(5)
+
+
 def late_garbage(conn):
     # Registration succeeds, garbage comes later while the program traces.
     conn.sendall(frame(REGISTER_REPLY, struct.pack("<II", 1, 0)))
@@ -136,7 +150,7 @@ def run_program(prog, rundir, extra_env=None, commands=("emit 2000 a", "spin 300
     return p.returncode, start_ms, out, err, time.monotonic() - t0
 
 
-def check_run(name, prog, behaviour):
+def check_run(name, prog, behaviour, warning=None):
     with tempfile.TemporaryDirectory(prefix="rt-faults-") as rundir:
         fake = FakeDaemon(rundir, behaviour)
         try:
@@ -148,6 +162,8 @@ def check_run(name, prog, behaviour):
         lines = [l for l in err.splitlines() if l.strip()]
         assert len(lines) <= 1, f"{name}: more than one warning: {lines}"
         assert all(l.startswith("ringtrace: ") for l in lines), f"{name}: {lines}"
+        if warning:
+            assert len(lines) == 1 and warning in lines[0], f"{name}: {lines}"
         assert total < 30, f"{name}: hung"
         # The program did register: check the first frame it sent.
         assert fake.first_frames and fake.first_frames[0], f"{name}: no REGISTER"
@@ -219,12 +235,13 @@ def check_register_payload(prog):
 def main():
     build = sys.argv[1]
     prog = os.path.join(build, "tests", "daemon", "app_prog")
-    for name, behaviour in [("garbage", garbage), ("silent", silent),
-                            ("close-mid-message", close_mid),
-                            ("bad-channel", bad_channel),
-                            ("late-garbage", late_garbage),
-                            ("refused", refuse)]:
-        check_run(name, prog, behaviour)
+    for name, behaviour, warning in [("garbage", garbage, None), ("silent", silent, None),
+                                     ("close-mid-message", close_mid, None),
+                                     ("bad-channel", bad_channel, None),
+                                     ("unsealed-channel", unsealed_channel, "not sealed"),
+                                     ("late-garbage", late_garbage, None),
+                                     ("refused", refuse, None)]:
+        check_run(name, prog, behaviour, warning)
     check_register_payload(prog)
 
     with tempfile.TemporaryDirectory(prefix="rt-faults-") as rundir:

@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -644,7 +645,22 @@ static void test_create(void)
 		       "rseq variants would only test the atomic mode",
 	      rb_rseq_usable());
 	CHECK(rb.shm->flags & RB_SHM_F_RSEQ, "RB_SHM_F_RSEQ not set");
+	/* Sealed at its size: nobody can truncate it under a mapping. */
+	CHECK_EQ(rb_check_sealed(rb.fd), 0);
+	CHECK(ftruncate(rb.fd, 0) < 0 && errno == EPERM, "a buffer set's memfd shrank");
+	CHECK(ftruncate(rb.fd, (off_t)rb.map_size * 2) < 0 && errno == EPERM,
+	      "a buffer set's memfd grew");
+	CHECK(fcntl(rb.fd, F_ADD_SEALS, F_SEAL_WRITE) < 0 && errno == EPERM,
+	      "seals can still change");
 	rb_destroy(&rb);
+	int plain = memfd_create("unsealed", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	CHECK(plain >= 0, "memfd_create: %s", strerror(errno));
+	CHECK_EQ(rb_check_sealed(plain), (uint64_t)-EPERM);
+	CHECK(fcntl(plain, F_ADD_SEALS, F_SEAL_SHRINK) == 0, "F_ADD_SEALS failed");
+	CHECK_EQ(rb_check_sealed(plain), (uint64_t)-EPERM);
+	CHECK(fcntl(plain, F_ADD_SEALS, F_SEAL_GROW) == 0, "F_ADD_SEALS failed");
+	CHECK_EQ(rb_check_sealed(plain), 0);
+	close(plain);
 }
 
 /*
