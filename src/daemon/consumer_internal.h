@@ -30,8 +30,11 @@
 
 #define CONS_HIDDEN __attribute__((visibility("hidden")))
 
-/* read_timer_ms == 0: the default read period. */
+/* read_timer_ms == 0: the default read period, the longest the consumer
+ * waits between reads when idle; a busy buffer is read as often as every
+ * CONS_READ_MIN_NS (rb_read_wait). */
 #define CONS_DEFAULT_READ_MS 200u
+#define CONS_READ_MIN_NS 1000000ull
 /* A sub-buffer the writers have moved past but that stays incomplete this
  * long is given up (its writer died mid-commit): while tracing, and in a
  * drain (after the final flush). */
@@ -66,6 +69,9 @@ struct cons_bufset {
 	uint64_t class_gen;
 	bool class_valid;
 	uint64_t next_read_ns;		/* consumer thread only */
+	uint64_t read_wait_ns;		/* consumer thread only: the read
+					 * timer's period now (rb_read_wait);
+					 * 0 before the first read */
 	uint64_t next_switch_ns;	/* 0: no switch timer */
 	/* Statistics: written under io_lock, read by consumer_bufset_stats
 	 * from any thread (relaxed atomics: counters, no ordering). */
@@ -126,8 +132,8 @@ CONS_HIDDEN void cons_stream_close(struct cons_stream *s);
 
 /* Read every complete sub-buffer of the set into its files; give up a
  * sub-buffer stuck longer than stuck_ms. Caller holds io_lock. */
-CONS_HIDDEN void cons_read_bufset(struct cons_trace *ct, struct cons_bufset *cb,
-				  uint64_t stuck_ms);
+CONS_HIDDEN uint32_t cons_read_bufset(struct cons_trace *ct, struct cons_bufset *cb,
+				      uint64_t stuck_ms);
 
 /* Report a write error once per trace. */
 CONS_HIDDEN void cons_report_error(struct cons_trace *ct, const char *what, int err);

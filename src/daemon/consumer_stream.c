@@ -339,19 +339,24 @@ static void write_subbuf(struct cons_trace *ct, struct cons_bufset *cb, uint32_t
 	__atomic_fetch_add(&cb->bytes, len, __ATOMIC_RELAXED);
 }
 
-void cons_read_bufset(struct cons_trace *ct, struct cons_bufset *cb, uint64_t stuck_ms)
+uint32_t cons_read_bufset(struct cons_trace *ct, struct cons_bufset *cb, uint64_t stuck_ms)
 {
 	struct rb *rb = &cb->b->rb;
+	uint32_t most = 0;
 	for (uint32_t cpu = 0; cpu < rb->nr_cpus; cpu++) {
 		struct rb_read r;
 		/* At most one buffer's worth per CPU and call, so that a
 		 * program that keeps its buffer full cannot hold us on one
 		 * CPU (or a drain past its deadline). */
-		for (uint32_t k = 0; k < rb->num_subbuf && rb_get_subbuf(rb, cpu, &r) == 0; k++) {
+		uint32_t k = 0;
+		for (; k < rb->num_subbuf && rb_get_subbuf(rb, cpu, &r) == 0; k++) {
 			cb->streams[cpu].stuck_ns = 0;
 			write_subbuf(ct, cb, cpu, &r);
 			rb_put_subbuf(rb, cpu, &r);
 		}
+		if (k > most)
+			most = k;
 		maybe_skip_stuck(cb, cpu, stuck_ms);
 	}
+	return most;
 }

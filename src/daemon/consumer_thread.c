@@ -54,8 +54,14 @@ static uint64_t run_timers(struct cons_trace *ct)
 			cb->next_switch_ns = now + (uint64_t)ch->switch_timer_ms * 1000000ull;
 		}
 		if (!snapshot && now >= cb->next_read_ns) {
-			cons_read_bufset(ct, cb, CONS_STUCK_MS);
-			cb->next_read_ns = now + read_period_ns(ch);
+			/* The read timer's period, shorter while buffers
+			 * fill (0: the first read, after the whole period). */
+			const uint64_t max = read_period_ns(ch);
+			uint32_t most = cons_read_bufset(ct, cb, CONS_STUCK_MS);
+			cb->read_wait_ns = rb_read_wait(cb->read_wait_ns ? cb->read_wait_ns : max,
+							max, CONS_READ_MIN_NS, most,
+							cb->b->rb.num_subbuf);
+			cb->next_read_ns = now + cb->read_wait_ns;
 		}
 		if (!snapshot && cb->next_read_ns < next)
 			next = cb->next_read_ns;

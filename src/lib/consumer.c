@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fs_util.h"
@@ -88,19 +89,23 @@ static void write_packet(uint32_t cpu, const struct rb_read *r)
 	cons.bytes += bytes;
 }
 
-/* Move every complete sub-buffer to disk. Returns the packets written. */
-static unsigned drain(void)
+/* Move every complete sub-buffer to disk. Returns the most packets
+ * written for one CPU. */
+static uint32_t drain(void)
 {
-	unsigned n = 0;
+	uint32_t most = 0;
 	for (uint32_t cpu = 0; cpu < cons.ch->rb.nr_cpus; cpu++) {
 		struct rb_read r;
+		uint32_t n = 0;
 		while (rb_get_subbuf(&cons.ch->rb, cpu, &r) == 0) {
 			write_packet(cpu, &r);
 			rb_put_subbuf(&cons.ch->rb, cpu, &r);
 			n++;
 		}
+		if (n > most)
+			most = n;
 	}
-	return n;
+	return most;
 }
 
 static void write_metadata(bool final)
@@ -154,24 +159,36 @@ static void final_flush(void)
 	}
 }
 
+/* CLOCK_MONOTONIC in milliseconds. */
+static uint64_t rt_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static void *consumer_main(void *arg)
 {
 	(void)arg;
-	uint64_t now_ms = 0, last_switch = 0;
+	/* The read timer's period, shorter while buffers fill (rb_read_wait).
+	 * With the default timer the first read comes after a millisecond (a
+	 * program often traces most right after it starts), with a timer the
+	 * user gave after that whole period. */
+	const uint64_t max_wait = rt_cfg.read_timer_ms;
+	uint64_t wait = rt_cfg.read_timer_set ? max_wait : 1, last_switch = rt_now_ms();
 	write_metadata(false);
 	for (;;) {
 		struct pollfd p = { .fd = cons.wake[0], .events = POLLIN };
-		int r = poll(&p, 1, (int)rt_cfg.read_timer_ms);
+		int r = poll(&p, 1, (int)wait);
 		if (r > 0)
 			break; /* stop requested */
-		now_ms += rt_cfg.read_timer_ms;
-		if (rt_cfg.switch_timer_ms &&
-		    now_ms - last_switch >= rt_cfg.switch_timer_ms) {
-			last_switch = now_ms;
+		uint64_t now = rt_now_ms();
+		if (rt_cfg.switch_timer_ms && now - last_switch >= rt_cfg.switch_timer_ms) {
+			last_switch = now;
 			for (uint32_t cpu = 0; cpu < cons.ch->rb.nr_cpus; cpu++)
 				rb_flush_cpu(&cons.ch->rb, cpu, false);
 		}
-		drain();
+		wait = rb_read_wait(wait, max_wait, 1, drain(), cons.ch->rb.num_subbuf);
 		/* Acquire: pairs with the registry's release increment. */
 		if (__atomic_load_n(&rt_registry_generation, __ATOMIC_ACQUIRE) !=
 		    cons.generation)

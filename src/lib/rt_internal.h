@@ -78,7 +78,8 @@ struct rt_config {
 	uint32_t num_subbuf;
 	bool overwrite;
 	uint32_t switch_timer_ms;	/* 0: no periodic flush */
-	uint32_t read_timer_ms;
+	uint32_t read_timer_ms;		/* the longest wait between reads */
+	bool read_timer_set;		/* given: the first read waits that long */
 	char **patterns;		/* -e globs on "provider:event"; NULL = all */
 	size_t nr_patterns;
 	int32_t loglevel_max;		/* record events at this level or more severe */

@@ -116,6 +116,7 @@ static int config_from_env(struct rt_config *cfg)
 	RT_ENV("RINGTRACE_NUM_SUBBUF", rt_parse_u32, &cfg->num_subbuf)
 	RT_ENV("RINGTRACE_OVERWRITE", rt_parse_bool, &cfg->overwrite)
 	RT_ENV("RINGTRACE_SWITCH_TIMER_MS", rt_parse_u32, &cfg->switch_timer_ms)
+	cfg->read_timer_set = getenv("RINGTRACE_READ_TIMER_MS") != NULL;
 	RT_ENV("RINGTRACE_READ_TIMER_MS", rt_parse_u32, &cfg->read_timer_ms)
 	RT_ENV("RINGTRACE_LOGLEVEL", rt_parse_loglevel, &cfg->loglevel_max)
 #undef RT_ENV

@@ -307,6 +307,27 @@ int rb_get_subbuf(struct rb *rb, uint32_t cpu, struct rb_read *r);
 void rb_put_subbuf(struct rb *rb, uint32_t cpu, const struct rb_read *r);
 
 /*
+ * The read timer's next period, for a consumer that polls (producers
+ * never wake it: that would be a system call on their path). `wait`: the
+ * period before this pass; `most`: the most complete sub-buffers the pass
+ * took from one CPU. Half a CPU's buffer or more found full: the producer
+ * nearly outran us, poll four times as often (down to `min`, or `max` if
+ * that is shorter); nothing found: back off, doubling up to `max` (the
+ * configured read timer). Same unit for all three.
+ */
+static inline uint64_t rb_read_wait(uint64_t wait, uint64_t max, uint64_t min,
+				    uint32_t most, uint32_t num_subbuf)
+{
+	if (min > max)
+		min = max;
+	if (2 * (uint64_t)most >= num_subbuf)
+		return wait / 4 > min ? wait / 4 : min;
+	if (most == 0)
+		return wait * 2 < max ? wait * 2 : max;
+	return wait;
+}
+
+/*
  * Force switch (Algorithm 4): close the CPU's partly filled sub-buffer so
  * the reader gets it; nothing happens if it is empty. With `final`, also
  * emit a header-only packet when events were lost since the last packet,

@@ -2047,11 +2047,30 @@ static void test_mt(const struct variant *v, enum rb_mode mode)
 	pin_cpu(0);
 }
 
+/* The consumers' read timer: faster when a pass finds half a CPU's
+ * buffer full, back to the configured period when it finds nothing. */
+static void test_read_wait(void)
+{
+	set_case(NULL, "read_wait");
+	CHECK_EQ(rb_read_wait(10, 10, 1, 2, 4), 2);	/* half full: / 4 */
+	CHECK_EQ(rb_read_wait(2, 10, 1, 4, 4), 1);	/* not below min */
+	CHECK_EQ(rb_read_wait(1, 10, 1, 1, 4), 1);	/* some: keep */
+	CHECK_EQ(rb_read_wait(1, 10, 1, 0, 4), 2);	/* none: double */
+	CHECK_EQ(rb_read_wait(8, 10, 1, 0, 4), 10);	/* up to max */
+	CHECK_EQ(rb_read_wait(10, 10, 1, 0, 4), 10);
+	CHECK_EQ(rb_read_wait(0, 0, 1, 3, 4), 0);	/* max below min: max */
+	uint64_t w = 10;
+	for (int i = 0; i < 8; i++)
+		w = rb_read_wait(w, 10, 1, 4, 4);
+	CHECK_EQ(w, 1);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	pin_cpu(0);
 	test_create();
+	test_read_wait();
 	for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
 		const struct variant *v = &variants[i];
 		test_basic(v, RB_MODE_DISCARD);
