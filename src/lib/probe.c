@@ -5,7 +5,11 @@
  * call per event: rt__record for events of fixed-size fields (the call
  * site serialized the payload on its stack) and rt__record_parts for
  * events with strings or byte sequences (the call site sized each field;
- * the probe copies them into the slot, struct rt_part).
+ * the probe copies them into the slot, struct rt_part). Fixed-size events
+ * mostly do not come here: their call sites record them through the fast
+ * site the registry publishes (rt_fast_site_init, ringtrace_fast.h), and
+ * call rt__record for what that path leaves (a switch, a full timestamp,
+ * contexts, several targets, an id past the compact header).
  *
  * Two modes. Embedded (`ringtrace record` without a daemon): one channel,
  * rt_active_channel. Daemon mode: the class's target table
@@ -411,6 +415,8 @@ record(struct rt_event_desc *ev, const char *flat, const struct rt_part *parts,
 	record_general(c, ch, pl, (uintptr_t)__builtin_return_address(0));
 }
 
+/* What call sites need to record event `id` in rb by themselves
+ * (rt__fast_record): its geometry and the id (rt_internal.h). */
 bool rt_fast_site_init(struct rt_fast_site *s, const struct rb *rb, uint32_t id)
 {
 	memset(s, 0, sizeof(*s));

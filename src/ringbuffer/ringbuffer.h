@@ -228,8 +228,9 @@ struct rb_cpu_ptrs {
 };
 
 /* Process-local handle. Owner: whoever called rb_create/rb_attach; set
- * there and constant afterwards. The first cache line is everything an
- * event's fast path (ringbuffer_api.h) reads: keep it together. */
+ * there and constant afterwards. `fast` and `rseq_fast`, at the start,
+ * are everything an event's fast path (ringbuffer_api.h) reads: keep
+ * them together. */
 struct rb {
 	/* The fast path's view (ringtrace_fast.h; call sites get a copy in
 	 * their struct rt_fast_site): filled by attach, then constant. */
