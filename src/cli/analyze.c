@@ -88,9 +88,7 @@ static void usage(FILE *f)
 		"  --durations         durations of paired events\n"
 		"  --threads           activity per key (thread)\n"
 		"  --interval D        rate interval, e.g. 500us, 10ms, 1s (default: auto)\n"
-		"  --pair BEGIN,END    pair these events (full names, repeatable)\n"
-		"  --no-auto-pairs     do not pair X_entry/X_exit, X_begin/X_end, X_start/X_stop\n"
-		"  --key FIELD         field that identifies a thread (default: vtid, else tid)\n"
+		CLI_PAIRING_HELP
 		"  --top N             outliers shown per pair (default: 10)\n"
 		"  --format text|json  output format (default: text)\n");
 }
@@ -100,10 +98,8 @@ static const struct option analyze_opts[] = {
 	{ "durations", no_argument, NULL, CLI_OPT_DURATIONS },
 	{ "threads", no_argument, NULL, CLI_OPT_THREADS },
 	{ "interval", required_argument, NULL, CLI_OPT_INTERVAL },
-	{ "pair", required_argument, NULL, CLI_OPT_PAIR },
-	{ "key", required_argument, NULL, CLI_OPT_KEY },
 	{ "top", required_argument, NULL, CLI_OPT_TOP },
-	{ "no-auto-pairs", no_argument, NULL, CLI_OPT_NO_AUTO_PAIRS },
+	CLI_PAIRING_OPTIONS,
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },

@@ -36,6 +36,16 @@ enum {
 	CLI_OPT_THREADS,
 };
 #define CLI_MAX_PAIRS 32
+/* The pairing options all three take: their getopt_long entries and
+ * their help lines. */
+#define CLI_PAIRING_OPTIONS                                                    \
+	{ "pair", required_argument, NULL, CLI_OPT_PAIR },                     \
+	{ "no-auto-pairs", no_argument, NULL, CLI_OPT_NO_AUTO_PAIRS },         \
+	{ "key", required_argument, NULL, CLI_OPT_KEY }
+#define CLI_PAIRING_HELP                                                       \
+	"  --pair BEGIN,END    pair these events (full names, repeatable)\n"   \
+	"  --no-auto-pairs     do not pair X_entry/X_exit, X_begin/X_end, X_start/X_stop\n" \
+	"  --key FIELD         field that identifies a thread (default: vtid, else tid)\n"
 struct ra_options;
 /* Apply shared option `code` with value `arg` to `opt` (pairs are stored
  * in `pairs`, CLI_MAX_PAIRS long). 1 handled, 0 not a shared option,

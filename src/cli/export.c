@@ -21,17 +21,13 @@ static void usage(FILE *f)
 		"Paired events become complete events; all others are instants.\n\n"
 		"  -o, --output FILE   where to write ('-': standard output)\n"
 		"  --format chrome     the output format (the only one so far)\n"
-		"  --pair BEGIN,END    pair these events (full names, repeatable)\n"
-		"  --no-auto-pairs     do not pair X_entry/X_exit, X_begin/X_end, X_start/X_stop\n"
-		"  --key FIELD         field that identifies a thread (default: vtid, else tid)\n");
+		CLI_PAIRING_HELP);
 }
 
 static const struct option export_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
-	{ "pair", required_argument, NULL, CLI_OPT_PAIR },
-	{ "key", required_argument, NULL, CLI_OPT_KEY },
-	{ "no-auto-pairs", no_argument, NULL, CLI_OPT_NO_AUTO_PAIRS },
+	CLI_PAIRING_OPTIONS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };

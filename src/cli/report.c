@@ -23,9 +23,7 @@ static void usage(FILE *f)
 		"events (and %d pairs) each; more are downsampled (the page says so).\n\n"
 		"  -o, --output FILE   the page to write\n"
 		"  --interval D        rate interval, e.g. 10ms (default: auto)\n"
-		"  --pair BEGIN,END    pair these events (full names, repeatable)\n"
-		"  --no-auto-pairs     do not pair X_entry/X_exit, X_begin/X_end, X_start/X_stop\n"
-		"  --key FIELD         field that identifies a thread (default: vtid, else tid)\n"
+		CLI_PAIRING_HELP
 		"  --top N             outliers listed per pair (default: 10)\n"
 		"  --lane-cap N        events and pairs kept per lane (default: %d)\n",
 		RA_REPORT_LANE_CAP, RA_REPORT_LANE_CAP, RA_REPORT_LANE_CAP);
@@ -36,10 +34,8 @@ static void usage(FILE *f)
 static const struct option report_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "interval", required_argument, NULL, CLI_OPT_INTERVAL },
-	{ "pair", required_argument, NULL, CLI_OPT_PAIR },
-	{ "key", required_argument, NULL, CLI_OPT_KEY },
 	{ "top", required_argument, NULL, CLI_OPT_TOP },
-	{ "no-auto-pairs", no_argument, NULL, CLI_OPT_NO_AUTO_PAIRS },
+	CLI_PAIRING_OPTIONS,
 	{ "lane-cap", required_argument, NULL, OPT_LANE_CAP },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
