@@ -8,10 +8,14 @@ event by event (names, fields, contexts).
 usage: test_apps.py BUILD_DIR
 """
 import os
+import re
 import socket
+import subprocess
 import unittest
 
-from apps_common import AppCase, read_events, trace_dirs
+from apps_common import BUILD, AppCase, read_events, trace_dirs
+
+FASTSITE = os.path.join(BUILD, "tests/integration/fastsite")
 
 
 def ticks(events, tag=None, vpid=None):
@@ -360,6 +364,62 @@ class Exec(AppCase):
         got = [(e["ctx_vpid"], e["tag"], e["seq"]) for e in read_events(out)]
         self.assertEqual(got, [(p.pid, "pre", i) for i in range(5)] +
                          [(p.pid, "post", i) for i in range(4)])
+
+
+class InlineCallSites(AppCase):
+    """Daemon mode publishes a fast site when one channel without contexts
+    records an event (ringtrace_fast.h): the call site records by itself.
+    With a context, or a second session, it calls the library, and the
+    events carry the contexts."""
+
+    def run_fastsite(self, n):
+        r = subprocess.run([FASTSITE, str(n)], capture_output=True, text=True,
+                           env=self.env, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        m = re.search(r"fastsite: inline (\d+) of 10", r.stderr)
+        self.assertTrue(m, r.stderr)
+        return int(m.group(1))
+
+    def check(self, out, n, vtid=False):
+        events = read_events(out)
+        hand = [e for e in events if e["event"] == "fastsite:by_hand"]
+        self.assertEqual([e["v"] for e in hand], list(range(10)))
+        seq = [e for e in events if e["event"] == "fastsite:seq"]
+        self.assertEqual([(e["seq"], e["sq"]) for e in seq], [(i, i * i) for i in range(n)])
+        for e in hand + seq:
+            self.assertEqual("ctx_vtid" in e, vtid)
+        return events
+
+    def test_one_channel_records_inline(self):
+        out = self.out("plain")
+        self.rt("create", "plain", "-o", out)
+        self.rt("enable-event", "-u", "fastsite:*")
+        self.rt("start")
+        self.assertGreater(self.run_fastsite(5000), 0)
+        self.rt("stop")
+        self.check(out, 5000)
+
+    def test_contexts_and_two_sessions_call_the_library(self):
+        ctx = self.out("ctx")
+        self.rt("create", "ctx", "-o", ctx)
+        self.rt("enable-event", "-u", "fastsite:*")
+        self.rt("add-context", "-u", "-t", "vtid")
+        self.rt("start")
+        self.assertEqual(self.run_fastsite(300), 0)
+        self.rt("stop")
+        events = self.check(ctx, 300, vtid=True)
+        self.assertEqual(len({e["ctx_vtid"] for e in events}), 1)
+        self.rt("destroy", "ctx")
+
+        a, b = self.out("a"), self.out("b")
+        for name, out in (("a", a), ("b", b)):
+            self.rt("create", name, "-o", out)
+            self.rt("enable-event", "-u", "-s", name, "fastsite:*")
+            self.rt("start", name)
+        self.assertEqual(self.run_fastsite(300), 0)
+        for name, out in (("a", a), ("b", b)):
+            self.rt("stop", name)
+            self.check(out, 300)
 
 
 if __name__ == "__main__":
