@@ -23,8 +23,10 @@ void cli_bad_option(const char *cmd, int c, char **argv)
 	fprintf(stderr, "(see 'ringtrace %s --help')\n", cmd);
 }
 
-int cli_analysis_option(const char *cmd, int code, const char *arg,
-			struct ra_options *opt, const char **pairs)
+/* Apply shared option `code` with value `arg` to `opt`: 1 handled, 0 not
+ * a shared option, -EINVAL (message printed) for a bad value. */
+static int analysis_option(const char *cmd, int code, const char *arg,
+			   struct ra_options *opt, const char **pairs)
 {
 	char *end;
 	switch (code) {
@@ -78,6 +80,22 @@ int cli_analysis_option(const char *cmd, int code, const char *arg,
 	}
 }
 
+int cli_analysis_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+			const struct option *longopts, struct ra_options *opt,
+			const char **pairs)
+{
+	for (;;) {
+		int c = getopt_long(argc, argv, shortopts, longopts, NULL);
+		if (c == -1)
+			return -1;
+		int r = analysis_option(cmd, c, optarg, opt, pairs);
+		if (r < 0)
+			return CLI_OPT_BAD;
+		if (r == 0)
+			return c;
+	}
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -114,13 +132,11 @@ int cmd_analyze(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", analyze_opts, NULL)) != -1) {
-		int r = cli_analysis_option("analyze", c, optarg, &opt, pairs);
-		if (r < 0)
-			return CLI_EXIT_USAGE;
-		if (r > 0)
-			continue;
+	while ((c = cli_analysis_getopt("analyze", argc, argv, ":h", analyze_opts, &opt,
+					pairs)) != -1) {
 		switch (c) {
+		case CLI_OPT_BAD:
+			return CLI_EXIT_USAGE;
 		case CLI_OPT_RATES: sections |= RA_RATES; break;
 		case CLI_OPT_DURATIONS: sections |= RA_DURATIONS; break;
 		case CLI_OPT_THREADS: sections |= RA_THREADS; break;

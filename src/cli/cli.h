@@ -46,12 +46,18 @@ enum {
 	"  --pair BEGIN,END    pair these events (full names, repeatable)\n"   \
 	"  --no-auto-pairs     do not pair X_entry/X_exit, X_begin/X_end, X_start/X_stop\n" \
 	"  --key FIELD         field that identifies a thread (default: vtid, else tid)\n"
+/* cli_analysis_getopt: a shared option had a bad value. */
+#define CLI_OPT_BAD (-2)
 struct ra_options;
-/* Apply shared option `code` with value `arg` to `opt` (pairs are stored
- * in `pairs`, CLI_MAX_PAIRS long). 1 handled, 0 not a shared option,
- * -EINVAL (message printed) for a bad value. */
-int cli_analysis_option(const char *cmd, int code, const char *arg,
-			struct ra_options *opt, const char **pairs);
+struct option;
+/* getopt_long for analyze, export and report: applies the shared options
+ * to `opt` itself (pairs are stored in `pairs`, CLI_MAX_PAIRS long) and
+ * returns the next other option, -1 at the end, or CLI_OPT_BAD when a
+ * shared option's value was bad (the message is printed). The caller
+ * resets optind before the first call. */
+int cli_analysis_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+			const struct option *longopts, struct ra_options *opt,
+			const char **pairs);
 /* Print getopt's complaint about argv[optind - 1] for `cmd`. */
 void cli_bad_option(const char *cmd, int c, char **argv);
 

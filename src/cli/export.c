@@ -40,13 +40,11 @@ int cmd_export(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":ho:", export_opts, NULL)) != -1) {
-		int r = cli_analysis_option("export", c, optarg, &opt, pairs);
-		if (r < 0)
-			return CLI_EXIT_USAGE;
-		if (r > 0)
-			continue;
+	while ((c = cli_analysis_getopt("export", argc, argv, ":ho:", export_opts, &opt,
+					pairs)) != -1) {
 		switch (c) {
+		case CLI_OPT_BAD:
+			return CLI_EXIT_USAGE;
 		case 'o': output = optarg; break;
 		case CLI_OPT_FORMAT: format = optarg; break;
 		case 'h':

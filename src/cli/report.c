@@ -51,13 +51,11 @@ int cmd_report(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":ho:", report_opts, NULL)) != -1) {
-		int r = cli_analysis_option("report", c, optarg, &opt, pairs);
-		if (r < 0)
-			return CLI_EXIT_USAGE;
-		if (r > 0)
-			continue;
+	while ((c = cli_analysis_getopt("report", argc, argv, ":ho:", report_opts, &opt,
+					pairs)) != -1) {
 		switch (c) {
+		case CLI_OPT_BAD:
+			return CLI_EXIT_USAGE;
 		case 'o': output = optarg; break;
 		case OPT_LANE_CAP:
 			errno = 0;
