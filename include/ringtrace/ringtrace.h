@@ -14,7 +14,9 @@
  *
  * Cost: a disabled event is one load and a branch predicted not taken; the
  * value expressions are not evaluated. An enabled event evaluates each value
- * once. Events register themselves when the code that contains them is
+ * once; one of fixed-size fields is usually recorded by the call site itself
+ * (ringtrace_fast.h), one with strings or byte sequences in one library
+ * call. Events register themselves when the code that contains them is
  * loaded (the program, its libraries, and libraries loaded later with
  * dlopen), and unregister when a library is unloaded.
  *
@@ -40,7 +42,8 @@ extern "C" {
 #define RT_API __attribute__((visibility("default")))
 
 /* Record an event whose payload (`size` bytes at `payload`) is already
- * serialized: one call for events without strings or byte sequences. */
+ * serialized (events without strings or byte sequences): what the call
+ * site could not record by itself (rt__fast_record below). */
 RT_API void rt__record(struct rt_event_desc *ev, const void *payload,
 		       size_t size) __attribute__((nonnull(1, 2)));
 /* Record an event whose fields are `nr` parts (strings and byte sequences
