@@ -100,14 +100,13 @@ static int get_u64(const struct rtr_event *ev, const char *name, uint64_t *out)
 static void check_event(const struct rtr_event *ev, uint64_t index)
 {
 	uint64_t thread, seq, sum;
-	struct rtr_value data;
-	if (strcmp(ev->cls->name, "stress:ev") != 0) {
+	bool fixed = !strcmp(ev->cls->name, "stress:fixed");
+	if (!fixed && strcmp(ev->cls->name, "stress:ev") != 0) {
 		FAIL("event %" PRIu64 ": unexpected event %s\n", index, ev->cls->name);
 		return;
 	}
 	if (get_u64(ev, "thread", &thread) || get_u64(ev, "seq", &seq) ||
-	    get_u64(ev, "sum", &sum) || rtr_field_by_name(ev, "data", &data) ||
-	    data.type != RTR_BYTES) {
+	    get_u64(ev, "sum", &sum)) {
 		FAIL("event %" PRIu64 ": cannot decode fields\n", index);
 		return;
 	}
@@ -115,13 +114,21 @@ static void check_event(const struct rtr_event *ev, uint64_t index)
 		FAIL("event %" PRIu64 ": thread %" PRIu64 " out of range (torn?)\n", index, thread);
 		return;
 	}
-	uint8_t want[STRESS_MAX_PAYLOAD];
-	uint32_t len = stress_payload_len((uint32_t)thread, seq);
-	stress_payload((uint32_t)thread, seq, want, len);
-	if (data.bytes.len != len || memcmp(data.bytes.p, want, len) != 0 ||
-	    stress_sum((uint32_t)thread, seq, want, len) != sum) {
-		FAIL("event %" PRIu64 " (thread %" PRIu64 " seq %" PRIu64 ") is torn or corrupt\n",
-		     index, thread, seq);
+	bool ok = fixed == (bool)stress_is_fixed(seq);
+	if (ok && fixed) {
+		ok = stress_fixed_sum((uint32_t)thread, seq) == sum;
+	} else if (ok) {
+		struct rtr_value data;
+		uint8_t want[STRESS_MAX_PAYLOAD];
+		uint32_t len = stress_payload_len((uint32_t)thread, seq);
+		stress_payload((uint32_t)thread, seq, want, len);
+		ok = rtr_field_by_name(ev, "data", &data) == 0 && data.type == RTR_BYTES &&
+		     data.bytes.len == len && memcmp(data.bytes.p, want, len) == 0 &&
+		     stress_sum((uint32_t)thread, seq, want, len) == sum;
+	}
+	if (!ok) {
+		FAIL("event %" PRIu64 " (%s, thread %" PRIu64 " seq %" PRIu64
+		     ") is torn or corrupt\n", index, ev->cls->name, thread, seq);
 		return;
 	}
 	struct thread_state *s = &th[thread];

@@ -1,6 +1,7 @@
 /*
  * stress.c - producer for the stress test: THREADS threads each record
- * EVENTS events as fast as they can while a per-thread timer signal
+ * EVENTS events (stress_common.h: alternately through the library and by
+ * the call site itself) as fast as they can while a per-thread timer signal
  * interrupts them every INTERVAL_US microseconds and its handler records
  * an event too (so probes nest inside probes on the same thread). Threads
  * are free to migrate between CPUs; half of them start pinned to each
@@ -37,6 +38,11 @@ static int nr_cpus;
 
 static void emit(uint32_t thread, uint64_t seq)
 {
+	if (stress_is_fixed(seq)) {
+		rt_event(stress, fixed, thread, thread, seq, seq, sum,
+			 stress_fixed_sum(thread, seq));
+		return;
+	}
 	uint8_t buf[STRESS_MAX_PAYLOAD];
 	uint32_t len = stress_payload_len(thread, seq);
 	stress_payload(thread, seq, buf, len);

@@ -1,8 +1,11 @@
 /*
  * stress_common.h - what the stress producer writes and the checker
- * verifies: every event carries (thread, seq, sum) and a variable-length
- * byte payload whose content and length derive from (thread, seq); sum is
- * a checksum over all of it, so a torn or misplaced event cannot pass.
+ * verifies: every event carries (thread, seq, sum). Even seqs are
+ * stress:ev, with a variable-length byte payload whose content and length
+ * derive from (thread, seq) (the library copies it); odd seqs are
+ * stress:fixed, fixed-size fields only (the call site records it by
+ * itself, ringtrace_fast.h). sum is a checksum over all of it, so a torn
+ * or misplaced event cannot pass.
  */
 #ifndef RINGTRACE_STRESS_COMMON_H
 #define RINGTRACE_STRESS_COMMON_H
@@ -45,6 +48,18 @@ static inline uint64_t stress_sum(uint32_t thread, uint64_t seq, const uint8_t *
 	for (uint32_t i = 0; i < len; i++)
 		h = stress_mix(h ^ buf[i]);
 	return h;
+}
+
+/* Whether seq is recorded as stress:fixed (else stress:ev). */
+static inline int stress_is_fixed(uint64_t seq)
+{
+	return (int)(seq & 1);
+}
+
+/* stress:fixed's checksum. */
+static inline uint64_t stress_fixed_sum(uint32_t thread, uint64_t seq)
+{
+	return stress_mix(((uint64_t)thread << 48) ^ seq ^ 0xf1edULL);
 }
 
 #endif /* RINGTRACE_STRESS_COMMON_H */
