@@ -67,13 +67,13 @@ rt__fast_record(struct rt_event_desc *ev, const void *payload, uint32_t size)
 	const struct rt_fast_site *s = __atomic_load_n(&ev->fast, __ATOMIC_ACQUIRE);
 	if (!s)
 		return 0;
-	const uint64_t slot = 4 + (uint64_t)size;
+	const uint64_t slot = RT__COMPACT_HEADER_SIZE + (uint64_t)size;
 	struct rt_fast_slot f;
 	if (__builtin_expect(!rt__fast_reserve(&s->buf, slot, rt__rdtsc, &f), 0))
 		return 0;
 	const uint32_t h = RT__COMPACT_HEADER(s->id, f.tsc);
-	memcpy(f.addr, &h, 4);
-	memcpy(f.addr + 4, payload, size);
+	memcpy(f.addr, &h, sizeof(h));
+	memcpy(f.addr + RT__COMPACT_HEADER_SIZE, payload, size);
 	rt__fast_commit(&s->buf, &f, slot, rt__fast_commit_slow);
 	return 1;
 #else

@@ -175,15 +175,21 @@ aborted:
 	return -1;
 }
 
-/* The TSC, the trace clock of a buffer that has a fast site. */
+#endif /* RT__HAVE_RSEQ */
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define RT__HAVE_TSC 1
+/* The TSC: the trace clock of a buffer that has a fast site, and the
+ * library's (src/lib/clock.h). */
 static inline uint64_t rt__rdtsc(void)
 {
 	uint32_t lo, hi;
 	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
 	return ((uint64_t)hi << 32) | lo;
 }
-
-#endif /* RT__HAVE_RSEQ */
+#else
+#define RT__HAVE_TSC 0
+#endif
 
 /* --- the buffer as the fast path sees it ---------------------------- */
 
@@ -205,6 +211,7 @@ static inline uint64_t rt__rdtsc(void)
  * low 27 bits in bits 5-31. */
 #define RT__COMPACT_ID_MAX 30u
 #define RT__COMPACT_TSC_BITS 27u
+#define RT__COMPACT_HEADER_SIZE 4u
 #define RT__COMPACT_HEADER(id, tsc) ((uint32_t)(id) | (uint32_t)((tsc) << 5))
 
 /*

@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include <ringtrace/ringtrace_fast.h>
+
 #define RT_HIDDEN __attribute__((visibility("hidden")))
 
 /* Set once by rt_clock_init, read on every event. */
@@ -30,12 +32,12 @@ static inline uint64_t rt_clock_monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* The TSC (the one call sites read, ringtrace_fast.h), or
+ * CLOCK_MONOTONIC where there is none. */
 static inline uint64_t rt_rdtsc(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	uint32_t lo, hi;
-	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
+#if RT__HAVE_TSC
+	return rt__rdtsc();
 #else
 	return rt_clock_monotonic_ns();
 #endif

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fs_util.h"
@@ -160,11 +159,9 @@ static void final_flush(void)
 }
 
 /* CLOCK_MONOTONIC in milliseconds. */
-static uint64_t rt_now_ms(void)
+static uint64_t now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return rt_clock_monotonic_ns() / 1000000;
 }
 
 static void *consumer_main(void *arg)
@@ -175,14 +172,14 @@ static void *consumer_main(void *arg)
 	 * program often traces most right after it starts), with a timer the
 	 * user gave after that whole period. */
 	const uint64_t max_wait = rt_cfg.read_timer_ms;
-	uint64_t wait = rt_cfg.read_timer_set ? max_wait : 1, last_switch = rt_now_ms();
+	uint64_t wait = rt_cfg.read_timer_set ? max_wait : 1, last_switch = now_ms();
 	write_metadata(false);
 	for (;;) {
 		struct pollfd p = { .fd = cons.wake[0], .events = POLLIN };
 		int r = poll(&p, 1, (int)wait);
 		if (r > 0)
 			break; /* stop requested */
-		uint64_t now = rt_now_ms();
+		uint64_t now = now_ms();
 		if (rt_cfg.switch_timer_ms && now - last_switch >= rt_cfg.switch_timer_ms) {
 			last_switch = now;
 			for (uint32_t cpu = 0; cpu < cons.ch->rb.nr_cpus; cpu++)

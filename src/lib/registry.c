@@ -152,6 +152,14 @@ static void apply_site(struct rt_event_desc *d)
 	__atomic_store_n(&d->enabled, on ? 1 : 0, __ATOMIC_RELAXED);
 }
 
+/* Turn call site d off: no event, no fast site. Relaxed: a call site that
+ * still sees the old values records into memory that stays valid. */
+static void disable_site(struct rt_event_desc *d)
+{
+	__atomic_store_n(&d->enabled, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->fast, NULL, __ATOMIC_RELAXED);
+}
+
 void rt__register(struct rt_event_desc *const *begin,
 		  struct rt_event_desc *const *end)
 {
@@ -205,9 +213,7 @@ void rt__unregister(struct rt_event_desc *const *begin,
 		struct rt_event_desc *d = *it;
 		if (!d)
 			continue;
-		__atomic_store_n(&d->enabled, 0, __ATOMIC_RELAXED);
-		/* Relaxed: NULL needs no ordering. */
-		__atomic_store_n(&d->fast, NULL, __ATOMIC_RELAXED);
+		disable_site(d);
 		for (size_t i = 0; i < nr_sites; i++) {
 			if (sites[i] == d) {
 				sites[i] = sites[--nr_sites];
@@ -244,9 +250,6 @@ void rt_registry_disable_all(void)
 	/* No lock: also called in a fork child, where the lock may have been
 	 * held by another thread of the parent. Sites only grow under the
 	 * lock and disabling is idempotent. */
-	for (size_t i = 0; i < nr_sites; i++) {
-		__atomic_store_n(&sites[i]->enabled, 0, __ATOMIC_RELAXED);
-		/* Relaxed: NULL needs no ordering. */
-		__atomic_store_n(&sites[i]->fast, NULL, __ATOMIC_RELAXED);
-	}
+	for (size_t i = 0; i < nr_sites; i++)
+		disable_site(sites[i]);
 }

@@ -502,7 +502,7 @@ static int rb_lcas(struct rb *rb, bool smp, struct rb_cpu_ctl *c,
 #if RB_HAVE_RSEQ
 	if (rb->rseq && !smp)
 		return rt__rseq_cmpeq_store(&c->write_count, old, new,
-					   (int32_t)cpu, rb_rseq_off());
+					    (int32_t)cpu, rb_rseq_off());
 #else
 	(void)rb;
 	(void)smp;
