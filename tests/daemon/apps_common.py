@@ -102,6 +102,15 @@ class AppCase(unittest.TestCase):
         self.assertEqual(r.returncode, 0, f"ringtrace {' '.join(args)}: {r.stderr}")
         return r.stdout
 
+    def session(self, out, *events, contexts=(), name="s"):
+        """Create session `name` writing to `out` (it becomes the current
+        one), enable `events` and add `contexts` in its default channel."""
+        self.rt("create", name, "-o", out)
+        for ev in events:
+            self.rt("enable-event", "-u", ev)
+        if contexts:
+            self.rt("add-context", "-u", *[a for c in contexts for a in ("-t", c)])
+
     def program(self):
         p = Program(self.env)
         self.programs.append(p)

@@ -27,10 +27,8 @@ def ticks(events, tag=None, vpid=None):
 class SessionCycle(AppCase):
     def test_two_programs_before_and_after_start(self):
         out = self.out("trace")
-        self.rt("create", "s", "-o", out)
-        self.rt("enable-event", "-u", "app:*")
-        self.rt("add-context", "-u", "-t", "vpid", "-t", "vtid", "-t", "procname",
-                "-t", "cpu_id", "-t", "ip", "-t", "prio", "-t", "hostname")
+        self.session(out, "app:*", contexts=("vpid", "vtid", "procname", "cpu_id", "ip",
+                                             "prio", "hostname"))
         p1 = self.program()
         p1.cmd("emit 3 before")            # not started: not recorded
         self.rt("start")
@@ -73,8 +71,7 @@ class SessionCycle(AppCase):
 
     def test_restart_keeps_appending(self):
         out = self.out("trace")
-        self.rt("create", "s", "-o", out)
-        self.rt("enable-event", "-u", "app:tick")
+        self.session(out, "app:tick")
         p = self.program()
         self.rt("start")
         p.cmd("emit 10 first")
@@ -125,9 +122,7 @@ class ConcurrentSessions(AppCase):
 
     def test_disable_event_while_running(self):
         out = self.out("t")
-        self.rt("create", "s", "-o", out)
-        self.rt("enable-event", "-u", "app:tick")
-        self.rt("enable-event", "-u", "app:warn")
+        self.session(out, "app:tick", "app:warn")
         p = self.program()
         self.rt("start")
         p.cmd("emit 5 on")
@@ -144,9 +139,7 @@ class ConcurrentSessions(AppCase):
 
     def test_track_untrack(self):
         out = self.out("t")
-        self.rt("create", "s", "-o", out)
-        self.rt("enable-event", "-u", "app:tick")
-        self.rt("add-context", "-u", "-t", "vpid")
+        self.session(out, "app:tick", contexts=("vpid",))
         p1, p2 = self.program(), self.program()
         self.rt("track", "-u", "--pid", str(p1.pid))
         self.rt("start")
@@ -309,8 +302,7 @@ class Dlopen(AppCase):
         import subprocess
         from apps_common import BUILD
         out = self.out("t")
-        self.rt("create", "s", "-o", out)
-        self.rt("enable-event", "-u", "host:*,plugin:*")
+        self.session(out, "host:*,plugin:*")
         self.rt("start")
         integ = os.path.join(BUILD, "tests", "integration")
         r = subprocess.run([os.path.join(integ, "dlhost"), os.path.join(integ, "plugin.so")],
@@ -326,9 +318,7 @@ class Dlopen(AppCase):
 class Fork(AppCase):
     def test_child_registers_as_new_program(self):
         out = self.out("t")
-        self.rt("create", "s", "-o", out)
-        self.rt("enable-event", "-u", "app:tick")
-        self.rt("add-context", "-u", "-t", "vpid")
+        self.session(out, "app:tick", contexts=("vpid",))
         p = self.program()
         self.rt("start")
         status = p.cmd("fork 30 child")
@@ -349,9 +339,7 @@ class Fork(AppCase):
 class Exec(AppCase):
     def test_exec_registers_again(self):
         out = self.out("t")
-        self.rt("create", "s", "-o", out)
-        self.rt("enable-event", "-u", "app:tick")
-        self.rt("add-context", "-u", "-t", "vpid")
+        self.session(out, "app:tick", contexts=("vpid",))
         p = self.program()
         self.rt("start")
         p.cmd("emit 5 pre")
@@ -392,8 +380,7 @@ class InlineCallSites(AppCase):
 
     def test_one_channel_records_inline(self):
         out = self.out("plain")
-        self.rt("create", "plain", "-o", out)
-        self.rt("enable-event", "-u", "fastsite:*")
+        self.session(out, "fastsite:*", name="plain")
         self.rt("start")
         self.assertGreater(self.run_fastsite(5000), 0)
         self.rt("stop")
@@ -401,9 +388,7 @@ class InlineCallSites(AppCase):
 
     def test_contexts_and_two_sessions_call_the_library(self):
         ctx = self.out("ctx")
-        self.rt("create", "ctx", "-o", ctx)
-        self.rt("enable-event", "-u", "fastsite:*")
-        self.rt("add-context", "-u", "-t", "vtid")
+        self.session(ctx, "fastsite:*", contexts=("vtid",), name="ctx")
         self.rt("start")
         self.assertEqual(self.run_fastsite(300), 0)
         self.rt("stop")
@@ -413,8 +398,7 @@ class InlineCallSites(AppCase):
 
         a, b = self.out("a"), self.out("b")
         for name, out in (("a", a), ("b", b)):
-            self.rt("create", name, "-o", out)
-            self.rt("enable-event", "-u", "-s", name, "fastsite:*")
+            self.session(out, "fastsite:*", name=name)
             self.rt("start", name)
         self.assertEqual(self.run_fastsite(300), 0)
         for name, out in (("a", a), ("b", b)):
