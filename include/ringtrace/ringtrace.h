@@ -52,30 +52,23 @@ RT_API void rt__record(struct rt_event_desc *ev, const void *payload,
 RT_API void rt__record_parts(struct rt_event_desc *ev,
 			     const struct rt_part *parts, uint32_t nr)
 	__attribute__((nonnull(1, 2)));
-/* Record a fixed-size event (`size` bytes at `payload`) without calling
- * the library, when it published a fast site for the call site
- * (ringtrace_fast.h); returns 0 when it did not or when the fast path
- * does not apply (nothing was written: call rt__record). Defining
- * RT_NO_INLINE before including this header keeps call sites small (about
- * 330 bytes less each): they always call the library. */
+/* Record a fixed-size event (`size` bytes at `payload`, readable up to
+ * `size` rounded up to 4 bytes) without calling the library, when it
+ * published a fast site for the call site (ringtrace_fast.h,
+ * rt__fast_event); returns 0 when it did not or when the fast path does
+ * not apply (nothing was written: call rt__record). Defining RT_NO_INLINE
+ * before including this header keeps call sites small (about 150 bytes
+ * less each): they always call the library. */
 static inline __attribute__((always_inline)) int
 rt__fast_record(struct rt_event_desc *ev, const void *payload, uint32_t size)
 {
-#if RT__HAVE_RSEQ && !defined(RT_NO_INLINE)
+#if RT__HAVE_FAST_EVENT && !defined(RT_NO_INLINE)
 	/* Acquire: pairs with the release store that published the site
 	 * (the library's registry): its contents are complete. */
 	const struct rt_fast_site *s = __atomic_load_n(&ev->fast, __ATOMIC_ACQUIRE);
-	if (!s)
+	if (!s || size > RT__FAST_PAYLOAD_MAX)
 		return 0;
-	const uint64_t slot = RT__COMPACT_HEADER_SIZE + (uint64_t)size;
-	struct rt_fast_slot f;
-	if (__builtin_expect(!rt__fast_reserve(&s->buf, slot, rt__rdtsc, &f), 0))
-		return 0;
-	const uint32_t h = RT__COMPACT_HEADER(s->id, f.tsc);
-	memcpy(f.addr, &h, sizeof(h));
-	memcpy(f.addr + RT__COMPACT_HEADER_SIZE, payload, size);
-	rt__fast_commit(&s->buf, &f, slot, rt__fast_commit_slow);
-	return 1;
+	return rt__fast_event(&s->buf, s->id, payload, size);
 #else
 	(void)ev;
 	(void)payload;
@@ -185,7 +178,9 @@ static inline size_t rt__size_bytes(const void *v, size_t n)
 			if (!(0 RT__PAIRS(RT__VARIABLE, ##__VA_ARGS__))) {     \
 				/* Fixed-size fields only: serialize on the    \
 				 * stack, record inline or with one call. */   \
-				char rt__b[1 RT__PAIRS(RT__SIZEOF, ##__VA_ARGS__)]; \
+				/* Rounded up to 4 bytes, as rt__fast_record \
+				 * reads it. */                                \
+				char rt__b[(4 RT__PAIRS(RT__SIZEOF, ##__VA_ARGS__)) & ~3]; \
 				char *rt__p = rt__b;                           \
 				RT__PAIRS(RT__WRITE, ##__VA_ARGS__)            \
 				if (!rt__fast_record(&rt__ev, rt__b,           \

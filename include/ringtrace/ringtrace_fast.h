@@ -194,17 +194,15 @@ static inline uint64_t rt__rdtsc(void)
 /* --- the buffer as the fast path sees it ---------------------------- */
 
 /*
- * Per-CPU control words the fast path uses, as byte offsets into a CPU's
+ * Per-CPU control words the fast paths use, as byte offsets into a CPU's
  * control area (struct rb_cpu_ctl in src/ringbuffer/ringbuffer.h, which
- * documents them): write_count and last_tsc, the hot word, then one
- * struct of RT__SB_SIZE bytes per sub-buffer whose first word is the
- * local commit count.
+ * documents them): all in its first cache line.
  */
 #define RT__CTL_WRITE_COUNT 0
-#define RT__CTL_LAST_TSC 8
-#define RT__CTL_HOT 16
-#define RT__CTL_SB 192
-#define RT__SB_SIZE 32
+#define RT__CTL_ANNOUNCE 8
+#define RT__CTL_LAST_TSC 16
+#define RT__CTL_HOT 24
+#define RT__CTL_COMMIT 32
 
 /* The compact event header (CTF, 4 bytes): id in bits 0-4 (at most
  * RT__COMPACT_ID_MAX, 31 announces the extended header), the timestamp's
@@ -215,10 +213,10 @@ static inline uint64_t rt__rdtsc(void)
 #define RT__COMPACT_HEADER(id, tsc) ((uint32_t)(id) | (uint32_t)((tsc) << 5))
 
 /*
- * A buffer set's geometry, what the fast path reads. Constant once the
+ * A buffer set's geometry, what the fast paths read. Constant once the
  * buffer is mapped; lives in process-private memory, but everything it
  * points to is shared memory, whose contents are bounds-checked before
- * use. Byte by byte (x86-64):
+ * use. Byte by byte (x86-64; rt__fast_event's assembly uses the offsets):
  *    0  char *  cpu_ctl        CPU 0's control area
  *    8  u64     cpu_ctl_stride bytes between two CPUs' control areas
  *   16  char *  data           CPU 0's sub-buffers
@@ -227,11 +225,12 @@ static inline uint64_t rt__rdtsc(void)
  *   40  u64     tsc_max        largest compact timestamp delta
  *   48  i64     rseq_off       __rseq_offset
  *   56  u32     nr_cpus
- *   60  u32     phys_max       highest physical sub-buffer index
- *   64  u32     subbuf_mask    number of sub-buffers - 1
- *   68  u8      sbfbits        log2 S
- *   69  u8[3]   padding
- *   72  void *  owner          the library's buffer (rt__fast_commit_slow)
+ *   60  u32     padding
+ *   64  u64     phys_max       highest physical sub-buffer index
+ *   72  u64     offset_mask    S - 1
+ *   80  u8      sbfbits        log2 S
+ *   81  u8[7]   padding
+ *   88  void *  owner          the library's buffer (its slow paths)
  */
 struct rt_fast_buf {
 	char *cpu_ctl;
@@ -242,10 +241,11 @@ struct rt_fast_buf {
 	uint64_t tsc_max;
 	int64_t rseq_off;
 	uint32_t nr_cpus;
-	uint32_t phys_max;
-	uint32_t subbuf_mask;
+	uint32_t pad0;
+	uint64_t phys_max;
+	uint64_t offset_mask;
 	uint8_t sbfbits;
-	uint8_t pad[3];
+	uint8_t pad1[7];
 	void *owner;
 };
 
@@ -257,158 +257,133 @@ struct rt_fast_site {
 	uint32_t pad;
 };
 
-/* A reserved slot, as rt__fast_reserve returns it. */
-struct rt_fast_slot {
-	char *addr;		/* where the slot starts */
-	uint64_t *ctl;		/* the CPU's control area (its write_count) */
-	uint64_t *commit;	/* the slot's sub-buffer's local commit count */
-	uint64_t offset;	/* write_count at the slot's start */
-	uint64_t tsc;		/* the event's timestamp */
-	int64_t rseq_off;	/* b->rseq_off (kept: the slot's writes
-				 * may alias the geometry for the compiler) */
-	uint32_t room;		/* bytes from offset to its sub-buffer's end */
-	int32_t cpu;		/* the buffer the slot is in */
-};
-
-/* Commit's out-of-line part (src/ringbuffer/ringbuffer.c, rb_commit_slow):
- * add `remote` bytes (if nonzero) to the commit count of the slot at
- * `offset` in `cpu`'s buffer with an SMP add, then check whether its pass
- * is complete. */
-typedef void (*rt__commit_slow_fn)(const struct rt_fast_buf *b, int32_t cpu,
-				   uint64_t offset, uint64_t remote);
-
-/* The library's, for call sites. */
-__attribute__((visibility("default"))) void
-rt__fast_commit_slow(const struct rt_fast_buf *b, int32_t cpu, uint64_t offset,
-		     uint64_t remote);
+/* Largest payload a call site records by itself (rt__fast_event). */
+#define RT__FAST_PAYLOAD_MAX 256u
 
 /*
- * Algorithm 2 (RESERVE_SLOT) for the common case, with nothing out of
- * line: the slot (`slot` bytes, compact event header) fits in the current
- * sub-buffer, which is already open, does not end exactly at its boundary
- * (END_SWITCH_CURRENT), the previous event on this CPU is recent enough
- * for a compact timestamp, and the CPU's hot word names the physical
- * sub-buffer of this pass. Returns nonzero with *f filled (the slot is
- * reserved: the caller writes it and calls rt__fast_commit), 0 if any of
- * that does not hold or the rseq section aborted: nothing was reserved.
- * Reads the CPU's first control line only.
+ * Record one event whose compact header and payload fit the current
+ * sub-buffer of the CPU we run on, in ONE rseq critical section: seed 000
+ * Algorithm 2 (RESERVE_SLOT) in its common case, the slot's writes, and
+ * Algorithm 3 (COMMIT_SLOT) at once. The section reads the TSC, the CPU's
+ * write_count, last_tsc and hot word, checks that the slot fits, writes
+ * the header and the payload, and ends with the store of write_count +
+ * slot: the reservation and the commit in one instruction. If the thread
+ * is preempted, migrated or signalled before that store, the kernel moves
+ * it to the abort label: nothing was reserved, and the bytes it wrote lie
+ * past write_count, where the next slot overwrites them. So the slot
+ * needs no commit count (ringbuffer.c: "announced" bytes are the only
+ * ones a pass waits for), and no other reservation on this CPU falls
+ * between the clock read and ours: timestamps never go backwards in
+ * buffer order.
  *
- * Why the hot word can be trusted when its tag matches: it is stored only
- * by a writer that holds (or saw held) the overwrite table's writer flag
- * for that sub-buffer number, so it names the physical sub-buffer of that
- * pass; the flag is cleared only when the pass is complete, and the pass
- * cannot be complete while write_count is still inside it (in_sb != 0 and
- * the slot does not reach the end): the rseq section below commits only
- * if write_count is still the value read, so at that instant the pass is
- * open and the reader cannot have exchanged the sub-buffer. A stale word
- * (a writer preempted between its reservation and its store) carries an
- * older sub-buffer number and sends us to the slow path, which stores the
- * right one.
+ * `payload` is read as size / 4 rounded up 4-byte words (the caller pads
+ * it); the section writes as many words after the header, so up to 3
+ * bytes past the slot (unreserved bytes of the same sub-buffer: the fit
+ * check counts them). Returns nonzero when recorded; 0 when the slot
+ * does not fit, the previous event is too old for a compact timestamp,
+ * the hot word does not name this sub-buffer, the CPU is out of range or
+ * the section aborted: nothing was reserved, the caller takes the
+ * library's path (rt__record).
  *
- * The clock is read after write_count and the rseq section commits only
- * if write_count is still the value read, so no reservation on this CPU
- * falls between the clock read and ours: timestamps never go backwards in
- * buffer order. The slot's size does not depend on the clock (a full
- * timestamp takes the slow path), so the reservation does not wait for it.
+ * The hot word's physical index and the CPU index come from shared
+ * memory: both are bounds-checked, so the writes stay inside the
+ * mapping whatever another process stored there.
  */
+#if RT__HAVE_RSEQ && ((defined(__GNUC__) && __GNUC__ >= 11) || defined(__clang__))
+#define RT__HAVE_FAST_EVENT 1
 static inline __attribute__((always_inline)) int
-rt__fast_reserve(const struct rt_fast_buf *b, uint64_t slot, uint64_t (*clock)(void),
-		 struct rt_fast_slot *f)
+rt__fast_event(const struct rt_fast_buf *b, uint32_t id, const void *payload,
+	       uint32_t size)
 {
-#if RT__HAVE_RSEQ
-	const ptrdiff_t off = b->rseq_off;
-	const uint64_t S = b->subbuf_size;
-	int32_t cpu = rt__rseq_cpu(off);
-	if (__builtin_expect((uint32_t)cpu >= b->nr_cpus, 0))
-		return 0;
-	/* Multiplies, not shifts by a variable: x86's variable shifts want
-	 * %cl, which the sub-buffer shifts below already hold. */
-	char *c = b->cpu_ctl + (size_t)cpu * b->cpu_ctl_stride;
-	uint64_t *wcp = (uint64_t *)(c + RT__CTL_WRITE_COUNT);
-	uint64_t *lastp = (uint64_t *)(c + RT__CTL_LAST_TSC);
-	uint64_t wc = __atomic_load_n(wcp, __ATOMIC_RELAXED);
-	uint64_t last = __atomic_load_n(lastp, __ATOMIC_RELAXED);
-	/* Relaxed: validated by its tag below (see above). */
-	uint64_t hot = __atomic_load_n((uint64_t *)(c + RT__CTL_HOT), __ATOMIC_RELAXED);
-	uint64_t in_sb = wc & (S - 1);
-	uint64_t sbnum = wc >> b->sbfbits;
-	/* One compare for both halves of the hot word: the tag (high 32
-	 * bits) equals this sub-buffer number mod 2^32 and the index (low 32
-	 * bits, untrusted shared memory) is a physical sub-buffer. */
-	uint64_t phys = hot ^ (sbnum << 32);
-	if (__builtin_expect(in_sb == 0 || in_sb + slot >= S || phys > b->phys_max, 0))
-		return 0;
-	/* Everything the commit needs is computed before the rseq section,
-	 * so few values stay live across it. */
-	char *addr = b->data + (size_t)cpu * b->data_stride + (phys << b->sbfbits) + in_sb;
-	uint64_t *commit = (uint64_t *)(c + RT__CTL_SB +
-					((uint32_t)sbnum & b->subbuf_mask) * RT__SB_SIZE);
-	uint64_t tsc = clock();
-	if (__builtin_expect(tsc - last > b->tsc_max, 0))
-		return 0;
-	/* Algorithm 2 line 6: the LCAS of write_count. */
-	if (__builtin_expect(rt__rseq_cmpeq_store(wcp, wc, wc + slot, cpu, off) != 0, 0))
-		return 0;
-	/* Relaxed: a hint for the next reservation (stale only towards the
-	 * past, which costs a full header, never a wrong one). */
-	__atomic_store_n(lastp, tsc, __ATOMIC_RELAXED);
-	f->addr = addr;
-	f->ctl = wcp;
-	f->commit = commit;
-	f->offset = wc;
-	f->room = (uint32_t)(S - in_sb);
-	f->tsc = tsc;
-	f->rseq_off = off;
-	f->cpu = cpu;
+	uint64_t ctl, tsc, wc, t, s;
+	uint64_t n = ((uint64_t)size + 3) / 4;
+	const uint64_t slot = RT__COMPACT_HEADER_SIZE + (uint64_t)size;
+	/* Registers: rax the TSC's low half, then the CPU's control area;
+	 * rdx the TSC; wc write_count; t and s scratch; n the words left to
+	 * copy. Nothing before label 1 needs the section. */
+	__asm__ goto(RT__RSEQ_CS_DESC("3", "1", "2", "4")
+		     "leaq 3b(%%rip), %%rax\n\t"
+		     "movq %%rax, %%fs:8(%[off])\n"
+		     "1:\n\t"
+		     /* The clock first: it takes longest. */
+		     "rdtsc\n\t"
+		     "shlq $32, %%rdx\n\t"
+		     "orq %%rax, %%rdx\n\t"
+		     /* The CPU: read inside the section, so it stays ours
+		      * until the commit. Unsigned compare: -1 fails too. */
+		     "movl %%fs:4(%[off]), %%eax\n\t"
+		     "cmpl 56(%[b]), %%eax\n\t"
+		     "jae %l[fail]\n\t"
+		     "movq %%rax, %[s]\n\t"
+		     "imulq 8(%[b]), %%rax\n\t"
+		     "addq (%[b]), %%rax\n\t"
+		     "imulq 24(%[b]), %[s]\n\t"
+		     "addq 16(%[b]), %[s]\n\t"
+		     /* Compact timestamp: tsc - last_tsc <= tsc_max. */
+		     "movq %%rdx, %[t]\n\t"
+		     "subq 16(%%rax), %[t]\n\t"
+		     "cmpq 40(%[b]), %[t]\n\t"
+		     "ja %l[fail]\n\t"
+		     /* The slot and the bytes after it (n words) stay before
+		      * the sub-buffer's end: in_sb + 4 + 4n < S. This also
+		      * keeps the slot from ending exactly at the boundary
+		      * (END_SWITCH_CURRENT, the library's path). */
+		     "movq (%%rax), %[wc]\n\t"
+		     "movq 72(%[b]), %[t]\n\t"
+		     "andq %[wc], %[t]\n\t"
+		     "leaq 4(%[t],%[n],4), %%rcx\n\t"
+		     "cmpq 32(%[b]), %%rcx\n\t"
+		     "jae %l[fail]\n\t"
+		     /* The hot word: tag (bits 32-63) = sub-buffer number,
+		      * index (bits 0-31) <= phys_max. One compare for both. */
+		     "movzbl 80(%[b]), %%ecx\n\t"
+		     "movq %[wc], %%rdi\n\t"
+		     "shrq %%cl, %%rdi\n\t"
+		     "shlq $32, %%rdi\n\t"
+		     "xorq 24(%%rax), %%rdi\n\t"
+		     "cmpq 64(%[b]), %%rdi\n\t"
+		     "ja %l[fail]\n\t"
+		     "shlq %%cl, %%rdi\n\t"
+		     "addq %%rdi, %[s]\n\t"
+		     "addq %[t], %[s]\n\t"
+		     /* The compact header, then the payload, last word
+		      * first. */
+		     "movl %%edx, %k[t]\n\t"
+		     "shll $5, %k[t]\n\t"
+		     "orl %[id], %k[t]\n\t"
+		     "movl %k[t], (%[s])\n\t"
+		     "testq %[n], %[n]\n\t"
+		     "jz 7f\n"
+		     "6:\n\t"
+		     "movl -4(%[src],%[n],4), %k[t]\n\t"
+		     "movl %k[t], (%[s],%[n],4)\n\t"
+		     "decq %[n]\n\t"
+		     "jnz 6b\n"
+		     "7:\n\t"
+		     /* Commit: reservation and commit of Algorithms 2 and 3. */
+		     "addq %[slot], %[wc]\n\t"
+		     "movq %[wc], (%%rax)\n"
+		     "2:\n\t"
+		     RT__RSEQ_ABORT("4", "aborted")
+		     : "=&a"(ctl), "=&d"(tsc), [wc] "=&r"(wc), [t] "=&r"(t),
+		       [s] "=&r"(s), [n] "+r"(n)
+		     : [b] "r"(b), [off] "r"(b->rseq_off), [id] "r"(id),
+		       [src] "r"(payload), [slot] "r"(slot)
+		     : "cc", "memory", "rcx", "rdi"
+		     : fail, aborted);
+	/* Relaxed: a hint for the next reservation, stored after the
+	 * commit (stale only towards the past, which costs a full header,
+	 * never a wrong one). */
+	__atomic_store_n((uint64_t *)((char *)ctl + RT__CTL_LAST_TSC), tsc,
+			 __ATOMIC_RELAXED);
 	return 1;
-#else
-	(void)b;
-	(void)slot;
-	(void)clock;
-	(void)f;
+fail:
+aborted:
 	return 0;
-#endif
 }
-
-/*
- * Algorithm 3 (COMMIT_SLOT) for a slot of rt__fast_reserve: add the
- * slot's size to its sub-buffer's commit count. On the CPU that owns the
- * buffer this is a local add in an rseq section; a committer that
- * migrated since the reservation adds to the remote count instead
- * (`slow`), so neither word is ever written both ways.
- *
- * Then equation (3) for the committer, with a shortcut: a pass can only
- * be complete once every byte of its sub-buffer is reserved, that is once
- * write_count has left the sub-buffer. While it has not, the writer that
- * moves it out (a switch or a flush, all in the slow path) commits after
- * us and checks completion itself: on one CPU (rseq) program order and
- * context switches order our add before its check. Only a migrated
- * committer's remote add can race with the owner CPU's switch so that
- * neither sees the pass complete; the reader and the next writer to enter
- * the sub-buffer (equation (3) in the slow path) complete it then.
- */
-static inline __attribute__((always_inline)) void
-rt__fast_commit(const struct rt_fast_buf *b, const struct rt_fast_slot *f,
-		uint64_t slot, rt__commit_slow_fn slow)
-{
-#if RT__HAVE_RSEQ
-	/* The asm's "memory" clobber is the compiler barrier of Algorithm 3
-	 * line 1: the slot's data is written before the add; it also keeps
-	 * the write_count load below after the add. */
-	if (__builtin_expect(rt__rseq_add(f->commit, slot, f->cpu, f->rseq_off) == 0, 1)) {
-		/* Relaxed: only decides whether to check; the check does the
-		 * acquire loads that pair with the other committers. Whether
-		 * write_count left the slot's sub-buffer: a difference of
-		 * free-running counters, wrap-safe. */
-		uint64_t wc = __atomic_load_n(f->ctl, __ATOMIC_RELAXED);
-		if (__builtin_expect(wc - f->offset < f->room, 1))
-			return;
-		slow(b, f->cpu, f->offset, 0);
-		return;
-	}
+#else
+#define RT__HAVE_FAST_EVENT 0
 #endif
-	slow(b, f->cpu, f->offset, slot);
-}
 
 #ifdef __cplusplus
 }

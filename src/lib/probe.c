@@ -379,7 +379,7 @@ static inline __attribute__((always_inline)) bool
 record_fast(struct rb *rb, uint32_t id, uint32_t hdr, const char *flat,
 	    const struct rt_part *parts, uint32_t nr, uint64_t size)
 {
-	struct rt_fast_slot f;
+	struct rb_slot f;
 	uint64_t slot = (uint64_t)hdr + size;
 	if (__builtin_expect(!rb_fast_reserve(rb, slot, rt_clock_read, &f), 0))
 		return false;

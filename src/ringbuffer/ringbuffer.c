@@ -15,18 +15,22 @@
  *               and retries on its new CPU. A thread without rseq (raw
  *               clone) never writes it: its events are dropped and counted.
  *               Atomic mode: SMP CAS only.
- *  commit_local only rseq sections on the owning CPU (commit of a slot
- *               reserved on that CPU, by a thread still there).
- *  commit_remote, commit_seq, read_count, table, events_lost, subbufs_lost:
- *               SMP atomics only, from any CPU.
+ *  announced    rseq mode: rseq sections on the owning CPU (the library's
+ *               reservation stores it with write_count in one 16-byte
+ *               store, rb_rseq_reserve; the slow path adds before its
+ *               LCAS). Atomic mode: SMP adds only.
+ *  committed    only rseq sections on the owning CPU (commit of work
+ *               announced on that CPU, by a thread still there).
+ *  committed_remote, commit_seq, read_count, table, events_lost,
+ *               subbufs_lost: SMP atomics only, from any CPU.
  *  last_tsc     plain relaxed stores from anywhere; only a hint that may go
  *               stale towards the past (which makes headers larger).
  *
  * Migration between reserve and commit: the slot's commit goes to
- * commit_remote with an atomic add; the sub-buffer's commit count is the
- * sum of both words. Completion (equation (3)) may then be seen by neither
+ * committed_remote with an atomic add; what is committed is the sum of
+ * both words. Completion (equation (3)) may then be seen by neither
  * committer (store buffering on the local add); the reader and the next
- * writer to enter that sub-buffer recompute the sum and complete it
+ * writer to enter that sub-buffer recompute the sums and complete it
  * (rb_subbuf_try_complete), so a sub-buffer is never lost, only delivered
  * one read-timer later.
  *
@@ -50,17 +54,29 @@
 #define RB_CACHELINE 64
 
 /* The per-CPU control words call sites use (ringtrace_fast.h), where
- * struct rb_cpu_ctl has them. */
+ * struct rb_cpu_ctl has them, and the geometry offsets rt__fast_event's
+ * assembly uses. */
 _Static_assert(offsetof(struct rb_cpu_ctl, write_count) == RT__CTL_WRITE_COUNT,
 	       "write_count offset is ABI");
+_Static_assert(offsetof(struct rb_cpu_ctl, announced) == RT__CTL_ANNOUNCE,
+	       "announced must follow write_count (rb_rseq_reserve)");
 _Static_assert(offsetof(struct rb_cpu_ctl, last_tsc) == RT__CTL_LAST_TSC,
 	       "last_tsc offset is ABI");
 _Static_assert(offsetof(struct rb_cpu_ctl, hot_subbuf) == RT__CTL_HOT,
 	       "hot_subbuf offset is ABI");
-_Static_assert(offsetof(struct rb_cpu_ctl, sb) == RT__CTL_SB, "sb offset is ABI");
-_Static_assert(sizeof(struct rb_subbuf_ctl) == RT__SB_SIZE, "sb size is ABI");
-_Static_assert(offsetof(struct rb_subbuf_ctl, commit_local) == 0,
-	       "commit_local offset is ABI");
+_Static_assert(offsetof(struct rb_cpu_ctl, committed) == RT__CTL_COMMIT,
+	       "committed offset");
+_Static_assert(offsetof(struct rt_fast_buf, cpu_ctl) == 0 &&
+		       offsetof(struct rt_fast_buf, cpu_ctl_stride) == 8 &&
+		       offsetof(struct rt_fast_buf, data) == 16 &&
+		       offsetof(struct rt_fast_buf, data_stride) == 24 &&
+		       offsetof(struct rt_fast_buf, subbuf_size) == 32 &&
+		       offsetof(struct rt_fast_buf, tsc_max) == 40 &&
+		       offsetof(struct rt_fast_buf, nr_cpus) == 56 &&
+		       offsetof(struct rt_fast_buf, phys_max) == 64 &&
+		       offsetof(struct rt_fast_buf, offset_mask) == 72 &&
+		       offsetof(struct rt_fast_buf, sbfbits) == 80,
+	       "rt__fast_event's offsets are ABI");
 
 static bool is_pow2(uint64_t x)
 {
@@ -163,7 +179,7 @@ static int rb_adopt(struct rb *rb, struct rb_shm_header *h, size_t size)
 	fb->rseq_off = rb->rseq_fast ? rb_rseq_off() : 0;
 	fb->nr_cpus = rb->nr_cpus;
 	fb->phys_max = rb->num_subbuf - (rb->mode == RB_MODE_OVERWRITE ? 0 : 1);
-	fb->subbuf_mask = rb->num_subbuf - 1;
+	fb->offset_mask = rb->subbuf_size - 1;
 	fb->sbfbits = (uint8_t)rb->geom.sbfbits;
 	fb->owner = rb;
 	rb->cpus = calloc(rb->nr_cpus, sizeof(*rb->cpus));
@@ -238,8 +254,8 @@ int rb_create(struct rb *rb, const struct rb_config *cfg,
 
 	/* Counters start at initial_count, which must be a multiple of the
 	 * buffer size so that pass numbers and packet sequence numbers start
-	 * at a whole pass. commit_seq and the commit counts encode the pass:
-	 * pass p complete <=> count == (p + 1) * S. */
+	 * at a whole pass. commit_seq encodes the pass: pass p complete <=>
+	 * commit_seq == (p + 1) * S. Nothing is announced yet. */
 	uint64_t start = cfg->initial_count & ~((1ULL << rb->geom.bfbits) - 1);
 	h->initial_count = start;
 	rb->initial_count = start;
@@ -250,9 +266,10 @@ int rb_create(struct rb *rb, const struct rb_config *cfg,
 		c->read_count = start;
 		c->reader_subbuf = rb->num_subbuf;
 		c->hot_subbuf = RB_HOT_NONE;
+		c->announced = 0;
+		c->committed = 0;
+		c->committed_remote = 0;
 		for (uint32_t i = 0; i < rb->num_subbuf; i++) {
-			c->sb[i].commit_local = 0;
-			c->sb[i].commit_remote = start_commit;
 			c->sb[i].commit_seq = start_commit;
 			uint64_t pass = (start >> rb->geom.bfbits) - 1;
 			c->sb[i].table = RB_TABLE_MAKE(i, pass & RB_TABLE_TAG_MASK, 0);
@@ -333,82 +350,145 @@ void rb_get_stats(const struct rb *rb, uint32_t cpu, struct rb_stats *st)
 	st->subbufs_lost = __atomic_load_n(&c->subbufs_lost, __ATOMIC_RELAXED);
 }
 
-RB_NOINLINE void rb_commit_slow(struct rb *rb, int32_t cpu, uint64_t offset,
-				uint64_t remote_bytes)
+/* rb_subbuf_try_complete on the passes write_count has left, newest
+ * first, up to N of them: a pass may wait for work announced in a later
+ * sub-buffer (the counts are the CPU's), so the commit that ends the wait
+ * completes them all. Stops at the first pass already complete or not
+ * completable now (the reader and the writers entering a sub-buffer help
+ * the older ones, as after a migrated commit). */
+static void rb_complete_behind(struct rb *rb, uint32_t cpu)
 {
-	struct rb_cpu_ctl *c = rb_cpu(rb, (uint32_t)cpu);
-	uint32_t idx = rb_subbuf_index(rb, offset);
-	/* SMP add, sequentially consistent: orders the slot's data before the
-	 * count (pairs with the acquire loads in rb_subbuf_try_complete and
-	 * the reader) and the count before our load of write_count. */
-	if (remote_bytes)
-		__atomic_fetch_add(&c->sb[idx].commit_remote, remote_bytes,
-				   __ATOMIC_SEQ_CST);
-	uint64_t wc = __atomic_load_n(&c->write_count, __ATOMIC_RELAXED);
-	if (rb_left_subbuf(wc, offset, rb_room(rb, offset)))
-		rb_subbuf_try_complete(rb, (uint32_t)cpu, idx, offset);
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	const uint64_t S = rb->subbuf_size;
+	uint64_t at = rb_mask_high_u64(__atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE),
+				       rb->geom.sbfbits);
+	for (uint32_t i = 0; i < rb->num_subbuf && at != rb->initial_count; i++) {
+		at -= S;
+		uint32_t idx = rb_subbuf_index(rb, at);
+		uint64_t seq = __atomic_load_n(&c->sb[idx].commit_seq, __ATOMIC_RELAXED);
+		if (rb_mask_low_u64(seq, 64 - rb->geom.nsbbits) == rb_ctx_target(rb, at) ||
+		    !rb_subbuf_try_complete(rb, cpu, idx, at))
+			return;
+	}
 }
 
-/* The commit's out-of-line part for the fast path, the library's and the
- * call sites' (ringtrace_fast.h): rb_commit_slow on the geometry's
- * owner. Exported: call sites inline rt__fast_commit. */
-void rt__fast_commit_slow(const struct rt_fast_buf *b, int32_t cpu, uint64_t offset,
-			  uint64_t remote)
+RB_NOINLINE void rb_commit_slow(struct rb *rb, const struct rb_slot *f,
+				uint64_t remote_units)
 {
-	rb_commit_slow(b->owner, cpu, offset, remote);
+	struct rb_cpu_ctl *c = rb_cpu(rb, (uint32_t)f->cpu);
+	/* SMP add, sequentially consistent: orders the slot's data before the
+	 * count (pairs with the acquire loads in rb_subbuf_try_complete) and
+	 * the count before our load of write_count. */
+	if (remote_units)
+		__atomic_fetch_add(&c->committed_remote, remote_units, __ATOMIC_SEQ_CST);
+	uint64_t wc = __atomic_load_n(&c->write_count, __ATOMIC_RELAXED);
+	if (f->room == 0 || rb_left_subbuf(wc, f->offset, f->room))
+		rb_complete_behind(rb, (uint32_t)f->cpu);
 }
 
 /* The commit bookkeeping of a slot reserved at `offset` in `cpu`'s buffer
- * (all of struct rt_fast_slot but addr and tsc). */
-static void rb_fast_at(struct rb *rb, uint32_t cpu, uint64_t offset,
-		       struct rt_fast_slot *f)
+ * (all of struct rb_slot but addr and tsc). */
+static void rb_slot_at(struct rb *rb, uint32_t cpu, uint64_t offset, struct rb_slot *f)
 {
-	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
-	f->ctl = &c->write_count;
-	f->commit = &c->sb[rb_subbuf_index(rb, offset)].commit_local;
+	f->ctl = (char *)rb_cpu(rb, cpu);
 	f->offset = offset;
 	f->room = rb_room(rb, offset);
 	f->rseq_off = rb->fast.rseq_off;
 	f->cpu = (int32_t)cpu;
 }
 
-/* Commit bytes for the switch steps: local if we are on `cpu` (rseq mode),
- * remote otherwise, then check completion. */
-static void rb_commit_bytes(struct rb *rb, uint32_t cpu, uint64_t offset,
-			    uint64_t bytes)
+/* Announce `units` of work before a slow-path LCAS on `cpu`'s buffer:
+ * an rseq add on the owning CPU in rseq mode (unless `smp`), an SMP add
+ * otherwise. Returns 0, or -1 if the thread is not on `cpu` (nothing was
+ * announced: retry). */
+static int rb_announce(struct rb *rb, bool smp, uint32_t cpu, uint64_t units)
 {
-	struct rt_fast_slot f;
-	rb_fast_at(rb, cpu, offset, &f);
-	rb_fast_commit(rb, &f, bytes);
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+#if RB_HAVE_RSEQ
+	if (rb->rseq && !smp)
+		return rt__rseq_add(&c->announced, units, (int32_t)cpu, rb_rseq_off());
+#else
+	(void)smp;
+#endif
+	/* Seq-cst: the announcement is visible before the LCAS that
+	 * follows it (pairs with the acquire loads of the completion test,
+	 * which read write_count before announced). */
+	__atomic_fetch_add(&c->announced, units, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* Commit `units` announced by the slow path on `cpu`'s buffer: locally
+ * when on that CPU in rseq mode, remotely otherwise; then complete the
+ * passes write_count has left (the switch's own packet writes may have
+ * been the last thing they waited for). */
+static void rb_commit_units(struct rb *rb, bool smp, uint32_t cpu, uint64_t units)
+{
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+#if RB_HAVE_RSEQ
+	/* The asm's "memory" clobber orders the packet writes before the
+	 * add, as in rb_commit_rseq. */
+	if (rb->rseq && !smp &&
+	    rt__rseq_add(&c->committed, units, (int32_t)cpu, rb_rseq_off()) == 0)
+		units = 0;
+#else
+	(void)smp;
+#endif
+	/* Seq-cst: as rb_commit_slow's add. */
+	if (units)
+		__atomic_fetch_add(&c->committed_remote, units, __ATOMIC_SEQ_CST);
+	rb_complete_behind(rb, cpu);
 }
 
 /*
- * Algorithm 3 lines 3-7 (and the reader's help): if the sub-buffer `idx`
- * is complete for the pass of `offset`, move commit_seq from the previous
- * pass's value to this one by CAS, and in overwrite mode clear the
- * writer flag so the reader may swap the sub-buffer out.
+ * Algorithm 3 lines 3-7 (and the reader's help): if the pass of sub-buffer
+ * `idx` holding `offset` is complete, move commit_seq from the previous
+ * pass's value to this one by CAS, and in overwrite mode clear the writer
+ * flag so the reader may swap the sub-buffer out. Returns whether the pass
+ * is complete (now or before).
+ *
+ * Announced bytes (the completion test): a pass is complete once
+ * write_count has left it and every unit of work announced on this CPU
+ * has been committed. Every writer that writes into a sub-buffer after
+ * its LCAS announces first (the library's reservation in the same store
+ * as the LCAS, the slow path before it); the call sites' one-section
+ * events write before their LCAS, which is their commit. The counts are
+ * free-running and only grow, and are read in this order: committed
+ * first, then write_count, then announced. So equality means nothing was
+ * outstanding when announced was read, and nothing can be announced for a
+ * pass after write_count left it (its writers reserve before).
  */
-RB_NOINLINE void rb_subbuf_try_complete(struct rb *rb, uint32_t cpu,
+RB_NOINLINE bool rb_subbuf_try_complete(struct rb *rb, uint32_t cpu,
 					uint32_t idx, uint64_t offset)
 {
-	struct rb_subbuf_ctl *s = &rb_cpu(rb, cpu)->sb[idx];
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	struct rb_subbuf_ctl *s = &c->sb[idx];
 	unsigned bits = 64 - rb->geom.nsbbits;
-	uint64_t target = rb_commit_target_u64(&rb->geom, offset);
-	/* Acquire: pairs with the committers' release adds; the data they
-	 * ordered before their add is visible to whoever sees commit_seq. */
-	uint64_t total = __atomic_load_n(&s->commit_local, __ATOMIC_ACQUIRE) +
-			 __atomic_load_n(&s->commit_remote, __ATOMIC_ACQUIRE);
-	if (rb_mask_low_u64(total, bits) != target)
-		return;
-	uint64_t seq = __atomic_load_n(&s->commit_seq, __ATOMIC_ACQUIRE);
-	uint64_t prev = rb_mask_low_u64(target - rb->subbuf_size, bits);
-	if (rb_mask_low_u64(seq, bits) == prev) {
-		/* Seq-cst CAS: publishes the pass; pairs with the acquire
-		 * load of commit_seq in rb_get_subbuf (equation (2)). Losing
-		 * the race means another helper published it. */
-		__atomic_compare_exchange_n(&s->commit_seq, &seq, total, false,
+	uint64_t target = rb_ctx_target(rb, offset);
+	/* Acquire: pairs with the CAS that published the previous pass. */
+	uint64_t seq = rb_mask_low_u64(__atomic_load_n(&s->commit_seq, __ATOMIC_ACQUIRE),
+				       bits);
+	if (seq == target)
+		return true;
+	if (seq != rb_mask_low_u64(target - rb->subbuf_size, bits))
+		return false;
+	/* Acquire, in this order (see above): pairs with the committers'
+	 * adds (their slots' data is visible), then with the LCAS that
+	 * left the pass (the data the one-section events wrote before it),
+	 * then with the announcements. */
+	uint64_t done = __atomic_load_n(&c->committed, __ATOMIC_ACQUIRE) +
+			__atomic_load_n(&c->committed_remote, __ATOMIC_ACQUIRE);
+	uint64_t wc = __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE);
+	uint64_t announced = __atomic_load_n(&c->announced, __ATOMIC_ACQUIRE);
+	uint64_t end = rb_mask_high_u64(offset, rb->geom.sbfbits) + rb->subbuf_size;
+	if ((int64_t)(wc - end) < 0 || announced != done)
+		return false;
+	/* Seq-cst CAS: publishes the pass; pairs with the acquire load of
+	 * commit_seq in rb_get_subbuf (equation (2)). Losing the race means
+	 * another helper published it. */
+	uint64_t expect = __atomic_load_n(&s->commit_seq, __ATOMIC_RELAXED);
+	if (rb_mask_low_u64(expect, bits) == rb_mask_low_u64(target - rb->subbuf_size, bits))
+		__atomic_compare_exchange_n(&s->commit_seq, &expect, target, false,
 					    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
-	}
 	if (rb->mode == RB_MODE_OVERWRITE) {
 		uint64_t pass = (offset >> rb->geom.bfbits) & RB_TABLE_TAG_MASK;
 		uint64_t e = __atomic_load_n(&s->table, __ATOMIC_RELAXED);
@@ -422,6 +502,7 @@ RB_NOINLINE void rb_subbuf_try_complete(struct rb *rb, uint32_t cpu,
 				break;
 		}
 	}
+	return true;
 }
 
 /*
@@ -488,7 +569,7 @@ static void rb_ctx_place(struct rb *rb, struct rb_ctx *ctx, uint32_t cpu,
 	/* Relaxed: validated by its tag on use (rt__fast_reserve). */
 	__atomic_store_n(&rb_cpu(rb, cpu)->hot_subbuf,
 			 RB_HOT_MAKE(offset, rb->geom.sbfbits, phys), __ATOMIC_RELAXED);
-	rb_fast_at(rb, cpu, offset, &ctx->r);
+	rb_slot_at(rb, cpu, offset, &ctx->r);
 	ctx->r.addr = rb_phys_addr(rb, cpu, phys) + (offset & (rb->subbuf_size - 1));
 }
 
@@ -653,8 +734,15 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 		uint64_t start = switch_new ? begin + rb->hdr_size : begin;
 		uint64_t end = start + slot;
 
+		/* Announced bytes (rb_subbuf_try_complete): the slot, and one
+		 * unit for the packet header writes below, before the LCAS
+		 * makes them part of a pass. */
+		if (rb_announce(rb, smp, (uint32_t)cpu, slot + 1) != 0)
+			continue;
 		/* Algorithm 2 line 6: LCAS of write_count. */
 		if (rb_lcas(rb, smp, c, (uint32_t)cpu, wc, end) != 0) {
+			/* Nothing reserved: the announcement is void. */
+			rb_commit_units(rb, smp, (uint32_t)cpu, slot + 1);
 			if (want_cpu >= 0 && rb->rseq && !smp &&
 			    rt__rseq_cpu(rb_rseq_off()) != want_cpu)
 				return -EAGAIN;
@@ -665,24 +753,28 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 		/* Out-of-order part (Algorithm 2 lines 7-11). */
 		if (switch_new && rb->mode == RB_MODE_OVERWRITE)
 			rb_push_reader(rb, c, begin);
-		if (switch_old) {
+		if (switch_old)
 			rb_close_packet(rb, (uint32_t)cpu, begin, in_sb, tsc);
-			rb_commit_bytes(rb, (uint32_t)cpu, wc, S - in_sb);
-		}
 		if (switch_new) {
 			uint32_t phys = rb_writer_phys(rb, (uint32_t)cpu, begin);
 			rb->client.subbuf_begin(rb->client.priv, (uint32_t)cpu,
 						rb_phys_addr(rb, (uint32_t)cpu, phys),
 						tsc, rb_packet_seq(rb, begin));
-			rb_commit_bytes(rb, (uint32_t)cpu, begin, rb->hdr_size);
 		}
 		if ((end & (S - 1)) == 0 && slot > 0)
 			rb_close_packet(rb, (uint32_t)cpu, end, S, tsc);
+		/* The packet writes are done; the slot's units are the
+		 * caller's to commit (rb_commit). */
+		rb_commit_units(rb, smp, (uint32_t)cpu, 1);
 
 		ctx->r.tsc = tsc;
 		ctx->slot_size = (uint32_t)slot;
 		ctx->full_tsc = full;
 		rb_ctx_place(rb, ctx, (uint32_t)cpu, start);
+		/* The passes this reservation left wait for its slot's units
+		 * too (the counts are the CPU's): its commit completes them. */
+		if (switch_old || switch_new)
+			ctx->r.room = 0;
 		return 0;
 	}
 }
@@ -743,10 +835,15 @@ static int rb_force_switch(struct rb *rb, uint32_t cpu, bool final, bool smp)
 		}
 		uint64_t tsc = rb->client.clock_read();
 		uint64_t next = rb_mask_high_u64(wc, rb->geom.sbfbits) + S;
-		if (rb_lcas(rb, smp, c, cpu, wc, next) != 0)
+		/* One unit of announced work: closing the packet. */
+		if (rb_announce(rb, smp, cpu, 1) != 0)
 			continue;
+		if (rb_lcas(rb, smp, c, cpu, wc, next) != 0) {
+			rb_commit_units(rb, smp, cpu, 1);
+			continue;
+		}
 		rb_close_packet(rb, cpu, next, in_sb, tsc);
-		rb_commit_bytes(rb, cpu, wc, S - in_sb);
+		rb_commit_units(rb, smp, cpu, 1);
 		if (!final)
 			return 0;
 	}

@@ -33,7 +33,7 @@
 #include "rb_equations.h"
 
 #define RB_SHM_MAGIC "RTRBUF1"	/* 8 bytes with the NUL */
-#define RB_SHM_VERSION 2
+#define RB_SHM_VERSION 3
 #define RB_MAX_CPUS 4096
 #define RB_MIN_SUBBUF_SIZE 4096ULL
 #define RB_MAX_SUBBUF_SIZE (1ULL << 30)
@@ -96,15 +96,10 @@ struct rb_shm_header {
 };
 
 /*
- * Per sub-buffer counters (32 bytes). Invariants:
- *  - commit_local + commit_remote (mod 2^64) is the sub-buffer's commit
- *    count: bytes committed over all passes. After pass p is complete it
- *    equals (p + 1) * S exactly.
- *  - commit_local is written only by rseq sections running on the owning
- *    CPU; commit_remote only by SMP atomics (committers that migrated after
- *    reserving, remote flushes, non-rseq mode). Never both on one word.
- *  - commit_seq only takes values (p + 1) * S, in increasing order, by CAS,
- *    once pass p is fully committed (Algorithm 3 lines 3-7).
+ * Per sub-buffer words (16 bytes). Invariants:
+ *  - commit_seq only takes values (p + 1) * S (mod 2^(64 - log2 N)), in
+ *    increasing order, by CAS, once pass p is complete (Algorithm 3 lines
+ *    3-7, with the completion test of ringbuffer.c, "announced bytes").
  *  - table (overwrite mode, the paper's sub-buffer table): bits 0-31 the
  *    physical sub-buffer holding this logical sub-buffer, bit 32 the writer
  *    reference flag, bits 33-63 the pass ("produced count" tag) mod 2^31.
@@ -114,8 +109,6 @@ struct rb_shm_header {
  *    wants (section 4.3.2).
  */
 struct rb_subbuf_ctl {
-	uint64_t commit_local;	/* owner CPU's producers (rseq) */
-	uint64_t commit_remote;	/* any CPU (atomic add) */
 	uint64_t commit_seq;	/* any committer, reader (CAS) */
 	uint64_t table;		/* writers (CAS set flag), reader (CAS swap) */
 };
@@ -138,18 +131,34 @@ struct rb_subbuf_ctl {
  * Per-CPU control (three cache lines, then the sub-buffer array), byte
  * by byte:
  *    0  u64  write_count       \
- *    8  u64  last_tsc           | line 0: all an event's reservation
- *   16  u64  hot_subbuf         | reads and writes (the fast path)
- *   24  u8[40] padding         /
+ *    8  u64  announced          |
+ *   16  u64  last_tsc           | line 0: all an event's reservation
+ *   24  u64  hot_subbuf         | and commit read and write (the
+ *   32  u64  committed          | fast paths)
+ *   40  u8[24] padding         /
  *   64  u64  read_count, 72 u64 reader_subbuf, 80 u8[48]  (line 1: reader)
  *  128  u64  events_lost, 136 u64 subbufs_lost,
- *  144  u64  records_lost_reported, 152 u8[40]           (line 2: statistics)
+ *  144  u64  records_lost_reported, 152 u64 committed_remote,
+ *  160  u8[32]                                            (line 2)
  *  192  struct rb_subbuf_ctl sb[num_subbuf]
  *
  *  write_count: bytes reserved (free-running). Updated by the LCAS of
  *    Algorithm 2: an rseq section on the owning CPU in rseq mode, an SMP
  *    CAS otherwise. A flush in rseq mode runs on the owning CPU too (the
- *    flusher pins itself there), so the word never sees both kinds.
+ *    flusher pins itself there), so the word never sees both kinds. The
+ *    call sites' one-section fast path (rt__fast_event) reserves and
+ *    commits with one store of it.
+ *  announced, committed, committed_remote: units of work (slot bytes,
+ *    packet header writes) that writers announced before reserving and
+ *    that are still to be written: announced - committed -
+ *    committed_remote (mod 2^64) is what this CPU's buffer still waits
+ *    for. Free-running, only ever increased. announced: rseq sections on
+ *    the owning CPU (the library's reservation stores it with write_count
+ *    in one 16-byte store; the slow path adds before its LCAS), SMP atomic
+ *    adds in atomic mode. committed: rseq adds on the owning CPU.
+ *    committed_remote: SMP atomic adds (a committer that migrated, atomic
+ *    mode). A pass is complete once write_count has left it and nothing
+ *    announced is outstanding (ringbuffer.c, rb_subbuf_try_complete).
  *  last_tsc: a timestamp no newer than the last reserved slot's; decides
  *    compact vs full event headers. Plain stores, may go stale towards the
  *    past, which only makes headers larger (never wrong).
@@ -173,16 +182,19 @@ struct rb_subbuf_ctl {
  */
 struct rb_cpu_ctl {
 	uint64_t write_count;
+	uint64_t announced;
 	uint64_t last_tsc;
 	uint64_t hot_subbuf;
-	uint8_t pad0[40];
+	uint64_t committed;
+	uint8_t pad0[24];
 	uint64_t read_count;
 	uint64_t reader_subbuf;
 	uint8_t pad1[48];
 	uint64_t events_lost;
 	uint64_t subbufs_lost;
 	uint64_t records_lost_reported;	/* events_lost in the last packet */
-	uint8_t pad2[40];
+	uint64_t committed_remote;
+	uint8_t pad2[32];
 	struct rb_subbuf_ctl sb[];
 };
 
@@ -257,13 +269,29 @@ struct rb {
 	struct rb_client client;
 };
 
+/* A slot reserved by the library's paths (rb_reserve), until its
+ * commit. */
+struct rb_slot {
+	char *addr;		/* where the slot starts */
+	char *ctl;		/* the CPU's control area */
+	uint64_t offset;	/* write_count at the slot's start */
+	uint64_t tsc;		/* the event's timestamp */
+	int64_t rseq_off;	/* rb->fast.rseq_off (kept: the slot's writes
+				 * may alias the geometry for the compiler) */
+	uint32_t room;		/* bytes from offset to its sub-buffer's end;
+				 * 0 when the reservation switched
+				 * sub-buffers (its commit completes the
+				 * passes left behind) */
+	int32_t cpu;		/* the buffer the slot is in */
+};
+
 /* Reservation context of the general path: filled by the caller (in), by
  * rb_reserve (out), read by rb_commit. */
 struct rb_ctx {
 	uint32_t payload_size;	/* in: bytes after the event header */
 	uint16_t hdr_compact;	/* in: header size with compact timestamp */
 	uint16_t hdr_full;	/* in: header size with full timestamp */
-	struct rt_fast_slot r;	/* out: the slot */
+	struct rb_slot r;	/* out: the slot */
 	uint32_t slot_size;	/* out: header + payload */
 	bool full_tsc;		/* out: write the full-timestamp header */
 };

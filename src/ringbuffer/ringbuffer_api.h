@@ -16,12 +16,14 @@
 #define RB_HIDDEN __attribute__((visibility("hidden")))
 
 RB_HIDDEN int rb_reserve_slow(struct rb *rb, struct rb_ctx *ctx);
-RB_HIDDEN void rb_subbuf_try_complete(struct rb *rb, uint32_t cpu,
+RB_HIDDEN bool rb_subbuf_try_complete(struct rb *rb, uint32_t cpu,
 				      uint32_t idx, uint64_t offset);
-/* Commit `remote_bytes` (if nonzero) with an SMP add, then check whether
- * the pass holding `offset` is complete (rb_fast_commit). */
-RB_HIDDEN void rb_commit_slow(struct rb *rb, int32_t cpu, uint64_t offset,
-			      uint64_t remote_bytes);
+/* Count `remote_units` (if nonzero) as committed with an SMP add, then,
+ * if write_count has left the sub-buffer of slot `f` (or the slot's
+ * reservation switched sub-buffers: room 0), complete the passes it left
+ * (rb_commit_rseq). */
+RB_HIDDEN void rb_commit_slow(struct rb *rb, const struct rb_slot *f,
+			      uint64_t remote_units);
 
 static inline struct rb_cpu_ctl *rb_cpu(const struct rb *rb, uint32_t cpu)
 {
@@ -72,33 +74,136 @@ static inline int rb_reserve_slow_copy(struct rb *rb, struct rb_ctx *ctx)
 	return r;
 }
 
-/* Algorithm 2 for the common case (rt__fast_reserve, ringtrace_fast.h),
- * in rseq mode when this process can use it; false: nothing reserved,
- * take the general path (rb_reserve). */
+/*
+ * Algorithm 2 (RESERVE_SLOT) for the common case, with nothing out of
+ * line, in rseq mode when this process can use it: the slot (`slot`
+ * bytes, compact event header) fits in the current sub-buffer, which is
+ * already open, does not end exactly at its boundary (END_SWITCH_CURRENT),
+ * the previous event on this CPU is recent enough for a compact timestamp,
+ * and the CPU's hot word names the physical sub-buffer of this pass.
+ * Returns true with *f filled (the slot is reserved and announced: the
+ * caller writes it and calls rb_commit_rseq), false if any of that does
+ * not hold or the rseq section aborted: nothing was reserved. Reads and
+ * writes the CPU's first control line only. This is the path of events
+ * the call site does not record itself (rt__fast_event does it in one
+ * section): strings, sequences, contexts, several buffers.
+ *
+ * Why the hot word can be trusted when its tag matches: it is stored only
+ * by a writer that holds (or saw held) the overwrite table's writer flag
+ * for that sub-buffer number, so it names the physical sub-buffer of that
+ * pass; the flag is cleared only when the pass is complete, and the pass
+ * cannot be complete while write_count is still inside it: the rseq
+ * section commits only if write_count is still the value read. A stale
+ * word (a writer preempted between its reservation and its store) carries
+ * an older sub-buffer number and sends us to the slow path.
+ *
+ * The clock is read after write_count and the section commits only if
+ * write_count is still the value read, so no reservation on this CPU
+ * falls between the clock read and ours: timestamps never go backwards in
+ * buffer order.
+ */
 static inline __attribute__((always_inline)) bool
 rb_fast_reserve(const struct rb *rb, uint64_t slot, uint64_t (*clock)(void),
-		struct rt_fast_slot *f)
+		struct rb_slot *f)
 {
-	return __builtin_expect(rb->rseq_fast, 1) &&
-	       rt__fast_reserve(&rb->fast, slot, clock, f);
+#if RB_HAVE_RSEQ
+	const struct rt_fast_buf *b = &rb->fast;
+	if (__builtin_expect(!rb->rseq_fast, 0))
+		return false;
+	const ptrdiff_t off = b->rseq_off;
+	const uint64_t S = b->subbuf_size;
+	int32_t cpu = rt__rseq_cpu(off);
+	if (__builtin_expect((uint32_t)cpu >= b->nr_cpus, 0))
+		return false;
+	char *c = b->cpu_ctl + (size_t)cpu * b->cpu_ctl_stride;
+	uint64_t *wcp = (uint64_t *)(c + RT__CTL_WRITE_COUNT);
+	uint64_t *lastp = (uint64_t *)(c + RT__CTL_LAST_TSC);
+	uint64_t wc = __atomic_load_n(wcp, __ATOMIC_RELAXED);
+	uint64_t last = __atomic_load_n(lastp, __ATOMIC_RELAXED);
+	/* Relaxed: validated by its tag below. */
+	uint64_t hot = __atomic_load_n((uint64_t *)(c + RT__CTL_HOT), __ATOMIC_RELAXED);
+	uint64_t in_sb = wc & (S - 1);
+	uint64_t sbnum = wc >> b->sbfbits;
+	/* One compare for both halves of the hot word: the tag (high 32
+	 * bits) equals this sub-buffer number mod 2^32 and the index (low 32
+	 * bits, untrusted shared memory) is a physical sub-buffer. */
+	uint64_t phys = hot ^ (sbnum << 32);
+	if (__builtin_expect(in_sb == 0 || in_sb + slot >= S || phys > b->phys_max, 0))
+		return false;
+	char *addr = b->data + (size_t)cpu * b->data_stride + (phys << b->sbfbits) + in_sb;
+	uint64_t tsc = clock();
+	if (__builtin_expect(tsc - last > b->tsc_max, 0))
+		return false;
+	/* Algorithm 2 line 6: the LCAS of write_count, announcing the slot. */
+	if (__builtin_expect(rb_rseq_reserve(c, wc, wc + slot, slot, cpu, off) != 0, 0))
+		return false;
+	/* Relaxed: a hint for the next reservation (stale only towards the
+	 * past, which costs a full header, never a wrong one). */
+	__atomic_store_n(lastp, tsc, __ATOMIC_RELAXED);
+	f->addr = addr;
+	f->ctl = c;
+	f->offset = wc;
+	f->room = (uint32_t)(S - in_sb);
+	f->tsc = tsc;
+	f->rseq_off = off;
+	f->cpu = cpu;
+	return true;
+#else
+	(void)rb;
+	(void)slot;
+	(void)clock;
+	(void)f;
+	return false;
+#endif
 }
 
-/* Algorithm 3 for a slot of rb_fast_reserve (rt__fast_commit). */
+/*
+ * Algorithm 3 (COMMIT_SLOT) for a slot of rb_fast_reserve or the slow
+ * path: count its `units` as committed. On the CPU that owns the buffer
+ * this is a local add in an rseq section; a committer that migrated since
+ * the reservation adds to committed_remote instead (rb_commit_slow), so
+ * neither word is ever written both ways.
+ *
+ * Then equation (3) for the committer, with a shortcut: a pass can only
+ * be complete once write_count has left its sub-buffer. While it has not,
+ * the writer that moves it out (a switch or a flush, all in the slow path)
+ * announces, commits and checks completion after us: on one CPU (rseq)
+ * program order and context switches order our add before its check.
+ * Only a migrated committer's remote add can race with the owner CPU's
+ * switch so that neither sees the pass complete; the reader and the next
+ * writer to enter the sub-buffer complete it then.
+ */
 static inline __attribute__((always_inline)) void
-rb_commit_rseq(struct rb *rb, const struct rt_fast_slot *f, uint64_t slot)
+rb_commit_rseq(struct rb *rb, const struct rb_slot *f, uint64_t units)
 {
-	rt__fast_commit(&rb->fast, f, slot, rt__fast_commit_slow);
+#if RB_HAVE_RSEQ
+	/* The asm's "memory" clobber is the compiler barrier of Algorithm 3
+	 * line 1: the slot's data is written before the add; it also keeps
+	 * the write_count load below after the add. */
+	if (__builtin_expect(rt__rseq_add((uint64_t *)(f->ctl + RT__CTL_COMMIT), units,
+					  f->cpu, f->rseq_off) == 0, 1)) {
+		/* Relaxed: only decides whether to check; the check does the
+		 * acquire loads. */
+		uint64_t wc = __atomic_load_n((uint64_t *)(f->ctl + RT__CTL_WRITE_COUNT),
+					      __ATOMIC_RELAXED);
+		if (__builtin_expect(!rb_left_subbuf(wc, f->offset, f->room), 1))
+			return;
+		rb_commit_slow(rb, f, 0);
+		return;
+	}
+#endif
+	rb_commit_slow(rb, f, units);
 }
 
 /* As rb_commit_rseq for any slot (from the slow path too, in any mode):
  * in SMP-atomic mode every commit is a remote add. */
 static inline __attribute__((always_inline)) void
-rb_fast_commit(struct rb *rb, const struct rt_fast_slot *f, uint64_t slot)
+rb_fast_commit(struct rb *rb, const struct rb_slot *f, uint64_t units)
 {
 	if (__builtin_expect(rb->rseq_fast, 1))
-		rb_commit_rseq(rb, f, slot);
+		rb_commit_rseq(rb, f, units);
 	else
-		rb_commit_slow(rb, f->cpu, f->offset, slot);
+		rb_commit_slow(rb, f, units);
 }
 
 /*

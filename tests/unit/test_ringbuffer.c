@@ -897,7 +897,7 @@ static void test_lap_uncommitted(const struct variant *v)
 
 /*
  * A commit made after the committing thread migrated to another CPU (rseq
- * mode: the local add aborts and the bytes go to commit_remote) still
+ * mode: the local add aborts and the bytes go to committed_remote) still
  * completes the sub-buffer. In atomic mode it is just another commit.
  */
 static void test_migrated_commit(const struct variant *v)
@@ -920,19 +920,21 @@ static void test_migrated_commit(const struct variant *v)
 			fake_now++;
 			emit(w, 300, true, NULL);
 		}
-		uint32_t idx = rb_subbuf_index(&w->rb, held.r.offset);
-		uint64_t remote0 = ctl0(w)->sb[idx].commit_remote;
-		uint64_t local0 = ctl0(w)->sb[idx].commit_local;
+		uint64_t remote0 = ctl0(w)->committed_remote;
+		uint64_t local0 = ctl0(w)->committed;
+		CHECK(ctl0(w)->announced != local0 + remote0, "the held slot is announced");
 		struct rb_read r;
 		CHECK_EQ(rb_get_subbuf(&w->rb, 0, &r), (uint64_t)-EAGAIN);
 		pin_cpu(1);
 		commit_event(w, &held, held_id);
 		pin_cpu(0);
 		if (v->rseq) {
-			CHECK_EQ(ctl0(w)->sb[idx].commit_remote - remote0,
+			CHECK_EQ(ctl0(w)->committed_remote - remote0,
 				 held.slot_size);
-			CHECK_EQ(ctl0(w)->sb[idx].commit_local, local0);
+			CHECK_EQ(ctl0(w)->committed, local0);
 		}
+		CHECK_EQ(ctl0(w)->announced,
+			 ctl0(w)->committed + ctl0(w)->committed_remote);
 		struct pkt p;
 		CHECK_EQ(read_one(w, &p), 0);
 		CHECK_EQ(p.seq, h);
@@ -2009,13 +2011,14 @@ static void test_mt(const struct variant *v, enum rb_mode mode)
 	if (getenv("MT_DEBUG"))
 		for (uint32_t c = 0; c < (uint32_t)ncpu; c++) {
 			struct rb_cpu_ctl *cc = rb_cpu(&st->rb, c);
-			fprintf(stderr, "cpu %u wc %#lx rc %#lx lost %lu sblost %lu\n", c,
+			fprintf(stderr, "cpu %u wc %#lx rc %#lx lost %lu sblost %lu "
+				"announced %#lx committed %#lx + %#lx\n", c,
 				(unsigned long)cc->write_count, (unsigned long)cc->read_count,
-				(unsigned long)cc->events_lost, (unsigned long)cc->subbufs_lost);
+				(unsigned long)cc->events_lost, (unsigned long)cc->subbufs_lost,
+				(unsigned long)cc->announced, (unsigned long)cc->committed,
+				(unsigned long)cc->committed_remote);
 			for (uint32_t i = 0; i < st->rb.num_subbuf; i++)
-				fprintf(stderr, "  sb %u local %#lx remote %#lx seq %#lx table %#lx\n", i,
-					(unsigned long)cc->sb[i].commit_local,
-					(unsigned long)cc->sb[i].commit_remote,
+				fprintf(stderr, "  sb %u seq %#lx table %#lx\n", i,
 					(unsigned long)cc->sb[i].commit_seq,
 					(unsigned long)cc->sb[i].table);
 		}
