@@ -179,9 +179,12 @@ static inline size_t rt__size_bytes(const void *v, size_t n)
 				/* Fixed-size fields only: serialize on the    \
 				 * stack, record inline or with one call. */   \
 				/* Rounded up to 4 bytes, as rt__fast_record \
-				 * reads it. */                                \
+				 * reads it; the first byte set for events     \
+				 * without fields (the first field overwrites  \
+				 * it: no store remains). */                   \
 				char rt__b[(4 RT__PAIRS(RT__SIZEOF, ##__VA_ARGS__)) & ~3]; \
 				char *rt__p = rt__b;                           \
+				rt__b[0] = 0;                                  \
 				RT__PAIRS(RT__WRITE, ##__VA_ARGS__)            \
 				if (!rt__fast_record(&rt__ev, rt__b,           \
 						     (uint32_t)(rt__p - rt__b))) \

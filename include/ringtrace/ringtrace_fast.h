@@ -291,91 +291,129 @@ struct rt_fast_site {
  */
 #if RT__HAVE_RSEQ && ((defined(__GNUC__) && __GNUC__ >= 11) || defined(__clang__))
 #define RT__HAVE_FAST_EVENT 1
+
+/* Copy of payload word k (4 bytes) into the slot, after the header. */
+#define RT__FAST_CP(k)                                                         \
+	"movl " #k "*4(%[src]), %k[t]\n\t"                                     \
+	"movl %k[t], 4+" #k "*4(%[s])\n\t"
+/* More than 8 words: a loop, last word first (%[n] = words). */
+#define RT__FAST_CP_LOOP                                                       \
+	"6:\n\t"                                                               \
+	"movl -4(%[src],%[n],4), %k[t]\n\t"                                    \
+	"movl %k[t], (%[s],%[n],4)\n\t"                                        \
+	"decq %[n]\n\t"                                                        \
+	"jnz 6b\n\t"
+
+/* The section, with `copy` the payload's copy (one of the above). rax:
+ * the TSC's low half, then the CPU's control area; rdx the TSC; %[wc]
+ * write_count; %[t] and %[s] scratch, %[s] ends as the slot's address;
+ * rcx and rdi scratch. */
+#define RT__FAST_EVENT_ASM(copy)                                               \
+	__asm__ goto(RT__RSEQ_CS_DESC("3", "1", "2", "4")                         \
+		     "leaq 3b(%%rip), %%rax\n\t"                               \
+		     "movq 48(%[b]), %%rcx\n\t"                                \
+		     "movq %%rax, %%fs:8(%%rcx)\n"                             \
+		     "1:\n\t"                                                  \
+		     "movl %%fs:4(%%rcx), %k[c]\n\t"                           \
+		     "cmpl 56(%[b]), %k[c]\n\t"                                \
+		     "jae %l[fail]\n\t"                                        \
+		     "movq %[c], %[s]\n\t"                                     \
+		     "imulq 8(%[b]), %[c]\n\t"                                 \
+		     "addq (%[b]), %[c]\n\t"                                   \
+		     "imulq 24(%[b]), %[s]\n\t"                                \
+		     "addq 16(%[b]), %[s]\n\t"                                 \
+		     "movq (%[c]), %[wc]\n\t"                                  \
+		     RT__FAST_CLOCK                                            \
+		     "movq %%rdx, %[t]\n\t"                                    \
+		     "subq 16(%[c]), %[t]\n\t"                                 \
+		     "cmpq 40(%[b]), %[t]\n\t"                                 \
+		     "ja %l[fail]\n\t"                                         \
+		     "movq 72(%[b]), %[t]\n\t"                                 \
+		     "andq %[wc], %[t]\n\t"                                    \
+		     "leaq 4(%[t],%[n],4), %%rcx\n\t"                          \
+		     "cmpq 32(%[b]), %%rcx\n\t"                                \
+		     "jae %l[fail]\n\t"                                        \
+		     "movzbl 80(%[b]), %%ecx\n\t"                              \
+		     "movq %[wc], %%rdi\n\t"                                   \
+		     "shrq %%cl, %%rdi\n\t"                                    \
+		     "shlq $32, %%rdi\n\t"                                     \
+		     "xorq 24(%[c]), %%rdi\n\t"                                \
+		     "cmpq 64(%[b]), %%rdi\n\t"                                \
+		     "ja %l[fail]\n\t"                                         \
+		     "shlq %%cl, %%rdi\n\t"                                    \
+		     "addq %%rdi, %[s]\n\t"                                    \
+		     "addq %[t], %[s]\n\t"                                     \
+		     "movl %%edx, %k[t]\n\t"                                   \
+		     "shll $5, %k[t]\n\t"                                      \
+		     "orl %[id], %k[t]\n\t"                                    \
+		     "movl %k[t], (%[s])\n\t"                                  \
+		     copy                                                      \
+		     "addq %[slot], %[wc]\n\t"                                 \
+		     "movq %[wc], (%[c])\n"                                    \
+		     "2:\n\t"                                                  \
+		     RT__RSEQ_ABORT("4", "aborted")                            \
+		     : "=&a"(lo), "=&d"(tsc), [c] "=&r"(ctl), [wc] "=&r"(wc),  \
+		       [t] "=&r"(t), [s] "=&r"(s), [n] "+r"(n)                 \
+		     : [b] "r"(b), [id] "rm"(id), [src] "r"(payload),          \
+		       [slot] "rm"(slot)                                       \
+		     : "cc", "memory", "rcx", "rdi"                            \
+		     : fail, aborted)
+#define RT__FAST_CLOCK "rdtsc\n\tshlq $32, %%rdx\n\torq %%rax, %%rdx\n\t"
+
 static inline __attribute__((always_inline)) int
 rt__fast_event(const struct rt_fast_buf *b, uint32_t id, const void *payload,
 	       uint32_t size)
 {
-	uint64_t ctl, tsc, wc, t, s;
+	uint64_t lo, ctl, tsc, wc, t, s;
 	uint64_t n = ((uint64_t)size + 3) / 4;
 	const uint64_t slot = RT__COMPACT_HEADER_SIZE + (uint64_t)size;
-	/* Registers: rax the TSC's low half, then the CPU's control area;
-	 * rdx the TSC; wc write_count; t and s scratch; n the words left to
-	 * copy. Nothing before label 1 needs the section. */
-	__asm__ goto(RT__RSEQ_CS_DESC("3", "1", "2", "4")
-		     "leaq 3b(%%rip), %%rax\n\t"
-		     "movq %%rax, %%fs:8(%[off])\n"
-		     "1:\n\t"
-		     /* The clock first: it takes longest. */
-		     "rdtsc\n\t"
-		     "shlq $32, %%rdx\n\t"
-		     "orq %%rax, %%rdx\n\t"
-		     /* The CPU: read inside the section, so it stays ours
-		      * until the commit. Unsigned compare: -1 fails too. */
-		     "movl %%fs:4(%[off]), %%eax\n\t"
-		     "cmpl 56(%[b]), %%eax\n\t"
-		     "jae %l[fail]\n\t"
-		     "movq %%rax, %[s]\n\t"
-		     "imulq 8(%[b]), %%rax\n\t"
-		     "addq (%[b]), %%rax\n\t"
-		     "imulq 24(%[b]), %[s]\n\t"
-		     "addq 16(%[b]), %[s]\n\t"
-		     /* Compact timestamp: tsc - last_tsc <= tsc_max. */
-		     "movq %%rdx, %[t]\n\t"
-		     "subq 16(%%rax), %[t]\n\t"
-		     "cmpq 40(%[b]), %[t]\n\t"
-		     "ja %l[fail]\n\t"
-		     /* The slot and the bytes after it (n words) stay before
-		      * the sub-buffer's end: in_sb + 4 + 4n < S. This also
-		      * keeps the slot from ending exactly at the boundary
-		      * (END_SWITCH_CURRENT, the library's path). */
-		     "movq (%%rax), %[wc]\n\t"
-		     "movq 72(%[b]), %[t]\n\t"
-		     "andq %[wc], %[t]\n\t"
-		     "leaq 4(%[t],%[n],4), %%rcx\n\t"
-		     "cmpq 32(%[b]), %%rcx\n\t"
-		     "jae %l[fail]\n\t"
-		     /* The hot word: tag (bits 32-63) = sub-buffer number,
-		      * index (bits 0-31) <= phys_max. One compare for both. */
-		     "movzbl 80(%[b]), %%ecx\n\t"
-		     "movq %[wc], %%rdi\n\t"
-		     "shrq %%cl, %%rdi\n\t"
-		     "shlq $32, %%rdi\n\t"
-		     "xorq 24(%%rax), %%rdi\n\t"
-		     "cmpq 64(%[b]), %%rdi\n\t"
-		     "ja %l[fail]\n\t"
-		     "shlq %%cl, %%rdi\n\t"
-		     "addq %%rdi, %[s]\n\t"
-		     "addq %[t], %[s]\n\t"
-		     /* The compact header, then the payload, last word
-		      * first. */
-		     "movl %%edx, %k[t]\n\t"
-		     "shll $5, %k[t]\n\t"
-		     "orl %[id], %k[t]\n\t"
-		     "movl %k[t], (%[s])\n\t"
-		     "testq %[n], %[n]\n\t"
-		     "jz 7f\n"
-		     "6:\n\t"
-		     "movl -4(%[src],%[n],4), %k[t]\n\t"
-		     "movl %k[t], (%[s],%[n],4)\n\t"
-		     "decq %[n]\n\t"
-		     "jnz 6b\n"
-		     "7:\n\t"
-		     /* Commit: reservation and commit of Algorithms 2 and 3. */
-		     "addq %[slot], %[wc]\n\t"
-		     "movq %[wc], (%%rax)\n"
-		     "2:\n\t"
-		     RT__RSEQ_ABORT("4", "aborted")
-		     : "=&a"(ctl), "=&d"(tsc), [wc] "=&r"(wc), [t] "=&r"(t),
-		       [s] "=&r"(s), [n] "+r"(n)
-		     : [b] "r"(b), [off] "r"(b->rseq_off), [id] "r"(id),
-		       [src] "r"(payload), [slot] "r"(slot)
-		     : "cc", "memory", "rcx", "rdi"
-		     : fail, aborted);
+	/* The copy unrolled for up to 8 words: call sites pass a constant
+	 * size, so only one of these remains. */
+	switch (n) {
+	case 0:
+		RT__FAST_EVENT_ASM("");
+		break;
+	case 1:
+		RT__FAST_EVENT_ASM(RT__FAST_CP(0));
+		break;
+	case 2:
+		RT__FAST_EVENT_ASM(RT__FAST_CP(0) RT__FAST_CP(1));
+		break;
+	case 3:
+		RT__FAST_EVENT_ASM(RT__FAST_CP(0) RT__FAST_CP(1) RT__FAST_CP(2));
+		break;
+	case 4:
+		RT__FAST_EVENT_ASM(RT__FAST_CP(0) RT__FAST_CP(1) RT__FAST_CP(2)
+				   RT__FAST_CP(3));
+		break;
+	case 5:
+		RT__FAST_EVENT_ASM(RT__FAST_CP(0) RT__FAST_CP(1) RT__FAST_CP(2)
+				   RT__FAST_CP(3) RT__FAST_CP(4));
+		break;
+	case 6:
+		RT__FAST_EVENT_ASM(RT__FAST_CP(0) RT__FAST_CP(1) RT__FAST_CP(2)
+				   RT__FAST_CP(3) RT__FAST_CP(4) RT__FAST_CP(5));
+		break;
+	case 7:
+		RT__FAST_EVENT_ASM(RT__FAST_CP(0) RT__FAST_CP(1) RT__FAST_CP(2)
+				   RT__FAST_CP(3) RT__FAST_CP(4) RT__FAST_CP(5)
+				   RT__FAST_CP(6));
+		break;
+	case 8:
+		RT__FAST_EVENT_ASM(RT__FAST_CP(0) RT__FAST_CP(1) RT__FAST_CP(2)
+				   RT__FAST_CP(3) RT__FAST_CP(4) RT__FAST_CP(5)
+				   RT__FAST_CP(6) RT__FAST_CP(7));
+		break;
+	default:
+		RT__FAST_EVENT_ASM(RT__FAST_CP_LOOP);
+		break;
+	}
 	/* Relaxed: a hint for the next reservation, stored after the
 	 * commit (stale only towards the past, which costs a full header,
 	 * never a wrong one). */
 	__atomic_store_n((uint64_t *)((char *)ctl + RT__CTL_LAST_TSC), tsc,
 			 __ATOMIC_RELAXED);
+	(void)lo;
 	return 1;
 fail:
 aborted:

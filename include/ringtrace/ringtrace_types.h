@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define RT_ABI_VERSION 3
+#define RT_ABI_VERSION 4
 
 /* LTTng's log levels. */
 enum rt_loglevel {

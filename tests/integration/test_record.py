@@ -23,6 +23,10 @@ TYPES = os.path.join(BUILD, "tests/integration/types")
 BURST = os.path.join(BUILD, "tests/integration/burst")
 FASTSITE = os.path.join(BUILD, "tests/integration/fastsite")
 FASTSITE_NOINLINE = os.path.join(BUILD, "tests/integration/fastsite_noinline")
+FASTSITE_O0 = os.path.join(BUILD, "tests/integration/fastsite_O0")
+# fastsite's events of each payload size: name -> field widths in bits.
+FASTSITE_SIZES = {"s0": [], "s1": [8], "s3": [8, 16], "s5": [32, 8], "s28": [32] * 7,
+                  "s32": [64] * 4, "s33": [64] * 4 + [8], "s60": [32] * 15}
 DLHOST = os.path.join(BUILD, "tests/integration/dlhost")
 PLUGIN = os.path.join(BUILD, "tests/integration/plugin.so")
 
@@ -173,6 +177,13 @@ class InlineCallSites(Base):
         seq = [(int(payload(m)["seq"]), int(payload(m)["sq"]))
                for m in events if m.event.name == "fastsite:seq"]
         self.assertEqual(seq, [(i, i * i) for i in range(n)])
+        # Each size's events, in order, every field as fastsite.c computed it.
+        for name, widths in FASTSITE_SIZES.items():
+            got = [[int(f) for f in (payload(m) or {}).values()]
+                   for m in events if m.event.name == "fastsite:" + name]
+            want = [[(i * 7 + k) % (1 << w) for k, w in enumerate(widths)]
+                    for i in range(min(n, 2000))]
+            self.assertEqual(got, want, name)
 
     def test_inline_across_subbuffers(self):
         """With default options the call site records by itself, and
@@ -188,6 +199,14 @@ class InlineCallSites(Base):
         self.assertGreater(int(inline.group(1)), 0)
         self.assertNotIn("fast site left", r.stderr)
         self.check(self.trace, n)
+
+    def test_inline_unoptimized(self):
+        """Call sites built with -O0 record by themselves too."""
+        r = record(self.trace, [FASTSITE_O0, "3000"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        inline = re.search(r"fastsite: inline (\d+) of 10", r.stderr)
+        self.assertTrue(inline and int(inline.group(1)) > 0, r.stderr)
+        self.check(self.trace, 3000)
 
     def test_library_without_tsc_or_rseq(self):
         """Without the TSC as clock, or without rseq, no fast site is
