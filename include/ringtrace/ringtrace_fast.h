@@ -285,9 +285,9 @@ struct rt_fast_site {
  * the section aborted: nothing was reserved, the caller takes the
  * library's path (rt__record).
  *
- * The hot word's physical index and the CPU index come from shared
- * memory: both are bounds-checked, so the writes stay inside the
- * mapping whatever another process stored there.
+ * The hot word's physical index (shared memory, which another process
+ * may have scribbled on) and the CPU number are bounds-checked, so the
+ * writes stay inside the mapping whatever is stored there.
  */
 #if RT__HAVE_RSEQ && ((defined(__GNUC__) && __GNUC__ >= 11) || defined(__clang__))
 #define RT__HAVE_FAST_EVENT 1
@@ -304,16 +304,21 @@ struct rt_fast_site {
 	"decq %[n]\n\t"                                                        \
 	"jnz 6b\n\t"
 
-/* The section, with `copy` the payload's copy (one of the above). rax:
- * the TSC's low half, then the CPU's control area; rdx the TSC; %[wc]
- * write_count; %[t] and %[s] scratch, %[s] ends as the slot's address;
- * rcx and rdi scratch. */
+/* The section, with `copy` the payload's copy (one of the above).
+ * Registers: %[c] the CPU, then its control area; rdx:rax the TSC, then
+ * rdx the TSC; %[wc] write_count; %[s] the CPU's sub-buffers, then the
+ * slot's address; %[t], rcx and rdi scratch. The clock is read once
+ * write_count is loaded: its latency then overlaps the checks (measured:
+ * reading it first, or last, costs 0.8 ns more at the median). */
 #define RT__FAST_EVENT_ASM(copy)                                               \
 	__asm__ goto(RT__RSEQ_CS_DESC("3", "1", "2", "4")                         \
+		     /* Enter: rseq_cs = our descriptor (rcx = rseq_off). */   \
 		     "leaq 3b(%%rip), %%rax\n\t"                               \
 		     "movq 48(%[b]), %%rcx\n\t"                                \
 		     "movq %%rax, %%fs:8(%%rcx)\n"                             \
 		     "1:\n\t"                                                  \
+		     /* The CPU, read inside the section so that it stays    \
+		      * ours until the commit. Unsigned: -1 fails too. */      \
 		     "movl %%fs:4(%%rcx), %k[c]\n\t"                           \
 		     "cmpl 56(%[b]), %k[c]\n\t"                                \
 		     "jae %l[fail]\n\t"                                        \
@@ -323,16 +328,26 @@ struct rt_fast_site {
 		     "imulq 24(%[b]), %[s]\n\t"                                \
 		     "addq 16(%[b]), %[s]\n\t"                                 \
 		     "movq (%[c]), %[wc]\n\t"                                  \
-		     RT__FAST_CLOCK                                            \
+		     /* The TSC; compact timestamp: tsc - last_tsc <=         \
+		      * tsc_max. */                                            \
+		     "rdtsc\n\t"                                               \
+		     "shlq $32, %%rdx\n\t"                                     \
+		     "orq %%rax, %%rdx\n\t"                                    \
 		     "movq %%rdx, %[t]\n\t"                                    \
 		     "subq 16(%[c]), %[t]\n\t"                                 \
 		     "cmpq 40(%[b]), %[t]\n\t"                                 \
 		     "ja %l[fail]\n\t"                                         \
+		     /* The slot and the bytes copied after it stay before   \
+		      * the sub-buffer's end: in_sb + 4 + 4 * words < S.      \
+		      * This also keeps the slot from ending exactly at the   \
+		      * boundary (END_SWITCH_CURRENT, the library's path). */ \
 		     "movq 72(%[b]), %[t]\n\t"                                 \
 		     "andq %[wc], %[t]\n\t"                                    \
 		     "leaq 4(%[t],%[n],4), %%rcx\n\t"                          \
 		     "cmpq 32(%[b]), %%rcx\n\t"                                \
 		     "jae %l[fail]\n\t"                                        \
+		     /* The hot word: tag (bits 32-63) = sub-buffer number,  \
+		      * index (bits 0-31) <= phys_max; one compare for both. */ \
 		     "movzbl 80(%[b]), %%ecx\n\t"                              \
 		     "movq %[wc], %%rdi\n\t"                                   \
 		     "shrq %%cl, %%rdi\n\t"                                    \
@@ -343,11 +358,13 @@ struct rt_fast_site {
 		     "shlq %%cl, %%rdi\n\t"                                    \
 		     "addq %%rdi, %[s]\n\t"                                    \
 		     "addq %[t], %[s]\n\t"                                     \
+		     /* The compact header, then the payload. */               \
 		     "movl %%edx, %k[t]\n\t"                                   \
 		     "shll $5, %k[t]\n\t"                                      \
 		     "orl %[id], %k[t]\n\t"                                    \
 		     "movl %k[t], (%[s])\n\t"                                  \
 		     copy                                                      \
+		     /* Commit: Algorithms 2 and 3 in one store. */            \
 		     "addq %[slot], %[wc]\n\t"                                 \
 		     "movq %[wc], (%[c])\n"                                    \
 		     "2:\n\t"                                                  \
@@ -358,7 +375,6 @@ struct rt_fast_site {
 		       [slot] "rm"(slot)                                       \
 		     : "cc", "memory", "rcx", "rdi"                            \
 		     : fail, aborted)
-#define RT__FAST_CLOCK "rdtsc\n\tshlq $32, %%rdx\n\torq %%rax, %%rdx\n\t"
 
 static inline __attribute__((always_inline)) int
 rt__fast_event(const struct rt_fast_buf *b, uint32_t id, const void *payload,
