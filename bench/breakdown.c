@@ -94,8 +94,8 @@ __attribute__((always_inline)) static inline void rseq_pair(void)
 	const ptrdiff_t rs = rb_rseq_off();
 	int32_t cpu = rt__rseq_cpu(rs);
 	uint64_t w = __atomic_load_n(&rseq_word, __ATOMIC_RELAXED);
-	if (rt__rseq_cmpeq_store(&rseq_word, w, w + 1, cpu, rs) == 0)
-		rt__rseq_add(&rseq_word, 1, cpu, rs);
+	if (rb_rseq_cmpeq_store(&rseq_word, w, w + 1, cpu, rs) == 0)
+		rb_rseq_add(&rseq_word, 1, cpu, rs);
 }
 
 /* "floor": per-CPU state in one cache line, a 1 MiB buffer per CPU. */
@@ -119,13 +119,13 @@ __attribute__((always_inline)) static inline void floor_event(int32_t v)
 		struct floor_cpu *f = &floor_cpus[cpu];
 		uint64_t wc = __atomic_load_n(&f->write_count, __ATOMIC_RELAXED);
 		uint64_t tsc = bench_rdtsc();
-		if (rt__rseq_cmpeq_store(&f->write_count, wc, wc + 8, cpu, rs) != 0)
+		if (rb_rseq_cmpeq_store(&f->write_count, wc, wc + 8, cpu, rs) != 0)
 			continue;
 		char *slot = f->base + (wc & f->mask);
 		uint32_t h = 1u | (uint32_t)(tsc << 5);
 		memcpy(slot, &h, sizeof(h));
 		memcpy(slot + 4, &v, sizeof(v));
-		if (rt__rseq_add(&f->commit_count, 8, cpu, rs) != 0)
+		if (rb_rseq_add(&f->commit_count, 8, cpu, rs) != 0)
 			__atomic_fetch_add(&f->commit_count, 8, __ATOMIC_RELAXED);
 		return;
 	}

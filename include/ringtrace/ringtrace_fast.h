@@ -1,9 +1,10 @@
 /*
- * ringtrace_fast.h - the ring buffer's producer fast path (seed 000
- * Algorithm 2, RESERVE_SLOT, and Algorithm 3, COMMIT_SLOT, in their
- * common case), public so that a call site can inline it. Programs include
+ * ringtrace_fast.h - the ring buffer's producer fast path for fixed-size
+ * events (seed 000 Algorithm 2, RESERVE_SLOT, and Algorithm 3,
+ * COMMIT_SLOT, in their common case, in one rseq critical section),
+ * public so that a call site can inline it. Programs include
  * <ringtrace/ringtrace.h>, whose rt_event() uses it; the library's own
- * probe uses the same functions (src/ringbuffer/ringbuffer_api.h).
+ * fast path (src/ringbuffer/ringbuffer_api.h) shares the layouts below.
  *
  * How a call site records without calling the library: when one buffer
  * without contexts records the event (embedded mode, or daemon mode with
@@ -11,9 +12,10 @@
  * producers use rseq with the TSC as clock, the library publishes a
  * struct rt_fast_site in the call site's descriptor (ev->fast). The call
  * site then reserves, writes the 4-byte compact header and its payload,
- * and commits, all inline; anything unusual (no site, a sub-buffer
- * switch, a full timestamp, an aborted rseq section) makes it call
- * rt__record, which does all of it (nothing was written).
+ * and commits, all inline and in one store (rt__fast_event); anything
+ * unusual (no site, a sub-buffer switch, a full timestamp, an aborted
+ * rseq section) makes it call rt__record, which does all of it (nothing
+ * was written).
  *
  * This is ABI between instrumented programs and the library, covered by
  * RT_ABI_VERSION: the site's layout, the per-CPU control words the fast
@@ -21,11 +23,12 @@
  * static assertions) and the compact header's encoding.
  *
  * Concurrency contract: no lock, no system call, no allocation, no
- * floating point; safe in signal handlers (a handler that traces between
- * a reservation and its commit takes the next slot). A published site and
- * the memory it points to are never freed nor changed, so a call site may
- * use one it loaded after the library replaced it (events written then
- * are lost like any event recorded after a session stops).
+ * floating point; safe in signal handlers (a handler that interrupts the
+ * section aborts it: the interrupted event then goes through the library,
+ * after the handler's). A published site and the memory it points to
+ * are never freed nor changed, so a call site may use one it loaded after
+ * the library replaced it (events written then are lost like any event
+ * recorded after a session stops).
  */
 #ifndef RINGTRACE_FAST_H
 #define RINGTRACE_FAST_H
@@ -106,74 +109,6 @@ static inline int32_t rt__rseq_cpu(ptrdiff_t off)
 	".long 0x53053053\n\t" abort ":\n\t"                                    \
 	"jmp %l[" target "]\n\t"                                                \
 	".popsection\n\t"
-
-/* Entering a section: publish its descriptor `desc` in the thread's rseq
- * area (rseq_cs), then, from the section's `start`, leave for `abort` if
- * the thread is not on the expected CPU. Operands: %[off] (__rseq_offset),
- * %[cpu]; clobbers rax. */
-#define RT__RSEQ_ENTER(desc, start, abort)                                     \
-	"leaq " desc "b(%%rip), %%rax\n\t"                                     \
-	"movq %%rax, %%fs:8(%[off])\n\t" start ":\n\t"                         \
-	"cmpl %[cpu], %%fs:4(%[off])\n\t"                                      \
-	"jnz " abort "f\n\t"
-
-/*
- * Local CAS: if the thread runs on `cpu` and *v == expect, store newv.
- * Returns 0 on success, 1 if *v != expect, -1 if the thread is not on
- * `cpu` or the section was aborted. Seed 000 Algorithm 2 line 6 ("LCAS of
- * write_count"). The store is a plain mov: on x86 it is a release store
- * (TSO), which orders it after the caller's earlier writes. No "memory"
- * clobber: nothing the caller wrote must be ordered before it (the slot is
- * written after), so the compiler may keep the buffer's geometry in
- * registers across it.
- */
-static inline int rt__rseq_cmpeq_store(uint64_t *v, uint64_t expect,
-				       uint64_t newv, int32_t cpu, ptrdiff_t off)
-{
-	__asm__ goto(RT__RSEQ_CS_DESC("3", "1", "2", "4")
-		     RT__RSEQ_ENTER("3", "1", "4")
-		     "cmpq %[v], %[expect]\n\t"
-		     "jnz %l[differ]\n\t"
-		     "movq %[newv], %[v]\n\t"
-		     "2:\n\t"
-		     RT__RSEQ_ABORT("4", "aborted")
-		     : [v] "+m"(*v)
-		     : [off] "r"(off), [cpu] "r"(cpu), [expect] "r"(expect),
-		       [newv] "r"(newv)
-		     : "cc", "rax"
-		     : differ, aborted);
-	return 0;
-differ:
-	return 1;
-aborted:
-	return -1;
-}
-
-/*
- * Local add: if the thread runs on `cpu`, *v += inc as one instruction
- * inside a critical section. Returns 0, or -1 if the thread is not on
- * `cpu` (then nothing was added). Seed 000 Algorithm 3 line 2 (localAdd
- * of commit_count). The "memory" clobber is a compiler barrier in front:
- * the slot's data writes come before the add (x86 keeps stores in order,
- * section 4.4).
- */
-static inline int rt__rseq_add(uint64_t *v, uint64_t inc, int32_t cpu,
-			       ptrdiff_t off)
-{
-	__asm__ goto(RT__RSEQ_CS_DESC("3", "1", "2", "4")
-		     RT__RSEQ_ENTER("3", "1", "4")
-		     "addq %[inc], %[v]\n\t"
-		     "2:\n\t"
-		     RT__RSEQ_ABORT("4", "aborted")
-		     :
-		     : [off] "r"(off), [cpu] "r"(cpu), [v] "m"(*v),
-		       [inc] "r"(inc)
-		     : "memory", "cc", "rax"
-		     : aborted);
-	return 0;
-aborted:
-	return -1;
-}
 
 #endif /* RT__HAVE_RSEQ */
 
@@ -347,7 +282,9 @@ struct rt_fast_site {
 		     "cmpq 32(%[b]), %%rcx\n\t"                                \
 		     "jae %l[fail]\n\t"                                        \
 		     /* The hot word: tag (bits 32-63) = sub-buffer number,  \
-		      * index (bits 0-31) <= phys_max; one compare for both. */ \
+		      * index (bits 0-31) <= phys_max; one compare for both.  \
+		      * It also refuses write_count at a boundary (a packet   \
+		      * not open yet): the hot word names an older number. */ \
 		     "movzbl 80(%[b]), %%ecx\n\t"                              \
 		     "movq %[wc], %%rdi\n\t"                                   \
 		     "shrq %%cl, %%rdi\n\t"                                    \

@@ -1,7 +1,8 @@
 /*
  * rb_rseq.h - the ring buffer's per-CPU "local atomic operations" (seed
- * 000 section 4.1): the rseq sections of <ringtrace/ringtrace_fast.h>,
- * which call sites inline too, and what only the library needs.
+ * 000 section 4.1) the library uses; call sites have their own section,
+ * rt__fast_event in <ringtrace/ringtrace_fast.h>, which also holds the
+ * macros that lay out a section.
  *
  * Only x86-64 has the assembly; elsewhere RB_HAVE_RSEQ is 0 and the ring
  * buffer uses SMP-safe atomics for everything.
@@ -24,6 +25,81 @@ static inline ptrdiff_t rb_rseq_off(void)
 }
 
 #if RB_HAVE_RSEQ
+/* Entering a section: publish its descriptor `desc` in the thread's rseq
+ * area (rseq_cs), then, from the section's `start`, leave for `abort` if
+ * the thread is not on the expected CPU. Operands: %[off] (__rseq_offset),
+ * %[cpu]; clobbers rax. */
+#define RB_RSEQ_ENTER(desc, start, abort)                                     \
+	"leaq " desc "b(%%rip), %%rax\n\t"                                     \
+	"movq %%rax, %%fs:8(%[off])\n\t" start ":\n\t"                         \
+	"cmpl %[cpu], %%fs:4(%[off])\n\t"                                      \
+	"jnz " abort "f\n\t"
+
+/* The body of a compare-and-commit section: enter, leave for `differ`
+ * unless the word at %[ctl] equals %[expect], then `commit`, whose last
+ * instruction is the section's commit. Operands: %[ctl], %[expect],
+ * %[off], %[cpu]; labels differ and aborted; clobbers rax. */
+#define RB_RSEQ_CMPEQ(commit)                                                  \
+	RT__RSEQ_CS_DESC("3", "1", "2", "4")                                   \
+	RB_RSEQ_ENTER("3", "1", "4")                                           \
+	"cmpq %[expect], (%[ctl])\n\t"                                         \
+	"jnz %l[differ]\n\t"                                                   \
+	commit                                                                 \
+	"2:\n\t"                                                               \
+	RT__RSEQ_ABORT("4", "aborted")
+
+/*
+ * Local CAS: if the thread runs on `cpu` and *v == expect, store newv.
+ * Returns 0 on success, 1 if *v != expect, -1 if the thread is not on
+ * `cpu` or the section was aborted. Seed 000 Algorithm 2 line 6 ("LCAS of
+ * write_count"). The store is a plain mov: on x86 it is a release store
+ * (TSO), which orders it after the caller's earlier writes. No "memory"
+ * clobber: nothing the caller wrote must be ordered before it (the slot is
+ * written after), so the compiler may keep the buffer's geometry in
+ * registers across it.
+ */
+static inline int rb_rseq_cmpeq_store(uint64_t *v, uint64_t expect,
+				      uint64_t newv, int32_t cpu, ptrdiff_t off)
+{
+	__asm__ goto(RB_RSEQ_CMPEQ("movq %[newv], (%[ctl])\n")
+		     : "+m"(*v)
+		     : [ctl] "r"(v), [off] "r"(off), [cpu] "r"(cpu),
+		       [expect] "r"(expect), [newv] "r"(newv)
+		     : "cc", "rax"
+		     : differ, aborted);
+	return 0;
+differ:
+	return 1;
+aborted:
+	return -1;
+}
+
+/*
+ * Local add: if the thread runs on `cpu`, *v += inc as one instruction
+ * inside a critical section. Returns 0, or -1 if the thread is not on
+ * `cpu` (then nothing was added). Seed 000 Algorithm 3 line 2 (localAdd
+ * of commit_count). The "memory" clobber is a compiler barrier in front:
+ * the slot's data writes come before the add (x86 keeps stores in order,
+ * section 4.4).
+ */
+static inline int rb_rseq_add(uint64_t *v, uint64_t inc, int32_t cpu,
+			       ptrdiff_t off)
+{
+	__asm__ goto(RT__RSEQ_CS_DESC("3", "1", "2", "4")
+		     RB_RSEQ_ENTER("3", "1", "4")
+		     "addq %[inc], %[v]\n\t"
+		     "2:\n\t"
+		     RT__RSEQ_ABORT("4", "aborted")
+		     :
+		     : [off] "r"(off), [cpu] "r"(cpu), [v] "m"(*v),
+		       [inc] "r"(inc)
+		     : "memory", "cc", "rax"
+		     : aborted);
+	return 0;
+aborted:
+	return -1;
+}
+
 /*
  * The library's reservation (Algorithm 2 line 6, the LCAS of write_count)
  * that also announces its slot: if the thread runs on `cpu` and
@@ -34,23 +110,17 @@ static inline ptrdiff_t rb_rseq_off(void)
  * write_count != expect, -1 if the thread is not on `cpu` or the section
  * aborted; nothing was stored then. The two words are 16-byte aligned
  * (the control area is cache-line aligned). No "memory" clobber, as
- * rt__rseq_cmpeq_store: the slot is written after.
+ * rb_rseq_cmpeq_store: the slot is written after.
  */
 static inline int rb_rseq_reserve(char *ctl, uint64_t expect, uint64_t newv,
 				  uint64_t units, int32_t cpu, ptrdiff_t off)
 {
-	__asm__ goto(RT__RSEQ_CS_DESC("3", "1", "2", "4")
-		     RT__RSEQ_ENTER("3", "1", "4")
-		     "cmpq %[expect], (%[ctl])\n\t"
-		     "jnz %l[differ]\n\t"
-		     "movq 8(%[ctl]), %%rcx\n\t"
-		     "addq %[units], %%rcx\n\t"
-		     "movq %[newv], %%xmm0\n\t"
-		     "movq %%rcx, %%xmm1\n\t"
-		     "punpcklqdq %%xmm1, %%xmm0\n\t"
-		     "movdqa %%xmm0, (%[ctl])\n"
-		     "2:\n\t"
-		     RT__RSEQ_ABORT("4", "aborted")
+	__asm__ goto(RB_RSEQ_CMPEQ("movq 8(%[ctl]), %%rcx\n\t"
+				   "addq %[units], %%rcx\n\t"
+				   "movq %[newv], %%xmm0\n\t"
+				   "movq %%rcx, %%xmm1\n\t"
+				   "punpcklqdq %%xmm1, %%xmm0\n\t"
+				   "movdqa %%xmm0, (%[ctl])\n")
 		     : "+m"(*(uint64_t(*)[2])ctl)
 		     : [ctl] "r"(ctl), [off] "r"(off), [cpu] "r"(cpu),
 		       [expect] "r"(expect), [newv] "r"(newv), [units] "r"(units)

@@ -397,26 +397,6 @@ static void rb_slot_at(struct rb *rb, uint32_t cpu, uint64_t offset, struct rb_s
 	f->cpu = (int32_t)cpu;
 }
 
-/* Announce `units` of work before a slow-path LCAS on `cpu`'s buffer:
- * an rseq add on the owning CPU in rseq mode (unless `smp`), an SMP add
- * otherwise. Returns 0, or -1 if the thread is not on `cpu` (nothing was
- * announced: retry). */
-static int rb_announce(struct rb *rb, bool smp, uint32_t cpu, uint64_t units)
-{
-	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
-#if RB_HAVE_RSEQ
-	if (rb->rseq && !smp)
-		return rt__rseq_add(&c->announced, units, (int32_t)cpu, rb_rseq_off());
-#else
-	(void)smp;
-#endif
-	/* Seq-cst: the announcement is visible before the LCAS that
-	 * follows it (pairs with the acquire loads of the completion test,
-	 * which read write_count before announced). */
-	__atomic_fetch_add(&c->announced, units, __ATOMIC_SEQ_CST);
-	return 0;
-}
-
 /* Commit `units` announced by the slow path on `cpu`'s buffer: locally
  * when on that CPU in rseq mode, remotely otherwise; then complete the
  * passes write_count has left (the switch's own packet writes may have
@@ -428,7 +408,7 @@ static void rb_commit_units(struct rb *rb, bool smp, uint32_t cpu, uint64_t unit
 	/* The asm's "memory" clobber orders the packet writes before the
 	 * add, as in rb_commit_rseq. */
 	if (rb->rseq && !smp &&
-	    rt__rseq_add(&c->committed, units, (int32_t)cpu, rb_rseq_off()) == 0)
+	    rb_rseq_add(&c->committed, units, (int32_t)cpu, rb_rseq_off()) == 0)
 		units = 0;
 #else
 	(void)smp;
@@ -566,33 +546,88 @@ static void rb_ctx_place(struct rb *rb, struct rb_ctx *ctx, uint32_t cpu,
 			 uint64_t offset)
 {
 	uint32_t phys = rb_writer_phys(rb, cpu, offset);
-	/* Relaxed: validated by its tag on use (rt__fast_reserve). */
+	/* Relaxed: validated by its tag on use (rb_fast_reserve,
+	 * rt__fast_event). */
 	__atomic_store_n(&rb_cpu(rb, cpu)->hot_subbuf,
 			 RB_HOT_MAKE(offset, rb->geom.sbfbits, phys), __ATOMIC_RELAXED);
 	rb_slot_at(rb, cpu, offset, &ctx->r);
 	ctx->r.addr = rb_phys_addr(rb, cpu, phys) + (offset & (rb->subbuf_size - 1));
 }
 
+#if defined(__x86_64__)
+/* Atomic mode's reservation on x86-64: one lock cmpxchg16b of
+ * {write_count, announced} (16-byte aligned), from {old, announced read}
+ * to {new, + units}, retried while only announced moved. Returns 0, or 1
+ * if write_count is not `old` (nothing stored). Sequentially consistent
+ * (a locked instruction): orders the clock read and the checks before it
+ * with the slot's use after it, and pairs with the acquire loads of the
+ * completion test. */
+static int rb_cas_announce(struct rb_cpu_ctl *c, uint64_t old, uint64_t new,
+			   uint64_t units)
+{
+	uint64_t a = __atomic_load_n(&c->announced, __ATOMIC_RELAXED);
+	for (;;) {
+		uint64_t lo = old, hi = a;
+		bool ok;
+		__asm__ __volatile__("lock cmpxchg16b %[m]"
+				     : "+a"(lo), "+d"(hi), [m] "+m"(c->write_count),
+				       "+m"(c->announced), "=@ccz"(ok)
+				     : "b"(new), "c"(a + units)
+				     : "memory");
+		if (ok)
+			return 0;
+		if (lo != old)
+			return 1;
+		a = hi;
+	}
+}
+#else
+/* Elsewhere: announce, then CAS write_count; undo the announcement if
+ * the CAS fails. Seq-cst: the announcement is visible before the
+ * reservation (the completion test reads write_count, then announced). */
+static int rb_cas_announce(struct rb_cpu_ctl *c, uint64_t old, uint64_t new,
+			   uint64_t units)
+{
+	__atomic_fetch_add(&c->announced, units, __ATOMIC_SEQ_CST);
+	if (__atomic_compare_exchange_n(&c->write_count, &old, new, false,
+					__ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		return 0;
+	__atomic_fetch_add(&c->committed_remote, units, __ATOMIC_SEQ_CST);
+	return 1;
+}
+#endif
+
 /*
- * The LCAS of Algorithms 2 and 4: an rseq section on the owning CPU, or an
- * SMP CAS in atomic mode. Returns 0 on success, nonzero to retry.
+ * The LCAS of Algorithms 2 and 4, which also announces `units` of work
+ * (rb_subbuf_try_complete): rseq mode, two sections on the owning CPU, the
+ * announcement (a local add) and the compare-and-store, whose failure
+ * voids the announcement (a commit); SMP-atomic mode (or `smp`), one SMP
+ * compare-and-swap of both words. Returns 0 when reserved and announced,
+ * -1 (rseq: not on `cpu`) or 1 (write_count moved) when neither: retry.
+ * The slow path does not use rb_rseq_reserve's single 16-byte store:
+ * its reservations may leave a sub-buffer, and a reader on another CPU
+ * must not see write_count leave before the announcement (the two halves
+ * of a plain 16-byte store are only atomic on CPUs that promise it).
  */
-static int rb_lcas(struct rb *rb, bool smp, struct rb_cpu_ctl *c,
-		   uint32_t cpu, uint64_t old, uint64_t new)
+static int rb_lcas_announce(struct rb *rb, bool smp, struct rb_cpu_ctl *c,
+			    uint32_t cpu, uint64_t old, uint64_t new, uint64_t units)
 {
 #if RB_HAVE_RSEQ
-	if (rb->rseq && !smp)
-		return rt__rseq_cmpeq_store(&c->write_count, old, new,
-					    (int32_t)cpu, rb_rseq_off());
+	if (rb->rseq && !smp) {
+		if (rb_rseq_add(&c->announced, units, (int32_t)cpu, rb_rseq_off()) != 0)
+			return -1;
+		if (rb_rseq_cmpeq_store(&c->write_count, old, new, (int32_t)cpu,
+					rb_rseq_off()) == 0)
+			return 0;
+		rb_commit_units(rb, smp, cpu, units);
+		return 1;
+	}
 #else
 	(void)rb;
 	(void)smp;
 	(void)cpu;
 #endif
-	/* Seq-cst CAS: atomic mode's reservation; orders the clock read and
-	 * the checks before it with the slot's use after it. */
-	return !__atomic_compare_exchange_n(&c->write_count, &old, new, false,
-					    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+	return rb_cas_announce(c, old, new, units);
 }
 
 /* The CPU to reserve on, or -1 if this thread may not write (rseq mode
@@ -734,15 +769,11 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 		uint64_t start = switch_new ? begin + rb->hdr_size : begin;
 		uint64_t end = start + slot;
 
-		/* Announced bytes (rb_subbuf_try_complete): the slot, and one
-		 * unit for the packet header writes below, before the LCAS
-		 * makes them part of a pass. */
-		if (rb_announce(rb, smp, (uint32_t)cpu, slot + 1) != 0)
-			continue;
-		/* Algorithm 2 line 6: LCAS of write_count. */
-		if (rb_lcas(rb, smp, c, (uint32_t)cpu, wc, end) != 0) {
-			/* Nothing reserved: the announcement is void. */
-			rb_commit_units(rb, smp, (uint32_t)cpu, slot + 1);
+		/* Algorithm 2 line 6: LCAS of write_count, announcing the
+		 * slot and, when packets are closed or opened below, one unit
+		 * for their header writes (rb_subbuf_try_complete). */
+		const uint64_t job = switch_old || switch_new;
+		if (rb_lcas_announce(rb, smp, c, (uint32_t)cpu, wc, end, slot + job) != 0) {
 			if (want_cpu >= 0 && rb->rseq && !smp &&
 			    rt__rseq_cpu(rb_rseq_off()) != want_cpu)
 				return -EAGAIN;
@@ -765,7 +796,8 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 			rb_close_packet(rb, (uint32_t)cpu, end, S, tsc);
 		/* The packet writes are done; the slot's units are the
 		 * caller's to commit (rb_commit). */
-		rb_commit_units(rb, smp, (uint32_t)cpu, 1);
+		if (job)
+			rb_commit_units(rb, smp, (uint32_t)cpu, 1);
 
 		ctx->r.tsc = tsc;
 		ctx->slot_size = (uint32_t)slot;
@@ -836,12 +868,8 @@ static int rb_force_switch(struct rb *rb, uint32_t cpu, bool final, bool smp)
 		uint64_t tsc = rb->client.clock_read();
 		uint64_t next = rb_mask_high_u64(wc, rb->geom.sbfbits) + S;
 		/* One unit of announced work: closing the packet. */
-		if (rb_announce(rb, smp, cpu, 1) != 0)
+		if (rb_lcas_announce(rb, smp, c, cpu, wc, next, 1) != 0)
 			continue;
-		if (rb_lcas(rb, smp, c, cpu, wc, next) != 0) {
-			rb_commit_units(rb, smp, cpu, 1);
-			continue;
-		}
 		rb_close_packet(rb, cpu, next, in_sb, tsc);
 		rb_commit_units(rb, smp, cpu, 1);
 		if (!final)

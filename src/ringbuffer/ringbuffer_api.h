@@ -56,7 +56,7 @@ static inline uint32_t rb_room(const struct rb *rb, uint64_t offset)
 
 /* Whether write_count `wc` has left the sub-buffer of the slot at
  * `offset`, `room` bytes before that sub-buffer's end: the commit's
- * shortcut for equation (3) (rt__fast_commit). Differences of free-running
+ * shortcut for equation (3) (rb_commit_rseq). Differences of free-running
  * counters: wrap-safe. */
 static inline bool rb_left_subbuf(uint64_t wc, uint64_t offset, uint64_t room)
 {
@@ -180,7 +180,7 @@ rb_commit_rseq(struct rb *rb, const struct rb_slot *f, uint64_t units)
 	/* The asm's "memory" clobber is the compiler barrier of Algorithm 3
 	 * line 1: the slot's data is written before the add; it also keeps
 	 * the write_count load below after the add. */
-	if (__builtin_expect(rt__rseq_add((uint64_t *)(f->ctl + RT__CTL_COMMIT), units,
+	if (__builtin_expect(rb_rseq_add((uint64_t *)(f->ctl + RT__CTL_COMMIT), units,
 					  f->cpu, f->rseq_off) == 0, 1)) {
 		/* Relaxed: only decides whether to check; the check does the
 		 * acquire loads. */
