@@ -485,10 +485,12 @@ def main():
     if runs.has("breakdown", "bd", "lib"):
         P("## Where the time goes (seed 002 Figure 10)")
         P("")
-        P("`bench/breakdown` builds the ring buffer's inline fast path into the program and "
-          "measures it one piece at a time (same method; `lib` is the real `rt_event`, "
-          "whose call site records by itself through the fast site libringtrace "
-          "published, in overwrite mode):")
+        P("`bench/breakdown` measures the event one piece at a time (same method). `lib` "
+          "is the real `rt_event`, whose call site records by itself in one rseq section "
+          "(`rt__fast_event`) through the fast site libringtrace published, in overwrite "
+          "mode; `buf` to `inline` build the library's own fast path (two sections: "
+          "reserve and announce, then commit; strings, sequences, contexts) into the "
+          "program, on a private buffer:")
         P("")
         P("| variant | p50 ns | batch ns |")
         P("|---|---:|---:|")
@@ -508,14 +510,18 @@ def main():
             return med(vals)
 
         parts = [
-            ("call site (enabled flag, fast site, payload through the stack)",
-             lambda v: v["lib"] - v["inline"]),
+            ("clock (rdtsc alone)", lambda v: v["clock"] - v["empty"]),
+            ("the section around it: checks, header, payload, the store that reserves "
+             "and commits (lib - clock)", lambda v: v["lib"] - v["clock"]),
+        ]
+        lib_parts = [
+            ("buffer (reserve + commit, rseq)", lambda v: v["buf"] - v["empty"]),
             ("clock (rdtsc in the reservation)", lambda v: v["buf_clk"] - v["buf"]),
             ("serialization (4-byte header + payload)", lambda v: v["inline"] - v["buf_clk"]),
-            ("buffer (reserve + commit, rseq)", lambda v: v["buf"] - v["empty"]),
         ]
         P("Components (differences between the variants of one run, median over the "
-          "repetitions; batch columns less the empty loop):")
+          "repetitions; batch columns less the empty loop). The event of a fixed-size "
+          "call site:")
         P("")
         P("| component | p50 ns | batch ns |")
         P("|---|---:|---:|")
@@ -523,12 +529,20 @@ def main():
             P(f"| {name} | {fmt(comp('p50', expr))} | {fmt(comp('batch_ns', expr), 2)} |")
         P(f"| **total (lib)** | {fmt(bd['lib'])} | {fmt(comp('batch_ns', lambda v: v['lib'] - v['empty']), 2)} |")
         P("")
+        P("The library's two-section path, for comparison:")
+        P("")
+        P("| component | p50 ns | batch ns |")
+        P("|---|---:|---:|")
+        for name, expr in lib_parts:
+            P(f"| {name} | {fmt(comp('p50', expr))} | {fmt(comp('batch_ns', expr), 2)} |")
+        P(f"| **total (inline)** | {fmt(bd['inline'])} | {fmt(comp('batch_ns', lambda v: v['inline'] - v['empty']), 2)} |")
+        P("")
         P(f"For reference: a call into a library that does nothing costs {fmt(bd['calls'])} ns "
           f"(`calls`: what the call site saves by recording inline), "
           f"rdtsc alone {fmt(bd['clock'])} ns, the two rseq sections alone "
           f"{fmt(bd['rseq2'])} ns, the buffer with SMP atomics instead of rseq "
           f"{fmt(bd['buf_atomic'])} ns (rseq saves {fmt(bd['buf_atomic'] - bd['buf'])} ns), "
-          f"the whole inline probe with atomics {fmt(bd['inline_atomic'])} ns. "
+          f"the library's whole fast path with atomics {fmt(bd['inline_atomic'])} ns. "
           f"The floor of an rseq per-CPU design (`floor`: one cache line of per-CPU state, "
           f"reserve, TSC, header, payload, commit, no sub-buffers) is {fmt(bd['floor'])} ns, "
           f"{ratio(bd['floor'], lb)} x the lower bound.")

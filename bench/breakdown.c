@@ -12,14 +12,16 @@
  *              counter instead of the clock
  *   buf_clk    the same with the TSC
  *   inline     + the 4-byte CTF event header and the 4-byte payload: the
- *              whole probe, inlined, with no call and no bookkeeping
+ *              library's two-section fast path (rb_reserve, rb_commit:
+ *              events with strings, sequences or contexts), inlined
  *   calls      a call site of the old kind (payload serialized on the
  *              stack) and its library call, into a stub library
  *              (stub_probe.c) that does nothing: what recording inline
  *              saves
  *   lib        rt_event with libringtrace (recording when run with
  *              RINGTRACE_OUTPUT set, as micro_rt): the call site records
- *              by itself through its fast site (ringtrace_fast.h)
+ *              by itself in one rseq section through its fast site
+ *              (rt__fast_event, ringtrace_fast.h)
  *   *_atomic   buf and inline with SMP atomics instead of rseq
  *   floor      the least an rseq per-CPU buffer can do: one cache line of
  *              per-CPU state, an rseq local CAS to reserve 8 bytes, the
@@ -27,10 +29,10 @@
  *              commit; no sub-buffers (no switch, no overwrite table, no
  *              completion check). Not a tracer: the cost floor of the design
  *
- * Then: buffer = buf - empty, clock = buf_clk - buf, serialization =
- * inline - buf_clk, call site (the enabled flag, the fast site's load,
- * the payload through the stack, registers) = lib - inline.
- * run.sh and analyze.py compute them from the medians.
+ * Then, for the call site's event: clock = clock - empty, the section
+ * around it = lib - clock; for the library's path: buffer = buf - empty,
+ * clock = buf_clk - buf, serialization = inline - buf_clk. analyze.py
+ * computes them from the medians.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
