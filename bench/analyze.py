@@ -40,7 +40,7 @@ NAMES = {
     "lw-clock": "lower bound: clock_gettime + 16-byte store",
     "printf": "fprintf to a buffered FILE (/dev/null)",
     "marker": "ftrace trace_marker (write(2))",
-    "bd-inline": "control: ringtrace's fast path inlined, private buffers, no consumer",
+    "bd-inline": "control: the library's fast path inlined, private buffers, no consumer",
     "bd-floor": "control: minimal rseq per-CPU buffer (breakdown floor)",
 }
 MICRO_ORDER = ["empty", "rt-off", "lw-tsc", "rt", "rt-daemon", "lw-clock", "rt-disk",
