@@ -944,6 +944,55 @@ static void test_migrated_commit(const struct variant *v)
 	free(w);
 }
 
+/*
+ * Announced work is counted per CPU: while a slot is reserved and not yet
+ * committed, no sub-buffer that write_count left since completes (the
+ * reader gets nothing, commit_seq stays); the slot's commit completes them
+ * all, and they read back in order with the held event in its place.
+ */
+static void test_held_slot(const struct variant *v, enum rb_mode mode)
+{
+	set_case(v, mode == RB_MODE_DISCARD ? "held-slot-discard" : "held-slot-overwrite");
+	struct world *w = calloc(1, sizeof(*w));
+	if (world_init(w, v, mode, 4096, 8, 27) != 0) {
+		free(w);
+		return;
+	}
+	fake_now++;
+	emit(w, 100, true, NULL);
+	struct rb_ctx held;
+	uint64_t held_id = w->next_id;
+	fake_now++;
+	CHECK_EQ(emit(w, 200, false, &held), 0);
+	uint64_t h = w->pos / w->S;
+	while (w->pos / w->S < h + 3) {
+		fake_now++;
+		emit(w, 300, true, NULL);
+	}
+	struct rb_read r;
+	CHECK_EQ(rb_get_subbuf(&w->rb, 0, &r), (uint64_t)-EAGAIN);
+	for (uint64_t k = h; k < h + 3; k++) {
+		uint64_t off = w->rb.initial_count + k * w->S;
+		uint32_t idx = rb_subbuf_index(&w->rb, off);
+		CHECK(ctl0(w)->sb[idx].commit_seq != rb_ctx_target(&w->rb, off),
+		      "packet %lu completed before the held slot's commit", (unsigned long)k);
+	}
+	commit_event(w, &held, held_id);
+	for (uint64_t k = h; k < h + 3; k++) {
+		uint64_t off = w->rb.initial_count + k * w->S;
+		uint32_t idx = rb_subbuf_index(&w->rb, off);
+		CHECK_EQ(ctl0(w)->sb[idx].commit_seq, rb_ctx_target(&w->rb, off));
+	}
+	CHECK_EQ(ctl0(w)->announced, ctl0(w)->committed + ctl0(w)->committed_remote);
+	for (uint64_t k = h; k < h + 3; k++) {
+		struct pkt p;
+		CHECK_EQ(read_one(w, &p), 0);
+		CHECK_EQ(p.seq, k);
+	}
+	world_fini(w);
+	free(w);
+}
+
 /* Oversized events are refused and counted, from any position. */
 static void test_oversize(const struct variant *v)
 {
@@ -2085,6 +2134,8 @@ int main(void)
 		test_oversize(v);
 		test_lap_uncommitted(v);
 		test_migrated_commit(v);
+		test_held_slot(v, RB_MODE_DISCARD);
+		test_held_slot(v, RB_MODE_OVERWRITE);
 		test_nested_switch(v, RB_MODE_DISCARD, false);
 		test_nested_switch(v, RB_MODE_OVERWRITE, false);
 		test_nested_switch(v, RB_MODE_DISCARD, true);
