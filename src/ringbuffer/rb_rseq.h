@@ -132,6 +132,35 @@ differ:
 aborted:
 	return -1;
 }
+
+/*
+ * Refresh the CPU's hot word (ringbuffer.h, hot_tag and hot_off): if the
+ * thread runs on `cpu` and write_count is still in the sub-buffer that
+ * starts at `tag` (write_count & ~mask == tag), store hot_off = `hoff`,
+ * then hot_tag = `tag`, the section's commit. Otherwise, or if the
+ * section aborts, store nothing (a later slow path will).
+ */
+static inline void rb_rseq_hot_store(char *ctl, uint64_t tag, uint64_t hoff,
+				     uint64_t mask, int32_t cpu, ptrdiff_t off)
+{
+	__asm__ goto(RT__RSEQ_CS_DESC("3", "1", "2", "4")
+		     RB_RSEQ_ENTER("3", "1", "4")
+		     "movq (%[ctl]), %%rcx\n\t"
+		     "andq %[nmask], %%rcx\n\t"
+		     "cmpq %[tag], %%rcx\n\t"
+		     "jnz %l[skip]\n\t"
+		     "movq %[hoff], 40(%[ctl])\n\t"
+		     "movq %[tag], 24(%[ctl])\n"
+		     "2:\n\t"
+		     RT__RSEQ_ABORT("4", "skip")
+		     : "+m"(*(uint64_t(*)[6])ctl)
+		     : [ctl] "r"(ctl), [off] "r"(off), [cpu] "r"(cpu), [tag] "r"(tag),
+		       [hoff] "r"(hoff), [nmask] "r"(~mask)
+		     : "cc", "rax", "rcx"
+		     : skip);
+skip:
+	return;
+}
 #endif
 
 #endif /* RINGTRACE_RB_RSEQ_H */

@@ -62,20 +62,19 @@ _Static_assert(offsetof(struct rb_cpu_ctl, announced) == RT__CTL_ANNOUNCE,
 	       "announced must follow write_count (rb_rseq_reserve)");
 _Static_assert(offsetof(struct rb_cpu_ctl, last_tsc) == RT__CTL_LAST_TSC,
 	       "last_tsc offset is ABI");
-_Static_assert(offsetof(struct rb_cpu_ctl, hot_subbuf) == RT__CTL_HOT,
-	       "hot_subbuf offset is ABI");
+_Static_assert(offsetof(struct rb_cpu_ctl, hot_tag) == RT__CTL_HOT &&
+		       offsetof(struct rb_cpu_ctl, hot_off) == RT__CTL_HOT_OFF,
+	       "hot word offsets are ABI (and rb_rseq_hot_store's)");
 _Static_assert(offsetof(struct rb_cpu_ctl, committed) == RT__CTL_COMMIT,
 	       "committed offset");
 _Static_assert(offsetof(struct rt_fast_buf, cpu_ctl) == 0 &&
 		       offsetof(struct rt_fast_buf, cpu_ctl_stride) == 8 &&
 		       offsetof(struct rt_fast_buf, data) == 16 &&
-		       offsetof(struct rt_fast_buf, data_stride) == 24 &&
+		       offsetof(struct rt_fast_buf, off_max) == 24 &&
 		       offsetof(struct rt_fast_buf, subbuf_size) == 32 &&
 		       offsetof(struct rt_fast_buf, tsc_max) == 40 &&
 		       offsetof(struct rt_fast_buf, nr_cpus) == 56 &&
-		       offsetof(struct rt_fast_buf, phys_max) == 64 &&
-		       offsetof(struct rt_fast_buf, offset_mask) == 72 &&
-		       offsetof(struct rt_fast_buf, sbfbits) == 80,
+		       offsetof(struct rt_fast_buf, offset_mask) == 64,
 	       "rt__fast_event's offsets are ABI");
 
 static bool is_pow2(uint64_t x)
@@ -173,14 +172,12 @@ static int rb_adopt(struct rb *rb, struct rb_shm_header *h, size_t size)
 	fb->cpu_ctl = (char *)h + h->cpu_ctl_offset;
 	fb->cpu_ctl_stride = h->cpu_ctl_stride;
 	fb->data = rb->data;
-	fb->data_stride = rb->data_stride;
+	fb->off_max = (uint64_t)rb->nr_cpus * rb->data_stride - rb->subbuf_size;
 	fb->subbuf_size = rb->subbuf_size;
 	fb->tsc_max = (1ULL << h->tsc_bits) - 1;
 	fb->rseq_off = rb->rseq_fast ? rb_rseq_off() : 0;
 	fb->nr_cpus = rb->nr_cpus;
-	fb->phys_max = rb->num_subbuf - (rb->mode == RB_MODE_OVERWRITE ? 0 : 1);
 	fb->offset_mask = rb->subbuf_size - 1;
-	fb->sbfbits = (uint8_t)rb->geom.sbfbits;
 	fb->owner = rb;
 	rb->cpus = calloc(rb->nr_cpus, sizeof(*rb->cpus));
 	if (!rb->cpus)
@@ -265,7 +262,8 @@ int rb_create(struct rb *rb, const struct rb_config *cfg,
 		c->write_count = start;
 		c->read_count = start;
 		c->reader_subbuf = rb->num_subbuf;
-		c->hot_subbuf = RB_HOT_NONE;
+		c->hot_tag = RB_HOT_TAG_NONE;
+		c->hot_off = 0;
 		c->announced = 0;
 		c->committed = 0;
 		c->committed_remote = 0;
@@ -539,6 +537,26 @@ static uint32_t rb_writer_phys(struct rb *rb, uint32_t cpu, uint64_t offset)
 	return rb_table_acquire_slow(rb, cpu, idx, offset);
 }
 
+/* Store the hot word of `cpu`'s buffer for the sub-buffer holding
+ * `offset`, physical sub-buffer `phys` (ringbuffer.h: in rseq mode only
+ * from that CPU, and only while write_count is in that sub-buffer). */
+static void rb_hot_store(struct rb *rb, uint32_t cpu, uint64_t offset, uint32_t phys)
+{
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	uint64_t tag = RB_HOT_TAG(offset, rb->subbuf_size);
+	uint64_t hoff = (uint64_t)cpu * rb->data_stride + ((uint64_t)phys << rb->geom.sbfbits);
+#if RB_HAVE_RSEQ
+	if (rb->rseq) {
+		rb_rseq_hot_store((char *)c, tag, hoff, rb->subbuf_size - 1, (int32_t)cpu,
+				  rb_rseq_off());
+		return;
+	}
+#endif
+	/* Relaxed: atomic mode has no fast path that reads them. */
+	__atomic_store_n(&c->hot_off, hoff, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->hot_tag, tag, __ATOMIC_RELAXED);
+}
+
 /* Fill the slot's address once its offset is reserved, and refresh the
  * CPU's hot word for the fast path (ringbuffer.h: any writer holding the
  * pass may store it; a stale store only costs a later slow path). */
@@ -546,10 +564,7 @@ static void rb_ctx_place(struct rb *rb, struct rb_ctx *ctx, uint32_t cpu,
 			 uint64_t offset)
 {
 	uint32_t phys = rb_writer_phys(rb, cpu, offset);
-	/* Relaxed: validated by its tag on use (rb_fast_reserve,
-	 * rt__fast_event). */
-	__atomic_store_n(&rb_cpu(rb, cpu)->hot_subbuf,
-			 RB_HOT_MAKE(offset, rb->geom.sbfbits, phys), __ATOMIC_RELAXED);
+	rb_hot_store(rb, cpu, offset, phys);
 	rb_slot_at(rb, cpu, offset, &ctx->r);
 	ctx->r.addr = rb_phys_addr(rb, cpu, phys) + (offset & (rb->subbuf_size - 1));
 }

@@ -122,10 +122,10 @@ struct rb_subbuf_ctl {
 	 ((flag) ? RB_TABLE_FLAG : 0))
 #define RB_TABLE_TAG_MASK ((1ULL << 31) - 1)
 
-/* hot_subbuf (struct rb_cpu_ctl): sub-buffer number and physical index. */
-#define RB_HOT_MAKE(offset, sbfbits, phys)                                     \
-	((((uint64_t)(offset) >> (sbfbits)) << 32) | (uint32_t)(phys))
-#define RB_HOT_NONE 0xffffffffULL	/* index out of range: never matches */
+/* hot_tag (struct rb_cpu_ctl) of the sub-buffer holding `offset`: its
+ * start. RB_HOT_TAG_NONE is never a sub-buffer's start. */
+#define RB_HOT_TAG(offset, S) ((uint64_t)(offset) & ~((uint64_t)(S) - 1))
+#define RB_HOT_TAG_NONE 1ULL
 
 /*
  * Per-CPU control (four cache lines, then the sub-buffer array), byte
@@ -133,9 +133,10 @@ struct rb_subbuf_ctl {
  *    0  u64  write_count       \
  *    8  u64  announced          |
  *   16  u64  last_tsc           | line 0: all an event's reservation
- *   24  u64  hot_subbuf         | and commit read and write (the
+ *   24  u64  hot_tag            | and commit read and write (the
  *   32  u64  committed          | fast paths)
- *   40  u8[24] padding         /
+ *   40  u64  hot_off            |
+ *   48  u8[16] padding         /
  *   64  u64  read_count, 72 u64 reader_subbuf, 80 u8[48]  (line 1: reader)
  *  128  u64  events_lost, 136 u64 subbufs_lost,
  *  144  u64  records_lost_reported, 152 u8[40]         (line 2: statistics)
@@ -164,15 +165,25 @@ struct rb_subbuf_ctl {
  *  last_tsc: a timestamp no newer than the last reserved slot's; decides
  *    compact vs full event headers. Plain stores, may go stale towards the
  *    past, which only makes headers larger (never wrong).
- *  hot_subbuf: the physical sub-buffer of the sub-buffer write_count is
- *    in, cached so the fast path reads no table: bits 32-63 the sub-buffer
- *    number (offset >> log2 S) mod 2^32 it was stored for, bits 0-31 the
- *    physical index (the logical index in discard mode). Stored (relaxed)
- *    by slow-path reservations once they hold the pass's writer flag, from
- *    any CPU; so it may be stale (an older number: the fast path then
- *    takes the slow path) but never names the wrong sub-buffer for the
- *    number it carries while that pass is open. Starts with an index out
- *    of range (matches nothing).
+ *  hot_tag, hot_off: the hot word, where the sub-buffer write_count is
+ *    in lies, cached so the fast paths read no table: hot_tag is that
+ *    sub-buffer's start (its first write_count value), hot_off the byte
+ *    offset of its physical sub-buffer from CPU 0's sub-buffers (cpu x
+ *    data_stride + phys x S). In rseq mode both are written only by an
+ *    rseq section on the owning CPU that checks that write_count is still
+ *    in that sub-buffer (rb_rseq_hot_store: hot_off, then hot_tag as its
+ *    commit), once the writer holds the pass's writer flag. So a fast
+ *    path that reads them in its own section (rt__fast_event), or reads
+ *    hot_tag then hot_off and then commits only if write_count did not
+ *    move (rb_fast_reserve), sees a pair that belongs together whenever
+ *    hot_tag is the current sub-buffer's start: an update aborted between
+ *    its two stores was for a sub-buffer write_count was in, so its
+ *    hot_off is either that of the sub-buffer hot_tag names or goes with
+ *    a later start that hot_tag does not hold. A stale pair (an update
+ *    skipped because the writer migrated) names an older start and sends
+ *    the fast path to the slow path, which stores it again. hot_tag starts
+ *    at RB_HOT_TAG_NONE (matches nothing). Atomic mode has no fast path:
+ *    plain stores.
  *  read_count: bytes consumed; SMP CAS by the reader (Algorithm 7) and by
  *    writers pushing the reader in overwrite mode.
  *  reader_subbuf: physical index of the reader's spare (overwrite mode);
@@ -186,9 +197,10 @@ struct rb_cpu_ctl {
 	uint64_t write_count;
 	uint64_t announced;
 	uint64_t last_tsc;
-	uint64_t hot_subbuf;
+	uint64_t hot_tag;
 	uint64_t committed;
-	uint8_t pad0[24];
+	uint64_t hot_off;
+	uint8_t pad0[16];
 	uint64_t read_count;
 	uint64_t reader_subbuf;
 	uint8_t pad1[48];

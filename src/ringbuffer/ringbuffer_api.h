@@ -90,12 +90,12 @@ static inline int rb_reserve_slow_copy(struct rb *rb, struct rb_ctx *ctx)
  *
  * Why the hot word can be trusted when its tag matches: it is stored only
  * by a writer that holds (or saw held) the overwrite table's writer flag
- * for that sub-buffer number, so it names the physical sub-buffer of that
- * pass; the flag is cleared only when the pass is complete, and the pass
- * cannot be complete while write_count is still inside it: the rseq
- * section commits only if write_count is still the value read. A stale
- * word (a writer preempted between its reservation and its store) carries
- * an older sub-buffer number and sends us to the slow path.
+ * for that sub-buffer, so it names the physical sub-buffer of that pass;
+ * the flag is cleared only when the pass is complete, and the pass cannot
+ * be complete while write_count is still inside it: the rseq section
+ * commits only if write_count is still the value read. A stale word
+ * carries an older start and sends us to the slow path; ringbuffer.h says
+ * why its two words belong together when the tag matches.
  *
  * The clock is read after write_count and the section commits only if
  * write_count is still the value read, so no reservation on this CPU
@@ -120,17 +120,18 @@ rb_fast_reserve(const struct rb *rb, uint64_t slot, uint64_t (*clock)(void),
 	uint64_t *lastp = (uint64_t *)(c + RT__CTL_LAST_TSC);
 	uint64_t wc = __atomic_load_n(wcp, __ATOMIC_RELAXED);
 	uint64_t last = __atomic_load_n(lastp, __ATOMIC_RELAXED);
-	/* Relaxed: validated by its tag below. */
-	uint64_t hot = __atomic_load_n((uint64_t *)(c + RT__CTL_HOT), __ATOMIC_RELAXED);
-	uint64_t in_sb = wc & (S - 1);
-	uint64_t sbnum = wc >> b->sbfbits;
-	/* One compare for both halves of the hot word: the tag (high 32
-	 * bits) equals this sub-buffer number mod 2^32 and the index (low 32
-	 * bits, untrusted shared memory) is a physical sub-buffer. */
-	uint64_t phys = hot ^ (sbnum << 32);
-	if (__builtin_expect(in_sb == 0 || in_sb + slot >= S || phys > b->phys_max, 0))
+	/* The hot word (ringbuffer.h): its tag first, acquire so that its
+	 * byte offset is read after it; both validated by the tag and by
+	 * the section's check that write_count did not move. */
+	uint64_t tag = __atomic_load_n((uint64_t *)(c + RT__CTL_HOT), __ATOMIC_ACQUIRE);
+	uint64_t hoff = __atomic_load_n((uint64_t *)(c + RT__CTL_HOT_OFF), __ATOMIC_RELAXED);
+	uint64_t in_sb = wc & b->offset_mask;
+	/* A write_count at a boundary (in_sb == 0, the packet not open yet)
+	 * never equals the tag, nor does a stale one; hoff is untrusted
+	 * shared memory. */
+	if (__builtin_expect(wc - in_sb != tag || in_sb + slot >= S || hoff > b->off_max, 0))
 		return false;
-	char *addr = b->data + (size_t)cpu * b->data_stride + (phys << b->sbfbits) + in_sb;
+	char *addr = b->data + hoff + in_sb;
 	uint64_t tsc = clock();
 	if (__builtin_expect(tsc - last > b->tsc_max, 0))
 		return false;

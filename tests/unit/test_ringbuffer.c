@@ -1044,13 +1044,15 @@ static void test_corrupt_table(const struct variant *v)
 						       round & RB_TABLE_TAG_MASK, round & 1);
 		if (round % 7 == 0)
 			c->reader_subbuf = 0xfffffff0u;
-		/* The fast path's hot word: this sub-buffer's number with an
-		 * index out of range, or garbage. */
-		if (round % 3 == 0)
-			c->hot_subbuf = RB_HOT_MAKE(c->write_count, w->rb.geom.sbfbits,
-						    0xfffffff0u - round);
-		else if (round % 3 == 1)
-			c->hot_subbuf = 0x9e3779b97f4a7c15ULL * (round + 1);
+		/* The fast path's hot word: this sub-buffer's start with an
+		 * offset past the buffers, or garbage. */
+		if (round % 3 == 0) {
+			c->hot_tag = RB_HOT_TAG(c->write_count, w->S);
+			c->hot_off = w->rb.fast.off_max + 1 + round;
+		} else if (round % 3 == 1) {
+			c->hot_tag = 0x9e3779b97f4a7c15ULL * (round + 1);
+			c->hot_off = 0x7f4a7c159e3779b9ULL * (round + 1);
+		}
 		fake_now++;
 		struct rb_ctx ctx = { .payload_size = 100, .hdr_compact = EV_COMPACT,
 				      .hdr_full = EV_FULL };
@@ -1125,11 +1127,13 @@ static void test_hot_word(const struct variant *v)
 			continue;
 		uint32_t idx = (uint32_t)(wc >> sbf) & (w->N - 1);
 		uint32_t phys = RB_TABLE_IDX(c->sb[idx].table);
-		CHECK(c->hot_subbuf == RB_HOT_MAKE(wc, sbf, phys),
-		      "round %d: hot word %#lx, want sub-buffer %lu in %u", round,
-		      (unsigned long)c->hot_subbuf, (unsigned long)(wc >> sbf), phys);
+		CHECK(c->hot_tag == RB_HOT_TAG(wc, w->S) && c->hot_off == (uint64_t)phys << sbf,
+		      "round %d: hot word %#lx %#lx, want sub-buffer %#lx in %u", round,
+		      (unsigned long)c->hot_tag, (unsigned long)c->hot_off,
+		      (unsigned long)RB_HOT_TAG(wc, w->S), phys);
 		uint32_t other = (phys + 1 + (uint32_t)round % w->N) % (w->N + 1);
-		c->hot_subbuf = RB_HOT_MAKE(wc - w->S, sbf, other);
+		c->hot_tag = RB_HOT_TAG(wc - w->S, w->S);
+		c->hot_off = (uint64_t)other << sbf;
 		fake_now++;
 		struct rb_ctx ctx = { .payload_size = 64, .hdr_compact = EV_COMPACT,
 				      .hdr_full = EV_FULL };
@@ -1143,7 +1147,8 @@ static void test_hot_word(const struct variant *v)
 			      round, (long)(ctx.r.addr - w->rb.cpus[0].data),
 			      (long)(want + (wc & (w->S - 1)) - w->rb.cpus[0].data),
 			      phys, other);
-			CHECK(c->hot_subbuf == RB_HOT_MAKE(wc, sbf, phys),
+			CHECK(c->hot_tag == RB_HOT_TAG(wc, w->S) &&
+				      c->hot_off == (uint64_t)phys << sbf,
 			      "round %d: the slow path did not store the hot word", round);
 		}
 		write_event(&ctx, 1000);
