@@ -33,7 +33,7 @@
 #include "rb_equations.h"
 
 #define RB_SHM_MAGIC "RTRBUF1"	/* 8 bytes with the NUL */
-#define RB_SHM_VERSION 3
+#define RB_SHM_VERSION 4
 #define RB_MAX_CPUS 4096
 #define RB_MIN_SUBBUF_SIZE 4096ULL
 #define RB_MAX_SUBBUF_SIZE (1ULL << 30)
