@@ -380,7 +380,7 @@ RB_NOINLINE void rb_commit_slow(struct rb *rb, const struct rb_slot *f,
 	if (remote_units)
 		__atomic_fetch_add(&c->committed_remote, remote_units, __ATOMIC_SEQ_CST);
 	uint64_t wc = __atomic_load_n(&c->write_count, __ATOMIC_RELAXED);
-	if (f->room == 0 || rb_left_subbuf(wc, f->offset, f->room))
+	if (rb_left_subbuf(wc, f->offset, f->room))
 		rb_complete_behind(rb, (uint32_t)f->cpu);
 }
 
@@ -443,8 +443,8 @@ RB_NOINLINE bool rb_subbuf_try_complete(struct rb *rb, uint32_t cpu,
 	unsigned bits = 64 - rb->geom.nsbbits;
 	uint64_t target = rb_ctx_target(rb, offset);
 	/* Acquire: pairs with the CAS that published the previous pass. */
-	uint64_t seq = rb_mask_low_u64(__atomic_load_n(&s->commit_seq, __ATOMIC_ACQUIRE),
-				       bits);
+	uint64_t raw = __atomic_load_n(&s->commit_seq, __ATOMIC_ACQUIRE);
+	uint64_t seq = rb_mask_low_u64(raw, bits);
 	if (seq == target)
 		return true;
 	if (seq != rb_mask_low_u64(target - rb->subbuf_size, bits))
@@ -460,13 +460,12 @@ RB_NOINLINE bool rb_subbuf_try_complete(struct rb *rb, uint32_t cpu,
 	uint64_t end = rb_mask_high_u64(offset, rb->geom.sbfbits) + rb->subbuf_size;
 	if ((int64_t)(wc - end) < 0 || announced != done)
 		return false;
-	/* Seq-cst CAS: publishes the pass; pairs with the acquire load of
-	 * commit_seq in rb_get_subbuf (equation (2)). Losing the race means
-	 * another helper published it. */
-	uint64_t expect = __atomic_load_n(&s->commit_seq, __ATOMIC_RELAXED);
-	if (rb_mask_low_u64(expect, bits) == rb_mask_low_u64(target - rb->subbuf_size, bits))
-		__atomic_compare_exchange_n(&s->commit_seq, &expect, target, false,
-					    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+	/* Seq-cst CAS from the previous pass's value read above: publishes
+	 * the pass; pairs with the acquire load of commit_seq in
+	 * rb_get_subbuf (equation (2)). Losing the race means another helper
+	 * published it. */
+	__atomic_compare_exchange_n(&s->commit_seq, &raw, target, false,
+				    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
 	if (rb->mode == RB_MODE_OVERWRITE) {
 		uint64_t pass = (offset >> rb->geom.bfbits) & RB_TABLE_TAG_MASK;
 		uint64_t e = __atomic_load_n(&s->table, __ATOMIC_RELAXED);
@@ -538,13 +537,13 @@ static uint32_t rb_writer_phys(struct rb *rb, uint32_t cpu, uint64_t offset)
 }
 
 /* Store the hot word of `cpu`'s buffer for the sub-buffer holding
- * `offset`, physical sub-buffer `phys` (ringbuffer.h: in rseq mode only
- * from that CPU, and only while write_count is in that sub-buffer). */
-static void rb_hot_store(struct rb *rb, uint32_t cpu, uint64_t offset, uint32_t phys)
+ * `offset`, whose physical sub-buffer is `hoff` bytes from rb->data
+ * (ringbuffer.h: in rseq mode only from that CPU, and only while
+ * write_count is in that sub-buffer). */
+static void rb_hot_store(struct rb *rb, uint32_t cpu, uint64_t offset, uint64_t hoff)
 {
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
 	uint64_t tag = RB_HOT_TAG(offset, rb->subbuf_size);
-	uint64_t hoff = (uint64_t)cpu * rb->data_stride + ((uint64_t)phys << rb->geom.sbfbits);
 #if RB_HAVE_RSEQ
 	if (rb->rseq) {
 		rb_rseq_hot_store((char *)c, tag, hoff, rb->subbuf_size - 1, (int32_t)cpu,
@@ -563,10 +562,10 @@ static void rb_hot_store(struct rb *rb, uint32_t cpu, uint64_t offset, uint32_t 
 static void rb_ctx_place(struct rb *rb, struct rb_ctx *ctx, uint32_t cpu,
 			 uint64_t offset)
 {
-	uint32_t phys = rb_writer_phys(rb, cpu, offset);
-	rb_hot_store(rb, cpu, offset, phys);
+	char *sub = rb_phys_addr(rb, cpu, rb_writer_phys(rb, cpu, offset));
+	rb_hot_store(rb, cpu, offset, (uint64_t)(sub - rb->data));
 	rb_slot_at(rb, cpu, offset, &ctx->r);
-	ctx->r.addr = rb_phys_addr(rb, cpu, phys) + (offset & (rb->subbuf_size - 1));
+	ctx->r.addr = sub + (offset & (rb->subbuf_size - 1));
 }
 
 #if defined(__x86_64__)
@@ -577,9 +576,10 @@ static void rb_ctx_place(struct rb *rb, struct rb_ctx *ctx, uint32_t cpu,
  * (a locked instruction): orders the clock read and the checks before it
  * with the slot's use after it, and pairs with the acquire loads of the
  * completion test. */
-static int rb_cas_announce(struct rb_cpu_ctl *c, uint64_t old, uint64_t new,
+static int rb_cas_announce(struct rb *rb, uint32_t cpu, uint64_t old, uint64_t new,
 			   uint64_t units)
 {
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
 	uint64_t a = __atomic_load_n(&c->announced, __ATOMIC_RELAXED);
 	for (;;) {
 		uint64_t lo = old, hi = a;
@@ -597,17 +597,19 @@ static int rb_cas_announce(struct rb_cpu_ctl *c, uint64_t old, uint64_t new,
 	}
 }
 #else
-/* Elsewhere: announce, then CAS write_count; undo the announcement if
- * the CAS fails. Seq-cst: the announcement is visible before the
- * reservation (the completion test reads write_count, then announced). */
-static int rb_cas_announce(struct rb_cpu_ctl *c, uint64_t old, uint64_t new,
+/* Elsewhere: announce, then CAS write_count; if the CAS fails, void the
+ * announcement with a commit, as the rseq path does. Seq-cst: the
+ * announcement is visible before the reservation (the completion test
+ * reads write_count, then announced). */
+static int rb_cas_announce(struct rb *rb, uint32_t cpu, uint64_t old, uint64_t new,
 			   uint64_t units)
 {
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
 	__atomic_fetch_add(&c->announced, units, __ATOMIC_SEQ_CST);
 	if (__atomic_compare_exchange_n(&c->write_count, &old, new, false,
 					__ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 		return 0;
-	__atomic_fetch_add(&c->committed_remote, units, __ATOMIC_SEQ_CST);
+	rb_commit_units(rb, true, cpu, units);
 	return 1;
 }
 #endif
@@ -638,11 +640,10 @@ static int rb_lcas_announce(struct rb *rb, bool smp, struct rb_cpu_ctl *c,
 		return 1;
 	}
 #else
-	(void)rb;
 	(void)smp;
-	(void)cpu;
+	(void)c;
 #endif
-	return rb_cas_announce(c, old, new, units);
+	return rb_cas_announce(rb, cpu, old, new, units);
 }
 
 /* The CPU to reserve on, or -1 if this thread may not write (rseq mode
@@ -819,8 +820,9 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 		ctx->full_tsc = full;
 		rb_ctx_place(rb, ctx, (uint32_t)cpu, start);
 		/* The passes this reservation left wait for its slot's units
-		 * too (the counts are the CPU's): its commit completes them. */
-		if (switch_old || switch_new)
+		 * too (the counts are the CPU's): its commit completes them
+		 * (room 0: rb_left_subbuf always holds). */
+		if (job)
 			ctx->r.room = 0;
 		return 0;
 	}
