@@ -94,7 +94,7 @@ __attribute__((always_inline)) static inline void buf_only(struct rb *rb, uint64
 __attribute__((always_inline)) static inline void rseq_pair(void)
 {
 	const ptrdiff_t rs = rb_rseq_off();
-	int32_t cpu = rt__rseq_cpu(rs);
+	int32_t cpu = rb_rseq_cpu(rs);
 	uint64_t w = __atomic_load_n(&rseq_word, __ATOMIC_RELAXED);
 	if (rb_rseq_cmpeq_store(&rseq_word, w, w + 1, cpu, rs) == 0)
 		rb_rseq_add(&rseq_word, 1, cpu, rs);
@@ -115,7 +115,7 @@ __attribute__((always_inline)) static inline void floor_event(int32_t v)
 {
 	const ptrdiff_t rs = rb_rseq_off();
 	for (;;) {
-		int32_t cpu = rt__rseq_cpu(rs);
+		int32_t cpu = rb_rseq_cpu(rs);
 		if (__builtin_expect((uint32_t)cpu >= floor_nr, 0))
 			return;
 		struct floor_cpu *f = &floor_cpus[cpu];

@@ -51,12 +51,12 @@ extern "C" {
 /*
  * Per-CPU "local atomic operations" of seed 000 (section 4.1) in user
  * space. glibc (2.35 and later) registers one `struct rseq` per thread
- * with the kernel; `__rseq_offset` gives its place relative to the thread
- * pointer and `__rseq_size` is 0 when registration failed or was disabled
- * (GLIBC_TUNABLES=glibc.pthread.rseq=0). A critical section below is a
- * few instructions between a start label and a commit instruction; if
- * the thread is preempted, migrated or interrupted by a signal before the
- * commit, the kernel moves it to the abort label instead, so the section
+ * with the kernel (src/ringbuffer/rb_rseq.h finds it for the library,
+ * which hands call sites its offset in struct rt_fast_buf). A critical
+ * section is a few instructions between a start label and a commit
+ * instruction; if the thread is preempted, migrated or interrupted by a
+ * signal before the commit, the kernel moves it to the abort label
+ * instead, so the section
  * is atomic with respect to everything else that runs on the same CPU:
  * the paper's LCAS (local compare-and-swap) and localAdd() without a lock
  * prefix. The kernel's struct rseq: u32 cpu_id_start at 0, s32 cpu_id at
@@ -68,27 +68,6 @@ extern "C" {
  * CPU at the same time. src/ringbuffer/ringbuffer.c states how each
  * counter obeys it.
  */
-extern const ptrdiff_t __rseq_offset __attribute__((weak));
-extern const unsigned int __rseq_size __attribute__((weak));
-
-/* glibc's signature, checked by the kernel in the 4 bytes before every
- * abort handler (sysdeps/unix/sysv/linux/x86/bits/rseq.h). */
-#define RT__RSEQ_SIG 0x53053053
-
-/* The CPU the thread runs on now (a hint: it may change at any time);
- * `off` is __rseq_offset. */
-static inline int32_t rt__rseq_cpu(ptrdiff_t off)
-{
-#if RT__HAVE_RSEQ
-	int32_t cpu;
-	/* Volatile: a fresh read each time (the kernel updates it). */
-	__asm__ __volatile__("movl %%fs:4(%1), %0" : "=r"(cpu) : "r"(off));
-	return cpu;
-#else
-	(void)off;
-	return -1;
-#endif
-}
 
 #if RT__HAVE_RSEQ
 
@@ -101,12 +80,16 @@ static inline int32_t rt__rseq_cpu(ptrdiff_t off)
 	".quad " start "f, (" commit "f - " start "f), " abort "f\n\t"          \
 	".popsection\n\t"
 
+/* glibc's signature, checked by the kernel in the 4 bytes before every
+ * abort handler (sysdeps/unix/sysv/linux/x86/bits/rseq.h). */
+#define RT__RSEQ_SIG "0x53053053"
+
 /* Abort handler: signature, then a jump to the C label. Kept out of line
  * so the fast path falls through. */
 #define RT__RSEQ_ABORT(abort, target)                                          \
 	".pushsection __rseq_failure, \"ax\"\n\t"                              \
 	".byte 0x0f, 0xb9, 0x3d\n\t"                                            \
-	".long 0x53053053\n\t" abort ":\n\t"                                    \
+	".long " RT__RSEQ_SIG "\n\t" abort ":\n\t"                              \
 	"jmp %l[" target "]\n\t"                                                \
 	".popsection\n\t"
 
@@ -164,7 +147,6 @@ static inline uint64_t rt__rdtsc(void)
  *   56  u32     nr_cpus
  *   60  u32     padding
  *   64  u64     offset_mask    S - 1
- *   72  void *  owner          the library's buffer (its slow paths)
  */
 struct rt_fast_buf {
 	char *cpu_ctl;
@@ -177,7 +159,6 @@ struct rt_fast_buf {
 	uint32_t nr_cpus;
 	uint32_t pad;
 	uint64_t offset_mask;
-	void *owner;
 };
 
 /* What a call site needs for one event: its buffer and its id there

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define RT_ABI_VERSION 5
+#define RT_ABI_VERSION 6
 
 /* LTTng's log levels. */
 enum rt_loglevel {

@@ -53,7 +53,7 @@ static RT_NOINLINE void rt_drop(struct rb *rb)
 {
 	int32_t cpu = 0;
 	if (rb_rseq_usable())
-		cpu = rt__rseq_cpu(rb_rseq_off());
+		cpu = rb_rseq_cpu(rb_rseq_off());
 	rb_count_lost(rb, (uint32_t)cpu);
 }
 

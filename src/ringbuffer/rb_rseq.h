@@ -14,6 +14,27 @@
 
 #define RB_HAVE_RSEQ RT__HAVE_RSEQ
 
+/* glibc's registration: `__rseq_offset` is the rseq area's place
+ * relative to the thread pointer, `__rseq_size` is 0 when registration
+ * failed or was disabled (GLIBC_TUNABLES=glibc.pthread.rseq=0). */
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+
+/* The CPU the thread runs on now (a hint: it may change at any time);
+ * `off` is __rseq_offset. */
+static inline int32_t rb_rseq_cpu(ptrdiff_t off)
+{
+#if RB_HAVE_RSEQ
+	int32_t cpu;
+	/* Volatile: a fresh read each time (the kernel updates it). */
+	__asm__ __volatile__("movl %%fs:4(%1), %0" : "=r"(cpu) : "r"(off));
+	return cpu;
+#else
+	(void)off;
+	return -1;
+#endif
+}
+
 /* Where the calling thread's rseq area is, relative to the thread
  * pointer (%fs on x86-64); only meaningful when rb_rseq_usable(). The
  * fast path keeps a copy in struct rt_fast_buf (one load instead of two

@@ -97,7 +97,7 @@ bool rb_rseq_usable(void)
 #if RB_HAVE_RSEQ
 	if (&__rseq_size == NULL || &__rseq_offset == NULL || __rseq_size < 20)
 		return false;
-	return rt__rseq_cpu(rb_rseq_off()) >= 0;
+	return rb_rseq_cpu(rb_rseq_off()) >= 0;
 #else
 	return false;
 #endif
@@ -178,7 +178,6 @@ static int rb_adopt(struct rb *rb, struct rb_shm_header *h, size_t size)
 	fb->rseq_off = rb->rseq_fast ? rb_rseq_off() : 0;
 	fb->nr_cpus = rb->nr_cpus;
 	fb->offset_mask = rb->subbuf_size - 1;
-	fb->owner = rb;
 	rb->cpus = calloc(rb->nr_cpus, sizeof(*rb->cpus));
 	if (!rb->cpus)
 		return -ENOMEM;
@@ -654,7 +653,7 @@ static int32_t rb_reserve_cpu(struct rb *rb)
 	if (rb->rseq) {
 		if (&__rseq_size == NULL || __rseq_size < 20)
 			return -1;
-		int32_t cpu = rt__rseq_cpu(rb_rseq_off());
+		int32_t cpu = rb_rseq_cpu(rb_rseq_off());
 		return (uint32_t)cpu < rb->nr_cpus ? cpu : -1;
 	}
 #endif
@@ -791,7 +790,7 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 		const uint64_t job = switch_old || switch_new;
 		if (rb_lcas_announce(rb, smp, c, (uint32_t)cpu, wc, end, slot + job) != 0) {
 			if (want_cpu >= 0 && rb->rseq && !smp &&
-			    rt__rseq_cpu(rb_rseq_off()) != want_cpu)
+			    rb_rseq_cpu(rb_rseq_off()) != want_cpu)
 				return -EAGAIN;
 			continue;
 		}
@@ -919,7 +918,7 @@ int rb_flush_cpu(struct rb *rb, uint32_t cpu, bool final)
 	}
 	ret = -EAGAIN;
 	for (int tries = 0; tries < 100 && ret == -EAGAIN; tries++) {
-		if (rt__rseq_cpu(rb_rseq_off()) != (int32_t)cpu) {
+		if (rb_rseq_cpu(rb_rseq_off()) != (int32_t)cpu) {
 			sched_yield();
 			continue;
 		}

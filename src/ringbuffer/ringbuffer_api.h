@@ -112,7 +112,7 @@ rb_fast_reserve(const struct rb *rb, uint64_t slot, uint64_t (*clock)(void),
 		return false;
 	const ptrdiff_t off = b->rseq_off;
 	const uint64_t S = b->subbuf_size;
-	int32_t cpu = rt__rseq_cpu(off);
+	int32_t cpu = rb_rseq_cpu(off);
 	if (__builtin_expect((uint32_t)cpu >= b->nr_cpus, 0))
 		return false;
 	char *c = b->cpu_ctl + (size_t)cpu * b->cpu_ctl_stride;
