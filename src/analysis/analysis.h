@@ -105,6 +105,12 @@ void ra_source_close(struct ra_source *src);
 int ra_event_field(const struct rtr_event *raw, const char *name,
 		   struct rtr_value *v);
 
+/* Field `name` of an event's contexts only (event context, else stream
+ * event context): what the recording knows of the event (vpid, vtid,
+ * procname), never the payload. 0 or -ENOENT. */
+int ra_event_context(const struct rtr_event *raw, const char *name,
+		     struct rtr_value *v);
+
 /* Write the payload fields of `raw` as JSON object members
  * ("name":value,...) without the braces: structures as objects, arrays as
  * arrays, enumerations as their label (their integer if no label

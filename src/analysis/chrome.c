@@ -76,16 +76,21 @@ static int64_t tid_of(const struct chrome *c, uint32_t key)
 	return SYNTHETIC_TID + key;
 }
 
-static int64_t pid_of(const struct ra_event *ev)
+/* The event's process: its vpid context, else the vpid of its trace's
+ * env (traces of one process), else a number per trace. Never a payload
+ * field: a field the program calls "pid" says nothing of the recording. */
+static int64_t pid_of(const struct chrome *c, const struct ra_event *ev)
 {
 	struct rtr_value v;
-	if (ra_event_field(ev->raw, "vpid", &v) == 0 ||
-	    ra_event_field(ev->raw, "pid", &v) == 0) {
+	if (ra_event_context(ev->raw, "vpid", &v) == 0) {
 		if (v.type == RTR_INT)
 			return v.i;
 		if (v.type == RTR_UINT && v.u <= INT64_MAX)
 			return (int64_t)v.u;
 	}
+	const struct rtr_env *e = rtr_trace_env_get(c->src.t, ev->trace, "vpid");
+	if (e && !e->is_string && e->i > 0)
+		return e->i;
 	return ev->trace + 1;
 }
 
@@ -231,7 +236,7 @@ static int grow_holds(struct chrome *c, uint32_t key)
 
 static int one_event(struct chrome *c, const struct ra_event *ev)
 {
-	int64_t pid = pid_of(ev);
+	int64_t pid = pid_of(c, ev);
 	if (grow_holds(c, ev->key) < 0 || name_thread(c, ev, pid) < 0)
 		return -ENOMEM;
 	struct key_hold *h = &c->holds[ev->key];

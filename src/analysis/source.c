@@ -115,8 +115,8 @@ int ra_source_open(struct ra_source *src, const char *const *dirs, size_t nr,
 	return 0;
 }
 
-static int context_field(const struct rtr_event *raw, const char *name,
-			 struct rtr_value *v)
+int ra_event_context(const struct rtr_event *raw, const char *name,
+		     struct rtr_value *v)
 {
 	static const enum rtr_scope scopes[] = {
 		RTR_SCOPE_EVENT_CONTEXT, RTR_SCOPE_STREAM_EVENT_CONTEXT,
@@ -137,7 +137,7 @@ static int context_field(const struct rtr_event *raw, const char *name,
 int ra_event_field(const struct rtr_event *raw, const char *name,
 		   struct rtr_value *v)
 {
-	if (context_field(raw, name, v) == 0 || rtr_field_by_name(raw, name, v) == 0)
+	if (ra_event_context(raw, name, v) == 0 || rtr_field_by_name(raw, name, v) == 0)
 		return 0;
 	return -ENOENT;
 }
@@ -148,7 +148,7 @@ static void key_text(const struct ra_source *src, const struct rtr_event *ev,
 {
 	struct rtr_value v;
 	snprintf(out, len, "%s", RA_UNKNOWN_KEY);
-	if (!(src->default_key && context_field(ev, "vtid", &v) == 0) &&
+	if (!(src->default_key && ra_event_context(ev, "vtid", &v) == 0) &&
 	    ra_event_field(ev, src->key_field, &v) < 0)
 		return;
 	switch (v.type) {
