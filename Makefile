@@ -1,35 +1,58 @@
 # ringtrace - top-level driver. CMake does the building; this file gives the
 # commands the README promises: make, make demo, make check, make install,
-# make bench.
+# make bench. Quiet by default: one line per step, compiler messages and
+# errors; `make V=1` shows every command and CMake's own output.
 BUILD ?= build
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+V ?= 0
+
+ifeq ($(V),1)
+Q :=
+say := @true
+quiet :=
+cmake_log :=
+build_flags := --verbose
+else
+Q := @
+say := @echo
+quiet := >/dev/null
+cmake_log := --log-level=WARNING
+build_flags :=
+endif
 
 .PHONY: all build deps demo check install bench clean
 
 all: build
 
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+	$(say) "  CONFIGURE $(BUILD)"
+	$(Q)cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(cmake_log) $(CMAKE_FLAGS) $(quiet)
 
+# Compiler warnings and errors go to stderr and show; the progress lines go
+# to $(BUILD)/build.log unless V=1.
 build: $(BUILD)/CMakeCache.txt
-	cmake --build $(BUILD) -j $(JOBS)
+	$(say) "  BUILD     $(BUILD)"
+	$(Q)cmake --build $(BUILD) -j $(JOBS) $(build_flags) $(if $(filter 1,$(V)),,>$(BUILD)/build.log)
 
-deps:
-	scripts/install-deps.sh
+deps: deps-check
 
-demo: deps build
-	scripts/demo.sh $(BUILD)
+deps-%:
+	$(Q)scripts/install-deps.sh $* $(BUILD)
 
-check: deps build
-	scripts/check.sh $(BUILD)
+demo: deps-demo build
+	$(Q)scripts/demo.sh $(BUILD)
 
-install: build
-	cmake --install $(BUILD) --prefix $(PREFIX)
+check: deps-check build
+	$(Q)scripts/check.sh $(BUILD)
 
-bench: deps build
-	bench/run.sh $(BUILD) $(if $(QUICK),--quick,)
+install: deps-build build
+	$(say) "  INSTALL   $(PREFIX)"
+	$(Q)cmake --install $(BUILD) --prefix $(PREFIX) $(quiet)
+
+bench: deps-bench build
+	$(Q)bench/run.sh $(BUILD) $(if $(QUICK),--quick,)
 
 clean:
 	rm -rf $(BUILD)

@@ -1,12 +1,32 @@
 #!/usr/bin/env bash
-# Install every build, test and benchmark dependency on a fresh Debian
-# machine. Does nothing when everything is already there.
+# scripts/install-deps.sh [STEP] [BUILD_DIR]: install on a Debian machine what
+# STEP needs, and nothing when it is all there already:
+#   build  compiler, CMake, pkg-config
+#   demo   build + babeltrace2 (make demo)
+#   check  demo + what the tests use: python3-bt2, LTTng (the comparison
+#          tests), clang, and chromium, which only
+#          the report test needs (it skips with exit status 77 without it)
+#   bench  build + babeltrace2, python3-bt2 and LTTng-UST (make bench)
+# Default STEP: check (everything but nothing more than the tests need).
+# When something was installed and BUILD_DIR holds a configured build, CMake
+# configures it again so that it finds what is new (the LTTng test programs
+# are built only when liblttng-ust-dev is there, for instance).
 set -euo pipefail
+step=${1:-check}
+build_dir=${2:-}
 
-pkgs=(build-essential cmake pkg-config clang
-      babeltrace2 python3-bt2
-      lttng-tools liblttng-ust-dev liburcu-dev
-      chromium chromium-driver)
+build=(build-essential cmake pkg-config)
+demo=("${build[@]}" babeltrace2)
+check=("${demo[@]}" python3-bt2 lttng-tools liblttng-ust-dev liburcu-dev clang
+       chromium)
+bench=("${build[@]}" babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev liburcu-dev)
+case $step in
+build) pkgs=("${build[@]}") ;;
+demo) pkgs=("${demo[@]}") ;;
+check) pkgs=("${check[@]}") ;;
+bench) pkgs=("${bench[@]}") ;;
+*) echo "install-deps: unknown step '$step' (build, demo, check or bench)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -25,3 +45,6 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ -n "$build_dir" ] && [ -f "$build_dir/CMakeCache.txt" ]; then
+	cmake -S "$(dirname "$0")/.." -B "$build_dir" >/dev/null
+fi
