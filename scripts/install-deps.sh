@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/install-deps.sh [STEP] [BUILD_DIR]: install on a Debian machine what
 # STEP needs, and nothing when it is all there already:
-#   build  compiler, CMake, pkg-config
+#   build  compiler, CMake, pkg-config, liburcu (the daemon's hash tables)
 #   demo   build + babeltrace2 (make demo)
 #   check  demo + what the tests use: python3-bt2, LTTng (the comparison
 #          tests), clang, and chromium, which only
@@ -15,7 +15,7 @@ set -euo pipefail
 step=${1:-check}
 build_dir=${2:-}
 
-build=(build-essential cmake pkg-config)
+build=(build-essential cmake pkg-config liburcu-dev)
 demo=("${build[@]}" babeltrace2)
 check=("${demo[@]}" python3-bt2 lttng-tools liblttng-ust-dev liburcu-dev clang
        chromium)

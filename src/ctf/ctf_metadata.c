@@ -207,6 +207,12 @@ int ctf_metadata_build(struct ctf_buf *b, const struct ctf_trace_info *t,
 			       "\t\tuint32_t cpu_id;\n\t} align(8);\n};\n\n");
 	}
 
+	return ctf_metadata_events(b, events, nr_events);
+}
+
+int ctf_metadata_events(struct ctf_buf *b, const struct ctf_event_class *events,
+			size_t nr_events)
+{
 	for (size_t i = 0; i < nr_events; i++) {
 		const struct ctf_event_class *e = &events[i];
 		char full[512];
@@ -224,6 +230,36 @@ int ctf_metadata_build(struct ctf_buf *b, const struct ctf_trace_info *t,
 	return b->err;
 }
 
+/* Write all of data to fd. 0 or -errno. */
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int ctf_metadata_append_file(const char *dir, const char *data, size_t len)
+{
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/metadata", dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int ret = write_all(fd, data, len);
+	if (close(fd) < 0 && !ret)
+		ret = -errno;
+	return ret;
+}
+
 int ctf_metadata_write_file(const char *dir, const char *data, size_t len)
 {
 	char tmp[PATH_MAX], path[PATH_MAX];
@@ -233,18 +269,7 @@ int ctf_metadata_write_file(const char *dir, const char *data, size_t len)
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	int ret = 0;
-	while (len > 0) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = -errno;
-			break;
-		}
-		data += n;
-		len -= (size_t)n;
-	}
+	int ret = write_all(fd, data, len);
 	if (close(fd) < 0 && !ret)
 		ret = -errno;
 	if (!ret && rename(tmp, path) < 0)

@@ -77,6 +77,19 @@ int ctf_metadata_build(struct ctf_buf *out, const struct ctf_trace_info *t,
 		       const struct ctf_stream_class *streams, size_t nr_streams,
 		       const struct ctf_event_class *events, size_t nr_events);
 
+/* Append the event classes' declarations only: what a trace's metadata
+ * built by ctf_metadata_build gets when classes are added later (TSDL
+ * allows declarations in any order once their stream is declared).
+ * Returns 0 or -ENOMEM, -EINVAL. */
+int ctf_metadata_events(struct ctf_buf *out, const struct ctf_event_class *events,
+			size_t nr_events);
+
+/* Append `len` bytes to DIR/metadata, which must exist (not through a
+ * symbolic link), with O_APPEND writes: the file only grows, by whole
+ * declarations unless the writer is killed in the middle of a write.
+ * Returns 0 or -errno. */
+int ctf_metadata_append_file(const char *dir, const char *data, size_t len);
+
 /* Replace DIR/metadata atomically with `len` bytes of `data` (written to
  * DIR/.metadata.tmp, then renamed): a reader never sees a partial file.
  * Returns 0 or -errno (-ENAMETOOLONG, or from open/write/rename). */

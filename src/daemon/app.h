@@ -25,6 +25,11 @@
 #define APP_RECV_MS 200
 /* A daemon command waits this long at most for the programs to apply it. */
 #define APP_SYNC_MS 500
+/* What one program may register, in all: event classes (the protocol's
+ * own limit) and bytes of their descriptions. Past either, its REGISTER
+ * (or EVENTS) is refused with -E2BIG and a message in the daemon's log. */
+#define APP_EVENTS_PER_PROGRAM APP_MAX_EVENTS
+#define APP_EVENT_BYTES_PER_PROGRAM (16u << 20)
 
 /* One event class of a program. Owner: its app. */
 struct app_event {
@@ -51,6 +56,8 @@ struct app {
 	char procname[APP_PROCNAME_LEN + 1];
 	struct app_event *events;
 	uint32_t nr_events;
+	uint64_t event_bytes;		/* of the event lists received */
+	uint8_t *index_seen;		/* bit per index < APP_MAX_EVENTS */
 	struct app_sent *sent;
 	uint32_t nr_sent;
 	uint64_t next_key;

@@ -46,20 +46,27 @@ static void free_events(struct app *a)
 	free(a->events);
 }
 
-static const struct app_event *find_event(const struct app *a, uint32_t index)
-{
-	for (uint32_t i = 0; i < a->nr_events; i++)
-		if (a->events[i].index == index)
-			return &a->events[i];
-	return NULL;
-}
-
-/* Decode an event list and append it. Returns 0 or -EPROTO / -ENOMEM. */
+/* Decode an event list and append it. Returns 0, -E2BIG (past what a
+ * program may register: logged), -EPROTO or -ENOMEM. */
 static int add_events(struct app *a, struct app_cursor *c)
 {
 	uint32_t n;
-	if (app_get_u32(c, &n) < 0 || n > APP_MAX_EVENTS - a->nr_events)
+	if (app_get_u32(c, &n) < 0)
 		return -EPROTO;
+	uint32_t bytes = c->len - c->pos;
+	if (n > bytes / 13)	/* an event record takes 13 bytes at least */
+		return -EPROTO;
+	if (n > APP_EVENTS_PER_PROGRAM - a->nr_events ||
+	    bytes > APP_EVENT_BYTES_PER_PROGRAM - a->event_bytes) {
+		fprintf(stderr, "ringtraced: program %d (%s) registers %u more event classes "
+			"(%u bytes) after %u: a program may register %u (%u MiB of "
+			"descriptions) at most; refused\n", (int)a->pid, a->procname, n, bytes,
+			a->nr_events, APP_EVENTS_PER_PROGRAM, APP_EVENT_BYTES_PER_PROGRAM >> 20);
+		return -E2BIG;
+	}
+	a->event_bytes += bytes;
+	if (!a->index_seen && !(a->index_seen = calloc(APP_MAX_EVENTS / 8, 1)))
+		return -ENOMEM;
 	struct app_event_in *in = malloc(sizeof(*in));
 	struct app_event *ev = realloc(a->events, (a->nr_events + n + 1) * sizeof(*ev));
 	if (!in || !ev) {
@@ -71,10 +78,13 @@ static int add_events(struct app *a, struct app_cursor *c)
 	a->events = ev;
 	int ret = 0;
 	for (uint32_t i = 0; i < n && ret == 0; i++) {
-		if (app_get_event(c, in) < 0 || find_event(a, in->index)) {
+		/* app_get_event checks index < APP_MAX_EVENTS. */
+		if (app_get_event(c, in) < 0 ||
+		    (a->index_seen[in->index / 8] & (1u << (in->index % 8)))) {
 			ret = -EPROTO;
 			break;
 		}
+		a->index_seen[in->index / 8] |= (uint8_t)(1u << (in->index % 8));
 		struct app_event *e = &a->events[a->nr_events];
 		memset(e, 0, sizeof(*e));
 		e->index = in->index;
@@ -108,6 +118,7 @@ static int add_events(struct app *a, struct app_cursor *c)
 static void app_free(struct app *a)
 {
 	free_events(a);
+	free(a->index_seen);
 	free(a->sent);
 	if (a->fd >= 0)
 		close(a->fd);

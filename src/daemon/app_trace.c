@@ -18,8 +18,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <urcu.h>
+#include <urcu/rculfhash.h>
+
 #include "../lib/clock.h"
 #include "app.h"
+
+/* One class of a trace in its class_index (dp.h). Nodes never move (the
+ * index links them, while t->events is reallocated as it grows); they are
+ * freed with the trace, after a grace period. */
+struct dp_class_node {
+	struct cds_lfht_node node;
+	uint32_t i;			/* in t->events */
+	struct dp_class_node *next;	/* t->class_nodes */
+};
 
 uint32_t app_clock_kind(void)
 {
@@ -102,8 +114,36 @@ static int trace_dir(const struct rtd_session *s, const struct app *a, bool per_
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/* Empty and destroy the class index. The table is liburcu's (made for
+ * concurrent readers; here only the main thread uses it, registered with
+ * RCU in main.c): removed nodes are freed after a grace period, as its
+ * contract says. */
+static void class_index_free(struct dp_trace *t)
+{
+	if (t->class_index) {
+		struct cds_lfht_iter it;
+		struct dp_class_node *n;
+		rcu_read_lock();
+		cds_lfht_for_each_entry(t->class_index, &it, n, node)
+			cds_lfht_del(t->class_index, &n->node);
+		rcu_read_unlock();
+		if (cds_lfht_destroy(t->class_index, NULL) < 0)
+			fprintf(stderr, "ringtraced: cannot free the event index of %s\n", t->dir);
+		synchronize_rcu();
+		t->class_index = NULL;
+	}
+	while (t->class_nodes) {
+		struct dp_class_node *n = t->class_nodes;
+		t->class_nodes = n->next;
+		free(n);
+	}
+	free(t->channel_classes);
+	t->channel_classes = NULL;
+}
+
 static void free_trace_mem(struct dp_trace *t)
 {
+	class_index_free(t);
 	for (uint32_t i = 0; i < t->nr_bufsets; i++)
 		if (t->bufsets[i].channel)
 			rb_destroy(&t->bufsets[i].rb);
@@ -191,6 +231,16 @@ static struct dp_trace *get_trace(struct rtd_session *s, const struct app *a, bo
 	t->pid = per_pid ? a->pid : 0;
 	memcpy(t->procname, a->procname, sizeof(t->procname));
 	t->nr_bufsets = s->nr_channels;
+	t->channel_classes = calloc(t->nr_bufsets ? t->nr_bufsets : 1, sizeof(uint32_t));
+	/* Resized by event_id itself, in step with the classes (the table's
+	 * automatic resizing runs in a worker thread, which lags behind a
+	 * program registering thousands of classes at once). */
+	t->class_buckets = 64;
+	t->class_index = cds_lfht_new(t->class_buckets, t->class_buckets, 0, 0, NULL);
+	if (!t->channel_classes || !t->class_index) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
 	new_uuid(t->uuid);
 	fill_clock(&t->clock);
 	if (trace_dir(s, a, per_pid, t->dir, sizeof(t->dir)) < 0) {
@@ -226,30 +276,74 @@ static bool same_fields(const struct dp_event_class *d, const struct app_event *
 	return true;
 }
 
-/* The event's id in the trace's channel, appended if new (trace lock).
- * *added says whether the metadata changed. Returns the id or -ENOMEM. */
+/* FNV-1a over what makes a class: channel, level, names, field types. */
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static unsigned long class_hash(uint32_t channel_id, const struct app_event *e)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	h = hash_bytes(h, &channel_id, sizeof(channel_id));
+	h = hash_bytes(h, &e->loglevel, sizeof(e->loglevel));
+	h = hash_bytes(h, e->provider, strlen(e->provider) + 1);
+	h = hash_bytes(h, e->name, strlen(e->name) + 1);
+	for (uint32_t i = 0; i < e->nr_fields; i++) {
+		h = hash_bytes(h, &e->fields[i].type, sizeof(e->fields[i].type));
+		h = hash_bytes(h, e->fields[i].name, strlen(e->fields[i].name) + 1);
+	}
+	return (unsigned long)h;
+}
+
+struct class_key {
+	const struct dp_trace *t;
+	uint32_t channel_id;
+	const struct app_event *e;
+};
+
+static int class_match(struct cds_lfht_node *node, const void *key)
+{
+	const struct class_key *k = key;
+	const struct dp_class_node *n = caa_container_of(node, struct dp_class_node, node);
+	const struct dp_event_class *d = &k->t->events[n->i];
+	return d->channel_id == k->channel_id && same_fields(d, k->e);
+}
+
+/* The event's id in the trace's channel, appended if new (under the
+ * trace's lock, for the consumers). *added says whether the metadata
+ * changed. Returns the id or -ENOMEM. */
 static int64_t event_id(struct dp_trace *t, uint32_t channel_id, const struct app_event *e,
 			bool *added)
 {
-	int64_t id = -1;
-	uint32_t in_channel = 0;
+	struct class_key key = { .t = t, .channel_id = channel_id, .e = e };
+	unsigned long hash = class_hash(channel_id, e);
+	struct cds_lfht_iter it;
+	rcu_read_lock();
+	cds_lfht_lookup(t->class_index, hash, class_match, &key, &it);
+	struct cds_lfht_node *found = cds_lfht_iter_get_node(&it);
+	rcu_read_unlock();
+	if (found)
+		return t->events[caa_container_of(found, struct dp_class_node, node)->i].id;
+
+	int64_t id = -ENOMEM;
+	struct dp_class_node *node = calloc(1, sizeof(*node));
+	if (!node)
+		return id;
 	pthread_mutex_lock(&t->lock);
-	for (uint32_t i = 0; i < t->nr_events && id < 0; i++) {
-		if (t->events[i].channel_id != channel_id)
-			continue;
-		in_channel++;
-		if (same_fields(&t->events[i], e))
-			id = t->events[i].id;
+	if (t->nr_events % 1024 == 0) {
+		struct dp_event_class *ev = realloc(t->events,
+						    (t->nr_events + 1024) * sizeof(*ev));
+		if (!ev)
+			goto out;
+		t->events = ev;
 	}
-	if (id >= 0)
-		goto out;
-	struct dp_event_class *ev = realloc(t->events, (t->nr_events + 1) * sizeof(*ev));
-	if (!ev)
-		goto out;
-	t->events = ev;
-	struct dp_event_class *d = &ev[t->nr_events];
+	struct dp_event_class *d = &t->events[t->nr_events];
 	memset(d, 0, sizeof(*d));
-	d->id = in_channel;
+	d->id = t->channel_classes[channel_id];
 	d->channel_id = channel_id;
 	d->loglevel = e->loglevel;
 	d->provider = strdup(e->provider);
@@ -270,12 +364,28 @@ static int64_t event_id(struct dp_trace *t, uint32_t channel_id, const struct ap
 		free(d->name);
 		goto out;
 	}
+	node->i = t->nr_events;
 	t->nr_events++;
 	t->generation++;
+	t->channel_classes[channel_id]++;
 	*added = true;
 	id = d->id;
 out:
 	pthread_mutex_unlock(&t->lock);
+	if (id < 0) {
+		free(node);
+		return id;
+	}
+	cds_lfht_node_init(&node->node);
+	rcu_read_lock();
+	cds_lfht_add(t->class_index, hash, &node->node);
+	rcu_read_unlock();
+	node->next = t->class_nodes;
+	t->class_nodes = node;
+	if (t->nr_events > t->class_buckets) {
+		t->class_buckets *= 4;
+		cds_lfht_resize(t->class_index, t->class_buckets);
+	}
 	return id;
 }
 

@@ -94,6 +94,7 @@ struct cons_trace {
 	bool stop;
 	bool woken;
 	uint64_t meta_generation;	/* io_lock: generation in `metadata` */
+	uint32_t meta_events;		/* io_lock: classes in `metadata` */
 	bool meta_written;		/* io_lock */
 	bool write_error_reported;	/* io_lock */
 };
@@ -108,8 +109,9 @@ CONS_HIDDEN bool cons_bufset_live(const struct dp_bufset *b);
  * clock); *generation receives the generation it describes. 0 or -errno. */
 CONS_HIDDEN int cons_metadata_build(struct dp_trace *t, struct ctf_buf *out,
 				    uint64_t *generation);
-/* Rewrite trace->dir/metadata if the trace's events changed since the
- * last write (or `force`). Caller holds io_lock. 0 or -errno. */
+/* Write trace->dir/metadata whole (`force`, or never written yet), else
+ * append the event classes added since the last write. Caller holds
+ * io_lock. 0 or -errno. */
 CONS_HIDDEN int cons_metadata_update(struct cons_trace *ct, bool force);
 
 /* Trim a packet to its content (packet_size = content rounded up to 8

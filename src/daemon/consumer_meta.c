@@ -36,7 +36,35 @@ static const char *const context_names[RTD_CTX_COUNT] = {
 	[RTD_CTX_HOSTNAME] = "hostname",
 };
 
-int cons_metadata_build(struct dp_trace *t, struct ctf_buf *out, uint64_t *generation)
+/* The trace's event classes from `from` on, copied under its lock (their
+ * names and fields stay valid as long as the trace: the registry only
+ * appends), so that the text is built without holding it. *events is
+ * malloc'ed; *nr the number copied. 0 or -ENOMEM. */
+static int copy_classes(struct dp_trace *t, uint32_t from, struct ctf_event_class **events,
+			uint32_t *nr, uint64_t *generation)
+{
+	pthread_mutex_lock(&t->lock);
+	*generation = t->generation;
+	uint32_t n = t->nr_events > from ? t->nr_events - from : 0;
+	struct ctf_event_class *ev = calloc(n ? n : 1, sizeof(*ev));
+	for (uint32_t i = 0; ev && i < n; i++) {
+		const struct dp_event_class *e = &t->events[from + i];
+		ev[i] = (struct ctf_event_class){
+			.id = e->id, .stream_id = e->channel_id,
+			.provider = e->provider, .name = e->name,
+			.loglevel = e->loglevel, .nr_fields = e->nr_fields,
+			.fields = e->fields,
+		};
+	}
+	pthread_mutex_unlock(&t->lock);
+	*events = ev;
+	*nr = n;
+	return ev ? 0 : -ENOMEM;
+}
+
+/* The whole metadata; *nr_events: the classes it describes. */
+static int metadata_build(struct dp_trace *t, struct ctf_buf *out, uint64_t *generation,
+			  uint32_t *nr_events)
 {
 	char host[256] = "unknown";
 	gethostname(host, sizeof(host) - 1);
@@ -84,26 +112,40 @@ int cons_metadata_build(struct dp_trace *t, struct ctf_buf *out, uint64_t *gener
 		};
 	}
 
-	pthread_mutex_lock(&t->lock);
-	*generation = t->generation;
-	ev = calloc(t->nr_events ? t->nr_events : 1, sizeof(*ev));
-	if (ev) {
-		for (uint32_t i = 0; i < t->nr_events; i++) {
-			const struct dp_event_class *e = &t->events[i];
-			ev[i] = (struct ctf_event_class){
-				.id = e->id, .stream_id = e->channel_id,
-				.provider = e->provider, .name = e->name,
-				.loglevel = e->loglevel, .nr_fields = e->nr_fields,
-				.fields = e->fields,
-			};
-		}
-		ret = ctf_metadata_build(out, &ti, sc, nsc, ev, t->nr_events);
-	}
-	pthread_mutex_unlock(&t->lock);
+	ret = copy_classes(t, 0, &ev, nr_events, generation);
+	if (ret == 0)
+		ret = ctf_metadata_build(out, &ti, sc, nsc, ev, *nr_events);
 	free(ev);
 out_free:
 	free(ctx);
 	free(sc);
+	return ret;
+}
+
+int cons_metadata_build(struct dp_trace *t, struct ctf_buf *out, uint64_t *generation)
+{
+	uint32_t nr;
+	return metadata_build(t, out, generation, &nr);
+}
+
+/* Append the classes added since the last write (ct->meta_events on). */
+static int metadata_append(struct cons_trace *ct)
+{
+	struct ctf_event_class *ev;
+	uint32_t nr;
+	uint64_t gen;
+	int ret = copy_classes(ct->t, ct->meta_events, &ev, &nr, &gen);
+	struct ctf_buf b = { 0 };
+	if (ret == 0)
+		ret = ctf_metadata_events(&b, ev, nr);
+	if (ret == 0 && b.len)
+		ret = ctf_metadata_append_file(ct->t->dir, b.data, b.len);
+	if (ret == 0) {
+		ct->meta_generation = gen;
+		ct->meta_events += nr;
+	}
+	ctf_buf_free(&b);
+	free(ev);
 	return ret;
 }
 
@@ -114,12 +156,12 @@ int cons_metadata_update(struct cons_trace *ct, bool force)
 		pthread_mutex_lock(&t->lock);
 		bool same = t->generation == ct->meta_generation;
 		pthread_mutex_unlock(&t->lock);
-		if (same)
-			return 0;
+		return same ? 0 : metadata_append(ct);
 	}
 	struct ctf_buf b = { 0 };
 	uint64_t gen;
-	int ret = cons_metadata_build(t, &b, &gen);
+	uint32_t nr;
+	int ret = metadata_build(t, &b, &gen, &nr);
 	if (!ret) {
 		ret = rt_mkdir_p(t->dir);
 		if (ret == -EEXIST)
@@ -130,6 +172,7 @@ int cons_metadata_update(struct cons_trace *ct, bool force)
 	if (!ret) {
 		ct->meta_generation = gen;
 		ct->meta_written = true;
+		ct->meta_events = nr;
 	}
 	ctf_buf_free(&b);
 	return ret;

@@ -66,6 +66,8 @@ struct dp_bufset {
 
 /* One trace directory of a session. Owner: the app registry; freed after
  * consumer_trace_drain and consumer_trace_remove. */
+struct cds_lfht;
+struct dp_class_node;
 struct dp_trace {
 	struct rtd_session *session;
 	uid_t uid;
@@ -77,7 +79,14 @@ struct dp_trace {
 	struct dp_bufset *bufsets;	/* [session->nr_channels], by channel id */
 	uint32_t nr_bufsets;
 
-	pthread_mutex_t lock;		/* protects the two fields below */
+	/* The registry's index of `events` (main thread only): each class
+	 * by channel and description, and the next id of each channel. */
+	struct cds_lfht *class_index;
+	unsigned long class_buckets;	/* grown with the classes */
+	struct dp_class_node *class_nodes;	/* every node of class_index */
+	uint32_t *channel_classes;	/* [nr_bufsets] */
+
+	pthread_mutex_t lock;		/* protects the fields below */
 	struct dp_event_class *events;	/* append-only */
 	uint32_t nr_events;
 	uint64_t generation;		/* ++ after each append: the consumer

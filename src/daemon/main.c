@@ -13,6 +13,8 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <urcu.h>
+
 #include "ctl.h"
 
 static void usage(FILE *f)
@@ -109,6 +111,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int report_fd = detach ? daemonize() : -1;
+	/* The registry's hash tables are liburcu's: the main thread, their
+	 * only user, is a registered RCU reader. */
+	rcu_register_thread();
 
 	/* SIGTERM/SIGINT arrive through a signalfd; threads created later
 	 * inherit the blocked mask, so the loop is the only one to see them. */
@@ -160,5 +165,6 @@ out_sig:
 out:
 	if (report_fd >= 0)
 		close(report_fd);	/* the parent reads no status: exit 1 */
+	rcu_unregister_thread();
 	return ret;
 }
