@@ -51,8 +51,10 @@ const struct ctl_cmd ctl_cmds[] = {
 	{ "userspace", 'u', ARG_SET, "events", "1", NULL, "list the events of running programs" },
 } },
 { "status", "show a session and its statistics", "ringtrace status [SESSION]",
-  "Per channel: buffer usage, events recorded, events and sub-buffers lost, bytes\n"
-  "written; then the session's setup as 'list SESSION' prints it.",
+  "Per channel: buffer usage, events recorded (while the session runs, what the\n"
+  "buffers hold is written first, so the count is current), events and sub-buffers\n"
+  "lost, corrupt packets dropped (damaged by a program), bytes written; then the\n"
+  "session's setup as 'list SESSION' prints it.",
   "session", ARG_STR, 0, 1, true, SHORT_MS, { OPT_S } },
 { "enable-channel", "create (or re-enable) a channel",
   "ringtrace enable-channel -u NAME [-s SESSION] [OPTIONS]",

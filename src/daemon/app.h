@@ -70,6 +70,10 @@ struct app {
 struct app_session {
 	struct dp_trace *traces;	/* linked by dp_trace.next */
 	uint32_t nr_snapshots;
+	/* Counters of the traces already freed (per-pid traces whose
+	 * program exited), by channel id: events, losses and bytes only. */
+	struct rtd_channel_stats *gone;
+	uint32_t nr_gone;
 };
 
 extern struct app *app_list;
@@ -95,6 +99,10 @@ int app_sync_session(struct app *a, struct rtd_session *s, bool active);
 void app_disable_session(struct app *a, const struct rtd_session *s);
 /* Drain, remove and free one trace (unlinked from its session). */
 void app_trace_free(struct dp_trace *t);
+/* --- app_session.c ----------------------------------------------------- */
+/* Add a trace's counters to its session's `gone` (the trace is about to
+ * be freed, its consumer has drained it). */
+void app_session_keep_stats(struct dp_trace *t);
 struct app_session *app_session_of(struct rtd_session *s);
 /* The program's buffer sets of session s forgotten (destroy). */
 void app_forget_session(struct app *a, const struct rtd_session *s);

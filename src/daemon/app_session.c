@@ -79,8 +79,43 @@ void dp_session_destroy(struct rtd_session *s)
 		as->traces = t->next;
 		app_trace_free(t);
 	}
+	free(as->gone);
 	free(as);
 	s->dp = NULL;
+}
+
+void app_session_keep_stats(struct dp_trace *t)
+{
+	struct app_session *as = t->session ? t->session->dp : NULL;
+	if (!as)
+		return;
+	if (t->nr_bufsets > as->nr_gone) {
+		struct rtd_channel_stats *g = realloc(as->gone, t->nr_bufsets * sizeof(*g));
+		if (!g)
+			return; /* status then counts without this trace */
+		memset(g + as->nr_gone, 0, (t->nr_bufsets - as->nr_gone) * sizeof(*g));
+		as->gone = g;
+		as->nr_gone = t->nr_bufsets;
+	}
+	for (uint32_t i = 0; i < t->nr_bufsets; i++) {
+		struct rtd_channel_stats one = { 0 };
+		if (!t->bufsets[i].channel || consumer_bufset_stats(&t->bufsets[i], &one) < 0)
+			continue;
+		struct rtd_channel_stats *g = &as->gone[i];
+		g->events += one.events;
+		g->events_lost += one.events_lost;
+		g->subbufs_lost += one.subbufs_lost;
+		g->packets_corrupt += one.packets_corrupt;
+		g->bytes_written += one.bytes_written;
+	}
+}
+
+void dp_session_sync(struct rtd_session *s)
+{
+	struct app_session *as = s->dp;
+	for (struct dp_trace *t = as ? as->traces : NULL; t; t = t->next)
+		if (t->consumer)
+			consumer_trace_sync(t);
 }
 
 /* The trace's directory relative to the session output ("" when flat). */
@@ -145,6 +180,14 @@ int dp_channel_stats(const struct rtd_session *s, const struct rtd_channel *c,
 {
 	memset(st, 0, sizeof(*st));
 	const struct app_session *as = s->dp;
+	if (as && c->id < as->nr_gone) {
+		const struct rtd_channel_stats *g = &as->gone[c->id];
+		st->events = g->events;
+		st->events_lost = g->events_lost;
+		st->subbufs_lost = g->subbufs_lost;
+		st->packets_corrupt = g->packets_corrupt;
+		st->bytes_written = g->bytes_written;
+	}
 	for (const struct dp_trace *t = as ? as->traces : NULL; t; t = t->next) {
 		if (c->id >= t->nr_bufsets || !t->bufsets[c->id].channel)
 			continue;
@@ -158,6 +201,7 @@ int dp_channel_stats(const struct rtd_session *s, const struct rtd_channel *c,
 		st->events += one.events;
 		st->events_lost += one.events_lost;
 		st->subbufs_lost += one.subbufs_lost;
+		st->packets_corrupt += one.packets_corrupt;
 		st->bytes_written += one.bytes_written;
 		st->nr_buffer_sets++;
 	}

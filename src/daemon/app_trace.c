@@ -165,6 +165,7 @@ void app_trace_free(struct dp_trace *t)
 {
 	if (t->consumer) {
 		consumer_trace_drain(t);
+		app_session_keep_stats(t);
 		consumer_trace_remove(t);
 	}
 	free_trace_mem(t);

@@ -4,6 +4,7 @@
 # writer, fs_util) and Threads::Threads.
 add_library(rt_consumer STATIC
   ${CMAKE_CURRENT_LIST_DIR}/consumer_meta.c
+  ${CMAKE_CURRENT_LIST_DIR}/consumer_packet.c
   ${CMAKE_CURRENT_LIST_DIR}/consumer_snapshot.c
   ${CMAKE_CURRENT_LIST_DIR}/consumer_stream.c
   ${CMAKE_CURRENT_LIST_DIR}/consumer_thread.c)

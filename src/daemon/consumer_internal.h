@@ -40,9 +40,20 @@
  * drain (after the final flush). */
 #define CONS_STUCK_MS 2000u
 #define CONS_DRAIN_STUCK_MS 100u
-/* A drain gives up after this (only a stuck writer can make it last). */
+/* A drain gives up after this (only a stuck writer or a buffer whose
+ * program writes on its counters can make it last). */
 #define CONS_DRAIN_MAX_MS 3000u
 #define CONS_CLASS_TABLE_MAX 65536u
+
+/* What the last packet written to a stream said, so that the next one
+ * can be checked against it (cons_packet_check): sequence numbers grow,
+ * time and the cumulative discarded count never go back. */
+struct cons_packet_prev {
+	bool valid;		/* a packet was written */
+	uint64_t seq;
+	uint64_t ts_end;
+	uint64_t discarded;
+};
 
 /* One CPU's stream of one buffer set. Owner: its cons_bufset; touched
  * only with the trace's io_lock held. */
@@ -53,6 +64,14 @@ struct cons_stream {
 	uint64_t oldest_index;	/* rotation: oldest file still on disk */
 	uint64_t stuck_rcnt;	/* read_count seen stuck, since stuck_ns */
 	uint64_t stuck_ns;	/* 0: not stuck */
+	struct cons_packet_prev prev;
+	/* consumer_trace_drain only: read_count when last seen moving and
+	 * when; `done`: consumed, or given up; `pending`: the last final
+	 * flush could not finish. */
+	uint64_t drain_rcnt;
+	uint64_t drain_ns;
+	bool drain_done;
+	bool drain_pending;
 };
 
 /* The consumer's side of a dp_bufset (dp_bufset.consumer). */
@@ -79,7 +98,8 @@ struct cons_bufset {
 	uint64_t bytes;
 	uint64_t events;
 	uint64_t subbufs_skipped;	/* given up: writer died mid-commit,
-					 * or a damaged packet header */
+					 * or a buffer a drain gave up */
+	uint64_t packets_corrupt;	/* dropped: cons_packet_check failed */
 };
 
 /* The consumer's side of a dp_trace (dp_trace.consumer). */
@@ -97,6 +117,8 @@ struct cons_trace {
 	uint32_t meta_events;		/* io_lock: classes in `metadata` */
 	bool meta_written;		/* io_lock */
 	bool write_error_reported;	/* io_lock */
+	char *copy;			/* io_lock: a packet's private copy */
+	uint64_t copy_size;		/* the largest sub-buffer of the trace */
 };
 
 /* Monotonic time in ns. */
@@ -114,16 +136,26 @@ CONS_HIDDEN int cons_metadata_build(struct dp_trace *t, struct ctf_buf *out,
  * io_lock. 0 or -errno. */
 CONS_HIDDEN int cons_metadata_update(struct cons_trace *ct, bool force);
 
-/* Trim a packet to its content (packet_size = content rounded up to 8
- * bytes, padding zeroed) in place; returns the bytes to write, 0 if the
- * header is not a valid packet (bounds-checked: the buffer is shared with
- * the traced programs). */
-CONS_HIDDEN uint64_t cons_packet_trim(char *data, uint64_t size);
-/* Number of events in a trimmed packet of the set, by walking the event
- * headers with the trace's event classes (caller holds t->lock); stops
- * at the first event it cannot decode. */
-CONS_HIDDEN uint64_t cons_packet_count_events(struct cons_bufset *cb,
-					      const char *data, uint64_t len);
+/*
+ * Copy the packet at `shared` (a sub-buffer of `size` bytes the programs
+ * can still write) into `copy` (`size` bytes, private), check it against
+ * what the consumer knows (consumer_packet.c) and trim it to its content
+ * (`copy` may be `shared` when that is a private copy already):
+ * magic, the trace's uuid, the set's stream id, the CPU (stream instance
+ * and cpu_id), content size within the sub-buffer, packet_seq_num equal to
+ * `seq` and above the previous packet's, timestamps that never go back
+ * (begin <= every event <= end, begin >= the previous packet's end), a
+ * discarded count that never decreases nor exceeds the CPU's lost count
+ * (Relaxed load: a statistic), and events that decode with the
+ * trace's event classes up to exactly the content's end. Takes t->lock.
+ * On success the packet is the stream's new `prev`, *len is the bytes to
+ * write (content rounded up to 8, padding zeroed, packet_size set) and
+ * *events its events. Returns 0 or -EBADMSG (a damaged packet: drop it).
+ */
+CONS_HIDDEN int cons_packet_check(struct cons_bufset *cb, uint32_t cpu,
+				  struct cons_packet_prev *prev, const char *shared,
+				  char *copy, uint64_t size, uint64_t seq,
+				  uint64_t *len, uint64_t *events);
 
 /* Append a packet of `len` bytes to the CPU's stream in `dir`, rotating
  * files as the channel says. Caller holds io_lock. 0 or -errno. */

@@ -46,11 +46,16 @@ struct snap {
 };
 
 /* Copy the complete sub-buffer at logical offset `off` of a CPU's buffer
- * into `dst` and check that it was stable during the copy. Returns the
- * trimmed packet length, or 0 if it is not complete or was overwritten. */
-static uint64_t copy_subbuf(struct rb *rb, uint32_t cpu, uint64_t off, char *dst)
+ * into `dst` and check that it was stable during the copy, then check the
+ * packet (cons_packet_check, after `prev`). Returns the trimmed packet
+ * length, or 0 if it is not complete or was overwritten (*corrupt false)
+ * or damaged (*corrupt true). */
+static uint64_t copy_subbuf(struct cons_bufset *cb, uint32_t cpu, uint64_t off, char *dst,
+			    struct cons_packet_prev *prev, bool *corrupt)
 {
+	struct rb *rb = &cb->b->rb;
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	*corrupt = false;
 	struct rb_subbuf_ctl *s = &c->sb[rb_subbuf_index(rb, off)];
 	/* Acquire: pairs with the seq-cst CAS that publishes commit_seq; the
 	 * pass's data is visible once it is. */
@@ -83,11 +88,13 @@ static uint64_t copy_subbuf(struct rb *rb, uint32_t cpu, uint64_t off, char *dst
 	if (rb->mode == RB_MODE_OVERWRITE &&
 	    __atomic_load_n(&s->table, __ATOMIC_RELAXED) != e)
 		return 0;
-	struct ctf_packet_header h;
-	memcpy(&h, dst, sizeof(h));
-	if (h.packet_seq_num != (off - rb->initial_count) >> rb->geom.sbfbits)
+	uint64_t len, n;
+	if (cons_packet_check(cb, cpu, prev, dst, dst, rb->subbuf_size,
+			      (off - rb->initial_count) >> rb->geom.sbfbits, &len, &n) < 0) {
+		*corrupt = true;
 		return 0;
-	return cons_packet_trim(dst, rb->subbuf_size);
+	}
+	return len;
 }
 
 static int snap_push(struct snap *sn, const struct snap_packet *p)
@@ -105,10 +112,12 @@ static int snap_push(struct snap *sn, const struct snap_packet *p)
 }
 
 /* Copy one CPU's complete sub-buffers, oldest first; keep the run after
- * the last failed copy. */
-static int snap_cpu(struct snap *sn, struct rb *rb, uint32_t set, uint32_t cpu)
+ * the last failed copy (a damaged packet is dropped alone and counted). */
+static int snap_cpu(struct snap *sn, struct cons_bufset *cb, uint32_t set, uint32_t cpu)
 {
+	struct rb *rb = &cb->b->rb;
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	struct cons_packet_prev prev = { 0 };
 	const uint64_t S = rb->subbuf_size;
 	/* Acquire: pairs with the writers' LCAS and push CAS. */
 	uint64_t end = __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE) & ~(S - 1);
@@ -122,7 +131,14 @@ static int snap_cpu(struct snap *sn, struct rb *rb, uint32_t set, uint32_t cpu)
 		p.data = malloc(S);
 		if (!p.data)
 			return -ENOMEM;
-		p.len = copy_subbuf(rb, cpu, off, p.data);
+		bool corrupt;
+		p.len = copy_subbuf(cb, cpu, off, p.data, &prev, &corrupt);
+		if (!p.len && corrupt) {
+			free(p.data);
+			/* Relaxed: statistics only. */
+			__atomic_fetch_add(&cb->packets_corrupt, 1, __ATOMIC_RELAXED);
+			continue;
+		}
 		if (!p.len) {
 			/* Overwritten (or never completed): drop it and all
 			 * older copies of this CPU. */
@@ -130,6 +146,7 @@ static int snap_cpu(struct snap *sn, struct rb *rb, uint32_t set, uint32_t cpu)
 			for (size_t i = first; i < sn->n; i++)
 				free(sn->p[i].data);
 			sn->n = first;
+			prev.valid = false;
 			continue;
 		}
 		struct ctf_packet_header h;
@@ -223,7 +240,7 @@ int consumer_snapshot(struct dp_trace *t, const char *dir, uint64_t max_size,
 		for (uint32_t cpu = 0; cpu < b->rb.nr_cpus && !ret; cpu++) {
 			/* Close the open packet so that its events are in. */
 			rb_flush_cpu(&b->rb, cpu, false);
-			ret = snap_cpu(&sn, &b->rb, i, cpu);
+			ret = snap_cpu(&sn, &ct->sets[i], i, cpu);
 		}
 	}
 	pthread_mutex_unlock(&ct->io_lock);

@@ -1,7 +1,7 @@
 /*
- * consumer_stream.c - from sub-buffers to stream files: packet trimming,
- * event counting, file rotation, and the reading of one buffer set
- * (including giving up a sub-buffer whose writer died mid-commit).
+ * consumer_stream.c - from sub-buffers to stream files: file rotation, and
+ * the reading of one buffer set (each packet checked by
+ * consumer_packet.c; a sub-buffer whose writer died mid-commit given up).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,155 +25,6 @@ void cons_report_error(struct cons_trace *ct, const char *what, int err)
 	ct->write_error_reported = true;
 	fprintf(stderr, "ringtraced: cannot write %s in %s: %s; events are being lost\n",
 		what, ct->t->dir, strerror(-err));
-}
-
-uint64_t cons_packet_trim(char *data, uint64_t size)
-{
-	struct ctf_packet_header h;
-	if (size < CTF_PACKET_HEADER_SIZE)
-		return 0;
-	memcpy(&h, data, sizeof(h));
-	if (h.magic != CTF_MAGIC)
-		return 0;
-	/* content_size is in bits and comes from a traced program: check it
-	 * against the sub-buffer before using it. */
-	if (h.content_size % 8 || h.content_size / 8 < CTF_PACKET_HEADER_SIZE ||
-	    h.content_size / 8 > size)
-		return 0;
-	uint64_t used = h.content_size / 8;
-	uint64_t bytes = (used + 7) & ~7ULL;
-	if (bytes > size)
-		bytes = size;
-	/* The padding up to the 8-byte boundary holds stale bytes of an
-	 * earlier pass: zero it so traces are deterministic. */
-	memset(data + used, 0, bytes - used);
-	uint64_t packet_bits = bytes * 8;
-	memcpy(data + offsetof(struct ctf_packet_header, packet_size), &packet_bits, 8);
-	return bytes;
-}
-
-/* Bytes taken by a NUL-terminated string at p (end excluded), or 0. */
-static uint64_t string_size(const char *p, const char *end)
-{
-	const char *nul = memchr(p, '\0', (size_t)(end - p));
-	return nul ? (uint64_t)(nul - p) + 1 : 0;
-}
-
-/* Size of one field at p, or 0 if it does not fit before end. */
-static uint64_t field_size(uint32_t type, const char *p, const char *end)
-{
-	static const uint8_t fixed[] = {
-		[RT_TYPE_S8] = 1, [RT_TYPE_U8] = 1, [RT_TYPE_S16] = 2,
-		[RT_TYPE_U16] = 2, [RT_TYPE_S32] = 4, [RT_TYPE_U32] = 4,
-		[RT_TYPE_S64] = 8, [RT_TYPE_U64] = 8, [RT_TYPE_FLOAT] = 4,
-		[RT_TYPE_DOUBLE] = 8, [RT_TYPE_BOOL] = 1,
-		[RT_TYPE_POINTER] = sizeof(void *),
-	};
-	uint64_t room = (uint64_t)(end - p);
-	if (type == RT_TYPE_STRING)
-		return string_size(p, end);
-	if (type == RT_TYPE_BYTES) {
-		uint32_t len;
-		if (room < 4)
-			return 0;
-		memcpy(&len, p, 4);
-		return room - 4 >= len ? 4 + (uint64_t)len : 0;
-	}
-	if (type >= sizeof(fixed) || !fixed[type] || fixed[type] > room)
-		return 0;
-	return fixed[type];
-}
-
-static uint32_t context_type(enum rtd_context c)
-{
-	switch (c) {
-	case RTD_CTX_VPID: case RTD_CTX_VTID: case RTD_CTX_PRIO:
-		return RT_TYPE_S32;
-	case RTD_CTX_CPU_ID:
-		return RT_TYPE_U32;
-	case RTD_CTX_IP:
-		return RT_TYPE_U64;
-	default:
-		return RT_TYPE_STRING;
-	}
-}
-
-/* Rebuild the set's id table if the trace's classes changed. */
-static void refresh_classes(struct cons_bufset *cb)
-{
-	const struct dp_trace *t = cb->t;
-	uint32_t chan = cb->b->channel->id;
-	if (cb->class_valid && cb->class_gen == t->generation)
-		return;
-	uint32_t len = 0;
-	for (uint32_t i = 0; i < t->nr_events; i++)
-		if (t->events[i].channel_id == chan && t->events[i].id < CONS_CLASS_TABLE_MAX &&
-		    t->events[i].id >= len)
-			len = t->events[i].id + 1;
-	const struct dp_event_class **tab = calloc(len ? len : 1, sizeof(*tab));
-	if (!tab)
-		return; /* keep the old table; counting stops at unknown ids */
-	for (uint32_t i = 0; i < t->nr_events; i++)
-		if (t->events[i].channel_id == chan && t->events[i].id < len)
-			tab[t->events[i].id] = &t->events[i];
-	free(cb->class_by_id);
-	cb->class_by_id = tab;
-	cb->class_by_id_len = len;
-	cb->class_gen = t->generation;
-	cb->class_valid = true;
-}
-
-static const struct dp_event_class *find_class(const struct cons_bufset *cb, uint32_t id)
-{
-	if (id < cb->class_by_id_len)
-		return cb->class_by_id[id];
-	const struct dp_trace *t = cb->t;
-	for (uint32_t i = 0; i < t->nr_events; i++)
-		if (t->events[i].channel_id == cb->b->channel->id && t->events[i].id == id)
-			return &t->events[i];
-	return NULL;
-}
-
-uint64_t cons_packet_count_events(struct cons_bufset *cb, const char *data, uint64_t len)
-{
-	const struct rtd_channel *ch = cb->b->channel;
-	struct ctf_packet_header h;
-	memcpy(&h, data, sizeof(h));
-	const char *p = data + CTF_PACKET_HEADER_SIZE;
-	const char *end = data + h.content_size / 8;
-	if (h.content_size / 8 > len)
-		return 0;
-	refresh_classes(cb);
-	uint64_t n = 0;
-	while (p < end) {
-		uint32_t id = (uint8_t)*p & 31u;
-		uint64_t sz;
-		if (id == CTF_EXTENDED_ID) {
-			if (end - p < CTF_EVENT_HEADER_EXTENDED)
-				break;
-			memcpy(&id, p + 1, 4);
-			p += CTF_EVENT_HEADER_EXTENDED;
-		} else {
-			if (end - p < CTF_EVENT_HEADER_COMPACT)
-				break;
-			p += CTF_EVENT_HEADER_COMPACT;
-		}
-		for (uint32_t c = 0; c < ch->nr_contexts; c++) {
-			if (!(sz = field_size(context_type(ch->contexts[c]), p, end)))
-				return n;
-			p += sz;
-		}
-		const struct dp_event_class *ec = find_class(cb, id);
-		if (!ec)
-			break;
-		for (uint32_t f = 0; f < ec->nr_fields; f++) {
-			if (!(sz = field_size(ec->fields[f].type, p, end)))
-				return n;
-			p += sz;
-		}
-		n++;
-	}
-	return n;
 }
 
 void cons_stream_close(struct cons_stream *s)
@@ -307,32 +158,32 @@ static bool subbuf_in_bounds(const struct rb *rb, uint32_t cpu, const struct rb_
 	       (at - base) / rb->subbuf_size < nr;
 }
 
-/* Write one sub-buffer taken from the CPU's buffer. */
+/* Write one sub-buffer taken from the CPU's buffer: its checked private
+ * copy, or nothing (counted) if the program damaged it. */
 static void write_subbuf(struct cons_trace *ct, struct cons_bufset *cb, uint32_t cpu,
 			 const struct rb_read *r)
 {
+	struct rb *rb = &cb->b->rb;
+	struct cons_stream *s = &cb->streams[cpu];
 	/* The packet may use event ids registered after our last metadata
 	 * write: rewrite it first. */
 	int ret = cons_metadata_update(ct, false);
 	if (ret < 0)
 		cons_report_error(ct, "the metadata", ret);
-	uint64_t len = subbuf_in_bounds(&cb->b->rb, cpu, r)
-			       ? cons_packet_trim(r->data, r->data_size) : 0;
-	if (!len) {
-		/* Damaged by the program: count it as lost. Relaxed:
-		 * statistics only (consumer_bufset_stats). */
-		__atomic_fetch_add(&cb->subbufs_skipped, 1, __ATOMIC_RELAXED);
+	uint64_t len, n;
+	uint64_t seq = (r->count - rb->initial_count) >> rb->geom.sbfbits;
+	if (r->data_size > ct->copy_size || !subbuf_in_bounds(rb, cpu, r) ||
+	    cons_packet_check(cb, cpu, &s->prev, r->data, ct->copy, r->data_size, seq,
+			      &len, &n) < 0) {
+		/* Relaxed: statistics only (consumer_bufset_stats). */
+		__atomic_fetch_add(&cb->packets_corrupt, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	ret = cons_stream_write(ct->t->dir, cb->b->channel, cpu, &cb->streams[cpu],
-				r->data, len);
+	ret = cons_stream_write(ct->t->dir, cb->b->channel, cpu, s, ct->copy, len);
 	if (ret < 0) {
 		cons_report_error(ct, "a stream file", ret);
 		return;
 	}
-	pthread_mutex_lock(&ct->t->lock);
-	uint64_t n = cons_packet_count_events(cb, r->data, len);
-	pthread_mutex_unlock(&ct->t->lock);
 	/* Relaxed: statistics only. */
 	__atomic_fetch_add(&cb->events, n, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&cb->packets, 1, __ATOMIC_RELAXED);

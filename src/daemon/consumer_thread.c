@@ -121,6 +121,7 @@ static void free_trace(struct cons_trace *ct)
 		cb->b->consumer = NULL;
 	}
 	free(ct->sets);
+	free(ct->copy);
 	pthread_cond_destroy(&ct->wake);
 	pthread_mutex_destroy(&ct->wake_lock);
 	pthread_mutex_destroy(&ct->io_lock);
@@ -164,11 +165,15 @@ int consumer_trace_add(struct dp_trace *t, char *err, size_t errlen)
 			goto fail_msg;
 		for (uint32_t cpu = 0; cpu < cb->b->rb.nr_cpus; cpu++)
 			cb->streams[cpu].fd = -1;
+		if (cb->b->rb.subbuf_size > ct->copy_size)
+			ct->copy_size = cb->b->rb.subbuf_size;
 		cb->next_read_ns = now + read_period_ns(cb->b->channel);
 		if (cb->b->channel->switch_timer_ms)
 			cb->next_switch_ns =
 				now + (uint64_t)cb->b->channel->switch_timer_ms * 1000000ull;
 	}
+	if (ct->copy_size && !(ct->copy = malloc(ct->copy_size)))
+		goto fail_msg;
 	if (!(t->session && t->session->snapshot)) {
 		ret = cons_metadata_update(ct, true);
 		if (ret < 0) {
@@ -198,32 +203,71 @@ fail:
 	return ret;
 }
 
-/* All that was reserved has been consumed (or given up) on every CPU. */
-static bool all_consumed(struct cons_trace *ct)
+/* Whether `used` bytes reserved and not consumed is more than a CPU's
+ * buffer can hold: rb_reserve never gets that far ahead of the reader,
+ * so a program wrote on the counters. */
+static bool backlog_impossible(const struct rb *rb, uint64_t used)
 {
+	return used > ((uint64_t)rb->num_subbuf + 1) * rb->subbuf_size;
+}
+
+/*
+ * One drain pass's verdict on each CPU that is not done yet: done when
+ * all it reserved is consumed and its final flush finished; given up (counted in subbufs_skipped, the
+ * sub-buffers it still held) when its counters are impossible, when
+ * read_count has not moved for CONS_DRAIN_STUCK_MS, or at the deadline.
+ * Returns whether every CPU is done.
+ */
+static bool drain_settle(struct cons_trace *ct, uint64_t now, bool deadline)
+{
+	bool all = true;
 	for (uint32_t i = 0; i < ct->t->nr_bufsets; i++) {
-		struct dp_bufset *b = ct->sets[i].b;
-		if (!cons_bufset_live(b))
+		struct cons_bufset *cb = &ct->sets[i];
+		const struct rb *rb = &cb->b->rb;
+		if (!cons_bufset_live(cb->b))
 			continue;
-		for (uint32_t cpu = 0; cpu < b->rb.nr_cpus; cpu++) {
+		for (uint32_t cpu = 0; cpu < rb->nr_cpus; cpu++) {
+			struct cons_stream *s = &cb->streams[cpu];
+			if (s->drain_done)
+				continue;
 			struct rb_stats st;
-			rb_get_stats(&b->rb, cpu, &st);
-			if (st.bytes_consumed != st.bytes_reserved)
-				return false;
+			rb_get_stats(rb, cpu, &st);
+			uint64_t left = st.bytes_reserved - st.bytes_consumed;
+			bool impossible = backlog_impossible(rb, left);
+			if (!left && !s->drain_pending) {
+				s->drain_done = true;
+				continue;
+			}
+			if (st.bytes_consumed != s->drain_rcnt) {
+				s->drain_rcnt = st.bytes_consumed;
+				s->drain_ns = now;
+			}
+			if (impossible || deadline ||
+			    now - s->drain_ns >= CONS_DRAIN_STUCK_MS * 1000000ull) {
+				uint64_t n = impossible ? 1 : (left + rb->subbuf_size - 1) /
+								    rb->subbuf_size;
+				/* Relaxed: statistics only. */
+				__atomic_fetch_add(&cb->subbufs_skipped, n, __ATOMIC_RELAXED);
+				s->drain_done = true;
+				continue;
+			}
+			all = false;
 		}
 	}
-	return true;
+	return all;
 }
 
 /*
  * Final flush of every CPU, then read until everything reserved is
- * consumed. Bounded: a sub-buffer whose writer died between reserve and
- * commit never completes; cons_read_bufset gives it up after
- * CONS_DRAIN_STUCK_MS (counted in subbufs_lost), and the whole drain stops
- * after CONS_DRAIN_MAX_MS whatever happens. In snapshot sessions the data
- * stays in the buffers: only the flush is done (a later snapshot then
- * holds the last events). Errors: -ETIMEDOUT (gave up; what could be
- * written is), or the first write error.
+ * consumed. Bounded, and one buffer never holds the others up: a
+ * sub-buffer whose writer died between reserve and commit never
+ * completes, cons_read_bufset gives it up after CONS_DRAIN_STUCK_MS; a
+ * CPU that stops making progress for that long (or whose counters a
+ * program overwrote) is given up as a whole (drain_settle), and the drain
+ * ends after CONS_DRAIN_MAX_MS whatever happens. What is given up is
+ * counted (subbufs_lost). In snapshot sessions the data stays in the
+ * buffers: only the flush is done (a later snapshot then holds the last
+ * events). Errors: the first write error.
  */
 int consumer_trace_drain(struct dp_trace *t)
 {
@@ -233,28 +277,40 @@ int consumer_trace_drain(struct dp_trace *t)
 	bool snapshot = t->session && t->session->snapshot;
 	int ret = 0;
 	pthread_mutex_lock(&ct->io_lock);
-	uint64_t deadline = cons_now_ns() + CONS_DRAIN_MAX_MS * 1000000ull;
+	uint64_t start = cons_now_ns(), deadline = start + CONS_DRAIN_MAX_MS * 1000000ull;
+	for (uint32_t i = 0; i < t->nr_bufsets; i++) {
+		struct cons_bufset *cb = &ct->sets[i];
+		for (uint32_t cpu = 0; cons_bufset_live(cb->b) && cpu < cb->b->rb.nr_cpus; cpu++) {
+			struct cons_stream *s = &cb->streams[cpu];
+			s->drain_rcnt = UINT64_MAX;
+			s->drain_ns = start;
+			s->drain_done = false;
+		}
+	}
 	for (;;) {
-		/* -EAGAIN from a flush: it could not finish, e.g. a full
-		 * buffer (discard mode) had no room for the packet carrying
-		 * the last lost events. Read and flush again even when all
-		 * that is reserved is consumed, or those counts are lost. */
-		bool pending = false;
+		/* -EAGAIN from a flush (drain_pending): it could not finish,
+		 * e.g. a full buffer (discard mode) had no room for the
+		 * packet carrying the last lost events. Read and flush again
+		 * even when all that is reserved is consumed, or those counts
+		 * are lost. */
 		for (uint32_t i = 0; i < t->nr_bufsets; i++) {
 			struct cons_bufset *cb = &ct->sets[i];
 			if (!cons_bufset_live(cb->b))
 				continue;
-			for (uint32_t cpu = 0; cpu < cb->b->rb.nr_cpus; cpu++)
-				pending |= rb_flush_cpu(&cb->b->rb, cpu, true) == -EAGAIN;
+			for (uint32_t cpu = 0; cpu < cb->b->rb.nr_cpus; cpu++) {
+				struct cons_stream *s = &cb->streams[cpu];
+				if (!s->drain_done)
+					s->drain_pending =
+						rb_flush_cpu(&cb->b->rb, cpu, true) == -EAGAIN;
+			}
 			if (!snapshot)
 				cons_read_bufset(ct, cb, CONS_DRAIN_STUCK_MS);
 		}
-		if (snapshot || (!pending && all_consumed(ct)))
+		if (snapshot)
 			break;
-		if (cons_now_ns() >= deadline) {
-			ret = -ETIMEDOUT;
+		uint64_t now = cons_now_ns();
+		if (drain_settle(ct, now, now >= deadline))
 			break;
-		}
 		struct timespec ts = { 0, 1000000 };
 		nanosleep(&ts, NULL);
 	}
@@ -267,6 +323,27 @@ int consumer_trace_drain(struct dp_trace *t)
 	}
 	pthread_mutex_unlock(&ct->io_lock);
 	return ret;
+}
+
+/* Errors: -EINVAL (not consumed). */
+int consumer_trace_sync(struct dp_trace *t)
+{
+	struct cons_trace *ct = t->consumer;
+	if (!ct)
+		return -EINVAL;
+	if (t->session && t->session->snapshot)
+		return 0;
+	pthread_mutex_lock(&ct->io_lock);
+	for (uint32_t i = 0; i < t->nr_bufsets; i++) {
+		struct cons_bufset *cb = &ct->sets[i];
+		if (!cons_bufset_live(cb->b))
+			continue;
+		for (uint32_t cpu = 0; cpu < cb->b->rb.nr_cpus; cpu++)
+			rb_flush_cpu(&cb->b->rb, cpu, false);
+		cons_read_bufset(ct, cb, CONS_STUCK_MS);
+	}
+	pthread_mutex_unlock(&ct->io_lock);
+	return 0;
 }
 
 void consumer_trace_remove(struct dp_trace *t)
@@ -306,8 +383,12 @@ int consumer_bufset_stats(const struct dp_bufset *b, struct rtd_channel_stats *s
 	for (uint32_t cpu = 0; cpu < b->rb.nr_cpus; cpu++) {
 		struct rb_stats s;
 		rb_get_stats(&b->rb, cpu, &s);
-		st->buffer_bytes += b->rb.subbuf_size * b->rb.num_subbuf;
-		st->used_bytes += s.bytes_reserved - s.bytes_consumed;
+		/* The counters are in memory the programs can write: what is
+		 * used is bounded by what the buffer holds. */
+		uint64_t size = b->rb.subbuf_size * b->rb.num_subbuf;
+		uint64_t used = s.bytes_reserved - s.bytes_consumed;
+		st->buffer_bytes += size;
+		st->used_bytes += used > size ? size : used;
 		st->events_lost += s.events_lost;
 		st->subbufs_lost += s.subbufs_lost;
 	}
@@ -317,6 +398,7 @@ int consumer_bufset_stats(const struct dp_bufset *b, struct rtd_channel_stats *s
 		st->events += __atomic_load_n(&cb->events, __ATOMIC_RELAXED);
 		st->bytes_written += __atomic_load_n(&cb->bytes, __ATOMIC_RELAXED);
 		st->subbufs_lost += __atomic_load_n(&cb->subbufs_skipped, __ATOMIC_RELAXED);
+		st->packets_corrupt += __atomic_load_n(&cb->packets_corrupt, __ATOMIC_RELAXED);
 	}
 	st->nr_buffer_sets++;
 	return 0;

@@ -133,6 +133,9 @@ int ctl_status(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *e
 		return -ENOENT;
 	fprintf(out, "Session %s: [%s]%s\nStatistics:\n", s->name, state_of(s),
 		s->snapshot ? " snapshot" : "");
+	/* While it runs, count what the buffers hold too. */
+	if (s->active)
+		dp_session_sync(s);
 	if (!s->channels)
 		fprintf(out, "  no channel\n");
 	for (const struct rtd_channel *c = s->channels; c; c = c->next) {
@@ -150,12 +153,13 @@ int ctl_status(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *e
 		double pct = st.buffer_bytes ? 100.0 * (double)st.used_bytes /
 			(double)st.buffer_bytes : 0.0;
 		fprintf(out, "  %s: buffer usage %.1f%% (%llu of %llu bytes, %u buffer set%s), "
-			"events %llu, lost %llu, sub-buffers lost %llu, bytes written %llu\n",
+			"events %llu, lost %llu, sub-buffers lost %llu, corrupt packets dropped %llu, "
+			"bytes written %llu\n",
 			c->name, pct, (unsigned long long)st.used_bytes,
 			(unsigned long long)st.buffer_bytes, st.nr_buffer_sets,
 			st.nr_buffer_sets == 1 ? "" : "s", (unsigned long long)st.events,
 			(unsigned long long)st.events_lost, (unsigned long long)st.subbufs_lost,
-			(unsigned long long)st.bytes_written);
+			(unsigned long long)st.packets_corrupt, (unsigned long long)st.bytes_written);
 	}
 	fprintf(out, "\n");
 	ctl_describe_session(out, s);

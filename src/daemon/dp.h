@@ -103,6 +103,9 @@ struct dp_trace {
  *    switch timers of each channel) into trace->dir.
  *  - consumer_trace_drain: flush every CPU of every buffer set and write
  *    all that is committed; returns when it is on disk.
+ *  - consumer_trace_sync: flush every CPU of every buffer set and write
+ *    what is complete then (no wait for writers; nothing in snapshot
+ *    sessions), so that the statistics count every event recorded.
  *  - consumer_trace_remove: stop reading (after a drain) and forget it.
  *  - consumer_metadata_changed: new event classes; written before any
  *    packet that uses them is.
@@ -120,6 +123,7 @@ struct dp_trace {
  */
 int consumer_trace_add(struct dp_trace *t, char *err, size_t errlen);
 int consumer_trace_drain(struct dp_trace *t);
+int consumer_trace_sync(struct dp_trace *t);
 void consumer_trace_remove(struct dp_trace *t);
 void consumer_metadata_changed(struct dp_trace *t);
 int consumer_snapshot(struct dp_trace *t, const char *dir, uint64_t max_size,

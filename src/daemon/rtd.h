@@ -165,12 +165,18 @@ struct rtd_channel_stats {
 	uint64_t events;		/* written to the trace (or, in snapshot
 					 * sessions, into the buffers) */
 	uint64_t events_lost;
-	uint64_t subbufs_lost;		/* overwritten unread */
+	uint64_t subbufs_lost;		/* overwritten unread, or given up */
+	uint64_t packets_corrupt;	/* damaged by a program: dropped */
 	uint64_t bytes_written;
 	uint32_t nr_buffer_sets;
 };
+/* A channel's counters, summed over its traces, those already freed
+ * (per-pid traces of exited programs) included. */
 int dp_channel_stats(const struct rtd_session *s, const struct rtd_channel *c,
 		     struct rtd_channel_stats *st);
+/* Write what the session's buffers hold now (a flush, not waiting for
+ * writers), so that the counters include every event recorded so far. */
+void dp_session_sync(struct rtd_session *s);
 
 /* A registered program's event, for `ringtrace list -u`. */
 struct rtd_app_event {

@@ -17,6 +17,13 @@
  *    the middle of an event): the drain returns, the sub-buffer is counted
  *    as lost, everything before it is in the trace.
  *  - a packet whose header its program damaged: dropped and counted.
+ *  - each header and context field, the sizes and the events of one
+ *    packet damaged in turn (what a program that scribbles on its mapping
+ *    does): that packet alone is dropped and counted, every other event is
+ *    read back by rt_reader and babeltrace2.
+ *  - the counters of a buffer damaged (write_count, the commit counts):
+ *    the drain returns without error, the buffer's usage stays within its
+ *    size, what was given up is counted.
  *  - a drain of full buffers (prints the write rate).
  */
 #define _GNU_SOURCE
@@ -792,7 +799,8 @@ static void test_damaged_packet(void)
 	CHECK_EQ(consumer_trace_drain(&f->t), 0);
 	struct rtd_channel_stats st = { 0 };
 	consumer_bufset_stats(&f->sets[0], &st);
-	CHECK_EQ(st.subbufs_lost, 1);
+	CHECK_EQ(st.packets_corrupt, 1);
+	CHECK_EQ(st.subbufs_lost, 0);
 	/* The other packets are all there, and readable. */
 	struct rtr_trace *r;
 	if (CHECK(rtr_open(f->t.dir, &r, err, sizeof(err)) == 0, "rtr_open: %s", err)) {
@@ -815,6 +823,193 @@ static void test_damaged_packet(void)
 		rtr_close(r);
 	}
 	CHECK(run_babeltrace2(f->t.dir) == 0, "babeltrace2 reads %s", f->t.dir);
+	consumer_trace_remove(&f->t);
+	fx_fini(f);
+	free(f);
+}
+
+/* ---- each field of one packet damaged in turn ---- */
+
+enum damage {
+	DMG_UUID, DMG_STREAM_ID, DMG_INSTANCE, DMG_CPU_ID, DMG_CONTENT_HUGE,
+	DMG_CONTENT_SHORT, DMG_CONTENT_CUT, DMG_SEQ, DMG_TS_BACK, DMG_TS_END,
+	DMG_DISCARDED, DMG_EVENT_ID, DMG_RANDOM_HEADER, DMG_COUNT
+};
+
+static const char *const damage_names[DMG_COUNT] = {
+	"uuid", "stream_id", "stream_instance_id", "cpu_id", "content_size huge",
+	"content_size < header", "content_size cuts an event", "packet_seq_num",
+	"timestamp_begin before the previous packet", "timestamp_end before the events",
+	"events_discarded beyond the buffer's count", "unknown event id", "random header",
+};
+
+/* Damage sub-buffer 1 (the second packet, complete) of `data`. */
+static void damage_packet(char *sb, enum damage d)
+{
+	struct ctf_packet_header h;
+	memcpy(&h, sb, sizeof(h));
+	switch (d) {
+	case DMG_UUID: h.uuid[7] ^= 1; break;
+	case DMG_STREAM_ID: h.stream_id = 1; break;
+	case DMG_INSTANCE: h.stream_instance_id += 1; break;
+	case DMG_CPU_ID: h.cpu_id += 1; break;
+	case DMG_CONTENT_HUGE: h.content_size = 1ull << 40; break;
+	case DMG_CONTENT_SHORT: h.content_size = 8 * 8; break;
+	case DMG_CONTENT_CUT: h.content_size -= 2 * 8; break;
+	case DMG_SEQ: h.packet_seq_num = 0; break;
+	case DMG_TS_BACK: h.timestamp_begin = 1; break;
+	case DMG_TS_END: h.timestamp_end = h.timestamp_begin; break;
+	case DMG_DISCARDED: h.events_discarded = 1ull << 50; break;
+	case DMG_EVENT_ID: sb[CTF_PACKET_HEADER_SIZE] = 29; break;
+	case DMG_RANDOM_HEADER:
+		for (size_t i = 0; i < sizeof(h); i++)
+			((unsigned char *)&h)[i] = (unsigned char)(rand() >> 7);
+		break;
+	default: break;
+	}
+	if (d != DMG_EVENT_ID)
+		memcpy(sb, &h, sizeof(h));
+}
+
+struct scribbler {
+	struct fixture *f;
+	enum damage d;
+	int cpu;
+};
+
+static void *scribble_writer(void *arg)
+{
+	struct scribbler *w = arg;
+	w->cpu = pin_nth_cpu(0);
+	for (uint32_t i = 0; i < 500; i++)
+		write_event(&w->f->sets[0], EV_ID, i, 0, true, NULL);
+	if (w->cpu >= 0)
+		damage_packet(w->f->sets[0].rb.cpus[w->cpu].data + 4096, w->d);
+	return NULL;
+}
+
+/* 500 events written by `writer` on one CPU's 8 x 4 KiB buffer (only the
+ * drain reads), the damage `d` done; NULL if the consumer did not start. */
+static struct fixture *scribbled_trace(const char *prefix, int d, void *(*writer)(void *))
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	char name[64];
+	snprintf(name, sizeof(name), "%s-%d", prefix, d);
+	fx_init(f, name, false);
+	fx_channel(f, "chan", 4096, 8, false, false);
+	f->ch[0].read_timer_ms = 600000;
+	fx_event(f, 0, EV_ID, "ev", ev_fields, 3);
+	char err[256] = "";
+	if (!CHECK(consumer_trace_add(&f->t, err, sizeof(err)) == 0, "add: %s", err)) {
+		fx_fini(f);
+		free(f);
+		return NULL;
+	}
+	struct scribbler w = { .f = f, .d = (enum damage)d };
+	pthread_t th;
+	pthread_create(&th, NULL, writer, &w);
+	pthread_join(th, NULL);
+	return f;
+}
+
+static void test_scribbled_packet(enum damage d)
+{
+	unit_case = damage_names[d];
+	char err[256] = "";
+	struct fixture *f = scribbled_trace("scribbled", (int)d, scribble_writer);
+	if (!f)
+		return;
+	CHECK_EQ(consumer_trace_drain(&f->t), 0);
+	struct rtd_channel_stats st = { 0 };
+	consumer_bufset_stats(&f->sets[0], &st);
+	CHECK_EQ(st.packets_corrupt, 1);
+	CHECK_EQ(st.subbufs_lost, 0);
+	/* Every event but those of the second packet, in order. */
+	struct rtr_trace *r;
+	if (CHECK(rtr_open(f->t.dir, &r, err, sizeof(err)) == 0, "rtr_open: %s", err)) {
+		struct rtr_event ev;
+		uint64_t next = 0, n = 0, gaps = 0;
+		int ret;
+		while ((ret = rtr_next(r, &ev)) > 0) {
+			struct rtr_value seq;
+			rtr_field_by_name(&ev, "seq", &seq);
+			gaps += seq.u != next;
+			CHECK(seq.u >= next, "seq %llu after %llu", (unsigned long long)seq.u,
+			      (unsigned long long)next);
+			next = seq.u + 1;
+			n++;
+		}
+		CHECK(ret == 0, "rtr_next: %s", rtr_error(r));
+		CHECK(gaps == 1 && next == 500 && n > 200 && n < 400,
+		      "%llu events, %llu gaps, last %llu", (unsigned long long)n,
+		      (unsigned long long)gaps, (unsigned long long)next);
+		CHECK_EQ(st.events, n);
+		rtr_close(r);
+	}
+	CHECK(run_babeltrace2(f->t.dir) == 0, "babeltrace2 reads %s", f->t.dir);
+	consumer_trace_remove(&f->t);
+	fx_fini(f);
+	free(f);
+}
+
+/* ---- a buffer's counters damaged ---- */
+
+enum counter_damage { CNT_WRITE_COUNT, CNT_ANNOUNCED, CNT_COMMIT_SEQ, CNT_COUNT };
+
+static const char *const counter_names[CNT_COUNT] = {
+	"write_count", "announced", "commit_seq",
+};
+
+static void *counter_writer(void *arg)
+{
+	struct scribbler *w = arg;
+	w->cpu = pin_nth_cpu(0);
+	for (uint32_t i = 0; i < 500; i++)
+		write_event(&w->f->sets[0], EV_ID, i, 0, true, NULL);
+	if (w->cpu < 0)
+		return NULL;
+	struct rb_cpu_ctl *c = rb_cpu(&w->f->sets[0].rb, (uint32_t)w->cpu);
+	switch ((enum counter_damage)w->d) {
+	case CNT_WRITE_COUNT: c->write_count += 1ull << 40; break;
+	case CNT_ANNOUNCED: c->announced += 12345; break;
+	default: c->sb[2].commit_seq = 0x5555; break;
+	}
+	return NULL;
+}
+
+static void test_scribbled_counters(enum counter_damage d)
+{
+	unit_case = counter_names[d];
+	char err[256] = "";
+	struct fixture *f = scribbled_trace("counters", (int)d, counter_writer);
+	if (!f)
+		return;
+	uint64_t t0 = clock_ns();
+	CHECK_EQ(consumer_trace_drain(&f->t), 0);
+	printf("drain with damaged %s: %.1f ms\n", counter_names[d],
+	       (double)(clock_ns() - t0) / 1e6);
+	struct rtd_channel_stats st = { 0 };
+	consumer_bufset_stats(&f->sets[0], &st);
+	CHECK(st.used_bytes <= st.buffer_bytes, "used %llu of %llu",
+	      (unsigned long long)st.used_bytes, (unsigned long long)st.buffer_bytes);
+	CHECK(st.subbufs_lost + st.packets_corrupt >= 1, "what was given up is counted");
+	/* The complete packets before the damage are readable. */
+	CHECK(run_babeltrace2(f->t.dir) == 0, "babeltrace2 reads %s", f->t.dir);
+	struct rtr_trace *r;
+	if (CHECK(rtr_open(f->t.dir, &r, err, sizeof(err)) == 0, "rtr_open: %s", err)) {
+		struct rtr_event ev;
+		uint64_t next = 0;
+		int ret;
+		while ((ret = rtr_next(r, &ev)) > 0) {
+			struct rtr_value seq;
+			rtr_field_by_name(&ev, "seq", &seq);
+			CHECK_EQ(seq.u, next);
+			next = seq.u + 1;
+		}
+		CHECK(ret == 0, "rtr_next: %s", rtr_error(r));
+		CHECK_EQ(st.events, next);
+		rtr_close(r);
+	}
 	consumer_trace_remove(&f->t);
 	fx_fini(f);
 	free(f);
@@ -882,6 +1077,10 @@ int main(int argc, char **argv)
 	test_snapshot();
 	test_drain_stuck();
 	test_damaged_packet();
+	for (int d = 0; d < DMG_COUNT; d++)
+		test_scribbled_packet((enum damage)d);
+	for (int d = 0; d < CNT_COUNT; d++)
+		test_scribbled_counters((enum counter_damage)d);
 	test_bulk_drain();
 	int ret = unit_finish();
 	/* RINGTRACE_TEST_KEEP=1 keeps the traces for a look by hand. */

@@ -394,7 +394,7 @@ class StartStop(DaemonCase):
         # After stop everything is written: 3 workers x 20 requests (60
         # request_start, 60 request_done, 3 not_found) + start + stop.
         self.assertRegex(self.ok("status"), r"channel0: buffer usage [0-9.]+% .*, events 125, "
-                         r"lost 0, sub-buffers lost 0, bytes written [1-9]")
+                         r"lost 0, sub-buffers lost 0, corrupt packets dropped 0, bytes written [1-9]")
         self.assertEqual(len(trace_events(out)), 125)
         self.fails(1, "not started", "stop", "s")
         self.fails(1, "cannot get a new channel", "enable-channel", "-u", "late")
