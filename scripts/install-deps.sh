@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # scripts/install-deps.sh [STEP] [BUILD_DIR]: install on a Debian machine what
 # STEP needs, and nothing when it is all there already:
-#   build  compiler, CMake, pkg-config, liburcu (the daemon's hash tables)
+#   build  compiler, CMake, pkg-config, liburcu (the daemon's hash tables);
+#          Python 3 and go-md2man, which make the man pages from docs/
+#          (scripts/md2man.py)
 #   demo   build + babeltrace2 (make demo)
 #   check  demo + what the tests use: python3-bt2, LTTng (the comparison
-#          tests), clang, and chromium, which only
+#          tests), clang, man-db and bash-completion (the install test reads
+#          the man pages and completes commands), and chromium, which only
 #          the report test needs (it skips with exit status 77 without it)
 #   bench  build + babeltrace2, python3-bt2 and LTTng-UST (make bench)
 # Default STEP: check (everything but nothing more than the tests need).
@@ -15,10 +18,10 @@ set -euo pipefail
 step=${1:-check}
 build_dir=${2:-}
 
-build=(build-essential cmake pkg-config liburcu-dev)
+build=(build-essential cmake pkg-config liburcu-dev python3 go-md2man)
 demo=("${build[@]}" babeltrace2)
 check=("${demo[@]}" python3-bt2 lttng-tools liblttng-ust-dev liburcu-dev clang
-       chromium)
+       man-db bash-completion chromium)
 bench=("${build[@]}" babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev liburcu-dev)
 case $step in
 build) pkgs=("${build[@]}") ;;
