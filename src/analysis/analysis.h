@@ -67,6 +67,10 @@ struct ra_source {
 	struct rtr_trace *t;		/* owned: every trace, merged */
 	struct ra_strtab names;		/* event names */
 	struct ra_strtab keys;		/* key values as text; "unknown" */
+	struct ra_strtab threads;	/* thread names (procname contexts) */
+	uint32_t *key_thread;		/* owned, per key: its last thread
+					 * name's index in threads + 1; 0 none */
+	uint32_t nr_key_thread;
 	const char *key_field;		/* borrowed; "tid" by default */
 	bool default_key;		/* no key field given: vtid, then tid */
 	int64_t first_ns, last_ns;	/* of the events returned so far */
@@ -88,13 +92,22 @@ struct ra_source {
  */
 int ra_source_open(struct ra_source *src, const char *const *dirs, size_t nr,
 		   const char *key_field, char *err, size_t errlen);
-/* 1 (event in *ev), 0 (end), -errno (message in err). */
+/* 1 (event in *ev), 0 (end), -errno (message in err). The thread name
+ * of the event's key is updated from its procname context (the thread's
+ * name when the event was recorded), if it has one. */
 int ra_source_next(struct ra_source *src, struct ra_event *ev, char *err,
 		   size_t errlen);
 /* Events lost (discarded) and packets lost in every trace; complete once
  * ra_source_next returned 0. */
 void ra_source_lost(const struct ra_source *src, uint64_t *events,
 		    uint64_t *packets);
+/* The name of key `key`'s thread as of the events read so far (its last
+ * procname context), NULL when none was recorded. */
+const char *ra_source_thread_name(const struct ra_source *src, uint32_t key);
+/* "KEY_FIELD KEY (NAME)", or without " (NAME)" when none is known: how
+ * the writers name a key's thread. */
+void ra_source_thread_label(const struct ra_source *src, uint32_t key, char *out,
+			    size_t len);
 /* The directory of trace `trace` of the set (ra_event.trace). */
 const char *ra_source_trace_path(const struct ra_source *src, uint32_t trace);
 void ra_source_close(struct ra_source *src);
@@ -143,7 +156,7 @@ struct ra_key_stack {
 struct ra_pairer {
 	struct ra_pair_type *types;	/* owned */
 	uint32_t nr_types, cap_types;
-	bool auto_pairs;		/* X_entry/X_exit, X_begin/X_end, X_start/X_stop */
+	bool auto_pairs;		/* P:X_entry/P:X_exit ..., P:entry/P:exit ... */
 	int64_t *role;			/* owned, per name: -1 none, else type * 2 + is_end;
 					 * INT64_MIN not classified yet */
 	uint32_t nr_roles;

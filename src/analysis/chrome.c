@@ -48,7 +48,9 @@ struct chrome {
 	uint32_t nr_holds;
 	int64_t start_ns;
 	uint64_t written;
-	uint8_t *named;		/* owned: (key, trace) has its thread_name */
+	uint32_t *named;	/* owned, per (key, trace): 0 no thread_name yet,
+				 * 1 one without a name, else the name's index
+				 * in src.threads + 2 */
 	size_t nr_named;
 	int64_t *pids;		/* owned: pids with a process_name */
 	size_t nr_pids;
@@ -94,7 +96,9 @@ static int64_t pid_of(const struct chrome *c, const struct ra_event *ev)
 	return ev->trace + 1;
 }
 
-/* The process_name and thread_name metadata events, once each. */
+/* The process_name metadata event, once per process, and the
+ * thread_name one, again when the thread's name changed: "NAME" when the
+ * procname context gave one, else "KEY_FIELD KEY". */
 static int name_thread(struct chrome *c, const struct ra_event *ev, int64_t pid)
 {
 	size_t i;
@@ -116,23 +120,26 @@ static int name_thread(struct chrome *c, const struct ra_event *ev, int64_t pid)
 	size_t slot = (size_t)ev->key * rtr_trace_count(c->src.t) + ev->trace;
 	if (slot >= c->nr_named) {
 		size_t n = slot + 64;
-		uint8_t *named = realloc(c->named, n);
+		uint32_t *named = realloc(c->named, n * sizeof(*named));
 		if (!named)
 			return -ENOMEM;
-		memset(named + c->nr_named, 0, n - c->nr_named);
+		memset(named + c->nr_named, 0, (n - c->nr_named) * sizeof(*named));
 		c->named = named;
 		c->nr_named = n;
 	}
-	if (c->named[slot])
+	const char *name = ra_source_thread_name(&c->src, ev->key);
+	uint32_t want = name ? c->src.key_thread[ev->key] + 1 : 1;
+	if (c->named[slot] == want || (c->named[slot] && !name))
 		return 0;
-	c->named[slot] = 1;
+	c->named[slot] = want;
 	begin_event(c);
 	fprintf(c->out, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%" PRId64
 		",\"tid\":%" PRId64 ",\"args\":{\"name\":", pid, tid_of(c, ev->key));
 	char label[160];
-	snprintf(label, sizeof(label), "%s %s", c->src.key_field,
-		 c->src.keys.str[ev->key]);
-	ra_json_string(c->out, label, strlen(label));
+	if (!name)
+		snprintf(label, sizeof(label), "%s %s", c->src.key_field,
+			 c->src.keys.str[ev->key]);
+	ra_json_string(c->out, name ? name : label, strlen(name ? name : label));
 	fputs("}}", c->out);
 	return 0;
 }

@@ -114,6 +114,16 @@ static void write_rates(FILE *f, const struct ra_stats *s, const uint32_t *order
 	fputs("]}", f);
 }
 
+/* ,"thread":NAME when the key's thread name is known. */
+static void write_thread_name(FILE *f, const struct ra_stats *s, uint32_t key)
+{
+	const char *name = ra_source_thread_name(&s->src, key);
+	if (!name)
+		return;
+	fputs(",\"thread\":", f);
+	jstr(f, name);
+}
+
 static void write_one_duration(FILE *f, const struct ra_stats *s, uint32_t t)
 {
 	const struct ra_pair_type *pt = &s->pairer.types[t];
@@ -151,6 +161,7 @@ static void write_one_duration(FILE *f, const struct ra_stats *s, uint32_t t)
 			i ? "," : "", p->dur_ns, p->begin_ns,
 			ra_ns_diff(p->begin_ns, s->src.first_ns), wall);
 		jstr(f, s->src.keys.str[p->key]);
+		write_thread_name(f, s, p->key);
 		fputc('}', f);
 	}
 	fputs("]}", f);
@@ -167,6 +178,7 @@ static void write_threads(FILE *f, const struct ra_stats *s)
 		fputs(first ? "{\"key\":" : ",{\"key\":", f);
 		first = 0;
 		jstr(f, s->src.keys.str[k]);
+		write_thread_name(f, s, k);
 		fprintf(f, ",\"events\":%" PRIu64 ",\"first_ns\":%" PRId64
 			",\"last_ns\":%" PRId64 ",\"paired_ns\":%" PRId64 ",\"busiest\":[",
 			ks->events, ks->first_ns, ks->last_ns, ks->paired_ns);

@@ -13,10 +13,11 @@
 
 #define ROLE_UNKNOWN INT64_MIN
 
+/* P:X_begin/P:X_end, and the bare P:begin/P:end (type "P:begin/end"). */
 static const char *const auto_suffix[][2] = {
-	{ "_entry", "_exit" },
-	{ "_begin", "_end" },
-	{ "_start", "_stop" },
+	{ "entry", "exit" },
+	{ "begin", "end" },
+	{ "start", "stop" },
 };
 
 void ra_pairer_init(struct ra_pairer *p, bool auto_pairs)
@@ -82,13 +83,24 @@ int ra_pairer_add(struct ra_pairer *p, const char *spec, char *err, size_t errle
 	return 0;
 }
 
-static bool ends_with(const char *s, size_t len, const char *suffix, size_t *prefix)
+/* Whether event name s ("P:E") ends in "_suffix" after a nonempty X
+ * (*prefix: the length of "P:X") or is "P:suffix" (*prefix: the length
+ * of "P:", *bare set). */
+static bool ends_with(const char *s, size_t len, const char *suffix, size_t *prefix,
+		      bool *bare)
 {
 	size_t n = strlen(suffix);
-	if (len <= n || strcmp(s + len - n, suffix))
+	if (len <= n + 1 || strcmp(s + len - n, suffix))
 		return false;
 	*prefix = len - n;
-	return s[*prefix - 1] != ':';	/* "prov:_entry" has no X */
+	*bare = s[*prefix - 1] == ':';
+	if (*bare)
+		return true;
+	/* "P:X_end": the '_' goes too; "P:_end" and "P:Xend" do not count. */
+	if (s[*prefix - 1] != '_' || s[*prefix - 2] == ':')
+		return false;
+	(*prefix)--;
+	return true;
 }
 
 /* The role of event name `name` (see struct ra_pairer). */
@@ -103,14 +115,19 @@ static int64_t classify(struct ra_pairer *p, const char *name)
 	if (!p->auto_pairs || !strchr(name, ':'))
 		return -1;
 	size_t len = strlen(name), prefix;
+	bool bare;
 	for (size_t s = 0; s < sizeof(auto_suffix) / sizeof(auto_suffix[0]); s++) {
 		for (int is_end = 0; is_end < 2; is_end++) {
-			if (!ends_with(name, len, auto_suffix[s][is_end], &prefix))
+			if (!ends_with(name, len, auto_suffix[s][is_end], &prefix, &bare))
 				continue;
 			char other[512], label[512];
-			snprintf(other, sizeof(other), "%.*s%s", (int)prefix, name,
-				 auto_suffix[s][!is_end]);
-			snprintf(label, sizeof(label), "%.*s", (int)prefix, name);
+			snprintf(other, sizeof(other), "%.*s%s%s", (int)prefix, name,
+				 bare ? "" : "_", auto_suffix[s][!is_end]);
+			if (bare)
+				snprintf(label, sizeof(label), "%.*s%s/%s", (int)prefix, name,
+					 auto_suffix[s][0], auto_suffix[s][1]);
+			else
+				snprintf(label, sizeof(label), "%.*s", (int)prefix, name);
 			const char *b = is_end ? other : name;
 			const char *e = is_end ? name : other;
 			int64_t t = type_for(p, label, b, strlen(b), e, strlen(e));

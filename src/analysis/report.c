@@ -197,7 +197,7 @@ static void write_data(FILE *f, const struct ra_stats *s, const char *title,
 			continue;
 		fputs(first ? "" : ",", f);
 		first = false;
-		snprintf(label, sizeof(label), "%s %s", s->src.key_field, s->src.keys.str[k]);
+		ra_source_thread_label(&s->src, k, label, sizeof(label));
 		write_lane(f, s, label, false, l->by_key.idx + st[k], st[k + 1] - st[k],
 			   l->pairs_by_key.idx + ps[k], ps[k + 1] - ps[k], cap);
 	}

@@ -183,6 +183,48 @@ static void key_text(const struct ra_source *src, const struct rtr_event *ev,
 	}
 }
 
+/* Key `key`'s thread name from the current event's procname context. */
+static int set_thread_name(struct ra_source *src, uint32_t key)
+{
+	struct rtr_value v;
+	if (ra_event_context(&src->cur, "procname", &v) < 0 || v.type != RTR_STRING)
+		return 0;
+	char name[64];
+	snprintf(name, sizeof(name), "%.*s", (int)(v.s.len < sizeof(name) ? v.s.len
+						   : sizeof(name) - 1), v.s.p);
+	int64_t t = ra_strtab_intern(&src->threads, name);
+	if (t < 0)
+		return (int)t;
+	if (key >= src->nr_key_thread) {
+		uint32_t n = key + 64;
+		uint32_t *kt = realloc(src->key_thread, n * sizeof(*kt));
+		if (!kt)
+			return -ENOMEM;
+		memset(kt + src->nr_key_thread, 0, (n - src->nr_key_thread) * sizeof(*kt));
+		src->key_thread = kt;
+		src->nr_key_thread = n;
+	}
+	src->key_thread[key] = (uint32_t)t + 1;
+	return 0;
+}
+
+const char *ra_source_thread_name(const struct ra_source *src, uint32_t key)
+{
+	if (key >= src->nr_key_thread || !src->key_thread[key])
+		return NULL;
+	return src->threads.str[src->key_thread[key] - 1];
+}
+
+void ra_source_thread_label(const struct ra_source *src, uint32_t key, char *out,
+			    size_t len)
+{
+	const char *name = ra_source_thread_name(src, key);
+	if (name)
+		snprintf(out, len, "%s %s (%s)", src->key_field, src->keys.str[key], name);
+	else
+		snprintf(out, len, "%s %s", src->key_field, src->keys.str[key]);
+}
+
 int ra_source_next(struct ra_source *src, struct ra_event *ev, char *err,
 		   size_t errlen)
 {
@@ -197,6 +239,10 @@ int ra_source_next(struct ra_source *src, struct ra_event *ev, char *err,
 	int64_t name = ra_strtab_intern(&src->names, src->cur.cls->name);
 	int64_t k = ra_strtab_intern(&src->keys, key);
 	if (name < 0 || k < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (set_thread_name(src, (uint32_t)k) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -237,6 +283,8 @@ void ra_source_close(struct ra_source *src)
 {
 	ra_strtab_free(&src->keys);
 	ra_strtab_free(&src->names);
+	ra_strtab_free(&src->threads);
+	free(src->key_thread);
 	if (src->t)
 		rtr_close(src->t);
 	memset(src, 0, sizeof(*src));

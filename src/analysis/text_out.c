@@ -115,22 +115,23 @@ static void write_one_duration(FILE *f, const struct ra_stats *s, uint32_t t)
 	uint64_t top = d->count < s->opt.top ? d->count : s->opt.top;
 	if (top)
 		fprintf(f, "  top %" PRIu64 " outliers:\n  %10s  %-29s  %20s  %s\n", top,
-			"duration", "begin (UTC)", "begin (ns)", "key");
+			"duration", "begin (UTC)", "begin (ns)", "thread");
 	for (uint64_t i = 0; i < top; i++) {
 		const struct ra_pair *p = &d->sorted[i];
 		ra_format_duration(p->dur_ns, v[0], sizeof(v[0]));
-		char wall[64];
+		char wall[64], thread[256];
 		ra_format_wall(p->begin_ns, wall, sizeof(wall));
+		ra_source_thread_label(&s->src, p->key, thread, sizeof(thread));
 		fprintf(f, "  %10s  %-29s  %20" PRId64 "  %s\n", v[0], wall, p->begin_ns,
-			s->src.keys.str[p->key]);
+			thread);
 	}
 }
 
 static void write_threads(FILE *f, const struct ra_stats *s)
 {
 	fprintf(f, "\n== Activity per %s ==\n", s->src.key_field);
-	fprintf(f, "%-12s %10s %12s %12s %12s  %s\n", s->src.key_field, "events",
-		"first", "last", "in pairs", "busiest events");
+	fprintf(f, "%-12s %-16s %10s %12s %12s %12s  %s\n", s->src.key_field, "thread",
+		"events", "first", "last", "in pairs", "busiest events");
 	for (uint32_t k = 0; k < s->nr_keys && k < s->src.keys.nr; k++) {
 		const struct ra_key_stats *ks = &s->keys[k];
 		if (!ks->events)
@@ -139,8 +140,9 @@ static void write_threads(FILE *f, const struct ra_stats *s)
 		ra_format_duration(ra_ns_diff(ks->first_ns, s->src.first_ns), first, sizeof(first));
 		ra_format_duration(ra_ns_diff(ks->last_ns, s->src.first_ns), last, sizeof(last));
 		ra_format_duration(ks->paired_ns, paired, sizeof(paired));
-		fprintf(f, "%-12s %10" PRIu64 " %12s %12s %12s  ", s->src.keys.str[k],
-			ks->events, first, last, paired);
+		const char *name = ra_source_thread_name(&s->src, k);
+		fprintf(f, "%-12s %-16s %10" PRIu64 " %12s %12s %12s  ", s->src.keys.str[k],
+			name ? name : "-", ks->events, first, last, paired);
 		uint32_t nr;
 		uint32_t *order = ra_names_by_count(ks->name_counts, s->src.names.nr, &nr);
 		for (uint32_t i = 0; order && i < nr && i < BUSIEST; i++)
@@ -176,8 +178,9 @@ void ra_write_text(FILE *f, const struct ra_stats *s, unsigned sections)
 	if (sections & RA_DURATIONS) {
 		fprintf(f, "\n== Durations of paired events (key: %s) ==\n", s->src.key_field);
 		if (!s->pairer.nr_types)
-			fprintf(f, "no paired events (X_entry/X_exit, X_begin/X_end, "
-				"X_start/X_stop, or --pair)\n");
+			fprintf(f, "no paired events (P:X_entry/P:X_exit, P:X_begin/P:X_end, "
+				"P:X_start/P:X_stop, P:entry/P:exit, P:begin/P:end, "
+				"P:start/P:stop, or --pair)\n");
 		for (uint32_t t = 0; t < s->pairer.nr_types; t++)
 			write_one_duration(f, s, t);
 	}

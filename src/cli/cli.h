@@ -44,7 +44,9 @@ enum {
 	{ "key", required_argument, NULL, CLI_OPT_KEY }
 #define CLI_PAIRING_HELP                                                       \
 	"  --pair BEGIN,END    pair these events (full names, repeatable)\n"   \
-	"  --no-auto-pairs     do not pair X_entry/X_exit, X_begin/X_end, X_start/X_stop\n" \
+	"  --no-auto-pairs     do not pair P:X_entry/P:X_exit, P:X_begin/P:X_end,\n" \
+	"                      P:X_start/P:X_stop, P:entry/P:exit, P:begin/P:end,\n" \
+	"                      P:start/P:stop\n"                                \
 	"  --key FIELD         field that identifies a thread (default: vtid, else tid)\n"
 /* cli_analysis_getopt: a shared option had a bad value. */
 #define CLI_OPT_BAD (-2)

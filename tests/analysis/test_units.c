@@ -87,6 +87,25 @@ static void test_pairing_auto(void)
 	CHECK_EQ(f.p.types[2].unmatched_begin, 1);
 	CHECK_EQ(f.p.types[2].unmatched_end, 1);
 
+	/* the bare P:begin/P:end, P:entry/P:exit, P:start/P:stop */
+	static const char *const bare[][3] = {
+		{ "r:begin", "r:end", "r:begin/end" },
+		{ "r:entry", "r:exit", "r:entry/exit" },
+		{ "r:start", "r:stop", "r:start/stop" },
+	};
+	for (uint32_t i = 0; i < 3; i++) {
+		CHECK_EQ(feed(&f, bare[i][0], 4, 80 + i), RA_PAIR_BEGIN);
+		CHECK_EQ(feed(&f, bare[i][1], 4, 90 + i), RA_PAIR_DONE);
+		CHECK_EQ(f.d.begin_ns, 80 + i);
+		CHECK(!strcmp(f.p.types[f.d.type].label, bare[i][2]), "%s",
+		      f.p.types[f.d.type].label);
+		CHECK(!strcmp(f.p.types[f.d.type].begin, bare[i][0]), "%s",
+		      f.p.types[f.d.type].begin);
+	}
+	CHECK_EQ(feed(&f, "r:backend", 4, 95), RA_PAIR_NONE);
+	CHECK_EQ(feed(&f, "r:restart", 4, 96), RA_PAIR_NONE);
+	CHECK_EQ(feed(&f, ":end", 4, 97), RA_PAIR_NONE);
+
 	/* not patterns: no X, no provider, other suffixes */
 	CHECK_EQ(feed(&f, "p:_entry", 0, 60), RA_PAIR_NONE);
 	CHECK_EQ(feed(&f, "f_entry", 0, 61), RA_PAIR_NONE);
