@@ -102,7 +102,8 @@ int ra_source_next(struct ra_source *src, struct ra_event *ev, char *err,
 void ra_source_lost(const struct ra_source *src, uint64_t *events,
 		    uint64_t *packets);
 /* The name of key `key`'s thread as of the events read so far (its last
- * procname context), NULL when none was recorded. */
+ * procname context), NULL when none was recorded or the key is a field
+ * given by the caller (not a thread). */
 const char *ra_source_thread_name(const struct ra_source *src, uint32_t key);
 /* "KEY_FIELD KEY (NAME)", or without " (NAME)" when none is known: how
  * the writers name a key's thread. */

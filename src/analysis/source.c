@@ -183,11 +183,13 @@ static void key_text(const struct ra_source *src, const struct rtr_event *ev,
 	}
 }
 
-/* Key `key`'s thread name from the current event's procname context. */
+/* Key `key`'s thread name from the current event's procname context,
+ * when keys are threads (the default key; a --key field may be anything). */
 static int set_thread_name(struct ra_source *src, uint32_t key)
 {
 	struct rtr_value v;
-	if (ra_event_context(&src->cur, "procname", &v) < 0 || v.type != RTR_STRING)
+	if (!src->default_key || ra_event_context(&src->cur, "procname", &v) < 0 ||
+	    v.type != RTR_STRING)
 		return 0;
 	char name[64];
 	snprintf(name, sizeof(name), "%.*s", (int)(v.s.len < sizeof(name) ? v.s.len

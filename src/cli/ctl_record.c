@@ -1,7 +1,8 @@
 /*
  * ctl_record.c - `ringtrace record` through ringtraced: a hidden session
  * (".record-PID", flat output: DIR/metadata and DIR/channel0_CPU like
- * embedded mode) with one channel, the options mapped onto it, tracking
+ * embedded mode) with one channel, the options mapped onto it (contexts
+ * by add-context), tracking
  * only CMD's pid. The channel uses per-user buffers: with only CMD
  * tracked they hold CMD's events alone, and the data plane writes such a
  * trace directly in the session's output (per-pid traces always get a
@@ -75,6 +76,14 @@ static int setup(const struct record_opts *o, const char *name)
 	rtp_kv_add(&kv, "buffers", "uid");
 	if ((ret = step(&kv, STEP_TIMEOUT_MS)) != 0)
 		return ret;
+	if (o->contexts[0]) {
+		rtp_kv_add(&kv, "cmd", "add-context");
+		rtp_kv_add(&kv, "session", name);
+		rtp_kv_add(&kv, "channel", "channel0");
+		rtp_kv_add(&kv, "type", o->contexts);
+		if ((ret = step(&kv, STEP_TIMEOUT_MS)) != 0)
+			return ret;
+	}
 	rtp_kv_add(&kv, "cmd", "enable-event");
 	rtp_kv_add(&kv, "session", name);
 	rtp_kv_add(&kv, "channel", "channel0");

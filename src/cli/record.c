@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <dirent.h>
 
+#include "../daemon/rtd.h"
 #include "../lib/config_parse.h"
 #include "../lib/fs_util.h"
 #include "cli.h"
@@ -47,6 +48,11 @@ static void record_usage(FILE *f)
 		"                          (default 4)\n"
 		"      --switch-timer MS   flush partly filled sub-buffers every MS ms\n"
 		"      --read-timer MS     consumer polling period (default 10)\n"
+		"  -t, --context TYPE      record context TYPE with each event (repeatable,\n"
+		"                          comma lists; vpid vtid procname cpu_id ip prio\n"
+		"                          hostname; 'none': no context). Default:\n"
+		"                          vpid,vtid,procname (process id, thread id\n"
+		"                          and thread name)\n"
 		"  -e, --event PATTERN     record only events matching the glob on\n"
 		"                          'provider:event' (repeatable)\n"
 		"      --loglevel LEVEL    record only events of LEVEL or more severe\n"
@@ -70,6 +76,7 @@ static const struct option record_opts[] = {
 	{ "switch-timer", required_argument, NULL, OPT_SWITCH_TIMER },
 	{ "read-timer", required_argument, NULL, OPT_READ_TIMER },
 	{ "event", required_argument, NULL, 'e' },
+	{ "context", required_argument, NULL, 't' },
 	{ "loglevel", required_argument, NULL, OPT_LOGLEVEL },
 	{ "clock", required_argument, NULL, OPT_CLOCK },
 	{ "embedded", no_argument, NULL, OPT_EMBEDDED },
@@ -161,9 +168,10 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	int c;
 	o->subbuf_size = 256 * 1024;
 	o->num_subbuf = 4;
+	bool have_contexts = false;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:o:e:qh", record_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:e:t:qh", record_opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case 'q': o->quiet = true; break;
@@ -201,6 +209,24 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		}
+		case 't': {
+			size_t l = strlen(o->contexts);
+			uint8_t ctx[RTD_CTX_COUNT];
+			uint32_t nr;
+			have_contexts = true;
+			if (rt_parse_contexts(optarg, ctx, &nr, err) < 0)
+				goto bad;
+			if (!nr) {	/* "none" */
+				o->contexts[0] = '\0';
+				break;
+			}
+			if (snprintf(o->contexts + l, sizeof(o->contexts) - l, "%s%s",
+				     l ? "," : "", optarg) >=
+				    (int)(sizeof(o->contexts) - l) ||
+			    rt_parse_contexts(o->contexts, ctx, &nr, err) < 0)
+				goto bad;
+			break;
+		}
 		case OPT_LOGLEVEL:
 			if (rt_parse_loglevel(optarg, &o->loglevel, err) < 0)
 				goto bad;
@@ -231,6 +257,8 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	}
 	if (rt_check_subbuf(o->subbuf_size, o->num_subbuf, err) < 0)
 		goto bad;
+	if (!have_contexts)
+		snprintf(o->contexts, sizeof(o->contexts), "%s", RECORD_DEFAULT_CONTEXTS);
 	if (optind >= argc) {
 		cli_error("record: no command to run (usage: ringtrace record [OPTIONS] -- CMD [ARGS])");
 		return -EINVAL;
@@ -266,6 +294,7 @@ static void set_child_env(const struct record_opts *o, const char *dir)
 	}
 	if (o->clock)
 		setenv("RINGTRACE_CLOCK", o->clock, 1);
+	setenv("RINGTRACE_CONTEXTS", o->contexts[0] ? o->contexts : "none", 1);
 }
 
 pid_t record_spawn(char **cmd, const struct record_opts *o, const char *embedded_dir,

@@ -18,7 +18,14 @@ struct record_opts {
 	bool have_switch, have_read, have_loglevel;
 	const char *clock;
 	char events[4096];				/* comma-separated globs */
+	char contexts[128];				/* comma-separated context
+							 * names, "" for none */
 };
+
+/* The contexts `record` records unless -t says otherwise: each event's
+ * process id, thread id and thread name (a traced process tree's
+ * children share the trace). */
+#define RECORD_DEFAULT_CONTEXTS "vpid,vtid,procname"
 
 /*
  * Start CMD. In the child: when `hold` (a pipe) is given, wait until a

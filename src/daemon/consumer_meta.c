@@ -11,30 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../lib/config_parse.h"
 #include "../lib/fs_util.h"
 #include "consumer_internal.h"
-
-_Static_assert(sizeof(void *) == 8, "the ip context is a 64-bit pointer");
-
-/* CTF field type of each context (rtd.h's enum rtd_context). */
-static const uint32_t context_types[RTD_CTX_COUNT] = {
-	[RTD_CTX_VPID] = RT_TYPE_S32,
-	[RTD_CTX_VTID] = RT_TYPE_S32,
-	[RTD_CTX_PROCNAME] = RT_TYPE_STRING,
-	[RTD_CTX_CPU_ID] = RT_TYPE_U32,
-	[RTD_CTX_IP] = RT_TYPE_POINTER,		/* uint64, base 16 */
-	[RTD_CTX_PRIO] = RT_TYPE_S32,
-	[RTD_CTX_HOSTNAME] = RT_TYPE_STRING,
-};
-
-/* The context names as the CTF declares them (rtd.h's rtd_context_names
- * belongs to the control plane; these must match them). */
-static const char *const context_names[RTD_CTX_COUNT] = {
-	[RTD_CTX_VPID] = "vpid", [RTD_CTX_VTID] = "vtid",
-	[RTD_CTX_PROCNAME] = "procname", [RTD_CTX_CPU_ID] = "cpu_id",
-	[RTD_CTX_IP] = "ip", [RTD_CTX_PRIO] = "prio",
-	[RTD_CTX_HOSTNAME] = "hostname",
-};
 
 /* The trace's event classes from `from` on, copied under its lock (their
  * names and fields stay valid as long as the trace: the registry only
@@ -103,8 +82,8 @@ static int metadata_build(struct dp_trace *t, struct ctf_buf *out, uint64_t *gen
 		for (uint32_t k = 0; k < ch->nr_contexts && k < RTD_CTX_COUNT; k++) {
 			if ((unsigned)ch->contexts[k] >= RTD_CTX_COUNT)
 				continue;
-			c[nc].name = context_names[ch->contexts[k]];
-			c[nc].type = context_types[ch->contexts[k]];
+			c[nc].name = rt_context_name(ch->contexts[k]);
+			c[nc].type = rt_context_type(ch->contexts[k]);
 			nc++;
 		}
 		sc[nsc++] = (struct ctf_stream_class){

@@ -97,7 +97,7 @@ static void warn_once(const char *what, const char *detail)
  * first registration, or a fork child's): never again on reconnection,
  * since a probe still writing into a dead connection's buffers may be
  * copying them with the sizes it reserved. */
-static void cache_identity(void)
+void rt_dc_cache_identity(void)
 {
 	if (rt_dc_pid == (int32_t)getpid())
 		return;
@@ -284,7 +284,7 @@ static void serve(int fd)
 static int register_on(int fd, int64_t deadline, uint32_t *sent, char *err,
 		       size_t errlen)
 {
-	cache_identity();
+	rt_dc_cache_identity();
 	struct app_buf b = { 0 };
 	app_put_u32(&b, (uint32_t)rt_dc_pid);
 	app_put_u32(&b, (uint32_t)getuid());

@@ -58,7 +58,7 @@ struct rt_dbuf {
 	uint64_t session_id;
 	uint8_t ctx[APP_MAX_CONTEXTS];	/* enum rtd_context */
 	uint32_t nr_ctx;
-	uint32_t ctx_size;		/* bytes of contexts per event */
+	uint32_t ctx_size;		/* rt_ctx_size */
 	bool live;			/* false after DISABLE_SESSION */
 	uint32_t *ids;			/* by class index: event id + 1, 0 = off */
 	uint32_t nr_ids;
@@ -109,10 +109,14 @@ RT_HIDDEN bool rt_targets_may_reconnect(void);
  * and may have held it), and the parent's buffer sets forgotten (still
  * mapped, never written). */
 RT_HIDDEN void rt_targets_fork_child(void);
-/* Context bytes for one buffer set's list. */
+/* Context bytes of one list but the thread's name (procname), which the
+ * probe sizes per event. Embedded mode's channel uses it too. */
 RT_HIDDEN uint32_t rt_ctx_size(const uint8_t *ctx, uint32_t nr);
 
 /* daemon_client.c. */
+/* Cache this process's pid, name and host name (rt_dc_*) once per
+ * process; embedded mode calls it at its start (the hostname context). */
+RT_HIDDEN void rt_dc_cache_identity(void);
 /* Called from the library constructor when not in embedded mode. */
 RT_HIDDEN void rt_daemon_client_init(void);
 /* New classes were registered (rt__register, lock not held): tell the

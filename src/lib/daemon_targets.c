@@ -40,8 +40,7 @@ uint32_t rt_ctx_size(const uint8_t *ctx, uint32_t nr)
 			n += 8;
 			break;
 		case RTD_CTX_PROCNAME:
-			n += rt_dc_procname_size;
-			break;
+			break;	/* the thread's name: its size is the probe's */
 		case RTD_CTX_HOSTNAME:
 			n += rt_dc_hostname_size;
 			break;

@@ -23,21 +23,32 @@
  * between its reservation and commit, nothing out of line. Everything
  * else goes through the noinline record_general.
  *
- * Context values: vpid, procname and hostname are cached at registration;
- * vtid and prio are cached per thread by its first event in daemon mode
- * (gettid and getpriority: one system call each, once per thread; prio is
- * not refreshed when the thread's nice value changes later); cpu_id is
- * the buffer's CPU; ip is the return address of the probe call in the
- * instrumented code.
+ * Embedded mode's channel may have contexts too (RINGTRACE_CONTEXTS, which
+ * `ringtrace record` sets): they are written the same way.
  *
- * Fast path: no lock, no system call (but the one-time context cache
- * above), no allocation, no floating point. Reentrant without per-thread
+ * Context values: hostname is cached at registration (or embedded mode's
+ * start); vpid, vtid and prio are cached per thread by its first event
+ * that records them (getpid, gettid and getpriority: one system call
+ * each, once per thread, again in a fork child; prio is not refreshed when the thread's nice value
+ * changes later); procname is the thread's name (its comm, what
+ * pthread_setname_np set, as in LTTng), cached per thread by its first
+ * event that records it (prctl PR_GET_NAME) and read again after the
+ * name of any thread of the process was set through pthread_setname_np
+ * (thread_name.c: a generation number the probe compares with its
+ * cache's); cpu_id is the buffer's CPU; ip is the return address of the
+ * probe call in the instrumented code.
+ *
+ * Fast path: no lock, no system call (but the context caches above,
+ * filled once per thread and per rename), no allocation, no floating
+ * point. Reentrant without per-thread
  * state: nothing runs between a reservation and its commit but this code,
  * so a signal handler that traces meanwhile simply takes the next slot
  * (such nesting is bounded by the signals themselves).
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -46,8 +57,55 @@
 #include "daemon_client.h"
 #include "rt_internal.h"
 
+static __thread int32_t rt_pid __attribute__((tls_model("initial-exec")));
 static __thread int32_t rt_tid __attribute__((tls_model("initial-exec")));
 static __thread int32_t rt_prio __attribute__((tls_model("initial-exec")));
+/* The thread's name as of generation rt_tname_gen - 1 of
+ * rt_thread_name_gen (0: not read yet). */
+static __thread char rt_tname[RT_THREAD_NAME_LEN] __attribute__((tls_model("initial-exec")));
+static __thread uint32_t rt_tname_gen __attribute__((tls_model("initial-exec")));
+
+/* A fork child's only thread is not the thread that filled the caches:
+ * its tid differs (its name does not, but is read again anyway). */
+static void forget_thread(void)
+{
+	rt_tid = 0;
+	rt_tname_gen = 0;
+}
+
+__attribute__((constructor)) static void probe_init(void)
+{
+	pthread_atfork(NULL, NULL, forget_thread);
+}
+
+/* The thread's name, at most RT_THREAD_NAME_LEN bytes with the NUL. */
+struct rt_tname {
+	char s[RT_THREAD_NAME_LEN];
+	uint32_t size;		/* with the NUL; 0: not recorded */
+};
+
+static RT_NOINLINE void fill_thread_name(uint32_t gen)
+{
+	char name[RT_THREAD_NAME_LEN] = "";
+	if (prctl(PR_GET_NAME, name, 0, 0, 0) < 0 || !name[0])
+		memcpy(name, "unknown", sizeof("unknown"));
+	memcpy(rt_tname, name, sizeof(name));
+	rt_tname_gen = gen + 1;
+}
+
+/* Copy the thread's name to *tn (a local: a signal handler that renames
+ * the cache meanwhile cannot change the size reserved for this event). */
+static void thread_name(struct rt_tname *tn)
+{
+	/* Acquire: pairs with the release increment after a rename
+	 * (thread_name.c): PR_GET_NAME then sees the new name. */
+	uint32_t gen = __atomic_load_n(&rt_thread_name_gen, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(rt_tname_gen != gen + 1, 0))
+		fill_thread_name(gen);
+	memcpy(tn->s, rt_tname, sizeof(tn->s));
+	tn->s[sizeof(tn->s) - 1] = '\0';
+	tn->size = (uint32_t)strlen(tn->s) + 1;
+}
 
 static RT_NOINLINE void rt_drop(struct rb *rb)
 {
@@ -59,18 +117,21 @@ static RT_NOINLINE void rt_drop(struct rb *rb)
 
 static RT_NOINLINE void fill_thread_cache(void)
 {
+	rt_pid = (int32_t)getpid();
 	rt_tid = (int32_t)gettid();
 	rt_prio = 20 + getpriority(PRIO_PROCESS, 0);
 }
 
-/* The buffer set's contexts, in its order (dp.h: packed, byte-aligned). */
-static char *write_contexts(char *p, const struct rt_dbuf *b, int32_t cpu,
-			    uintptr_t ip)
+/* The buffer's contexts, in its order (dp.h: packed, byte-aligned). */
+static char *write_contexts(char *p, const uint8_t *ctx, uint32_t nr,
+			    const struct rt_tname *tn, int32_t cpu, uintptr_t ip)
 {
-	for (uint32_t i = 0; i < b->nr_ctx; i++) {
-		switch (b->ctx[i]) {
+	for (uint32_t i = 0; i < nr; i++) {
+		switch (ctx[i]) {
 		case RTD_CTX_VPID:
-			memcpy(p, &rt_dc_pid, 4);
+			if (__builtin_expect(!rt_tid, 0))
+				fill_thread_cache();
+			memcpy(p, &rt_pid, 4);
 			p += 4;
 			break;
 		case RTD_CTX_VTID:
@@ -80,8 +141,8 @@ static char *write_contexts(char *p, const struct rt_dbuf *b, int32_t cpu,
 			p += 4;
 			break;
 		case RTD_CTX_PROCNAME:
-			memcpy(p, rt_dc_procname, rt_dc_procname_size);
-			p += rt_dc_procname_size;
+			memcpy(p, tn->s, tn->size);
+			p += tn->size;
 			break;
 		case RTD_CTX_CPU_ID:
 			memcpy(p, &cpu, 4);
@@ -122,8 +183,10 @@ static inline const struct rt_target_set *daemon_targets(const struct rt_event_c
  * daemon mode's only target. Filled by rt_pick_one(), on the stack. */
 struct rt_one {
 	struct rb *rb;
-	const struct rt_dbuf *dbuf;	/* daemon mode: its contexts; NULL: embedded mode */
-	uint64_t size;			/* contexts + payload (64-bit: cannot wrap) */
+	const uint8_t *ctx;		/* the buffer's contexts (nr_ctx of them) */
+	uint32_t nr_ctx;
+	uint64_t size;			/* contexts but the thread's name, + payload
+					 * (64-bit: cannot wrap) */
 	uint32_t id;			/* CTF event id in that buffer's trace */
 	uint16_t hdr_compact;		/* compact event header size */
 };
@@ -134,8 +197,9 @@ rt_pick_embedded(const struct rt_event_class *c, struct rt_channel *ch,
 		 uint64_t payload_size, struct rt_one *o)
 {
 	o->rb = &ch->rb;
-	o->dbuf = NULL;
-	o->size = payload_size;
+	o->ctx = ch->ctx;
+	o->nr_ctx = ch->nr_ctx;
+	o->size = payload_size + ch->ctx_size;
 	o->id = c->id;
 	o->hdr_compact = c->hdr_compact;
 }
@@ -145,7 +209,8 @@ static inline __attribute__((always_inline)) void
 rt_pick_target(const struct rt_target *t, uint64_t payload_size, struct rt_one *o)
 {
 	o->rb = &t->buf->rb;
-	o->dbuf = t->buf;
+	o->ctx = t->buf->ctx;
+	o->nr_ctx = t->buf->nr_ctx;
 	o->size = payload_size + t->buf->ctx_size;
 	o->id = t->id;
 	o->hdr_compact = t->hdr_compact;
@@ -170,25 +235,33 @@ rt_pick_one(const struct rt_event_class *c, struct rt_channel *ch,
 	return true;
 }
 
-/* Reserve in o's buffer and write the event header (and daemon mode's
- * contexts); returns where the payload goes, or NULL (dropped, counted).
- * `ctx` is a local of the caller. */
+/* Reserve in o's buffer and write the event header and the contexts;
+ * returns where the payload goes, or NULL (dropped, counted). `ctx` is a
+ * local of the caller. */
 static inline __attribute__((always_inline)) char *
 one_reserve(const struct rt_one *o, uintptr_t ip, struct rb_ctx *ctx)
 {
-	if (__builtin_expect(o->size > o->rb->subbuf_size, 0)) {
+	struct rt_tname tn = { .size = 0 };
+	uint64_t size = o->size;
+	for (uint32_t i = 0; i < o->nr_ctx; i++)
+		if (o->ctx[i] == RTD_CTX_PROCNAME) {
+			thread_name(&tn);
+			size += tn.size;
+			break;
+		}
+	if (__builtin_expect(size > o->rb->subbuf_size, 0)) {
 		rt_drop(o->rb);
 		return NULL;
 	}
-	ctx->payload_size = (uint32_t)o->size;
+	ctx->payload_size = (uint32_t)size;
 	ctx->hdr_compact = o->hdr_compact;
 	ctx->hdr_full = CTF_EVENT_HEADER_EXTENDED;
 	if (__builtin_expect(rb_reserve(o->rb, ctx, rt_clock_read) != 0, 0))
 		return NULL;
 	char *p = ctx->r.addr + ctf_write_event_header(ctx->r.addr, o->id, ctx->r.tsc,
 						     ctx->full_tsc);
-	if (o->dbuf && o->dbuf->nr_ctx)
-		p = write_contexts(p, o->dbuf, ctx->r.cpu, ip);
+	if (o->nr_ctx)
+		p = write_contexts(p, o->ctx, o->nr_ctx, &tn, ctx->r.cpu, ip);
 	return p;
 }
 
@@ -405,7 +478,7 @@ record(struct rt_event_desc *ev, const char *flat, const struct rt_part *parts,
 	if (__builtin_expect(c != NULL && fast, 1)) {
 		struct rt_one o;
 		if (__builtin_expect(rt_pick_one(c, ch, size, &o), 1) &&
-		    (!o.dbuf || o.dbuf->nr_ctx == 0) &&
+		    o.nr_ctx == 0 &&
 		    __builtin_expect(record_fast(o.rb, o.id, o.hdr_compact, flat, parts,
 						 nr, size),
 				     1))

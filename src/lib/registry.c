@@ -125,8 +125,8 @@ static const struct rt_fast_site *fast_site(struct rt_event_class *c)
 {
 	struct rt_channel *ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
 	if (ch) {
-		if (!c->enabled)
-			return NULL;
+		if (!c->enabled || ch->nr_ctx)
+			return NULL;	/* contexts: the library's path writes them */
 		if (!c->site_state)
 			c->site_state = rt_fast_site_init(&c->site, &ch->rb, c->id) ? 1 : 2;
 		return c->site_state == 1 ? &c->site : NULL;

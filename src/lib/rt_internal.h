@@ -15,6 +15,7 @@
 #include <ringtrace/ringtrace.h>
 
 #include "../ctf/ctf_metadata.h"
+#include "../daemon/rtd.h"
 #include "../ctf/ctf_packet.h"
 #include "../ringbuffer/ringbuffer.h"
 #include "clock.h"
@@ -85,6 +86,8 @@ struct rt_config {
 	int32_t loglevel_max;		/* record events at this level or more severe */
 	bool force_monotonic;
 	bool no_rseq;
+	uint8_t ctx[RTD_CTX_COUNT];	/* contexts recorded with each event */
+	uint32_t nr_ctx;
 };
 
 /* The channel events are written to. Owner: the session; lives until
@@ -93,6 +96,11 @@ struct rt_channel {
 	struct rb rb;
 	struct ctf_stream_info stream;
 	char name[32];
+	/* Contexts (rt_config's), written after each event header like a
+	 * daemon buffer set's (probe.c): constant once tracing started. */
+	uint8_t ctx[RTD_CTX_COUNT];
+	uint32_t nr_ctx;
+	uint32_t ctx_size;		/* rt_ctx_size */
 };
 
 /* The embedded session (session.c). Set once tracing starts (release),
@@ -110,6 +118,11 @@ RT_HIDDEN void rt_consumer_stop(void);
 /* Called from a signal handler: ask the consumer to stop and then
  * re-raise `sig` with its default action. */
 RT_HIDDEN void rt_consumer_signal_stop(int sig);
+
+/* Thread names (thread_name.c): incremented (release) each time
+ * pthread_setname_np set a thread's name. Comm is 16 bytes with the NUL. */
+#define RT_THREAD_NAME_LEN 16
+RT_HIDDEN extern uint32_t rt_thread_name_gen;
 
 /* Diagnostics to stderr, prefixed "ringtrace: ". */
 RT_HIDDEN void rt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

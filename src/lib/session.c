@@ -19,6 +19,8 @@
  *   RINGTRACE_LOGLEVEL        record events of this level or more severe
  *   RINGTRACE_CLOCK           tsc | monotonic
  *   RINGTRACE_RSEQ            0: SMP atomics instead of rseq
+ *   RINGTRACE_CONTEXTS        contexts recorded with each event
+ *                             (vtid,procname; default none)
  * A bad value disables tracing with a message on stderr; the program
  * itself always runs on.
  */
@@ -144,6 +146,11 @@ static int config_from_env(struct rt_config *cfg)
 		}
 		cfg->no_rseq = !on;
 	}
+	if ((v = getenv("RINGTRACE_CONTEXTS")) &&
+	    rt_parse_contexts(v, cfg->ctx, &cfg->nr_ctx, err) < 0) {
+		rt_warn("RINGTRACE_CONTEXTS: %s; tracing disabled", err);
+		return -EINVAL;
+	}
 	if ((v = getenv("RINGTRACE_EVENTS")) && *v && split_patterns(v, cfg) < 0)
 		return -ENOMEM;
 	cfg->output = strdup(getenv("RINGTRACE_OUTPUT"));
@@ -209,6 +216,10 @@ static int session_start(void)
 
 	struct rt_channel *ch = &channel;
 	snprintf(ch->name, sizeof(ch->name), "channel0");
+	rt_dc_cache_identity();
+	memcpy(ch->ctx, rt_cfg.ctx, sizeof(ch->ctx));
+	ch->nr_ctx = rt_cfg.nr_ctx;
+	ch->ctx_size = rt_ctx_size(ch->ctx, ch->nr_ctx);
 	ch->stream.stream_id = 0;
 	ch->stream.subbuf_size = rt_cfg.subbuf_size;
 	if (getrandom(ch->stream.uuid, sizeof(ch->stream.uuid), 0) != sizeof(ch->stream.uuid)) {
@@ -286,7 +297,7 @@ __attribute__((constructor)) static void rt_lib_init(void)
 		"RINGTRACE_OUTPUT", "RINGTRACE_SUBBUF_SIZE", "RINGTRACE_NUM_SUBBUF",
 		"RINGTRACE_OVERWRITE", "RINGTRACE_SWITCH_TIMER_MS",
 		"RINGTRACE_READ_TIMER_MS", "RINGTRACE_EVENTS", "RINGTRACE_LOGLEVEL",
-		"RINGTRACE_CLOCK", "RINGTRACE_RSEQ",
+		"RINGTRACE_CLOCK", "RINGTRACE_RSEQ", "RINGTRACE_CONTEXTS",
 	};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config_parse.h"
+
 extern char *program_invocation_short_name;
 
 int rt_trace_dir_create_file(const char *dir, const char *name)
@@ -47,7 +49,12 @@ int rt_trace_dir_write_metadata(const char *dir, const struct rt_channel *ch,
 		},
 	};
 	memcpy(t.uuid, ch->stream.uuid, sizeof(t.uuid));
-	struct ctf_stream_class sc = { .id = ch->stream.stream_id, .name = ch->name };
+	struct rt_field_desc ctx[RTD_CTX_COUNT];
+	for (uint32_t i = 0; i < ch->nr_ctx; i++)
+		ctx[i] = (struct rt_field_desc){ .name = rt_context_name(ch->ctx[i]),
+						 .type = rt_context_type(ch->ctx[i]) };
+	struct ctf_stream_class sc = { .id = ch->stream.stream_id, .name = ch->name,
+				       .nr_contexts = ch->nr_ctx, .contexts = ctx };
 
 	struct ctf_buf b = { 0 };
 	struct ctf_event_class *ev = NULL;

@@ -163,7 +163,8 @@ class Analyze(Workload):
             self.assertIn(s, out)
         lines = out.splitlines()
         first = lines[lines.index(next(x for x in lines if "top 10 outliers" in x)) + 2]
-        self.assertEqual(first.split()[-1], self.outlier)
+        # the thread: key field, key and the thread's name (its comm)
+        self.assertEqual(first.split()[-3:], ["tid", self.outlier, "(workload)"])
 
     def test_two_traces_merged(self):
         a = self.analyze_json(self.trace)   # the same trace twice
@@ -192,7 +193,9 @@ class Export(Workload):
         self.assertEqual(ph["i"], len(self.events) - 2 * ph["X"])
         names = {(e["tid"], e["args"]["name"]) for e in evs
                  if e["ph"] == "M" and e["name"] == "thread_name"}
-        self.assertEqual(names, {(int(t), "tid " + t) for t in self.workers + [self.main_tid()]})
+        # `record` records each thread's name (procname): the workload
+        # does not name its threads, so they keep the program's name.
+        self.assertEqual(names, {(int(t), "workload") for t in self.workers + [self.main_tid()]})
         last = {}
         begins = {(f["tid"], f["iter"]): (ns, f) for ns, n, f in self.events
                   if n == "app:work_begin"}

@@ -125,7 +125,7 @@ class Report(unittest.TestCase):
         self.assertEqual(sum(lanes[c]["events"] for c in cpus), len(self.events))
         names = collections.Counter(e[1] for e in self.events)
         for w in self.workers:
-            lane = lanes["tid " + w]
+            lane = lanes["tid %s (workload)" % w]
             self.assertEqual((lane["events"], lane["pairs"], lane["step"]), (3 * N, N, 1))
             self.assertEqual(len(lane["t"]), 3 * N)
             self.assertEqual(len(lane["bars"]), N)
@@ -148,7 +148,7 @@ class Report(unittest.TestCase):
             self.assertLessEqual(len(l["t"]), 10)
             self.assertLessEqual(len(l["bars"]), 10)
             self.assertEqual(len(l["t"]), len(l["n"]))
-        lane = next(l for l in d["lanes"] if l["label"] == "tid " + self.workers[0])
+        lane = next(l for l in d["lanes"] if l["label"] == "tid %s (workload)" % self.workers[0])
         self.assertEqual(lane["step"], -(-3 * N // 10))
         if CHROMIUM:
             dom, console = chromium(page, self.tmp.name, "--dump-dom")

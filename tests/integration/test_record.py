@@ -186,10 +186,11 @@ class InlineCallSites(Base):
             self.assertEqual(got, want, name)
 
     def test_inline_across_subbuffers(self):
-        """With default options the call site records by itself, and
+        """Without contexts (-t none) the call site records by itself, and
         events that fill many sub-buffers all read back, in order."""
         n = 20000  # 400 KB of events: fits the buffers, even with no consumer
-        r = record(self.trace, [FASTSITE, str(n)], "--subbuf-size", "4k", "--num-subbuf", "256")
+        r = record(self.trace, [FASTSITE, str(n)], "--subbuf-size", "4k", "--num-subbuf", "256",
+                   "-t", "none")
         self.assertEqual(r.returncode, 0, r.stderr)
         # The first event of a sub-buffer (and one whose rseq section a
         # preemption aborted) calls the library: at least one of ten
@@ -202,7 +203,7 @@ class InlineCallSites(Base):
 
     def test_inline_unoptimized(self):
         """Call sites built with -O0 record by themselves too."""
-        r = record(self.trace, [FASTSITE_O0, "3000"])
+        r = record(self.trace, [FASTSITE_O0, "3000"], "-t", "none")
         self.assertEqual(r.returncode, 0, r.stderr)
         inline = re.search(r"fastsite: inline (\d+) of 10", r.stderr)
         self.assertTrue(inline and int(inline.group(1)) > 0, r.stderr)

@@ -102,14 +102,15 @@ class Traces:
             cls.tmp = tempfile.TemporaryDirectory(prefix="rt-view-")
             d = cls.tmp.name
             cls.types = os.path.join(d, "types")
-            record(cls.types, [TYPES, "60"])
+            # Without contexts: the lines checked below are the payloads.
+            record(cls.types, [TYPES, "60"], "-t", "none")
             cls.burst = os.path.join(d, "burst")
-            record(cls.burst, [BURST, "20000", "return"])
+            record(cls.burst, [BURST, "20000", "return"], "-t", "none")
             cls.demo = os.path.join(d, "demo")
             record(cls.demo, [DEMO, "200"])
             cls.big = os.path.join(d, "big")
             record(cls.big, [BURST, "300000", "return"], "--subbuf-size", "1M",
-                   "--num-subbuf", "16")
+                   "--num-subbuf", "16", "-t", "none")
         return cls
 
 
