@@ -10,6 +10,8 @@
 /* Indexes of the names with events, most frequent first (ties: name
  * order); *nr gets their number. NULL if out of memory. Caller frees. */
 uint32_t *ra_names_by_count(const uint64_t *counts, uint32_t nr_names, uint32_t *nr);
+/* Length of the valid UTF-8 sequence at s (1 to 4), 0 if invalid. */
+size_t ra_utf8_len(const uint8_t *s, size_t left);
 /* Peak bucket of name `n`. */
 uint32_t ra_peak_bucket(const struct ra_stats *s, uint32_t n);
 

@@ -11,8 +11,7 @@
 
 #define JSON_BUSIEST 10		/* event names listed per key */
 
-/* Length of the valid UTF-8 sequence at s (1 to 4), 0 if invalid. */
-static size_t utf8_len(const uint8_t *s, size_t left)
+size_t ra_utf8_len(const uint8_t *s, size_t left)
 {
 	size_t n;
 	uint32_t min;
@@ -72,7 +71,7 @@ void ra_json_string(FILE *f, const char *str, size_t len)
 			fprintf(f, "\\u%04x", c);
 			i++;
 		} else {
-			size_t n = utf8_len(s + i, len - i);
+			size_t n = ra_utf8_len(s + i, len - i);
 			if (!n) {
 				fputs("\\ufffd", f);
 				i++;

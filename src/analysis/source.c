@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "analysis_internal.h"
 
 static uint32_t hash_str(const char *s)
 {
@@ -191,9 +191,24 @@ static int set_thread_name(struct ra_source *src, uint32_t key)
 	if (!src->default_key || ra_event_context(&src->cur, "procname", &v) < 0 ||
 	    v.type != RTR_STRING)
 		return 0;
+	/* As printable text: the trace is untrusted, and the name goes to
+	 * terminals and tables (controls and invalid UTF-8 become '?'). */
 	char name[64];
-	snprintf(name, sizeof(name), "%.*s", (int)(v.s.len < sizeof(name) ? v.s.len
-						   : sizeof(name) - 1), v.s.p);
+	size_t len = v.s.len < sizeof(name) ? v.s.len : sizeof(name) - 1;
+	const uint8_t *in = (const uint8_t *)v.s.p;
+	size_t o = 0;
+	for (size_t i = 0; i < len;) {
+		size_t n = ra_utf8_len(in + i, len - i);
+		if (!n || (n == 1 && (in[i] < 0x20 || in[i] == 0x7f))) {
+			name[o++] = '?';
+			i++;
+			continue;
+		}
+		memcpy(name + o, in + i, n);
+		o += n;
+		i += n;
+	}
+	name[o] = '\0';
 	int64_t t = ra_strtab_intern(&src->threads, name);
 	if (t < 0)
 		return (int)t;
