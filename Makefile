@@ -56,3 +56,12 @@ bench: deps-bench build
 
 clean:
 	rm -rf $(BUILD)
+
+# Sanitizer leg (docs/sanitizers.md): an AddressSanitizer + UBSan build in
+# its own directory, the unit, reader, view and daemon tests run under it.
+SAN_BUILD ?= build-asan
+
+.PHONY: check-sanitize
+
+check-sanitize: deps
+	scripts/check-sanitize.sh $(SAN_BUILD)

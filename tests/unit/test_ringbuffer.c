@@ -1738,6 +1738,8 @@ static void test_attach(const struct variant *v)
 		int r_ = rb_attach(&a, priv, size);                            \
 		CHECK(r_ == (want), "rb_attach after `%s`: %d, want %d", #stmt, \
 		      r_, want);                                               \
+		if (r_ == 0)                                                   \
+			rb_destroy(&a);                                        \
 	} while (0)
 	CORRUPT((void)0, 0);
 	CORRUPT(h->magic[0] = 'X', -EINVAL);
@@ -1790,6 +1792,7 @@ static void test_attach(const struct variant *v)
 	CHECK_EQ(rb_attach(&a, priv, size - 1), (uint64_t)-EINVAL);
 	CHECK_EQ(rb_attach(&a, priv, 100), (uint64_t)-EINVAL);
 	CHECK_EQ(rb_attach(&a, priv, size), 0);
+	rb_destroy(&a);
 	munmap(priv, size);
 out:
 	munmap(map, size);
