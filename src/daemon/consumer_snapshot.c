@@ -184,7 +184,8 @@ static void snap_trim(struct snap *sn, uint64_t max_size)
 {
 	if (!max_size)
 		return;
-	qsort(sn->p, sn->n, sizeof(*sn->p), by_age);
+	if (sn->n)	/* qsort(NULL, 0, ...) is undefined: no streams, no p */
+		qsort(sn->p, sn->n, sizeof(*sn->p), by_age);
 	uint64_t total = 0;
 	bool full = false;
 	for (size_t i = sn->n; i-- > 0;) {
@@ -201,7 +202,8 @@ static void snap_trim(struct snap *sn, uint64_t max_size)
 /* Stream files CHANNEL_CPU in dir (never rotated). */
 static int snap_write(struct dp_trace *t, struct snap *sn, const char *dir)
 {
-	qsort(sn->p, sn->n, sizeof(*sn->p), by_stream);
+	if (sn->n)	/* as in snap_trim */
+		qsort(sn->p, sn->n, sizeof(*sn->p), by_stream);
 	int ret = 0;
 	struct cons_stream s = { .fd = -1 };
 	const struct snap_packet *prev = NULL;

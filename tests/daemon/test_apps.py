@@ -296,6 +296,26 @@ class Snapshots(AppCase):
         ev2 = read_events(paths[1])
         self.assertEqual([e["seq"] for e in ticks(ev2, "again", p1.pid)], list(range(10)))
 
+    def test_no_streams(self):
+        # A program registered and recorded nothing: no packet to save, in
+        # a snapshot of the whole buffers and in one trimmed to a size.
+        snaps = self.out("snaps")
+        self.rt("create", "snap", "--snapshot", "-o", snaps)
+        self.rt("enable-event", "-u", "app:tick")
+        self.rt("start")
+        prog = self.program()
+        for size in ((), ("--max-size", "1M")):
+            text = self.rt("snapshot", "record", *size)
+            self.assertIn("Snapshot recorded in " + snaps, text)
+            path = text.split("Snapshot recorded in ", 1)[1].split()[0].rstrip(".")
+            # The program's trace: its metadata, no stream file.
+            dirs = trace_dirs(path)
+            self.assertEqual(len(dirs), 1, dirs)
+            self.assertEqual(os.listdir(dirs[0]), ["metadata"])
+            self.assertEqual(read_events(dirs[0]), [])
+        self.rt("stop")
+        self.assertEqual(prog.exit(), (0, ""))
+
 
 class Dlopen(AppCase):
     def test_library_events_recorded_from_the_first(self):

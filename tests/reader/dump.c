@@ -41,6 +41,15 @@ static void put_string(const char *s, size_t len)
 	putchar('"');
 }
 
+/* A double's checksum: its bits. Converting it to an integer would be
+ * undefined for NaN, infinities and magnitudes of 2^63 and more. */
+static uint64_t double_bits(double d)
+{
+	uint64_t bits;
+	memcpy(&bits, &d, sizeof(bits));
+	return bits;
+}
+
 /* Print (quiet: only decode) a value; returns a checksum of what it saw. */
 static uint64_t put_value(const struct rtr_value *v, int quiet)
 {
@@ -71,7 +80,7 @@ static uint64_t put_value(const struct rtr_value *v, int quiet)
 			else
 				printf("%.17g", v->d);
 		}
-		return (uint64_t)(int64_t)v->d;
+		return double_bits(v->d);
 	case RTR_STRING:
 		if (!quiet)
 			put_string(v->s.p, v->s.len);

@@ -12,6 +12,7 @@ events. Then open both traces at once
 import json
 import pathlib
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -27,6 +28,7 @@ def main():
     dump = build / "tests/reader/rtr_dump"
     types = build / "tests/integration/types"
     burst = build / "tests/integration/burst"
+    extremes = build / "tests/reader/extremes"
     try:
         import bt2_compare
     except ImportError:
@@ -35,7 +37,9 @@ def main():
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="rtr_ringtrace."))
     try:
         a, b = tmp / "all" / "types", tmp / "all" / "burst"
-        for out, cmd in ((a, [str(types), "30"]), (b, [str(burst), "3000", "return"])):
+        c = tmp / "extremes"
+        for out, cmd in ((a, [str(types), "30"]), (b, [str(burst), "3000", "return"]),
+                         (c, [str(extremes)])):
             r = subprocess.run([str(ringtrace), "record", "-o", str(out), "--subbuf-size", "4k",
                                 "--", *cmd], capture_output=True, text=True, timeout=120)
             if r.returncode != 0:
@@ -48,6 +52,24 @@ def main():
         # as babeltrace2's messages.
         disc, _ = bt2_compare.compare_gaps(dump, [b])
         print("and on %d discarded events" % disc)
+        # Floating-point values no integer can hold: both readers agree,
+        # rtr_dump prints what was recorded, and decoding them is defined
+        # behaviour (make check-sanitize runs this test under UBSan).
+        bt2_compare.compare(dump, [c], min_events=2)
+        got = {e["name"]: e["payload"] for e in bt2_compare.rtr_events(dump, [c])}
+        f32 = lambda x: struct.unpack("f", struct.pack("f", x))[0]
+        want = {"extremes:doubles": {"qnan": "nan", "neg_qnan": "-nan", "inf": "inf",
+                                     "neg_inf": "-inf", "big": 1e300, "neg_big": -1e300,
+                                     "two63": 2.0 ** 63, "max": sys.float_info.max,
+                                     "neg_zero": 0, "tiny": 5e-324},
+                "extremes:floats": {"qnan": "nan", "inf": "inf", "neg_inf": "-inf",
+                                    "big": f32(1e38), "max": f32(3.4028234663852886e38),
+                                    "neg_zero": 0}}
+        assert got == want, got
+        res = subprocess.run([str(dump), "-n", str(c)], capture_output=True, text=True,
+                             timeout=120)
+        assert res.returncode == 0 and res.stdout.startswith("2 events "), res
+        print("and on floating-point values no integer can hold")
         # Both at once: the same events, merged by time, trace 0 first on ties.
         for dirs in ([a, b], [tmp / "all"]):
             res = subprocess.run([str(dump)] + [str(d) for d in dirs], capture_output=True,
