@@ -63,5 +63,5 @@ SAN_BUILD ?= build-asan
 
 .PHONY: check-sanitize
 
-check-sanitize: deps
+check-sanitize: deps-check
 	scripts/check-sanitize.sh $(SAN_BUILD)
