@@ -7,15 +7,25 @@ the page that the man page is made from, and every option that page lists
 is one the command has. The man pages themselves are checked by
 test_install.sh once installed.
 
+The console examples of docs/ (```console blocks: "$ command" lines and
+the output they show) are run, with ringtrace from BUILD_DIR and /tmp/
+replaced by a scratch directory, and their output must be what the page
+shows, numbers, times and bars aside (normalized by `normal`, runs of
+alike lines counted once): every line shown must come out, in order; a "..." line stands for lines left out, and
+without one the output must have no other line.
+
 usage: test_docs.py SOURCE_DIR BUILD_DIR
 """
+import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
-SRC, BUILD = sys.argv.pop(1), sys.argv.pop(1)
+SRC, BUILD = os.path.abspath(sys.argv.pop(1)), os.path.abspath(sys.argv.pop(1))
 RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
 RINGTRACED = os.path.join(BUILD, "src/daemon/ringtraced")
 LONG_OPT = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
@@ -62,6 +72,94 @@ def documented(source):
         if LISTED.match(line):
             listed |= set(LONG_OPT.findall(line.split("|")[1] if "|" in line else line))
     return set(LONG_OPT.findall(text)), listed
+
+
+def console_blocks(path):
+    """The ```console blocks of a page: lists of (command, [output lines])."""
+    blocks, block, in_console = [], None, False
+    with open(path, encoding="utf-8") as f:
+        for line in f.read().splitlines():
+            if line.startswith("```"):
+                in_console = line.strip() == "```console"
+                if in_console:
+                    block = []
+                    blocks.append(block)
+                continue
+            if not in_console:
+                continue
+            if line.startswith("$ "):
+                block.append((line[2:], []))
+            elif block:
+                block[-1][1].append(line)
+    return blocks
+
+
+def normal(line):
+    """A line of output with what changes from run to run made uniform."""
+    line = re.sub(r"[\u2581-\u2588]+", "", line)                  # sparklines
+    line = re.sub(r"#+", "#", line)                                 # histogram bars
+    line = re.sub(r"\d+(\.\d+)?\s?(ns|us|ms|s|B|KiB|MiB|GiB)\b", "Q", line)
+    line = re.sub(r"\d+(\.\d+)?", "N", line)
+    line = re.sub(r"\bN (\w+?)s\b", r"N \1", line)                # 1 stream, 2 streams
+    return " ".join(line.split())
+
+
+def matches(shown, output):
+    """Whether output (lines) is what shown (lines, "..." for omissions) shows."""
+    def uniq(lines):  # runs of alike lines (histogram buckets, rows) count once
+        return [x for i, x in enumerate(lines) if i == 0 or lines[i - 1] != x]
+    out = uniq([normal(x) for x in output if x.strip()])
+    want = uniq([normal(x) for x in shown if x.strip()])
+    i = 0
+    for w in want:
+        if w == "...":
+            continue
+        while i < len(out) and out[i] != w:
+            if "..." not in want:
+                return False
+            i += 1
+        if i == len(out):
+            return False
+        i += 1
+    return "..." in want or i == len(out)
+
+
+class Examples(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="rt-docs-")
+        self.env = dict(os.environ,
+                        PATH=os.path.join(BUILD, "src/cli") + ":" + os.environ["PATH"],
+                        RINGTRACED=RINGTRACED,  # no daemon runs there
+                        RINGTRACE_RUNDIR=os.path.join(self.tmp, "run"))
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def test_matches(self):
+        self.assertTrue(matches(["a 1", "...", "c 3"], ["a 2", "b", "c 4"]))
+        self.assertFalse(matches(["a 1", "c 3"], ["a 2", "b", "c 4"]))
+        self.assertFalse(matches(["a 1", "d"], ["a 2", "b", "c 4"]))
+        self.assertTrue(matches(["took 1.5ms"], ["took 811ns"]))
+
+    def test_console_examples(self):
+        pages = sorted(glob.glob(os.path.join(SRC, "docs/*.md")) +
+                       glob.glob(os.path.join(SRC, "docs/commands/*.md")))
+        ran = 0
+        for page in pages:
+            for block in console_blocks(page):
+                scratch = tempfile.mkdtemp(dir=self.tmp)
+                for cmd, shown in block:
+                    run = cmd.replace("/tmp/", scratch + "/").replace("./build/", BUILD + "/")
+                    r = subprocess.run(["bash", "-c", run + " 2>&1"], cwd=scratch, env=self.env,
+                                       capture_output=True, text=True, timeout=60)
+                    output = r.stdout.replace(scratch + "/", "/tmp/").splitlines()
+                    where = os.path.relpath(page, SRC)
+                    self.assertEqual(r.returncode, 0, f"{where}: `{cmd}` failed:\n{r.stdout}")
+                    self.assertTrue(matches(shown, output),
+                                    f"{where}: `{cmd}` shows\n" + "\n".join(shown) +
+                                    "\nbut prints today\n" + "\n".join(output))
+                    ran += 1
+        self.assertGreaterEqual(ran, 7)
 
 
 class Docs(unittest.TestCase):
