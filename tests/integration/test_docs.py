@@ -8,8 +8,9 @@ is one the command has. The man pages themselves are checked by
 test_install.sh once installed.
 
 The console examples of docs/ (```console blocks: "$ command" lines and
-the output they show) are run, with ringtrace from BUILD_DIR and /tmp/
-replaced by a scratch directory, and their output must be what the page
+the output they show) are run in a scratch directory where ./build is
+BUILD_DIR, with ringtrace from BUILD_DIR and /tmp/ replaced by the scratch
+directory, and their output must be what the page
 shows, numbers, times and bars aside (normalized by `normal`, runs of
 alike lines counted once): every line shown must come out, in order; a "..." line stands for lines left out, and
 without one the output must have no other line.
@@ -148,8 +149,9 @@ class Examples(unittest.TestCase):
         for page in pages:
             for block in console_blocks(page):
                 scratch = tempfile.mkdtemp(dir=self.tmp)
+                os.symlink(BUILD, os.path.join(scratch, "build"))  # ./build/... as shown
                 for cmd, shown in block:
-                    run = cmd.replace("/tmp/", scratch + "/").replace("./build/", BUILD + "/")
+                    run = cmd.replace("/tmp/", scratch + "/")
                     r = subprocess.run(["bash", "-c", run + " 2>&1"], cwd=scratch, env=self.env,
                                        capture_output=True, text=True, timeout=60)
                     output = r.stdout.replace(scratch + "/", "/tmp/").splitlines()
