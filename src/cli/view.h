@@ -77,7 +77,12 @@ int64_t view_time_resolve(const struct view_time *t, int64_t first_ns, bool utc)
 
 struct view_filter;
 
-/* Parse EXPR. 0, -ENOMEM, or -EINVAL with "column N: what" in err. */
+/* How many "!" and "(" an expression may nest (each costs the parser
+ * and the evaluation a level of recursion; "&&" and "||" cost none). */
+#define VIEW_FILTER_MAX_DEPTH 256
+
+/* Parse EXPR. 0, -ENOMEM, or -EINVAL with "column N: what" (or "filter
+ * nests deeper than VIEW_FILTER_MAX_DEPTH (column N)") in err. */
 int view_filter_parse(const char *expr, struct view_filter **out, char *err,
 		      size_t errlen);
 /* Prepare the per-class caches for nr classes: 0 or -ENOMEM. */

@@ -17,6 +17,12 @@
  * label when compared with a string. A comparison with a field the
  * event does not have, or between a string and a number, is false (and
  * its "!" is true).
+ *
+ * The parser and the walks over the tree recurse once per "!" or "(",
+ * which the parser bounds (VIEW_FILTER_MAX_DEPTH, an error past it), never
+ * per "&&" or "||": a chain of them is a right-leaning list (a && (b && c))
+ * that every walk follows in a loop, so no expression that fits on a
+ * command line can exhaust the stack.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -71,6 +77,7 @@ struct parser {
 	char *err;
 	size_t errlen;
 	int failed;
+	unsigned depth;		/* "!" and "(" open around ps->p */
 	struct view_filter *f;
 };
 
@@ -279,15 +286,31 @@ static void free_operand(struct operand *o)
 		free((char *)(uintptr_t)o->lit.s);
 }
 
+/* Recurses into a (one level of "!" or "("), loops along b (a chain). */
 static void free_node(struct node *x)
 {
-	if (!x)
-		return;
-	free_node(x->a);
-	free_node(x->b);
-	free_operand(&x->l);
-	free_operand(&x->r);
-	free(x);
+	while (x) {
+		struct node *next = x->b;
+		free_node(x->a);
+		free_operand(&x->l);
+		free_operand(&x->r);
+		free(x);
+		x = next;
+	}
+}
+
+/* Enter one more "!" or "(" at ps->p: false (and the error) past
+ * VIEW_FILTER_MAX_DEPTH. */
+static bool nest(struct parser *ps)
+{
+	if (++ps->depth <= VIEW_FILTER_MAX_DEPTH)
+		return true;
+	if (!ps->failed) {
+		ps->failed = -EINVAL;
+		snprintf(ps->err, ps->errlen, "filter nests deeper than %d (column %zu)",
+			 VIEW_FILTER_MAX_DEPTH, (size_t)(ps->p - ps->src) + 1);
+	}
+	return false;
 }
 
 static struct node *parse_unary(struct parser *ps)
@@ -296,14 +319,21 @@ static struct node *parse_unary(struct parser *ps)
 		return NULL;
 	skip_space(ps);
 	if (*ps->p == '!' && ps->p[1] != '=' && ps->p[1] != '~') {
+		if (!nest(ps))
+			return NULL;
 		ps->p++;
-		return new_node(ps, N_NOT, parse_unary(ps), NULL);
+		struct node *x = new_node(ps, N_NOT, parse_unary(ps), NULL);
+		ps->depth--;
+		return x;
 	}
 	if (*ps->p == '(') {
+		if (!nest(ps))
+			return NULL;
 		const char *open = ps->p++;
 		struct node *x = parse_or(ps);
 		if (!ps->failed && !accept(ps, ")"))
 			fail(ps, *ps->p ? ps->p : open, *ps->p ? "expected ')'" : "unclosed '('");
+		ps->depth--;
 		return x;
 	}
 	struct node *x = new_node(ps, N_TRUTH, NULL, NULL);
@@ -335,20 +365,32 @@ static struct node *parse_unary(struct parser *ps)
 	return x;
 }
 
+/* x1 OP x2 OP x3 ... as N(x1, N(x2, x3)): evaluated in the same order,
+ * walked in a loop. */
+static struct node *parse_chain(struct parser *ps, const char *op, enum node_kind kind,
+				struct node *(*operand)(struct parser *))
+{
+	struct node *x = operand(ps);
+	struct node **last = &x;
+	while (!ps->failed && accept(ps, op)) {
+		struct node *n = new_node(ps, kind, *last, NULL);
+		if (!n)
+			break;
+		*last = n;
+		n->b = operand(ps);
+		last = &n->b;
+	}
+	return x;
+}
+
 static struct node *parse_and(struct parser *ps)
 {
-	struct node *x = parse_unary(ps);
-	while (!ps->failed && accept(ps, "&&"))
-		x = new_node(ps, N_AND, x, parse_unary(ps));
-	return x;
+	return parse_chain(ps, "&&", N_AND, parse_unary);
 }
 
 static struct node *parse_or(struct parser *ps)
 {
-	struct node *x = parse_and(ps);
-	while (!ps->failed && accept(ps, "||"))
-		x = new_node(ps, N_OR, x, parse_and(ps));
-	return x;
+	return parse_chain(ps, "||", N_OR, parse_and);
 }
 
 int view_filter_parse(const char *expr, struct view_filter **out, char *err, size_t errlen)
@@ -370,23 +412,26 @@ int view_filter_parse(const char *expr, struct view_filter **out, char *err, siz
 	return 0;
 }
 
+/* Recurses into a, loops along b (as free_node). */
 static int bind_node(struct node *x, size_t nr)
 {
-	if (!x)
-		return 0;
-	struct operand *ops[2] = { &x->l, &x->r };
-	for (int i = 0; i < 2; i++) {
-		if (ops[i]->kind != O_FIELD || !ops[i]->name)
-			continue;
-		free(ops[i]->index);
-		ops[i]->index = malloc((nr ? nr : 1) * sizeof(int32_t));
-		if (!ops[i]->index)
-			return -ENOMEM;
-		for (size_t c = 0; c < nr; c++)
-			ops[i]->index[c] = -2;
+	for (; x; x = x->b) {
+		struct operand *ops[2] = { &x->l, &x->r };
+		for (int i = 0; i < 2; i++) {
+			if (ops[i]->kind != O_FIELD || !ops[i]->name)
+				continue;
+			free(ops[i]->index);
+			ops[i]->index = malloc((nr ? nr : 1) * sizeof(int32_t));
+			if (!ops[i]->index)
+				return -ENOMEM;
+			for (size_t c = 0; c < nr; c++)
+				ops[i]->index[c] = -2;
+		}
+		int r = bind_node(x->a, nr);
+		if (r)
+			return r;
 	}
-	int r = bind_node(x->a, nr);
-	return r ? r : bind_node(x->b, nr);
+	return 0;
 }
 
 int view_filter_bind(struct view_filter *f, const struct view_class *classes, size_t nr)
@@ -533,25 +578,36 @@ static bool eval_cmp(struct view_filter *f, struct node *x, const struct view_ev
 	}
 }
 
+/* Recurses into a, loops along a chain's b (see parse_chain). */
 static bool eval(struct view_filter *f, struct node *x, const struct view_event *e)
 {
-	switch (x->kind) {
-	case N_OR: return eval(f, x->a, e) || eval(f, x->b, e);
-	case N_AND: return eval(f, x->a, e) && eval(f, x->b, e);
-	case N_NOT: return !eval(f, x->a, e);
-	case N_CMP: return eval_cmp(f, x, e);
-	case N_TRUTH: {
-		struct fval v = eval_operand(&x->l, e);
-		switch (v.k) {
-		case V_INT: return v.i != 0;
-		case V_UINT: return v.u != 0;
-		case V_DBL: return v.d != 0;
-		case V_STR: return v.len != 0;
-		default: return false;
+	for (;;) {
+		switch (x->kind) {
+		case N_OR:
+			if (eval(f, x->a, e))
+				return true;
+			x = x->b;
+			continue;
+		case N_AND:
+			if (!eval(f, x->a, e))
+				return false;
+			x = x->b;
+			continue;
+		case N_NOT: return !eval(f, x->a, e);
+		case N_CMP: return eval_cmp(f, x, e);
+		case N_TRUTH: {
+			struct fval v = eval_operand(&x->l, e);
+			switch (v.k) {
+			case V_INT: return v.i != 0;
+			case V_UINT: return v.u != 0;
+			case V_DBL: return v.d != 0;
+			case V_STR: return v.len != 0;
+			default: return false;
+			}
 		}
+		}
+		return false;
 	}
-	}
-	return false;
 }
 
 bool view_filter_match(struct view_filter *f, const struct view_event *e)

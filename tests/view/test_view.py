@@ -10,6 +10,7 @@ import calendar
 import fnmatch
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -369,6 +370,30 @@ class Filters(unittest.TestCase):
             self.assertEqual(self.count("--filter", expr), want, expr)
         self.assertGreater(self.count("--filter", "u8 > 100"), 0)
 
+    def test_deep_and_long_expressions(self):
+        # As deep as allowed (256 "!" or "("), and "||" chains as long as
+        # a command-line argument can be, on a 256 KiB stack: the parser
+        # and the evaluation recurse only per "!" and "(".
+        def small_stack():
+            resource.setrlimit(resource.RLIMIT_STACK, (256 << 10, 256 << 10))
+
+        def count(expr):
+            r = subprocess.run([RINGTRACE, "view", "--format=json", "--filter", expr,
+                                self.t.types], capture_output=True, timeout=120,
+                               preexec_fn=small_stack)
+            self.assertEqual(r.returncode, 0, (expr[:40], r.returncode, r.stderr[:300]))
+            return len(r.stdout.splitlines())
+        big = sum(e["fields"].get("u8", 0) > 100 for e in self.types)
+        self.assertEqual(count("!" * 256 + "u8 > 100"), big)
+        self.assertEqual(count("(" * 256 + "u8 > 100" + ")" * 256), big)
+        self.assertEqual(count("!" * 255 + "(u8 > 100)"), len(self.types) - big)
+        ks = range(0, 24000, 2)      # 114 KB: MAX_ARG_STRLEN is 128 KiB
+        want = sum(e["fields"].get("k") in ks for e in self.types)
+        self.assertGreater(want, 0)
+        self.assertEqual(count("||".join(f"k=={k}" for k in ks)), want)
+        odd = sum(e["fields"].get("k", 0) % 2 == 1 for e in self.types)
+        self.assertEqual(count("&&".join(f"k!={k}" for k in ks)), odd)
+
     def test_limit(self):
         got = view_json("--limit", "7", self.t.demo)
         self.assertEqual(got, self.demo[:7])
@@ -410,6 +435,12 @@ class Errors(unittest.TestCase):
         self.expect(["--filter", "(u8 > 3", t], 2, "column 1: unclosed '('")
         self.expect(["--filter", "u8 = 3", t], 2, "use ==")
         self.expect(["--filter", '$name =~ 3', t], 2, "string pattern")
+        # Nesting is bounded (it used to overflow the stack).
+        too_deep = "filter nests deeper than 256 (column 257)"
+        self.expect(["--filter", "!" * 50000 + "u8 > 3", t], 2, too_deep)
+        self.expect(["--filter", "(" * 65000 + "1", t], 2, too_deep)
+        self.expect(["--filter", "(" * 257 + "1" + ")" * 257, t], 2, too_deep)
+        self.expect(["--filter", "!(" * 200, t], 2, too_deep)
         self.expect(["--begin", "yesterday", t], 2, "bad time")
         self.expect(["--end", "25:00:00", t], 2, "bad time")
         self.expect(["--begin", "99999999999999999999", t], 2, "bad time")
