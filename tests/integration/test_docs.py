@@ -98,8 +98,8 @@ def console_blocks(path):
 def normal(line):
     """A line of output with what changes from run to run made uniform."""
     line = re.sub(r"[\u2581-\u2588]+", "", line)                  # sparklines
-    line = re.sub(r"#+", "#", line)                                 # histogram bars
-    line = re.sub(r"\d+(\.\d+)?\s?(ns|us|ms|s|B|KiB|MiB|GiB)\b", "Q", line)
+    line = re.sub(r"#+", "", line)                                  # histogram bars
+    line = re.sub(r"\d+(\.\d+)?\s?(ns|us|ms|s|B|KiB|MiB|GiB)\b", "N", line)  # 2ms, 0
     line = re.sub(r"\d+(\.\d+)?", "N", line)
     line = re.sub(r"\bN (\w+?)s\b", r"N \1", line)                # 1 stream, 2 streams
     return " ".join(line.split())
