@@ -146,7 +146,8 @@ class SessionCommands(DaemonCase):
         self.assertIn(f"Trace output: {out}\n", listing)
         self.assertIn("Session s1 destroyed", self.ok("destroy", "s1"))
         listing = self.ok("list")
-        self.assertNotIn("s1", listing)
+        self.assertNotIn(") s1 [", listing)
+        self.assertIn("1) s2 [inactive] (current)", listing)
         self.assertIn("Session s2 destroyed", self.ok("destroy"))
         self.assertIn("Currently no available tracing session", self.ok("list"))
 
