@@ -18,11 +18,13 @@
 #include "../proto/app_proto.h"
 #include "dp.h"
 
-/* Daemon-side time limit for one message to a program; a program that
- * does not read for this long is disconnected. */
-#define APP_SEND_MS 200
-/* Daemon-side limit for the rest of a frame once its first byte came. */
-#define APP_RECV_MS 200
+/* Daemon-side time limit for the messages queued to a program (rtd.h's
+ * connections: out_ms); a program that does not read for this long is
+ * disconnected. Nobody else waits meanwhile. */
+#define APP_SEND_MS 1000
+/* Daemon-side limit for the rest of a frame once its first byte came
+ * (in_ms). */
+#define APP_RECV_MS 1000
 /* A daemon command waits this long at most for the programs to apply it. */
 #define APP_SYNC_MS 500
 /* What one program may register, in all: event classes (the protocol's
@@ -50,7 +52,7 @@ struct app_sent {
 
 /* A connected program. Owner: app_conn.c; freed when its socket closes. */
 struct app {
-	int fd;
+	struct rtd_conn *conn;		/* NULL once closed */
 	pid_t pid;
 	uid_t uid;
 	char procname[APP_PROCNAME_LEN + 1];
@@ -62,7 +64,7 @@ struct app {
 	uint32_t nr_sent;
 	uint64_t next_key;
 	bool sync_wait;			/* app_sync_all: SYNC sent, no reply yet */
-	bool dead;			/* app_sync_all: to be dropped */
+	uint64_t sync_cookie;		/* the SYNC's */
 	struct app *next;
 };
 
@@ -79,14 +81,15 @@ struct app_session {
 extern struct app *app_list;
 
 /* --- app_conn.c -------------------------------------------------------- */
-/* Send to a program, bounded; on failure the program is dropped later
- * (marked by closing its write side). Returns 0 or -errno. */
+/* Queue a message to a program (rtd_conn_send); on failure the program
+ * is dropped by the loop later. Returns 0 or -errno. */
 int app_send(struct app *a, uint16_t type, int32_t status, const void *p,
 	     uint32_t len, int fd);
 /* Forget a program: its per-pid traces are drained and removed. */
 void app_drop(struct app *a);
-/* SYNC every program and wait (at most APP_SYNC_MS in all) until each
- * has applied what it was sent; programs that fail are dropped. */
+/* SYNC every program and wait (at most APP_SYNC_MS in all, serving only
+ * the programs' connections) until each has applied what it was sent;
+ * programs that fail are dropped by the loop afterwards. */
 void app_sync_all(void);
 
 /* --- app_trace.c ------------------------------------------------------- */

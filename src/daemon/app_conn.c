@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <poll.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../proto/proto.h"
@@ -22,14 +20,11 @@ struct app *app_list;
 int app_send(struct app *a, uint16_t type, int32_t status, const void *p,
 	     uint32_t len, int fd)
 {
-	if (a->fd < 0)
+	if (!a->conn)
 		return -EPIPE;
-	int r = rtp_send(a->fd, type, status, p, len, fd >= 0 ? &fd : NULL,
-			 fd >= 0 ? 1 : 0, APP_SEND_MS);
-	if (r < 0)
-		/* The loop sees the hang-up and drops the program. */
-		shutdown(a->fd, SHUT_RDWR);
-	return r;
+	/* On failure the connection is closed and the loop drops the
+	 * program. */
+	return rtd_conn_send(a->conn, type, status, p, len, fd);
 }
 
 static void free_events(struct app *a)
@@ -120,8 +115,8 @@ static void app_free(struct app *a)
 	free_events(a);
 	free(a->index_seen);
 	free(a->sent);
-	if (a->fd >= 0)
-		close(a->fd);
+	if (a->conn)
+		rtd_conn_release(a->conn);
 	free(a);
 }
 
@@ -132,7 +127,6 @@ void app_drop(struct app *a)
 			*p = a->next;
 			break;
 		}
-	rtd_loop_remove(a->fd);
 	/* Per-pid traces of this program: everything it committed is in
 	 * the shared memory; write it and close the trace. */
 	for (struct rtd_session *s = rtd_sessions; s; s = s->next) {
@@ -160,6 +154,12 @@ static int on_events(struct app *a, struct rtp_msg *m)
 {
 	struct app_cursor c = { m->payload, m->length, 0 };
 	int ret = add_events(a, &c);
+	if (ret == -E2BIG) {
+		/* Past the cap: the program hears why, then is let go. */
+		app_send(a, RTP_APP_EVENTS_REPLY, ret, NULL, 0, -1);
+		rtd_conn_close(a->conn);
+		return 0;
+	}
 	if (ret < 0)
 		return ret;
 	for (struct rtd_session *s = rtd_sessions; s; s = s->next)
@@ -168,99 +168,95 @@ static int on_events(struct app *a, struct rtp_msg *m)
 	return app_send(a, RTP_APP_EVENTS_REPLY, 0, NULL, 0, -1);
 }
 
-/* One message from a program. Returns 0, 1 for the SYNC_REPLY carrying
- * `cookie`, or a negative errno: the program must be dropped. */
-static int on_message(struct app *a, uint64_t cookie)
+/* One message from a program. Returns 0 or a negative errno: the
+ * program must be dropped. */
+static int app_frame(struct rtd_conn *c, struct rtp_msg *m, int *fds, unsigned nfds)
 {
-	struct rtp_msg m;
-	int fds[RTP_MAX_FDS];
-	unsigned nfds = 0;
-	int r = rtp_recv(a->fd, &m, fds, RTP_MAX_FDS, &nfds, APP_RECV_MS);
-	if (r < 0)
-		return r;
+	struct app *a = rtd_conn_owner(c);
 	for (unsigned i = 0; i < nfds; i++)
 		close(fds[i]);
 	uint64_t got;
+	int r;
 	if (nfds)
 		r = -EPROTO;
-	else if (m.type == RTP_APP_EVENTS)
-		r = on_events(a, &m);
-	else if (m.type == RTP_APP_SYNC_REPLY && m.length == sizeof(got)) {
-		memcpy(&got, m.payload, sizeof(got));
-		r = got == cookie;
-	} else if (m.type == RTP_APP_GOODBYE && m.length == 0)
+	else if (m->type == RTP_APP_EVENTS)
+		r = on_events(a, m);
+	else if (m->type == RTP_APP_SYNC_REPLY && m->length == sizeof(got)) {
+		memcpy(&got, m->payload, sizeof(got));
+		if (got == a->sync_cookie)
+			a->sync_wait = false;
+		r = 0;
+	} else if (m->type == RTP_APP_GOODBYE && m->length == 0)
 		r = -ECONNRESET;
 	else
 		r = -EPROTO;
-	rtp_msg_free(&m);
 	if (r == -EPROTO)
 		fprintf(stderr, "ringtraced: program %d (%s) sent a malformed message; disconnected\n",
 			(int)a->pid, a->procname);
 	return r;
 }
 
-static void on_readable(int fd, short revents, void *arg)
+/* What a program may send after its REGISTER, and how long. */
+static int app_check(uint16_t type, uint32_t length)
 {
-	(void)fd;
-	(void)revents;
-	struct app *a = arg;
-	if (on_message(a, 0) < 0)
-		app_drop(a);
+	switch (type) {
+	case RTP_APP_EVENTS:
+		return 0;	/* RTP_MAX_PAYLOAD, checked by the reader */
+	case RTP_APP_SYNC_REPLY:
+		return length == sizeof(uint64_t) ? 0 : -EMSGSIZE;
+	case RTP_APP_GOODBYE:
+		return length == 0 ? 0 : -EMSGSIZE;
+	default:
+		return -EBADMSG;
+	}
 }
 
-static int64_t now_ms(void)
+static void app_closed(struct rtd_conn *c, int why)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	struct app *a = rtd_conn_owner(c);
+	if (why == -ETIMEDOUT)
+		fprintf(stderr, "ringtraced: program %d (%s) did not take or finish a message in "
+			"time; disconnected\n", (int)a->pid, a->procname);
+	else if (why == -EPROTO || why == -EPROTONOSUPPORT || why == -EBADMSG ||
+		 why == -EMSGSIZE)
+		fprintf(stderr, "ringtraced: program %d (%s) sent a malformed message; "
+			"disconnected\n", (int)a->pid, a->procname);
+	else if (why == -ENOBUFS)
+		fprintf(stderr, "ringtraced: program %d (%s) disconnected: the daemon's buffers "
+			"for pending messages are full\n", (int)a->pid, a->procname);
+	a->conn = NULL;
+	app_drop(a);
+}
+
+static const struct rtd_conn_ops app_ops = {
+	.check = app_check,
+	.frame = app_frame,
+	.closed = app_closed,
+};
+
+static bool all_synced(void *arg)
+{
+	(void)arg;
+	for (const struct app *a = app_list; a; a = a->next)
+		if (a->sync_wait && a->conn && !rtd_conn_closing(a->conn))
+			return false;
+	return true;
 }
 
 void app_sync_all(void)
 {
 	static uint64_t cookie;
 	cookie++;
-	size_t n = 0;
 	for (struct app *a = app_list; a; a = a->next) {
+		a->sync_cookie = cookie;
 		a->sync_wait = app_send(a, RTP_APP_SYNC, 0, &cookie, sizeof(cookie), -1) == 0;
-		a->dead = !a->sync_wait;
-		n++;
 	}
-	struct pollfd *pfd = calloc(n ? n : 1, sizeof(*pfd));
-	struct app **who = calloc(n ? n : 1, sizeof(*who));
-	int64_t deadline = now_ms() + APP_SYNC_MS;
-	while (pfd && who) {
-		size_t k = 0;
-		for (struct app *a = app_list; a; a = a->next)
-			if (a->sync_wait && !a->dead && k < n) {
-				pfd[k] = (struct pollfd){ .fd = a->fd, .events = POLLIN };
-				who[k++] = a;
-			}
-		int64_t left = deadline - now_ms();
-		if (k == 0 || left <= 0)
-			break;
-		int r = poll(pfd, k, (int)left);
-		if (r < 0 && errno != EINTR)
-			break;
-		for (size_t i = 0; r > 0 && i < k; i++) {
-			if (!pfd[i].revents)
-				continue;
-			int got = on_message(who[i], cookie);
-			if (got < 0)
-				who[i]->dead = true;
-			else if (got == 1)
-				who[i]->sync_wait = false;
-		}
-	}
-	free(pfd);
-	free(who);
-	for (struct app *a = app_list, *next; a; a = next) {
-		next = a->next;
-		if (a->sync_wait && !a->dead)
+	rtd_conn_pump(&app_ops, all_synced, NULL, rtd_now_ms() + APP_SYNC_MS);
+	for (struct app *a = app_list; a; a = a->next) {
+		if (a->sync_wait && a->conn && !rtd_conn_closing(a->conn))
 			fprintf(stderr, "ringtraced: program %d (%s) did not answer in %d ms\n",
 				(int)a->pid, a->procname, APP_SYNC_MS);
 		a->sync_wait = false;
-		if (a->dead)
-			app_drop(a);
 	}
 }
 
@@ -294,30 +290,28 @@ static int parse_register(struct app *a, struct rtp_msg *m, const struct ucred *
 	return add_events(a, &c);
 }
 
-void dp_app_connected(int fd, const struct ucred *peer, struct rtp_msg *first,
-		      int *fds, unsigned nfds)
+void dp_app_connected(struct rtd_conn *c, struct rtp_msg *first, int *fds, unsigned nfds)
 {
 	for (unsigned i = 0; i < nfds; i++)
 		close(fds[i]);
+	const struct ucred *peer = rtd_conn_peer(c);
 	struct app *a = calloc(1, sizeof(*a));
 	if (!a) {
-		close(fd);
+		rtd_conn_close(c);
 		return;
 	}
-	a->fd = fd;
 	a->next_key = 1;
 	int ret = nfds ? -EPROTO : parse_register(a, first, peer);
 	if (ret < 0) {
 		fprintf(stderr, "ringtraced: registration of program %d refused: %s\n",
 			(int)peer->pid, strerror(-ret));
-		rtp_send(fd, RTP_APP_REGISTER_REPLY, ret, NULL, 0, NULL, 0, APP_SEND_MS);
+		rtd_conn_send(c, RTP_APP_REGISTER_REPLY, ret, NULL, 0, -1);
+		rtd_conn_close(c);
 		app_free(a);
 		return;
 	}
-	if (rtd_loop_add(fd, on_readable, a) < 0) {
-		app_free(a);
-		return;
-	}
+	a->conn = c;
+	rtd_conn_set_ops(c, &app_ops, a, APP_RECV_MS, APP_SEND_MS);
 	a->next = app_list;
 	app_list = a;
 	for (struct rtd_session *s = rtd_sessions; s; s = s->next)

@@ -92,6 +92,19 @@ int ctl_get_u64(const struct ctl_req *r, const char *key, uint64_t max, uint64_t
  * (the model change stands and applies at the next start). */
 void ctl_rules_changed(struct rtd_session *s, struct rtp_kv *reply);
 
+/* --- ctl_io.c ---------------------------------------------------------- */
+struct pollfd;
+/* One round: apply the deadlines, poll the connections of `only` (NULL:
+ * all) and the `extra` descriptors (their revents are filled in, for the
+ * caller to handle) at most timeout_ms (-1: until something happens),
+ * then read and write what is ready. Unless `locked`, rtd_lock is taken
+ * around everything but the poll and the dead connections are reaped.
+ * Returns 0 or -errno of poll. */
+int ctl_io_round(struct pollfd *extra, size_t nextra, const struct rtd_conn_ops *only,
+		 int timeout_ms, bool locked);
+/* Close and free every connection (ops->closed(-ESHUTDOWN)). */
+void ctl_io_fini(void);
+
 /* --- ctl_loop.c -------------------------------------------------------- */
 /* Run until SIGTERM/SIGINT (signal fd `sigfd`); returns 0. */
 int ctl_loop_run(int sigfd);
@@ -100,9 +113,8 @@ void ctl_loop_fini(void);
 /* --- ctl_conn.c -------------------------------------------------------- */
 /* The listening socket is readable: accept and watch the new connection. */
 void ctl_conn_accept(int lfd, short revents, void *arg);
-/* Close connections that sat past their deadline; returns the ms until
- * the next deadline (-1: none). */
-int ctl_conn_expire(void);
+/* Close the connections that have not said what they are yet and the
+ * control connections (not the programs'). */
 void ctl_conn_close_all(void);
 
 /* --- ctl_socket.c ------------------------------------------------------ */

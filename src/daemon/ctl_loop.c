@@ -1,8 +1,7 @@
 /*
- * ctl_loop.c - the daemon's poll loop: every socket of the daemon (the
- * listening socket, control connections, the data plane's app sockets)
- * and the signal fd are watched here, on the main thread. Callbacks run
- * with rtd_lock held.
+ * ctl_loop.c - the daemon's poll loop: the signal fd, descriptors watched
+ * with a callback (the listening socket) and every connection (ctl_io.c),
+ * on the main thread. Callbacks run with rtd_lock held.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,6 +20,7 @@ struct loop_entry {
 	int fd;
 	rtd_fd_fn fn;
 	void *arg;
+	int64_t paused_until;	/* rtd_now_ms() before which it is not polled */
 };
 
 static struct loop_entry *entries;
@@ -54,6 +54,13 @@ void rtd_loop_remove(int fd)
 			entries[i].fd = -1;
 }
 
+void rtd_loop_pause(int fd, int ms)
+{
+	for (size_t i = 0; i < nr_entries; i++)
+		if (entries[i].fd == fd)
+			entries[i].paused_until = rtd_now_ms() + ms;
+}
+
 static void compact(void)
 {
 	size_t w = 0;
@@ -64,9 +71,7 @@ static void compact(void)
 }
 
 /* Call the callback of fd if it is still watched (a callback earlier in
- * the round may have removed it, and the number may even be reused by a
- * later rtd_loop_add: then the new owner is called, which is harmless as
- * every callback copes with a non-ready descriptor). */
+ * the round may have removed it). */
 static void dispatch(int fd, short revents)
 {
 	for (size_t i = 0; i < nr_entries; i++) {
@@ -89,18 +94,23 @@ int ctl_loop_run(int sigfd)
 			pfds = np;
 			cap_pfds = n;
 		}
+		/* Paused entries are left out until their time (poll wakes
+		 * up then). */
+		int64_t now = rtd_now_ms(), wake = -1;
 		pfds[0] = (struct pollfd){ .fd = sigfd, .events = POLLIN };
-		for (size_t i = 0; i < nr_entries; i++)
-			pfds[i + 1] = (struct pollfd){ .fd = entries[i].fd, .events = POLLIN };
-		pthread_mutex_lock(&rtd_lock);
-		int timeout = ctl_conn_expire();
-		pthread_mutex_unlock(&rtd_lock);
-		int r = poll(pfds, n, timeout);
-		if (r < 0) {
-			if (errno == EINTR)
+		n = 1;
+		for (size_t i = 0; i < nr_entries; i++) {
+			if (entries[i].paused_until > now) {
+				int64_t d = entries[i].paused_until - now;
+				if (wake < 0 || d < wake)
+					wake = d;
 				continue;
-			return -errno;
+			}
+			pfds[n++] = (struct pollfd){ .fd = entries[i].fd, .events = POLLIN };
 		}
+		int r = ctl_io_round(pfds, n, NULL, (int)wake, false);
+		if (r < 0)
+			return r;
 		if (pfds[0].revents) {
 			struct signalfd_siginfo si;
 			if (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si) &&

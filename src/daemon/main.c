@@ -156,6 +156,7 @@ int main(int argc, char **argv)
 		model_session_free(s);
 	}
 	dp_shutdown();
+	ctl_io_fini();
 	pthread_mutex_unlock(&rtd_lock);
 	ctl_loop_fini();
 out_sock:

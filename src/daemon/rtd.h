@@ -11,11 +11,13 @@
  *    snapshots) implements the dp_* hooks below and reads the model.
  *
  * Concurrency contract: the daemon's main thread runs one poll loop for
- * every socket (control and app connections). It holds rtd_lock while it
+ * every socket (control and app connections), with buffered,
+ * non-blocking I/O per connection (below). It holds rtd_lock while it
  * handles a message or calls a dp_* hook; other threads (consumers) take
  * rtd_lock before reading the model. Hooks may block only for bounded
- * times (a hook that waits for consumers, e.g. stop, drops nothing and
- * returns once the data is written).
+ * times (a hook that waits for programs or consumers, e.g. stop, drops
+ * nothing and returns once the data is written; while it waits, only
+ * the connections it waits for are served).
  */
 #ifndef RINGTRACE_RTD_H
 #define RINGTRACE_RTD_H
@@ -122,28 +124,112 @@ bool rtd_rule_matches(const struct rtd_rule *r, const char *full_name, int logle
 bool rtd_channel_wants(const struct rtd_channel *c, const char *full_name, int loglevel);
 bool rtd_session_tracks(const struct rtd_session *s, pid_t pid);
 
-/* Event-loop services of the control plane, for the data plane's sockets
- * (main thread only). `fn` is called with rtd_lock held when fd is
- * readable or hung up. */
+/* Event-loop services of the control plane (main thread only). `fn` is
+ * called with rtd_lock held when fd is readable or hung up; the
+ * listening socket is watched this way. */
 typedef void (*rtd_fd_fn)(int fd, short revents, void *arg);
 int rtd_loop_add(int fd, rtd_fd_fn fn, void *arg);
 void rtd_loop_remove(int fd);
+/* Stop watching fd for `ms` milliseconds (it stays added). */
+void rtd_loop_pause(int fd, int ms);
+
+/*
+ * Connections (ctl_io.c): every connected socket of the daemon is a
+ * struct rtd_conn, so that no peer can hold the loop. Input is read as it
+ * comes into the connection's own buffer and handed over frame by frame
+ * (ops->frame); output is queued (rtd_conn_send) and written as the peer
+ * takes it. Nothing waits for one peer: each connection has its own
+ * deadlines, checked by the loop:
+ *  - input: a frame must be whole `in_ms` after its first byte (a new
+ *    connection: its first frame within the time given to rtd_conn_new);
+ *  - output: what is queued must be taken within `out_ms` of being
+ *    queued (the clock restarts whenever a message was taken whole).
+ * Memory: a frame may be as long as ops->check allows for its type;
+ * the input buffered by all connections together is at most
+ * RTD_IO_INPUT_MAX and their queued output RTD_IO_OUTPUT_MAX. Past a
+ * limit or a deadline, or when the peer closes or sends a bad frame, the
+ * connection is closed: ops->closed says why, once, from the loop (never
+ * from within rtd_conn_send or another callback of this connection), and
+ * the connection is freed after it. A bad frame (bad header, a type
+ * or length `check` refuses, past the input limit) closes it too, after
+ * ops->bad_frame's last message if there is one.
+ */
+#define RTD_IO_INPUT_MAX (64u << 20)
+#define RTD_IO_OUTPUT_MAX (256u << 20)
+
+struct rtd_conn;
+struct rtp_msg;
+struct ucred;
+struct rtd_conn_ops {
+	/* Whether a frame of this type and length is taken (before its
+	 * payload is read): 0, or -EBADMSG (not a type of this connection),
+	 * -EMSGSIZE (too long for its type): the connection is closed. */
+	int (*check)(uint16_t type, uint32_t length);
+	/* A whole frame: m's payload and the descriptors are the callee's.
+	 * Returns 0, or a negative errno to close the connection. */
+	int (*frame)(struct rtd_conn *c, struct rtp_msg *m, int *fds, unsigned nfds);
+	/* Optional: the peer's input cannot be used any more (why: a bad
+	 * header, rtp_reader_read's -EPROTO, -EPROTONOSUPPORT, -EBADMSG or
+	 * -EMSGSIZE, or -ENOBUFS past RTD_IO_INPUT_MAX): the owner may queue
+	 * a last message (an error reply); the connection is closed once
+	 * it was taken. */
+	void (*bad_frame)(struct rtd_conn *c, int why);
+	/* The connection is closed: why is 0 (rtd_conn_close after its
+	 * output was taken), -ECONNRESET (the peer closed), -ETIMEDOUT (a
+	 * deadline), -EPROTO, -EPROTONOSUPPORT, -EBADMSG, -EMSGSIZE (a bad
+	 * frame), -ENOBUFS (a memory limit), -ESHUTDOWN (the daemon exits)
+	 * or another -errno. */
+	void (*closed)(struct rtd_conn *c, int why);
+};
+
+/* Watch connected socket fd (non-blocking, close-on-exec; the
+ * connection owns it). The first frame must be whole within first_ms;
+ * output is given out_ms. NULL on ENOMEM (fd closed). */
+struct rtd_conn *rtd_conn_new(int fd, const struct ucred *peer,
+			      const struct rtd_conn_ops *ops, void *owner, int first_ms,
+			      int out_ms);
+/* Hand the connection to a new owner with its own deadlines (in_ms,
+ * out_ms, as above). */
+void rtd_conn_set_ops(struct rtd_conn *c, const struct rtd_conn_ops *ops, void *owner,
+		      int in_ms, int out_ms);
+void *rtd_conn_owner(const struct rtd_conn *c);
+const struct ucred *rtd_conn_peer(const struct rtd_conn *c);
+/* Queue a frame (copied; `fd` >= 0 is duplicated and passed with its
+ * first byte). Returns 0, or -ENOBUFS/-ENOMEM/-EMFILE/-EPIPE (closing):
+ * the connection is then closed by the loop. */
+int rtd_conn_send(struct rtd_conn *c, uint16_t type, int32_t status, const void *p,
+		  uint32_t len, int fd);
+/* Read nothing more; close once the queued output was taken (or at its
+ * deadline). ops->closed follows with 0 (or the deadline's -ETIMEDOUT). */
+void rtd_conn_close(struct rtd_conn *c);
+/* The owner lets go: closed at once, no ops->closed call. */
+void rtd_conn_release(struct rtd_conn *c);
+/* Closed or closing: nothing more will be read from it. */
+bool rtd_conn_closing(const struct rtd_conn *c);
+/*
+ * Run the connections of `ops` only (read their frames, write their
+ * output, apply their deadlines) until done(arg) or `deadline_ms`
+ * (CLOCK_MONOTONIC ms): what a request does when it must wait for
+ * programs. Other connections wait. Returns once done or at the deadline.
+ */
+void rtd_conn_pump(const struct rtd_conn_ops *ops, bool (*done)(void *arg), void *arg,
+		   int64_t deadline_ms);
+/* Close every connection of `ops` (NULL: all) now, ops->closed(-ESHUTDOWN). */
+void rtd_conn_close_all(const struct rtd_conn_ops *ops);
+/* Monotonic milliseconds, the clock of every deadline here. */
+int64_t rtd_now_ms(void);
 
 /*
  * Data-plane hooks. Called by the control plane with rtd_lock held, from
  * the main thread. Each returns 0 or a negative errno and, on failure,
  * writes a message for the user into err[errlen].
  */
-struct rtp_msg;
-struct ucred;
-
 /* A program's first frame on a fresh connection was an RTP_APP_* frame:
- * the data plane takes `fd` (and the descriptors that came with the
- * frame) and answers it. `fd` is non-blocking and close-on-exec, no byte
- * past the first frame has been read from it; `first` (and its payload)
- * is freed by the caller after the call. */
-void dp_app_connected(int fd, const struct ucred *peer, struct rtp_msg *first,
-		      int *fds, unsigned nfds);
+ * the data plane takes the connection (rtd_conn_set_ops, or
+ * rtd_conn_close to refuse it) and the descriptors that came with the
+ * frame, and answers it. No byte past the first frame has been read;
+ * `first` (and its payload) is freed by the caller after the call. */
+void dp_app_connected(struct rtd_conn *c, struct rtp_msg *first, int *fds, unsigned nfds);
 
 int dp_session_start(struct rtd_session *s, char *err, size_t errlen);
 /* Disable the session's events in every program, flush, and return once

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,20 @@ static int recv_all(int fd, void *buf, size_t len, int *fds, unsigned maxfds,
 	return 0;
 }
 
+/* The checks every frame header gets. 0, -EPROTO (magic),
+ * -EPROTONOSUPPORT (version), -EBADMSG (type) or -EMSGSIZE (length). */
+static int header_check(const struct rtp_header *h)
+{
+	if (h->magic != RTP_MAGIC)
+		return -EPROTO;
+	if (h->version != RTP_VERSION)
+		return -EPROTONOSUPPORT;
+	if (!(h->type == RTP_CTL_REQUEST || h->type == RTP_CTL_REPLY ||
+	      (h->type >= RTP_APP_FIRST && h->type <= RTP_APP_LAST)))
+		return -EBADMSG;
+	return h->length > RTP_MAX_PAYLOAD ? -EMSGSIZE : 0;
+}
+
 int rtp_recv(int fd, struct rtp_msg *m, int *fds, unsigned maxfds,
 	     unsigned *nfds, int timeout_ms)
 {
@@ -187,10 +202,7 @@ int rtp_recv(int fd, struct rtp_msg *m, int *fds, unsigned maxfds,
 	int r = recv_all(fd, &h, sizeof(h), fds, maxfds, nfds, deadline);
 	if (r < 0)
 		goto fail;
-	if (h.magic != RTP_MAGIC || h.version != RTP_VERSION ||
-	    h.length > RTP_MAX_PAYLOAD ||
-	    !(h.type == RTP_CTL_REQUEST || h.type == RTP_CTL_REPLY ||
-	      (h.type >= RTP_APP_FIRST && h.type <= RTP_APP_LAST))) {
+	if (header_check(&h) < 0) {
 		r = -EPROTO;
 		goto fail;
 	}
@@ -214,6 +226,104 @@ fail_payload:
 fail:
 	close_fds(fds, nfds);
 	return r;
+}
+
+/* Make room for `want` more payload bytes (at most up to the length). */
+static int reader_grow(struct rtp_reader *r, const struct rtp_reader_limits *lim)
+{
+	uint32_t used = r->have - RTP_HEADER_SIZE;
+	if (r->payload && used < r->cap - 1)
+		return 0;
+	uint32_t cap = r->cap ? (r->cap - 1) * 2 : RTP_READER_CHUNK;
+	if (cap > r->length)
+		cap = r->length;
+	cap += 1;	/* the NUL after the payload */
+	int ret = lim->grow ? lim->grow(cap - r->cap, lim->arg) : 0;
+	if (ret < 0)
+		return ret;
+	char *p = realloc(r->payload, cap);
+	if (!p)
+		return -ENOMEM;
+	r->payload = p;
+	r->cap = cap;
+	return 0;
+}
+
+int rtp_reader_read(int fd, struct rtp_reader *r, const struct rtp_reader_limits *lim,
+		    struct rtp_msg *m, int *fds, unsigned *nfds)
+{
+	for (;;) {
+		bool in_header = r->have < RTP_HEADER_SIZE;
+		int ret;
+		if (!in_header) {
+			uint32_t used = r->have - RTP_HEADER_SIZE;
+			if (used == r->length)
+				break;
+			if ((ret = reader_grow(r, lim)) < 0)
+				return ret;
+		}
+		size_t want = in_header ? RTP_HEADER_SIZE - r->have
+					: (size_t)(r->cap - 1) - (r->have - RTP_HEADER_SIZE);
+		union {
+			char buf[CMSG_SPACE(sizeof(int) * RTP_MAX_FDS)];
+			struct cmsghdr align;
+		} ctl;
+		struct iovec iov = {
+			.iov_base = in_header ? (void *)(r->hdr + r->have)
+					      : (void *)(r->payload + (r->have - RTP_HEADER_SIZE)),
+			.iov_len = want,
+		};
+		struct msghdr mh = {
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+		};
+		ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n < 0)
+			return -errno;
+		take_fds(&mh, r->fds, RTP_MAX_FDS, &r->nfds);
+		if (n == 0)
+			return -ECONNRESET;
+		r->have += (uint32_t)n;
+		if (in_header && r->have == RTP_HEADER_SIZE) {
+			struct rtp_header h;
+			memcpy(&h, r->hdr, sizeof(h));
+			if ((ret = header_check(&h)) < 0)
+				return ret;
+			if (lim->check && (ret = lim->check(h.type, h.length, lim->arg)) < 0)
+				return ret;
+			r->length = h.length;
+		}
+	}
+	struct rtp_header h;
+	memcpy(&h, r->hdr, sizeof(h));
+	if (!r->payload && (r->payload = malloc(1)) == NULL)
+		return -ENOMEM;
+	r->payload[r->length] = '\0';
+	*m = (struct rtp_msg){
+		.type = h.type, .status = h.status, .length = r->length, .payload = r->payload,
+	};
+	memcpy(fds, r->fds, sizeof(int) * r->nfds);
+	*nfds = r->nfds;
+	r->payload = NULL;
+	r->nfds = 0;
+	r->cap = 0;
+	r->have = 0;
+	r->length = 0;
+	return 1;
+}
+
+void rtp_reader_reset(struct rtp_reader *r)
+{
+	close_fds(r->fds, &r->nfds);
+	free(r->payload);
+	r->payload = NULL;
+	r->cap = 0;
+	r->have = 0;
+	r->length = 0;
 }
 
 void rtp_msg_free(struct rtp_msg *m)

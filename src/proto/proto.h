@@ -89,6 +89,51 @@ int rtp_recv(int fd, struct rtp_msg *m, int *fds, unsigned maxfds,
 	     unsigned *nfds, int timeout_ms);
 void rtp_msg_free(struct rtp_msg *m);
 
+/*
+ * An incremental frame reader for non-blocking sockets (the daemon's
+ * loop): each rtp_reader_read takes what the socket has, never a byte past
+ * the end of the current frame (what follows belongs to the next frame,
+ * or to whoever takes the socket over), and returns a frame once it is
+ * whole. The payload buffer grows as bytes arrive (by doubling from
+ * RTP_READER_CHUNK, never past the announced length), so memory follows
+ * what the peer really sent; `cap` is its size now.
+ */
+#define RTP_READER_CHUNK 65536u
+struct rtp_reader {
+	unsigned char hdr[RTP_HEADER_SIZE];
+	uint32_t have;		/* header + payload bytes received */
+	uint32_t length;	/* payload length, once the header is in */
+	char *payload;
+	uint32_t cap;		/* bytes allocated at payload */
+	int fds[RTP_MAX_FDS];	/* descriptors received with this frame */
+	unsigned nfds;
+};
+
+/* What the reader's owner accepts: check(type, length, arg) once a
+ * header is in (0, or the negative errno rtp_reader_read returns, e.g.
+ * -EBADMSG for a type it does not take, -EMSGSIZE for a frame too large
+ * for its type); grow(delta, arg) before the payload buffer grows by
+ * delta bytes (0, or a negative errno, e.g. -ENOBUFS past a memory cap). */
+struct rtp_reader_limits {
+	int (*check)(uint16_t type, uint32_t length, void *arg);
+	int (*grow)(size_t delta, void *arg);
+	void *arg;
+};
+
+/*
+ * Read from non-blocking `fd` into r. Returns 1 with a whole frame in *m
+ * (the payload is the caller's: rtp_msg_free) and its descriptors in
+ * fds[0..*nfds) (the caller's), r ready for the next frame; 0 when the
+ * socket has nothing more for now; or -ECONNRESET (peer closed, also
+ * mid-frame), -EPROTO (bad magic), -EPROTONOSUPPORT (version), -EBADMSG
+ * (type), -EMSGSIZE (length past RTP_MAX_PAYLOAD), an error of the
+ * limits, -ENOMEM, -errno. After an error, call rtp_reader_reset.
+ */
+int rtp_reader_read(int fd, struct rtp_reader *r, const struct rtp_reader_limits *lim,
+		    struct rtp_msg *m, int *fds, unsigned *nfds);
+/* Forget the partial frame: free its payload, close its descriptors. */
+void rtp_reader_reset(struct rtp_reader *r);
+
 /* --- control payloads ------------------------------------------------ */
 
 /* A growing key=value payload; err is sticky (-ENOMEM, -EINVAL for a bad

@@ -91,6 +91,7 @@ class RawApp:
         self.closed = threading.Event()
         self.enabled = 0
         self.ids = {}
+        self.mute = False       # True: answers nothing more
         self.sock.sendall(frame(REGISTER, register_payload(nr_events, procname)))
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
@@ -110,7 +111,7 @@ class RawApp:
                     pairs = struct.unpack_from(f"<{2 * n}I", body, 16)
                     self.ids = dict(zip(pairs[0::2], pairs[1::2]))
                     self.enabled = n
-                elif typ == SYNC:
+                elif typ == SYNC and not self.mute:
                     self.sock.sendall(frame(SYNC_REPLY, body))
         except OSError:
             pass

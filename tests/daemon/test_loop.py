@@ -10,17 +10,29 @@ usage: test_loop.py BUILD_DIR
 import errno
 import os
 import re
+import resource
 import subprocess
 import sys
 import threading
 import time
 import unittest
 
-from apps_common import RINGTRACE, AppCase, read_events, trace_dirs
+from apps_common import RINGTRACE, RINGTRACED, AppCase, read_events, trace_dirs
 import raw_app
 
 
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
 class LoopCase(AppCase):
+    def setUp(self):
+        super().setUp()
+        # The socket file exists from bind(), a moment before listen():
+        # the raw clients below do not retry like the command does.
+        self.list_ok()
+
     def list_ok(self):
         """`ringtrace list` succeeds (its own timeout applies)."""
         r = subprocess.run([RINGTRACE, "list"], capture_output=True, text=True,
@@ -32,6 +44,12 @@ class LoopCase(AppCase):
         self.daemon_log.flush()
         with open(os.path.join(self.tmp, "daemon.log")) as f:
             return f.read()
+
+    def wait_log(self, pattern):
+        deadline = time.monotonic() + 30
+        while not re.search(pattern, self.log_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertRegex(self.log_text(), pattern)
 
     def raw(self, nr_events, procname="rawapp"):
         a = raw_app.RawApp(self.rundir, nr_events, procname)
@@ -96,15 +114,15 @@ class Registration(LoopCase):
         # its end, the header once.
         meta = os.path.join(trace_dirs(out)[0], "metadata")
         deadline = time.monotonic() + 60
-        while "raw:ev19999" not in open(meta).read() and time.monotonic() < deadline:
+        while "raw:ev19999" not in read(meta) and time.monotonic() < deadline:
             time.sleep(0.05)
         ino = os.stat(meta).st_ino
         self.run_program("after")
         deadline = time.monotonic() + 60
-        while '"app:tick"' not in open(meta).read() and time.monotonic() < deadline:
+        while '"app:tick"' not in read(meta) and time.monotonic() < deadline:
             time.sleep(0.05)
         self.assertEqual(os.stat(meta).st_ino, ino, "metadata rewritten, not appended")
-        text = open(meta).read()
+        text = read(meta)
         self.assertEqual(text.count("/* CTF 1.8 */"), 1)
         self.assertEqual(text.count('name = "raw:ev12345";'), 1)
         self.assertEqual(text.count('name = "app:tick";'), 1)
@@ -127,6 +145,181 @@ class Registration(LoopCase):
         # The daemon goes on: `list` answers, a program traces.
         self.list_ok()
         self.run_program("fine")
+        self.rt("stop")
+        evs = [e for e in read_events(out) if e["event"] == "app:tick"]
+        self.assertEqual(len(evs), 100)
+
+
+class SlowClients(LoopCase):
+    """Issue 14 item 8: no client delays the others."""
+
+    def test_partial_frames_and_unread_reply(self):
+        out = self.out("slow")
+        self.session(out, "app:tick")
+        self.rt("start")
+        # Classes enough for a `list -u` reply of about 700 KB.
+        big = self.raw(12000, "bigapp")
+        self.assertEqual(big.wait_registered(120), 0)
+        holders = []
+        for i in range(50):
+            h = self.raw(1, f"hold{i}")
+            self.assertEqual(h.wait_registered(60), 0)
+            holders.append(h)
+        # A control client that asks for the big reply and never reads it.
+        mute = raw_app.connect(self.rundir)
+        self.addCleanup(mute.close)
+        mute.sendall(raw_app.frame(raw_app.CTL_REQUEST, b"cmd=list\0events=1\0"))
+        # Fifty programs send half a frame header each and hold it.
+        for h in holders:
+            h.mute = True
+            h.sock.sendall(raw_app.frame(raw_app.SYNC_REPLY, b"\0" * 8)[:7])
+        # Meanwhile `list` is answered and a new program traces.
+        self.assertIn("Available tracing sessions", self.list_ok())
+        self.run_program("fresh")
+        self.assertIn("Available tracing sessions", self.list_ok())
+        self.rt("stop")
+        evs = [e for e in read_events(out) if e["event"] == "app:tick"]
+        self.assertEqual([(e["seq"], e["tag"]) for e in evs],
+                         [(i, "fresh") for i in range(100)])
+        # The programs that held their frame past the limit are let go,
+        # one by one, without holding anybody.
+        for h in holders:
+            self.assertTrue(h.closed.wait(30), "a program holding half a frame stays")
+        self.wait_log(r"\(hold49\) did not take or finish a message in time")
+
+
+
+class Memory(LoopCase):
+    """Issue 14 item 10: frames are bounded per type and pending input
+    in all."""
+
+    def test_request_too_large(self):
+        # A control request announcing 2 MiB is refused at once, before
+        # its payload is read (the limit is 1 MiB).
+        s = raw_app.connect(self.rundir)
+        self.addCleanup(s.close)
+        s.settimeout(60)
+        s.sendall(raw_app.HDR.pack(raw_app.MAGIC, 1, raw_app.CTL_REQUEST, 2 << 20, 0))
+        f = raw_app.read_frame(s)
+        self.assertIsNotNone(f, "closed without a reply")
+        self.assertEqual(f[1], -errno.EPROTO)
+        self.assertIn(b"frame too large for its type", f[2])
+        # A program's SYNC_REPLY is 8 bytes: a longer one disconnects it.
+        a = self.raw(1, "longsync")
+        self.assertEqual(a.wait_registered(60), 0)
+        a.sock.sendall(raw_app.frame(raw_app.SYNC_REPLY, b"\0" * 4096))
+        self.assertTrue(a.closed.wait(60))
+        self.wait_log(r"\(longsync\) sent a malformed message")
+        self.list_ok()
+
+    def test_pending_input_capped(self):
+        # 100 connections each push a 4 MiB first frame but its last byte
+        # (400 MiB in all): the daemon buffers 64 MiB at most and tells
+        # the others it is busy, so they cannot send much more than that
+        # (plus what their sockets hold).
+        payload = b"\0" * ((4 << 20) - 1)
+        socks = []
+        for _ in range(100):
+            s = raw_app.connect(self.rundir)
+            self.addCleanup(s.close)
+            s.setblocking(False)
+            socks.append([s, raw_app.HDR.pack(raw_app.MAGIC, 1, raw_app.REGISTER,
+                                              4 << 20, 0) + payload])
+        sent = 0
+        deadline = time.monotonic() + 120
+        while any(rest for _, rest in socks) and time.monotonic() < deadline:
+            progress = False
+            for entry in socks:
+                s, rest = entry
+                if not rest:
+                    continue
+                try:
+                    n = s.send(rest[:1 << 20])
+                    entry[1] = rest[n:]
+                    sent += n
+                    progress = True
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    entry[1] = b""
+            if not progress:
+                time.sleep(0.01)
+        self.assertLess(sent, 250 << 20, f"the daemon took {sent >> 20} MiB")
+        print(f"the clients sent {sent >> 20} MiB", file=sys.stderr)
+        replies = 0
+        for s, _ in socks:
+            s.setblocking(True)
+            s.settimeout(10)
+            try:
+                f = raw_app.read_frame(s)
+            except OSError:
+                f = None
+            if f and b"ringtraced is busy" in f[2]:
+                self.assertEqual(f[1], -errno.ENOBUFS)
+                replies += 1
+        self.assertGreater(replies, 0)
+        self.list_ok()
+        self.run_program("after")
+
+
+class Descriptors(LoopCase):
+    """Issue 14 item 9: out of descriptors, the daemon refuses new
+    connections cleanly instead of spinning, and recovers."""
+
+    def cpu_s(self):
+        with open(f"/proc/{self.daemon.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def test_emfile(self):
+        # Restart the daemon with 32 descriptors at most.
+        self.daemon.kill()
+        self.daemon.wait()
+        self.daemon_log.close()
+        os.unlink(os.path.join(self.rundir, "ringtraced.sock"))
+        lim = lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (32, 32))
+        self.daemon_log = open(os.path.join(self.tmp, "daemon.log"), "a")
+        self.daemon = subprocess.Popen([RINGTRACED, "--foreground"], env=self.env,
+                                       stdout=self.daemon_log, stderr=self.daemon_log,
+                                       preexec_fn=lim)
+        sock = os.path.join(self.rundir, "ringtraced.sock")
+        deadline = time.monotonic() + 10
+        while not os.path.exists(sock) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.list_ok()
+        # 60 connections that say nothing: the daemon runs out of
+        # descriptors (they would be closed after 5 s without a frame).
+        held = [raw_app.connect(self.rundir) for _ in range(60)]
+        time.sleep(0.5)
+        cpu, wall = self.cpu_s(), time.monotonic()
+        time.sleep(2)
+        cpu, wall = self.cpu_s() - cpu, time.monotonic() - wall
+        # A spinning daemon uses a whole CPU; an idle one next to nothing.
+        self.assertLess(cpu, wall / 10, f"{cpu:.2f} s of CPU in {wall:.2f} s")
+        print(f"daemon CPU {cpu:.2f} s in {wall:.2f} s", file=sys.stderr)
+        # A new client is told why it is refused.
+        r = subprocess.run([RINGTRACE, "list"], capture_output=True, text=True,
+                           env=self.env, timeout=60)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("out of file descriptors", r.stderr)
+        self.wait_log(r"out of file descriptors \(Too many open files\): new connections "
+                      r"are refused")
+        self.assertEqual(self.log_text().count("out of file descriptors"), 1)
+        for s in held:
+            s.close()
+        # Recovered: commands and programs are served again.
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            r = subprocess.run([RINGTRACE, "list"], capture_output=True, text=True,
+                               env=self.env, timeout=60)
+            if r.returncode == 0:
+                break
+            time.sleep(0.1)
+        self.list_ok()
+        out = self.out("fds")
+        self.session(out, "app:tick")
+        self.rt("start")
+        self.run_program("back")
         self.rt("stop")
         evs = [e for e in read_events(out) if e["event"] == "app:tick"]
         self.assertEqual(len(evs), 100)
