@@ -75,6 +75,9 @@ static uint32_t connections;		/* successful registrations, ever */
 static uint32_t classes_sent;		/* classes the daemon knows */
 static uint64_t events_sent, events_acked;	/* EVENTS messages */
 static bool warned;
+/* Set once by the constructor when the listener runs; a fork child
+ * starts its own. */
+static bool listening;
 /* The registration timeout, set once by rt_daemon_client_init. */
 static int timeout_ms = RT_DC_TIMEOUT_MS;
 
@@ -535,17 +538,38 @@ static void say_goodbye(void)
 	pthread_mutex_unlock(&send_lock);
 }
 
-/* Fork child: single-threaded; the parent's other threads may have held
- * any lock, so reset ours instead of taking them. The parent had a
- * listener (connected or retrying): the child gets its own, which
- * registers it as a new program (and retries like the parent's). */
-static void after_fork_child(void)
+void rt_daemon_client_fork_prepare_outer(void)
 {
-	rt_targets_fork_child();
+	pthread_mutex_lock(&send_lock);
+}
+
+void rt_daemon_client_fork_prepare_inner(void)
+{
+	pthread_mutex_lock(&state_lock);
+}
+
+void rt_daemon_client_fork_parent_inner(void)
+{
+	pthread_mutex_unlock(&state_lock);
+}
+
+void rt_daemon_client_fork_parent_outer(void)
+{
+	pthread_mutex_unlock(&send_lock);
+}
+
+/* Fork child: single-threaded, with every lock taken before fork (fork.c)
+ * and initialized anew. The parent had a listener (connected or
+ * retrying): the child gets its own, which registers it as a new program
+ * (and retries like the parent's). */
+void rt_daemon_client_fork_child(void)
+{
 	pthread_mutex_init(&send_lock, NULL);
 	pthread_mutex_init(&state_lock, NULL);
 	pthread_cond_init(&state_cond, NULL);
-	pthread_mutex_init(&rt_registry_lock, NULL);
+	if (!listening)
+		return;
+	rt_targets_fork_child();
 	if (sock >= 0)
 		close(sock);	/* the parent's connection: not ours */
 	sock = -1;
@@ -571,6 +595,6 @@ void rt_daemon_client_init(void)
 	}
 	if (connect_and_register() < 0)
 		return;
-	pthread_atfork(NULL, NULL, after_fork_child);
+	listening = true;
 	atexit(say_goodbye);
 }

@@ -123,4 +123,14 @@ RT_HIDDEN void rt_daemon_client_init(void);
  * daemon and wait (bounded) for the resulting enablement. */
 RT_HIDDEN void rt_daemon_client_new_events(void);
 
+/* Fork handlers' parts (fork.c says the order): outer takes and
+ * releases send_lock, inner state_lock; child initializes both and the
+ * condition variable anew and resets the connection state (the
+ * listener thread is the parent's). */
+RT_HIDDEN void rt_daemon_client_fork_prepare_outer(void);
+RT_HIDDEN void rt_daemon_client_fork_prepare_inner(void);
+RT_HIDDEN void rt_daemon_client_fork_parent_inner(void);
+RT_HIDDEN void rt_daemon_client_fork_parent_outer(void);
+RT_HIDDEN void rt_daemon_client_fork_child(void);
+
 #endif /* RINGTRACE_DAEMON_CLIENT_H */

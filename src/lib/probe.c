@@ -115,6 +115,11 @@ static RT_NOINLINE void rt_drop(struct rb *rb)
 	rb_count_lost(rb, (uint32_t)cpu);
 }
 
+void rt_probe_fork_child(void)
+{
+	rt_tid = 0;
+}
+
 static RT_NOINLINE void fill_thread_cache(void)
 {
 	rt_pid = (int32_t)getpid();

@@ -247,9 +247,8 @@ void rt_registry_apply_rules(void)
 
 void rt_registry_disable_all(void)
 {
-	/* No lock: also called in a fork child, where the lock may have been
-	 * held by another thread of the parent. Sites only grow under the
-	 * lock and disabling is idempotent. */
+	/* No lock: also called by the fork child handlers (fork.c), which
+	 * run with every lock of the library taken before fork and reset. */
 	for (size_t i = 0; i < nr_sites; i++)
 		disable_site(sites[i]);
 }

@@ -2,8 +2,9 @@
  * rt_internal.h - libringtrace's internal interfaces (all hidden).
  *
  * Pieces: the registry of events (registry.c), the probe (probe.c), the
- * embedded session with its channel and configuration (session.c) and the
- * consumer thread that writes the trace (consumer.c).
+ * embedded session with its channel and configuration (session.c), the
+ * consumer thread that writes the trace (consumer.c) and the fork
+ * handlers (fork.c).
  */
 #ifndef RINGTRACE_RT_INTERNAL_H
 #define RINGTRACE_RT_INTERNAL_H
@@ -123,6 +124,19 @@ RT_HIDDEN void rt_consumer_signal_stop(int sig);
  * pthread_setname_np set a thread's name. Comm is 16 bytes with the NUL. */
 #define RT_THREAD_NAME_LEN 16
 RT_HIDDEN extern uint32_t rt_thread_name_gen;
+
+/* Fork (fork.c): register the fork handlers; once, from the library
+ * constructor, in every mode. */
+RT_HIDDEN void rt_fork_init(void);
+/* The embedded session's part (session.c): prepare takes its stop lock,
+ * parent releases it, child initializes it anew and resets what the
+ * parent's consumer thread owned. */
+RT_HIDDEN void rt_session_fork_prepare(void);
+RT_HIDDEN void rt_session_fork_parent(void);
+RT_HIDDEN void rt_session_fork_child(void);
+/* The probe's per-thread context cache (probe.c): the forking thread's
+ * copy holds the parent's thread id; cleared in the child. */
+RT_HIDDEN void rt_probe_fork_child(void);
 
 /* Diagnostics to stderr, prefixed "ringtrace: ". */
 RT_HIDDEN void rt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

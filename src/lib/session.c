@@ -195,10 +195,23 @@ static void install_signal_handlers(void)
 	}
 }
 
+void rt_session_fork_prepare(void)
+{
+	pthread_mutex_lock(&stop_lock);
+}
+
+void rt_session_fork_parent(void)
+{
+	pthread_mutex_unlock(&stop_lock);
+}
+
 /* A fork child shares the buffers' memory with its parent but has no
  * consumer: it must not write into them. */
-static void after_fork_child(void)
+void rt_session_fork_child(void)
 {
+	pthread_mutex_init(&stop_lock, NULL);
+	if (!started)
+		return;
 	__atomic_store_n(&rt_active_channel, NULL, __ATOMIC_RELEASE);
 	rt_registry_disable_all();
 	stopped = true;
@@ -263,7 +276,6 @@ static int session_start(void)
 	__atomic_store_n(&rt_active_channel, ch, __ATOMIC_RELEASE);
 	rt_registry_apply_rules();
 	atexit(rt_session_stop);
-	pthread_atfork(NULL, NULL, after_fork_child);
 	install_signal_handlers();
 	started = true;
 	return 0;
@@ -285,6 +297,7 @@ void rt_session_stop(void)
 
 __attribute__((constructor)) static void rt_lib_init(void)
 {
+	rt_fork_init();
 	const char *out = getenv("RINGTRACE_OUTPUT");
 	if (!out || !*out) {
 		rt_daemon_client_init();
