@@ -66,16 +66,12 @@ static __thread char rt_tname[RT_THREAD_NAME_LEN] __attribute__((tls_model("init
 static __thread uint32_t rt_tname_gen __attribute__((tls_model("initial-exec")));
 
 /* A fork child's only thread is not the thread that filled the caches:
- * its tid differs (its name does not, but is read again anyway). */
-static void forget_thread(void)
+ * its tid differs (its name does not, but is read again anyway). Called
+ * by the fork child handler (fork.c). */
+void rt_probe_fork_child(void)
 {
 	rt_tid = 0;
 	rt_tname_gen = 0;
-}
-
-__attribute__((constructor)) static void probe_init(void)
-{
-	pthread_atfork(NULL, NULL, forget_thread);
 }
 
 /* The thread's name, at most RT_THREAD_NAME_LEN bytes with the NUL. */
@@ -113,11 +109,6 @@ static RT_NOINLINE void rt_drop(struct rb *rb)
 	if (rb_rseq_usable())
 		cpu = rb_rseq_cpu(rb_rseq_off());
 	rb_count_lost(rb, (uint32_t)cpu);
-}
-
-void rt_probe_fork_child(void)
-{
-	rt_tid = 0;
 }
 
 static RT_NOINLINE void fill_thread_cache(void)
