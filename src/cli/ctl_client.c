@@ -56,12 +56,14 @@ static void start_daemon(void)
 		;
 }
 
-static int no_daemon(int err, bool autostart)
+static int no_daemon(int err, bool autostart, const char *why)
 {
 	char path[PATH_MAX];
 	if (rtp_socket_path(path, sizeof(path)) < 0)
 		snprintf(path, sizeof(path), "(run directory path too long)");
-	if (err == -EACCES || err == -EPERM)
+	if (why[0])
+		cli_error("%s", why);
+	else if (err == -EACCES || err == -EPERM)
 		cli_error("permission denied: cannot connect to the session daemon at %s", path);
 	else if (autostart)
 		cli_error("cannot start or reach the session daemon (ringtraced) at %s: %s",
@@ -72,20 +74,23 @@ static int no_daemon(int err, bool autostart)
 	return CLI_EXIT_FAILURE;
 }
 
-/* A connected socket, or an exit code (> 0) with the message printed. */
+/* A connected socket, or an exit code (> 0) with the message printed.
+ * A run directory or daemon that is not to be trusted (rtp_connect's
+ * message) is refused, never replaced by a daemon of ours. */
 static int connect_daemon(bool autostart, int *fdp)
 {
-	int fd = rtp_connect(CONNECT_TIMEOUT_MS);
+	char why[PATH_MAX + 256];
+	int fd = rtp_connect(CONNECT_TIMEOUT_MS, why, sizeof(why));
 	if (fd >= 0 || !autostart || (fd != -ENOENT && fd != -ECONNREFUSED)) {
 		if (fd < 0)
-			return no_daemon(fd, autostart);
+			return no_daemon(fd, autostart, why);
 		*fdp = fd;
 		return 0;
 	}
 	start_daemon();
 	/* Another command may be starting one at the same time: retry. */
 	for (int waited = 0; waited < START_WAIT_MS; waited += 50) {
-		fd = rtp_connect(CONNECT_TIMEOUT_MS);
+		fd = rtp_connect(CONNECT_TIMEOUT_MS, why, sizeof(why));
 		if (fd >= 0) {
 			*fdp = fd;
 			return 0;
@@ -94,7 +99,7 @@ static int connect_daemon(bool autostart, int *fdp)
 			break;
 		sleep_ms(50);
 	}
-	return no_daemon(fd, true);
+	return no_daemon(fd, true, why);
 }
 
 int cli_ctl_request(const struct rtp_kv *req, bool autostart, int timeout_ms,

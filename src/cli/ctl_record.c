@@ -111,7 +111,10 @@ static bool daemon_runs(void)
 	const char *no = getenv("RINGTRACE_NO_DAEMON");
 	if (no && !strcmp(no, "1"))
 		return false;
-	int fd = rtp_connect(200);
+	char why[1024];
+	int fd = rtp_connect(200, why, sizeof(why));
+	if (fd < 0 && why[0])
+		fprintf(stderr, "ringtrace: warning: %s; recording without the daemon\n", why);
 	if (fd < 0)
 		return false;
 	close(fd);

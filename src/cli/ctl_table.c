@@ -17,14 +17,18 @@
 #define LONG_MS 30000
 
 const struct ctl_cmd ctl_cmds[] = {
-{ "create", "create a tracing session", "ringtrace create [NAME] [-o DIR | --snapshot [-o DIR]]",
+{ "create", "create a tracing session",
+  "ringtrace create [NAME] [-o DIR | --snapshot [-o DIR]] [--force]",
   "Create a session and make it the current one. Without NAME the session is called\n"
-  "auto-DATE. Traces go to DIR (default ~/ringtrace-traces/NAME-DATE). A snapshot\n"
-  "session keeps its buffers in memory (overwrite mode) and writes them only with\n"
-  "'ringtrace snapshot record'.",
+  "auto-DATE. Traces go to DIR (default ~/ringtrace-traces/NAME-DATE), created now;\n"
+  "a DIR that is not empty is refused unless --force, and so is the DIR of another\n"
+  "session. A snapshot session keeps its buffers in memory (overwrite mode) and\n"
+  "writes them only with 'ringtrace snapshot record'.",
   "name", ARG_STR, 0, 1, false, SHORT_MS, {
 	{ "output", 'o', ARG_PATH, "output", NULL, "DIR", "trace output directory" },
 	{ "snapshot", 0, ARG_SET, "snapshot", "1", NULL, "snapshot (flight recorder) session" },
+	{ "force", 0, ARG_SET, "force", "1", NULL,
+	  "use DIR even if not empty: the traces it holds are removed" },
 } },
 { "destroy", "stop and destroy a session", "ringtrace destroy [SESSION | -a]",
   "Stop the session if it is active (the trace is complete on disk afterwards), then\n"
@@ -150,12 +154,14 @@ const struct ctl_cmd ctl_cmds[] = {
 	{ "output", 'o', ARG_LOCAL, "output", NULL, "FILE", "write to FILE" },
 } },
 { "load", "create sessions from a saved configuration",
-  "ringtrace load FILE [--override-name NAME]",
+  "ringtrace load FILE [--override-name NAME] [--force]",
   "Check FILE completely, then create its sessions (none when any line is wrong: the\n"
   "error names the line). The last session loaded becomes the current one.",
   "file", ARG_LOCAL, 1, 1, false, LONG_MS, {
 	{ "override-name", 0, ARG_STR, "override-name", NULL, "NAME",
 	  "name of the (single) session of FILE" },
+	{ "force", 0, ARG_SET, "force", "1", NULL,
+	  "outputs that are not empty: remove the traces they hold (see create)" },
 } },
 };
 

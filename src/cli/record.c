@@ -19,11 +19,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <dirent.h>
 
 #include "../daemon/rtd.h"
 #include "../lib/config_parse.h"
-#include "../lib/fs_util.h"
+#include "../fs/fs_util.h"
 #include "cli.h"
 #include "record.h"
 
@@ -96,42 +95,30 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 		kill(child, sig);
 }
 
-static bool dir_is_empty(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return false;
-	struct dirent *e;
-	bool empty = true;
-	while (empty && (e = readdir(d)) != NULL)
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			empty = false;
-	closedir(d);
-	return empty;
-}
-
 /* Create the trace directory (never reusing one that holds anything). */
 static int prepare_dir(const char *want, const char *cmd, char *out, size_t len)
 {
 	if (want) {
 		if (snprintf(out, len, "%s", want) >= (int)len)
 			return -ENAMETOOLONG;
-		int ret = rt_mkdir_p(out);
-		if (ret == -EEXIST) {
-			struct stat st;
-			if (stat(out, &st) == 0 && !S_ISDIR(st.st_mode)) {
-				cli_error("output %s exists and is not a directory", out);
-				return ret;
-			}
-			if (!dir_is_empty(out)) {
-				cli_error("output directory %s is not empty; not overwriting it", out);
-				return ret;
-			}
-			ret = access(out, W_OK) < 0 ? -errno : 0;
+		char err[PATH_MAX + 256];
+		bool created;
+		int fd = rt_dir_open(out, RT_DIR_CREATE, &created, err, sizeof(err));
+		if (fd < 0) {
+			cli_error("cannot use output directory %s: %s", out, err);
+			return fd;
+		}
+		int ret = created ? 1 : rt_dir_is_empty(fd);
+		if (ret == 1 && faccessat(fd, ".", W_OK, AT_EACCESS) < 0)
+			ret = -errno;
+		close(fd);
+		if (ret == 0) {
+			cli_error("output directory %s is not empty; not overwriting it", out);
+			return -EEXIST;
 		}
 		if (ret < 0)
-			cli_error("cannot create output directory %s: %s", out, strerror(-ret));
-		return ret;
+			cli_error("cannot use output directory %s: %s", out, strerror(-ret));
+		return ret < 0 ? ret : 0;
 	}
 	char stamp[32];
 	time_t now = time(NULL);
@@ -140,9 +127,10 @@ static int prepare_dir(const char *want, const char *cmd, char *out, size_t len)
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
 	const char *base = strrchr(cmd, '/');
 	base = base ? base + 1 : cmd;
-	int ret = rt_mkdir_p("ringtrace-traces");
+	char err[PATH_MAX + 256];
+	int ret = rt_mkdir_p("ringtrace-traces", err, sizeof(err));
 	if (ret < 0 && ret != -EEXIST) {
-		cli_error("cannot create ./ringtrace-traces: %s", strerror(-ret));
+		cli_error("cannot use ./ringtrace-traces: %s", err);
 		return ret;
 	}
 	for (int n = 0; n < 1000; n++) {
@@ -150,7 +138,7 @@ static int prepare_dir(const char *want, const char *cmd, char *out, size_t len)
 			  : snprintf(out, len, "ringtrace-traces/%s-%s", base, stamp);
 		if (w >= (int)len)
 			return -ENAMETOOLONG;
-		if (mkdir(out, 0755) == 0)
+		if (mkdir(out, RT_DIR_MODE) == 0)
 			return 0;
 		if (errno != EEXIST) {
 			ret = -errno;

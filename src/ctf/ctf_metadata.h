@@ -84,17 +84,6 @@ int ctf_metadata_build(struct ctf_buf *out, const struct ctf_trace_info *t,
 int ctf_metadata_events(struct ctf_buf *out, const struct ctf_event_class *events,
 			size_t nr_events);
 
-/* Append `len` bytes to DIR/metadata, which must exist (not through a
- * symbolic link), with O_APPEND writes: the file only grows, by whole
- * declarations unless the writer is killed in the middle of a write.
- * Returns 0 or -errno. */
-int ctf_metadata_append_file(const char *dir, const char *data, size_t len);
-
-/* Replace DIR/metadata atomically with `len` bytes of `data` (written to
- * DIR/.metadata.tmp, then renamed): a reader never sees a partial file.
- * Returns 0 or -errno (-ENAMETOOLONG, or from open/write/rename). */
-int ctf_metadata_write_file(const char *dir, const char *data, size_t len);
-
 /* "xxxxxxxx-xxxx-..." (37 bytes with the NUL). */
 void ctf_uuid_format(const uint8_t uuid[16], char out[37]);
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../lib/fs_util.h"
+#include "../fs/fs_util.h"
 #include "app.h"
 
 int dp_session_start(struct rtd_session *s, char *err, size_t errlen)
@@ -151,9 +151,10 @@ int dp_snapshot_record(struct rtd_session *s, const char *dir, uint64_t max_size
 		snprintf(err, errlen, "snapshot directory name too long");
 		return -ENAMETOOLONG;
 	}
-	int ret = rt_mkdir_p(out_path);
+	char why[PATH_MAX + 256];
+	int ret = rt_mkdir_p(out_path, why, sizeof(why));
 	if (ret < 0 && ret != -EEXIST) {
-		snprintf(err, errlen, "cannot create %s: %s", out_path, strerror(-ret));
+		snprintf(err, errlen, "cannot create the snapshot directory: %s", why);
 		return ret;
 	}
 	as->nr_snapshots++;

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../fs/fs_util.h"
 #include "../lib/config_parse.h"
-#include "../lib/fs_util.h"
 #include "consumer_internal.h"
 
 /* The trace's event classes from `from` on, copied under its lock (their
@@ -118,7 +118,7 @@ static int metadata_append(struct cons_trace *ct)
 	if (ret == 0)
 		ret = ctf_metadata_events(&b, ev, nr);
 	if (ret == 0 && b.len)
-		ret = ctf_metadata_append_file(ct->t->dir, b.data, b.len);
+		ret = rt_file_append(ct->t->dir, "metadata", b.data, b.len);
 	if (ret == 0) {
 		ct->meta_generation = gen;
 		ct->meta_events += nr;
@@ -141,13 +141,10 @@ int cons_metadata_update(struct cons_trace *ct, bool force)
 	uint64_t gen;
 	uint32_t nr;
 	int ret = metadata_build(t, &b, &gen, &nr);
-	if (!ret) {
-		ret = rt_mkdir_p(t->dir);
-		if (ret == -EEXIST)
-			ret = 0;
-	}
+	/* The first write must not replace another trace's metadata. */
 	if (!ret)
-		ret = ctf_metadata_write_file(t->dir, b.data, b.len);
+		ret = rt_file_write_atomic(t->dir, "metadata", b.data, b.len, !ct->meta_written,
+					   NULL, 0);
 	if (!ret) {
 		ct->meta_generation = gen;
 		ct->meta_written = true;

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/fs_util.h"
+#include "../fs/fs_util.h"
 #include "../ringbuffer/ringbuffer_api.h"
 #include "consumer_internal.h"
 
@@ -252,21 +252,19 @@ int consumer_snapshot(struct dp_trace *t, const char *dir, uint64_t max_size,
 	}
 	snap_trim(&sn, max_size);
 
-	ret = rt_mkdir_p(dir);
-	if (ret == -EEXIST)
-		ret = 0;
 	struct ctf_buf meta = { 0 };
 	uint64_t gen;
+	char why[512] = "";
+	ret = cons_metadata_build(t, &meta, &gen);
 	if (!ret)
-		ret = cons_metadata_build(t, &meta, &gen);
-	if (!ret)
-		ret = ctf_metadata_write_file(dir, meta.data, meta.len);
+		ret = rt_file_write_atomic(dir, "metadata", meta.data, meta.len, true, why,
+					   sizeof(why));
 	ctf_buf_free(&meta);
 	if (!ret)
 		ret = snap_write(t, &sn, dir);
 	if (ret < 0)
 		snprintf(err, errlen, "cannot write the snapshot in %s: %s", dir,
-			 strerror(-ret));
+			 why[0] ? why : strerror(-ret));
 out:
 	for (size_t i = 0; i < sn.n; i++)
 		free(sn.p[i].data);

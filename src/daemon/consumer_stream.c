@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/fs_util.h"
+#include "../fs/fs_util.h"
 #include "../ringbuffer/ringbuffer_api.h"
 #include "consumer_internal.h"
 
@@ -34,32 +34,30 @@ void cons_stream_close(struct cons_stream *s)
 	s->fd = -1;
 }
 
-static int stream_path(char *out, size_t len, const char *dir,
-		       const struct rtd_channel *ch, uint32_t cpu, bool rotate,
-		       uint64_t index)
+/* The name of a stream file (consumer_internal.h). */
+static int stream_name(char *out, size_t len, const struct rtd_channel *ch, uint32_t cpu,
+		       bool rotate, uint64_t index)
 {
-	int n = rotate ? snprintf(out, len, "%s/%s_%u_%llu", dir, ch->name, cpu,
+	int n = rotate ? snprintf(out, len, "%s_%u_%llu", ch->name, cpu,
 				  (unsigned long long)index)
-		       : snprintf(out, len, "%s/%s_%u", dir, ch->name, cpu);
+		       : snprintf(out, len, "%s_%u", ch->name, cpu);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-/* Open the stream's current file (O_TRUNC: a restarted session's
- * rotation files start over). */
+/* Create the stream's current file: a new file (O_EXCL, no symbolic
+ * link followed) in the checked directory (fs_util.h), never another
+ * trace's file. */
 static int stream_open(const char *dir, const struct rtd_channel *ch, uint32_t cpu,
 		       struct cons_stream *s)
 {
-	char path[PATH_MAX];
-	int ret = stream_path(path, sizeof(path), dir, ch, cpu,
-			      ch->tracefile_size > 0, s->file_index);
+	char name[NAME_MAX + 1];
+	int ret = stream_name(name, sizeof(name), ch, cpu, ch->tracefile_size > 0,
+			      s->file_index);
 	if (ret < 0)
 		return ret;
-	ret = rt_mkdir_p(dir);
-	if (ret < 0 && ret != -EEXIST)
-		return ret;
-	s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	s->fd = rt_file_create(dir, name, false, NULL, 0);
 	if (s->fd < 0)
-		return -errno;
+		return s->fd;
 	s->file_bytes = 0;
 	return 0;
 }
@@ -75,10 +73,9 @@ static int stream_rotate(const char *dir, const struct rtd_channel *ch, uint32_t
 	 * which readers report as lost packets. */
 	while (ch->tracefile_count &&
 	       s->file_index - s->oldest_index >= ch->tracefile_count) {
-		char path[PATH_MAX];
-		if (stream_path(path, sizeof(path), dir, ch, cpu, true,
-				s->oldest_index) == 0)
-			unlink(path);
+		char name[NAME_MAX + 1];
+		if (stream_name(name, sizeof(name), ch, cpu, true, s->oldest_index) == 0)
+			rt_file_remove(dir, name);
 		s->oldest_index++;
 	}
 	return stream_open(dir, ch, cpu, s);

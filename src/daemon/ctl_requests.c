@@ -10,11 +10,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "../fs/fs_util.h"
 #include "ctl.h"
 
 const char *ctl_get(const struct ctl_req *r, const char *key)
@@ -72,12 +75,77 @@ static void stamp(char *buf, size_t len)
 	strftime(buf, len, "%Y%m%d-%H%M%S", &tm);
 }
 
+/* Whether two absolute paths are the same directory or one holds the
+ * other (as written: paths are compared, not what they resolve to). */
+static bool paths_nest(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), n = la < lb ? la : lb;
+	while (n > 1 && (a[n - 1] == '/' || b[n - 1] == '/'))
+		n--;
+	if (strncmp(a, b, n))
+		return false;
+	char ca = a[n], cb = b[n];
+	return (ca == '\0' || ca == '/') && (cb == '\0' || cb == '/');
+}
+
+/*
+ * The output of a new session, at create rather than at the first write:
+ * created if missing (mode 0750) under directories that are ours or
+ * root's, itself ours and not writable by others (fs_util.h), writable
+ * (a read-only file system is refused here), not the output of a session
+ * that exists (never, even with force), and, unless snapshot or force,
+ * empty: a directory holding another trace is refused, or with force the
+ * traces it holds are removed (rt_remove_traces).
+ */
+static int check_output(const char *path, bool is_snap, bool force, FILE *out, char *err,
+			size_t errlen)
+{
+	for (const struct rtd_session *o = rtd_sessions; o; o = o->next) {
+		if (o->output[0] && paths_nest(o->output, path)) {
+			snprintf(err, errlen, "output %s: session %s writes in %s; give another "
+				 "directory", path, o->name, o->output);
+			return -EBUSY;
+		}
+	}
+	char why[CTL_ERRLEN];
+	bool created;
+	int dfd = rt_dir_open(path, RT_DIR_CREATE, &created, why, sizeof(why));
+	if (dfd < 0) {
+		snprintf(err, errlen, "cannot use output %s: %s", path, why);
+		return dfd;
+	}
+	int ret = 0;
+	if (faccessat(dfd, ".", W_OK, AT_EACCESS) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot use output %s: %s", path, strerror(-ret));
+	} else if (!created && !is_snap && (ret = rt_dir_is_empty(dfd)) <= 0) {
+		if (ret == 0 && !force) {
+			ret = -EEXIST;
+			snprintf(err, errlen, "output %s is not empty (it may hold another trace); "
+				 "give a new or empty directory, or --force to replace the traces "
+				 "it holds", path);
+		} else if (ret == 0 && (ret = rt_remove_traces(dfd, 8)) < 0) {
+			snprintf(err, errlen, "output %s: cannot remove the traces it holds: %s",
+				 path, strerror(-ret));
+		} else if (ret > 0) {
+			fprintf(out, "Removed %d trace%s from %s (--force).\n", ret,
+				ret == 1 ? "" : "s", path);
+		} else if (ret < 0) {
+			snprintf(err, errlen, "cannot read output %s: %s", path, strerror(-ret));
+		}
+	}
+	close(dfd);
+	return ret < 0 ? ret : 0;
+}
+
 /* create: name, output (absolute), snapshot=1, flat=1 (hidden sessions of
- * `ringtrace record`: output required, name may start with '.'). */
+ * `ringtrace record`: output required, name may start with '.'), force=1
+ * (an output that is not empty: its traces are removed). */
 int ctl_create(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen)
 {
 	const char *name = ctl_get(r, "name"), *output = ctl_get(r, "output");
 	const char *snap = ctl_get(r, "snapshot"), *flat = ctl_get(r, "flat");
+	const char *force = ctl_get(r, "force");
 	bool is_snap = snap && !strcmp(snap, "1"), is_flat = flat && !strcmp(flat, "1");
 	char date[32], auto_name[RTD_NAME_MAX];
 	stamp(date, sizeof(date));
@@ -114,6 +182,9 @@ int ctl_create(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *e
 			     home && *home ? home : "/tmp", name, date) >= (int)sizeof(path))
 			goto too_long;
 	}
+	int ret = check_output(path, is_snap, force && !strcmp(force, "1"), out, err, errlen);
+	if (ret < 0)
+		return ret;
 	struct rtd_session *s = model_session_new(name);
 	if (!s) {
 		snprintf(err, errlen, "out of memory");

@@ -291,11 +291,11 @@ fail:
 	return ret;
 }
 
-/* load: text, file (for messages), override-name. */
+/* load: text, file (for messages), override-name, force=1 (create's). */
 int ctl_load(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen)
 {
 	const char *text = ctl_get(r, "text"), *file = ctl_get(r, "file");
-	const char *override = ctl_get(r, "override-name");
+	const char *override = ctl_get(r, "override-name"), *force = ctl_get(r, "force");
 	if (!file)
 		file = "(text)";
 	if (!text) {
@@ -325,6 +325,12 @@ int ctl_load(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err
 		struct ctl_req sub = { .p = lines[i].kv.data, .len = lines[i].kv.len };
 		struct rtp_kv scratch = { 0 };
 		char lerr[CTL_ERRLEN] = "";
+		/* --force applies to the outputs of the sessions created. */
+		if (force && !strcmp(force, "1") && !lines[i].kv.err &&
+		    !strcmp(ctl_get(&sub, "cmd"), "create")) {
+			rtp_kv_add(&lines[i].kv, "force", "1");
+			sub = (struct ctl_req){ .p = lines[i].kv.data, .len = lines[i].kv.len };
+		}
 		if (lines[i].kv.err) {
 			ret = lines[i].kv.err;
 			snprintf(lerr, sizeof(lerr), "line too long");

@@ -1,6 +1,7 @@
 /*
  * ctl_socket.c - the daemon's place in the run directory (rtp_rundir):
- *   RUNDIR/             created 0700 when missing; must be ours (or root's)
+ *   RUNDIR/             created 0700 when missing; must be ours, 0700, not a
+ *                       symbolic link (rtp_rundir_open)
  *   RUNDIR/ringtraced.lock  flock'ed for the daemon's lifetime: one daemon
  *                       per run dir, even when two start at once
  *   RUNDIR/ringtraced.sock  the listening socket (a stale one is removed)
@@ -18,37 +19,19 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "../fs/fs_util.h"
 #include "ctl.h"
 
 static int lock_fd = -1;
 static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static char pid_path[PATH_MAX + 32];
 
-static int rundir_ready(const char *dir, char *err, size_t errlen)
-{
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		int e = errno;
-		snprintf(err, errlen, "cannot create run directory %s: %s", dir, strerror(e));
-		return -e;
-	}
-	struct stat st;
-	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "run directory %s is not a directory", dir);
-		return -ENOTDIR;
-	}
-	if (st.st_uid != geteuid() && st.st_uid != 0) {
-		snprintf(err, errlen, "run directory %s belongs to uid %u, not to us", dir,
-			 (unsigned)st.st_uid);
-		return -EPERM;
-	}
-	return 0;
-}
-
 /* Another daemon listens on the socket? (It holds the lock too; this
  * catches daemons of older versions or other run-dir setups.) */
 static bool socket_answers(void)
 {
-	int fd = rtp_connect(200);
+	char err[PATH_MAX + 256];
+	int fd = rtp_connect(200, err, sizeof(err));
 	if (fd < 0)
 		return false;
 	close(fd);
@@ -65,15 +48,17 @@ int ctl_socket_open(char *err, size_t errlen)
 		snprintf(err, errlen, "run directory path too long");
 		return ret;
 	}
-	if ((ret = rundir_ready(dir, err, errlen)) < 0)
-		return ret;
+	int dfd = rtp_rundir_open(true, err, errlen);
+	if (dfd < 0)
+		return dfd;
 	snprintf(lock_path, sizeof(lock_path), "%s/ringtraced.lock", dir);
 	snprintf(pid_path, sizeof(pid_path), "%s/ringtraced.pid", dir);
-	lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	/* Reopened by each daemon: O_NOFOLLOW, in our checked directory. */
+	lock_fd = openat(dfd, "ringtraced.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lock_fd < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot open %s: %s", lock_path, strerror(-ret));
-		return ret;
+		goto fail_dir;
 	}
 	if (flock(lock_fd, LOCK_EX | LOCK_NB) < 0 || socket_answers()) {
 		ret = -EADDRINUSE;
@@ -97,15 +82,12 @@ int ctl_socket_open(char *err, size_t errlen)
 		snprintf(err, errlen, "cannot listen on %s: %s", sock_path, strerror(-ret));
 		goto fail_sock;
 	}
-	FILE *pf = fopen(pid_path, "we");
-	bool written = pf && fprintf(pf, "%d\n", (int)getpid()) > 0;
-	if (pf && fclose(pf) != 0)
-		written = false;
-	if (!written) {
-		ret = -EIO;
-		snprintf(err, errlen, "cannot write %s", pid_path);
+	char pid[24];
+	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	ret = rt_file_write_atomic(dir, "ringtraced.pid", pid, (size_t)n, false, err, errlen);
+	if (ret < 0)
 		goto fail_bound;
-	}
+	close(dfd);
 	return fd;
 
 fail_bound:
@@ -115,6 +97,8 @@ fail_sock:
 fail_lock:
 	close(lock_fd);
 	lock_fd = -1;
+fail_dir:
+	close(dfd);
 	return ret;
 }
 

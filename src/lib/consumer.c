@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fs_util.h"
+#include "../fs/fs_util.h"
 #include "rt_internal.h"
 #include "trace_dir.h"
 

@@ -335,10 +335,15 @@ static int register_on(int fd, int64_t deadline, uint32_t *sent, char *err,
 static int connect_once(void)
 {
 	int64_t deadline = now_ms() + timeout_ms;
-	int fd = rtp_connect(timeout_ms);
+	char err[1024];
+	int fd = rtp_connect(timeout_ms, err, sizeof(err));
+	if (fd < 0 && err[0]) {
+		pthread_mutex_lock(&state_lock);
+		warn_once("not trusted", err);
+		pthread_mutex_unlock(&state_lock);
+	}
 	if (fd < 0)
 		return fd;
-	char err[160] = "";
 	uint32_t sent = 0;
 	int r = register_on(fd, deadline, &sent, err, sizeof(err));
 	if (r < 0)

@@ -26,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <signal.h>
@@ -34,12 +35,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include "config_parse.h"
 #include "daemon_client.h"
-#include "fs_util.h"
+#include "../fs/fs_util.h"
 #include "rt_internal.h"
 
 #define RT_DEFAULT_SUBBUF_SIZE (256 * 1024)
@@ -157,20 +159,24 @@ static int config_from_env(struct rt_config *cfg)
 	return cfg->output ? 0 : -ENOMEM;
 }
 
-/* mkdir -p, then refuse a directory that already holds a trace. */
-static int prepare_output(const char *dir)
+/* mkdir -p (safely, fs_util.h), then refuse a directory that already
+ * holds a trace. Returns 0 or -errno with a message in err. */
+static int prepare_output(const char *dir, char *err, size_t errlen)
 {
-	char path[PATH_MAX];
-	int ret = rt_mkdir_p(dir);
-	if (ret < 0 && ret != -EEXIST)
-		return ret;
-	if (snprintf(path, sizeof(path), "%s/metadata", dir) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	if (access(path, F_OK) == 0)
-		return -EEXIST;
-	if (access(dir, W_OK) < 0)
-		return -errno;
-	return 0;
+	int dfd = rt_dir_open(dir, RT_DIR_CREATE, NULL, err, errlen);
+	if (dfd < 0)
+		return dfd;
+	struct stat st;
+	int ret = 0;
+	if (fstatat(dfd, "metadata", &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		ret = -EEXIST;
+		snprintf(err, errlen, "it already holds a trace");
+	} else if (faccessat(dfd, ".", W_OK, AT_EACCESS) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "%s", strerror(-ret));
+	}
+	close(dfd);
+	return ret;
 }
 
 static void on_signal(int sig)
@@ -219,10 +225,10 @@ void rt_session_fork_child(void)
 
 static int session_start(void)
 {
-	int ret = prepare_output(rt_cfg.output);
+	char err[1024];
+	int ret = prepare_output(rt_cfg.output, err, sizeof(err));
 	if (ret < 0) {
-		rt_warn("cannot use %s as trace directory: %s", rt_cfg.output,
-			ret == -EEXIST ? "it already holds a trace" : strerror(-ret));
+		rt_warn("cannot use %s as trace directory: %s", rt_cfg.output, err);
 		return ret;
 	}
 	rt_clock_init(rt_cfg.force_monotonic);

@@ -4,6 +4,8 @@
 #define _GNU_SOURCE
 #include "trace_dir.h"
 
+#include "../fs/fs_util.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,11 +20,7 @@ extern char *program_invocation_short_name;
 
 int rt_trace_dir_create_file(const char *dir, const char *name)
 {
-	char path[PATH_MAX];
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	return fd < 0 ? -errno : fd;
+	return rt_file_create(dir, name, false, NULL, 0);
 }
 
 int rt_trace_dir_write_metadata(const char *dir, const struct rt_channel *ch,
@@ -84,7 +82,7 @@ int rt_trace_dir_write_metadata(const char *dir, const struct rt_channel *ch,
 	ret = ctf_metadata_build(&b, &t, &sc, 1, ev, n);
 	pthread_mutex_unlock(&rt_registry_lock);
 	if (!ret)
-		ret = ctf_metadata_write_file(dir, b.data, b.len);
+		ret = rt_file_write_atomic(dir, "metadata", b.data, b.len, false, NULL, 0);
 	ctf_buf_free(&b);
 	free(ev);
 	return ret;

@@ -11,7 +11,9 @@
 
 #include "rt_internal.h"
 
-/* Create (exclusively) a stream file; returns an fd or -errno. */
+/* Create a new stream file in dir (fs_util.h: the directory checked, the
+ * file created O_EXCL without following symbolic links); returns an fd
+ * or -errno. */
 RT_HIDDEN int rt_trace_dir_create_file(const char *dir, const char *name);
 
 /* Write the metadata for the channel and every registered event class;

@@ -333,11 +333,16 @@ void rtp_msg_free(struct rtp_msg *m)
 	m->length = 0;
 }
 
-int rtp_connect(int timeout_ms)
+int rtp_connect(int timeout_ms, char *err, size_t errlen)
 {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	err[0] = '\0';
 	if (rtp_socket_path(path, sizeof(path)) < 0)
 		return -ENAMETOOLONG;
+	int dfd = rtp_rundir_open(false, err, errlen);
+	if (dfd < 0)
+		return dfd;
+	close(dfd);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
@@ -353,13 +358,15 @@ int rtp_connect(int timeout_ms)
 		r = wait_fd(fd, POLLOUT, deadline_of(timeout_ms));
 		if (r < 0)
 			goto fail;
-		int err = 0;
-		socklen_t el = sizeof(err);
-		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0 || err) {
-			r = err ? -err : -errno;
+		int soerr = 0;
+		socklen_t el = sizeof(soerr);
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &el) < 0 || soerr) {
+			r = soerr ? -soerr : -errno;
 			goto fail;
 		}
 	}
+	if ((r = rtp_peer_check(fd, err, errlen)) < 0)
+		goto fail;
 	return fd;
 
 fail:

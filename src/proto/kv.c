@@ -1,5 +1,5 @@
 /*
- * kv.c - control payloads (key=value entries) and the run directory.
+ * kv.c - control payloads (key=value entries).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "proto.h"
 
@@ -120,29 +119,4 @@ const char *rtp_kv_get(const char *p, uint32_t len, const char *key)
 		if (kl == want && !memcmp(k, key, kl))
 			return v;
 	return NULL;
-}
-
-int rtp_rundir(char *buf, size_t len)
-{
-	const char *env = getenv("RINGTRACE_RUNDIR");
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	int n;
-	if (env && *env)
-		n = snprintf(buf, len, "%s", env);
-	else if (geteuid() == 0)
-		n = snprintf(buf, len, "/run/ringtrace");
-	else if (xdg && *xdg)
-		n = snprintf(buf, len, "%s/ringtrace", xdg);
-	else
-		n = snprintf(buf, len, "/tmp/ringtrace-%u", (unsigned)geteuid());
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-int rtp_socket_path(char *buf, size_t len)
-{
-	char dir[4096];
-	if (rtp_rundir(dir, sizeof(dir)) < 0)
-		return -ENAMETOOLONG;
-	int n = snprintf(buf, len, "%s/ringtraced.sock", dir);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }

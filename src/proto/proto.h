@@ -162,7 +162,7 @@ bool rtp_kv_next(const char *p, uint32_t len, uint32_t *pos, const char **key,
 /* The value of the first entry with `key`, or NULL. */
 const char *rtp_kv_get(const char *p, uint32_t len, const char *key);
 
-/* --- where the daemon listens --------------------------------------- */
+/* --- where the daemon listens, and whom the ends trust (rundir.c) -- */
 
 /*
  * The run directory of this user's daemon: $RINGTRACE_RUNDIR when set
@@ -174,10 +174,34 @@ int rtp_rundir(char *buf, size_t len);
 int rtp_socket_path(char *buf, size_t len);
 
 /*
- * Connect to the daemon's socket without blocking for more than
- * `timeout_ms`. Returns a connected close-on-exec socket, or -ENOENT /
- * -ECONNREFUSED (no daemon), -ETIMEDOUT, -EACCES, -errno.
+ * Open the run directory (creating it, mode 0700, with `create`) and
+ * check it: a real directory (not a symbolic link) owned by us, with no
+ * permission for group or others, under directories owned by us or root
+ * (fs_util.h's rt_dir_open). Another user who created it first could
+ * otherwise serve its own socket there. Returns a directory fd, or
+ * -ENOENT (missing, without `create`: err is empty), -EPERM, -ELOOP,
+ * -ENOTDIR (unsafe: err says what is wrong with which directory),
+ * -errno of its creation.
  */
-int rtp_connect(int timeout_ms);
+int rtp_rundir_open(bool create, char *err, size_t errlen);
+
+/*
+ * The other end of a connected Unix socket must run as our effective uid
+ * or as root (SO_PEERCRED): the daemon checks its clients this way, and
+ * clients (the command, traced programs) check the daemon. Returns 0 or
+ * -EPERM (another uid: err names it), -errno.
+ */
+int rtp_peer_check(int fd, char *err, size_t errlen);
+
+/*
+ * Connect to the daemon's socket without blocking for more than
+ * `timeout_ms`, after checking the run directory (rtp_rundir_open) and
+ * then the daemon's uid (rtp_peer_check). Returns a connected
+ * close-on-exec socket, or -ENOENT / -ECONNREFUSED (no daemon),
+ * -ETIMEDOUT, -EACCES, -errno; -EPERM, -ELOOP or -ENOTDIR when the run
+ * directory or the daemon is not to be trusted, with a message in err
+ * (err is empty for the other errors).
+ */
+int rtp_connect(int timeout_ms, char *err, size_t errlen);
 
 #endif /* RINGTRACE_PROTO_H */

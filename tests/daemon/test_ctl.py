@@ -471,10 +471,15 @@ class SaveLoad(DaemonCase):
         # One session under another name.
         one = os.path.join(self.tmp, "one.rts")
         self.ok("save", "full", "-o", one)
+        # Never beside the session it copies: both would write in one
+        # directory (issue 13 item 4).
+        self.fails(1, "session full writes in", "load", one, "--override-name", "copy")
+        self.ok("destroy", "full")
         self.ok("load", one, "--override-name", "copy")
         self.assertEqual(self.ok("list", "copy"),
                          before["full"].replace("session full:", "session copy:"))
-        self.fails(1, "already exists", "load", one)
+        self.fails(1, "session copy writes in", "load", one)
+        self.fails(1, "already exists", "load", one, "--override-name", "copy")
         self.fails(2, "exactly one session", "load", saved, "--override-name", "x")
 
     def test_load_errors(self):
@@ -643,13 +648,15 @@ class Protocol(DaemonCase):
         self.assertEqual(int(st), -errno.EACCES)
         self.assertIn("permission denied", msg)
         self.assertIn("uid 65534", msg)
-        # The command says so too, and starts no daemon of its own.
+        # The command refuses the run directory (not its own) first, and
+        # starts no daemon of its own.
         for args in (("list",), ("destroy", "s"), ("create", "mine")):
             r = subprocess.run([RINGTRACE, *args], capture_output=True, text=True,
                                env=self.env, user=65534, group=65534, extra_groups=[],
                                timeout=30)
             self.assertEqual(r.returncode, 1, r.stderr)
-            self.assertIn("permission denied", r.stderr)
+            self.assertIn(f"unsafe run directory: {self.rundir} is owned by uid 0", r.stderr)
+        os.chmod(self.rundir, 0o700)     # ours again
         self.assertIn("1) s [inactive]", self.ok("list"))   # nothing destroyed
         self.assertNotIn("mine", self.ok("list"))
 
@@ -828,7 +835,7 @@ class DaemonLife(DaemonCase):
         r = subprocess.run([RINGTRACED], env=self.env, capture_output=True, text=True,
                            timeout=30)
         self.assertEqual(r.returncode, 1)
-        self.assertIn("belongs to uid 65534", r.stderr)
+        self.assertIn(f"unsafe run directory: {self.rundir} is owned by uid 65534", r.stderr)
 
 
 if __name__ == "__main__":
