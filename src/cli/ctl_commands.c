@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../fs/fs_util.h"
 #include "../lib/config_parse.h"
 #include "../proto/proto.h"
 #include "cli.h"
@@ -164,9 +165,20 @@ static int print_out(const struct rtp_msg *reply, const char *file)
 		fputs(out, stdout);
 		return 0;
 	}
-	FILE *f = fopen(file, "we");
-	if (!f || fputs(out, f) < 0 || fclose(f) != 0) {
+	/* Beside the target, renamed over it once complete (fs_util.h). */
+	struct rt_out of;
+	char err[PATH_MAX + 256];
+	if (rt_out_open(&of, file, err, sizeof(err)) < 0) {
+		cli_error("%s", err);
+		return CLI_EXIT_FAILURE;
+	}
+	if (fputs(out, of.f) < 0) {
 		cli_error("cannot write %s: %s", file, strerror(errno));
+		rt_out_abort(&of);
+		return CLI_EXIT_FAILURE;
+	}
+	if (rt_out_commit(&of, err, sizeof(err)) < 0) {
+		cli_error("%s", err);
 		return CLI_EXIT_FAILURE;
 	}
 	printf("Saved to %s\n", file);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../analysis/analysis.h"
+#include "../fs/fs_util.h"
 #include "cli.h"
 
 static void usage(FILE *f)
@@ -68,27 +69,32 @@ int cmd_export(int argc, char **argv)
 		cli_error("export: no trace directory given");
 		return CLI_EXIT_USAGE;
 	}
+	/* A file is written beside FILE and renamed over it once complete
+	 * (fs_util.h's rt_out): a failed export leaves FILE as it was. */
 	bool to_stdout = !strcmp(output, "-");
-	FILE *f = to_stdout ? stdout : fopen(output, "w");
-	if (!f) {
-		cli_error("export: cannot create %s: %s", output, strerror(errno));
-		return CLI_EXIT_FAILURE;
-	}
+	struct rt_out out;
 	char err[1024];
+	FILE *f = stdout;
+	if (!to_stdout) {
+		if (rt_out_open(&out, output, err, sizeof(err)) < 0) {
+			cli_error("export: %s", err);
+			return CLI_EXIT_FAILURE;
+		}
+		f = out.f;
+	}
 	int ret = ra_export_chrome(f, (const char *const *)(argv + optind),
 				   (size_t)(argc - optind), &opt, err, sizeof(err));
-	if (ret == 0 && (fflush(f) != 0 || ferror(f))) {
-		snprintf(err, sizeof(err), "cannot write %s: %s", output, strerror(errno));
+	if (to_stdout && ret == 0 && (fflush(f) != 0 || ferror(f))) {
+		snprintf(err, sizeof(err), "cannot write the standard output: %s",
+			 strerror(errno));
 		ret = -EIO;
-	}
-	if (!to_stdout && fclose(f) != 0 && ret == 0) {
-		snprintf(err, sizeof(err), "cannot write %s: %s", output, strerror(errno));
-		ret = -EIO;
+	} else if (!to_stdout && ret == 0) {
+		ret = rt_out_commit(&out, err, sizeof(err));
+	} else if (!to_stdout) {
+		rt_out_abort(&out);
 	}
 	if (ret < 0) {
 		cli_error("export: %s", err);
-		if (!to_stdout)
-			unlink(output);
 		return CLI_EXIT_FAILURE;
 	}
 	return 0;

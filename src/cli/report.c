@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../analysis/analysis.h"
+#include "../fs/fs_util.h"
 #include "cli.h"
 
 static void usage(FILE *f)
@@ -82,26 +83,32 @@ int cmd_report(int argc, char **argv)
 		cli_error("report: no trace directory given");
 		return CLI_EXIT_USAGE;
 	}
-	struct ra_stats s;
+	/* Written beside the target and renamed over it once complete
+	 * (fs_util.h's rt_out): a failed report leaves the target as it
+	 * was. Checked before the traces are read. */
+	struct rt_out out;
 	char err[1024];
+	if (rt_out_open(&out, output, err, sizeof(err)) < 0) {
+		cli_error("report: %s", err);
+		return CLI_EXIT_FAILURE;
+	}
+	struct ra_stats s;
 	int status = CLI_EXIT_FAILURE;
 	int ret = ra_stats_run(&s, (const char *const *)(argv + optind),
 			       (size_t)(argc - optind), &opt, err, sizeof(err));
 	if (ret < 0) {
+		rt_out_abort(&out);
 		cli_error("report: %s", err);
 		goto free_stats;
 	}
-	FILE *f = fopen(output, "w");
-	if (!f) {
-		cli_error("report: cannot create %s: %s", output, strerror(errno));
+	ret = ra_write_report(out.f, &s, argv[optind], lane_cap);
+	if (ret < 0) {
+		rt_out_abort(&out);
+		cli_error("report: cannot write %s: %s", output, strerror(-ret));
 		goto free_stats;
 	}
-	ret = ra_write_report(f, &s, argv[optind], lane_cap);
-	if (fclose(f) != 0 && ret == 0)
-		ret = -errno;
-	if (ret < 0) {
-		cli_error("report: cannot write %s: %s", output, strerror(-ret));
-		unlink(output);
+	if (rt_out_commit(&out, err, sizeof(err)) < 0) {
+		cli_error("report: %s", err);
 		goto free_stats;
 	}
 	status = 0;

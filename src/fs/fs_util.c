@@ -43,7 +43,9 @@ static int check_dir(int fd, const char *shown, bool last, unsigned flags, char 
 		return -e;
 	}
 	uid_t me = geteuid();
-	if (!last || (flags & RT_DIR_SHARED)) {
+	if (flags & RT_DIR_SHARED)
+		return 0;
+	if (!last) {
 		if (st.st_uid == me || st.st_uid == 0)
 			return 0;
 		say(err, errlen, "%s is owned by uid %u, not by you (uid %u) or root", shown,
@@ -418,7 +420,8 @@ int rt_file_append(const char *dir, const char *name, const void *data, size_t l
 	if (dfd < 0)
 		return dfd;
 	/* O_NONBLOCK: a FIFO in its place must not block the open. */
-	int ret, fd = openat(dfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int ret, fd = openat(dfd, name,
+			     O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	close(dfd);
 	if (fd < 0)
 		return -errno;
@@ -464,9 +467,12 @@ int rt_out_open(struct rt_out *out, const char *path, char *err, size_t errlen)
 		dir[dl] = '\0';
 	}
 	int ret, fd = -1;
-	out->dirfd = rt_dir_open(dir, RT_DIR_SHARED, NULL, err, errlen);
-	if (out->dirfd < 0)
+	char why[PATH_MAX + 128];
+	out->dirfd = rt_dir_open(dir, RT_DIR_SHARED, NULL, why, sizeof(why));
+	if (out->dirfd < 0) {
+		say(err, errlen, "cannot create %s: %s", path, why);
 		return out->dirfd;
+	}
 	struct stat st;
 	if (fstatat(out->dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
 		say(err, errlen, "%s is %s, not a regular file: give a file name (or - for the "
@@ -474,11 +480,12 @@ int rt_out_open(struct rt_out *out, const char *path, char *err, size_t errlen)
 		ret = -EINVAL;
 		goto fail;
 	}
-	if (!(out->name = strdup(base))) {
+	if (!(out->path = strdup(path))) {
 		ret = -ENOMEM;
 		say(err, errlen, "out of memory");
 		goto fail;
 	}
+	out->name = out->path + (base - path);
 	fd = temp_create(out->dirfd, base, out->tmp);
 	if (fd < 0) {
 		ret = fd;
@@ -495,8 +502,8 @@ int rt_out_open(struct rt_out *out, const char *path, char *err, size_t errlen)
 	return 0;
 
 fail:
-	free(out->name);
-	out->name = NULL;
+	free(out->path);
+	out->path = NULL;
 	close(out->dirfd);
 	out->dirfd = -1;
 	return ret;
@@ -515,12 +522,12 @@ int rt_out_commit(struct rt_out *out, char *err, size_t errlen)
 		ret = -errno;
 	if (ret) {
 		unlinkat(out->dirfd, out->tmp, 0);
-		say(err, errlen, "cannot write %s: %s", out->name, strerror(-ret));
+		say(err, errlen, "cannot write %s: %s", out->path, strerror(-ret));
 	}
 	close(out->dirfd);
 	out->dirfd = -1;
-	free(out->name);
-	out->name = NULL;
+	free(out->path);
+	out->path = NULL;
 	return ret;
 }
 
@@ -534,8 +541,8 @@ void rt_out_abort(struct rt_out *out)
 		close(out->dirfd);
 	}
 	out->dirfd = -1;
-	free(out->name);
-	out->name = NULL;
+	free(out->path);
+	out->path = NULL;
 }
 
 int rt_write_all(int fd, const void *buf, size_t len)

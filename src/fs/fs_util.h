@@ -7,15 +7,17 @@
  * to the directory fd of the previous component, each opened with
  * O_NOFOLLOW | O_DIRECTORY and checked with fstat() once open, so what is
  * checked is what is used, whatever is renamed meanwhile:
- *  - every component must be owned by us (the effective uid) or root; a
- *    symbolic link before the last component is followed only when owned
- *    by us or root (the kernel's fs.protected_symlinks rule), as another
- *    user could not have planted it;
- *  - the last component must be a real directory (not a symbolic link)
- *    owned by us and not writable by group or others (RT_DIR_PRIVATE:
- *    no group or other permission at all; RT_DIR_SHARED: also a
- *    root-owned or our own directory writable by others, such as /tmp,
- *    for directories we only create one file in with O_EXCL and rename).
+ *  - a symbolic link before the last component is followed only when
+ *    owned by us (the effective uid) or root (the kernel's
+ *    fs.protected_symlinks rule), as another user could not have planted
+ *    it; the last component must be a real directory;
+ *  - every component must be owned by us or root, and the last one by us
+ *    and not writable by group or others (RT_DIR_PRIVATE: no group or
+ *    other permission at all), so that nobody else can add or replace
+ *    entries where we create files;
+ *  - RT_DIR_SHARED: no owner or mode check (only the rule on links), for
+ *    directories where we only create one new file (O_EXCL) and rename
+ *    it: the user's choice of /tmp or of another user's directory.
  * New directories get RT_DIR_MODE (RT_DIR_PRIVATE: 0700) and new files
  * RT_FILE_MODE; the umask can only remove permissions from these.
  * Files are created with O_CREAT | O_EXCL | O_NOFOLLOW relative to the
@@ -41,8 +43,7 @@
 enum rt_dir_flags {
 	RT_DIR_CREATE = 1,	/* create missing components (mkdir -p) */
 	RT_DIR_PRIVATE = 2,	/* last component: mode & 077 == 0 (run dir) */
-	RT_DIR_SHARED = 4,	/* last component: may be writable by others
-				 * when owned by us or root (see above) */
+	RT_DIR_SHARED = 4,	/* no owner or mode check (see above) */
 };
 
 /*
@@ -116,7 +117,7 @@ int rt_file_append(const char *dir, const char *name, const void *data, size_t l
 /*
  * An output file written by a command (`export -o`, `report -o`, `save
  * -o`): its content goes to a new temporary file beside the target
- * (created O_EXCL in the target's directory, checked with RT_DIR_SHARED)
+ * (created O_EXCL in the target's directory, walked with RT_DIR_SHARED)
  * and reaches the target's name only at rt_out_commit, by rename. A
  * failed command calls rt_out_abort, which removes only the temporary
  * file: the target, if any, is never touched. A target that exists and
@@ -126,7 +127,8 @@ int rt_file_append(const char *dir, const char *name, const void *data, size_t l
 struct rt_out {
 	FILE *f;		/* write here, until commit or abort */
 	int dirfd;
-	char *name;		/* the target's name in dirfd */
+	char *path;		/* the target, as given */
+	const char *name;	/* its name in dirfd (in path) */
 	char tmp[64];		/* the temporary file's name in dirfd */
 };
 

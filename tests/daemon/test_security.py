@@ -413,6 +413,70 @@ class OccupiedOutput(Base):
             subprocess.run(["umount", ro], capture_output=True)
 
 
+class Outputs(Base):
+    """export -o, report -o and save -o write beside the target and rename
+    over it: a failure never touches (or deletes) the target, and targets
+    that are not regular files are refused (issue 14 item 3)."""
+
+    def setUp(self):
+        super().setUp()
+        self.trace = os.path.join(self.tmp, "trace")
+        r = self.run_cmd("record", "-o", self.trace, "--embedded", "--", APP_PROG,
+                         input="emit 20 a\nexit\n")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.outdir = os.path.join(self.tmp, "outs")
+        os.mkdir(self.outdir)
+        self.missing = os.path.join(self.tmp, "no-such-trace")
+
+    def commands(self, target, trace):
+        return (["export", "--format=chrome", trace, "-o", target],
+                ["report", trace, "-o", target])
+
+    def test_failure_leaves_target(self):
+        target = os.path.join(self.outdir, "kept")
+        for args in self.commands(target, self.missing):
+            with open(target, "w") as f:
+                f.write("precious\n")
+            self.expect_refused(args, "no-such-trace")
+            with open(target) as f:
+                self.assertEqual(f.read(), "precious\n", args)
+            self.assertEqual(os.listdir(self.outdir), ["kept"], args)
+
+    def test_device_and_link_targets_refused(self):
+        dev = os.path.join(self.outdir, "null")
+        os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        link = os.path.join(self.outdir, "link")
+        victim = os.path.join(self.tmp, "victim")
+        with open(victim, "w") as f:
+            f.write("precious\n")
+        os.symlink(victim, link)
+        for trace in (self.missing, self.trace):
+            for args in self.commands(dev, trace):
+                self.expect_refused(args, f"{dev} is a character device, not a regular file")
+                self.assertTrue(stat.S_ISCHR(os.lstat(dev).st_mode))
+            for args in self.commands(link, trace):
+                self.expect_refused(args, f"{link} is a symbolic link, not a regular file")
+        self.rt("create", "s", "-o", os.path.join(self.tmp, "sess"))
+        self.expect_refused(["save", "s", "-o", link], "is a symbolic link")
+        with open(victim) as f:
+            self.assertEqual(f.read(), "precious\n")
+        self.assertEqual(sorted(os.listdir(self.outdir)), ["link", "null"])
+
+    def test_written_and_replaced(self):
+        for args in self.commands(os.path.join(self.outdir, "out"), self.trace):
+            target = args[-1]
+            with open(target, "w") as f:
+                f.write("old\n")
+            self.rt(*args)
+            with open(target) as f:
+                text = f.read()
+            self.assertIn("app:tick", text)
+            self.assertEqual(stat.S_IMODE(os.stat(target).st_mode), 0o640)
+            self.assertEqual(os.listdir(self.outdir), ["out"])
+        out = self.rt("export", "--format=chrome", self.trace, "-o", "-")
+        self.assertIn("app:tick", out)
+
+
 if __name__ == "__main__":
     if os.geteuid() != 0:
         print("skipped: needs root (acts as uid 65534)")
