@@ -113,6 +113,34 @@ class RunDirectory(Base):
         os.symlink(real, self.rundir)
         self.refused_by_all(f"unsafe run directory: {self.rundir} is a symbolic link")
 
+    def test_default_run_directory_in_tmp(self):
+        """The issue's case: no XDG_RUNTIME_DIR, so the run directory is
+        /tmp/ringtrace-UID, which another user created first (a uid no
+        one uses here, so that no real run directory is touched)."""
+        uid = 64999
+        rundir = f"/tmp/ringtrace-{uid}"
+        shutil.rmtree(rundir, ignore_errors=True)
+        os.mkdir(rundir)
+        os.chown(rundir, NOBODY, NOBODY)
+        os.chmod(rundir, 0o777)
+        env = dict(self.env, HOME=self.tmp)
+        for var in ("RINGTRACE_RUNDIR", "XDG_RUNTIME_DIR"):
+            env.pop(var, None)
+        try:
+            text = f"unsafe run directory: {rundir} is owned by uid 65534"
+            for cmd, stdin in (([RINGTRACE, "list"], None), ([RINGTRACE, "create", "s"], None),
+                               ([RINGTRACED], None), ([APP_PROG], "emit 10 a\nexit\n")):
+                r = subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=env,
+                                   user=uid, group=uid, extra_groups=[], timeout=60)
+                self.assertIn(text, r.stderr, cmd)
+                if cmd[0] == APP_PROG:
+                    self.assertEqual(r.returncode, 0, r.stderr)   # untraced, not stopped
+                else:
+                    self.assertNotEqual(r.returncode, 0, cmd)
+            self.assertEqual(os.listdir(rundir), [])
+        finally:
+            shutil.rmtree(rundir, ignore_errors=True)
+
     def test_created_private(self):
         self.rt("create", "s", "-o", os.path.join(self.tmp, "out"))
         st = os.lstat(self.rundir)
@@ -274,28 +302,57 @@ class TraceFiles(Base):
                       p.stderr)
         self.assertEqual(os.listdir(x), [])
 
-    def test_planted_links_never_followed(self):
-        """Links in a trace directory (however they got there) are never
-        written through: stream files and metadata are new files (O_EXCL,
-        O_NOFOLLOW), the metadata's temporary file too."""
-        out = os.path.join(self.tmp, "out")
-        self.rt("create", "s", "-o", out)
-        d = os.path.join(out, "ust/uid/0/64-bit")
-        os.makedirs(d)
+    def plant(self, d, names):
+        """Links d/NAME -> a victim file each; returns {name: victim}."""
+        os.makedirs(d, exist_ok=True)
         victims = {}
-        for n in ("channel0_0", "channel0_1", "metadata", ".metadata.tmp"):
+        for n in names:
             v = os.path.join(self.tmp, "victim-" + n)
             shutil.copy(self.victim, v)
             os.symlink(v, os.path.join(d, n))
             victims[n] = v
+        return victims
+
+    def check_planted(self, d, victims):
+        for n, v in victims.items():
+            self.victim_intact(v)
+            self.assertTrue(os.path.islink(os.path.join(d, n)), n)
+
+    def test_planted_metadata_links_never_followed(self):
+        """Links in a trace directory (however they got there) are never
+        written through: the metadata is a new file (renamed in without
+        replacing one), its temporary file too (O_EXCL)."""
+        out = os.path.join(self.tmp, "out")
+        self.rt("create", "s", "-o", out)
+        d = os.path.join(out, "ust/uid/0/64-bit")
+        victims = self.plant(d, ["metadata", ".metadata.tmp"])
         self.rt("enable-event", "-u", "app:*")
         self.rt("start")
         self.program()
         self.run_cmd("stop")
-        for v in victims.values():
-            self.victim_intact(v)
-        for n in victims:
-            self.assertTrue(os.path.islink(os.path.join(d, n)), n)
+        self.check_planted(d, victims)
+
+    def test_planted_stream_links_never_followed(self):
+        """Stream files, first and rotated, are new files (O_EXCL,
+        O_NOFOLLOW): a planted link makes that stream fail, the victim
+        stays as it was, and the other files are written."""
+        out = os.path.join(self.tmp, "out")
+        self.rt("create", "s", "-o", out)
+        self.rt("enable-channel", "-u", "rot", "--subbuf-size", "4k",
+                "--tracefile-size", "4k")
+        for ch in ("channel0", "rot"):
+            self.rt("enable-event", "-u", "-c", ch, "app:*")
+        d = os.path.join(out, "ust/uid/0/64-bit")
+        cpus = os.sysconf("SC_NPROCESSORS_CONF")
+        victims = self.plant(d, [f"channel0_{c}" for c in range(cpus)] +
+                             [f"rot_{c}_1" for c in range(cpus)])
+        self.rt("start")
+        self.program(3000)
+        self.run_cmd("stop")
+        self.check_planted(d, victims)
+        self.assertTrue(os.path.isfile(os.path.join(d, "metadata")))
+        first = [n for n in os.listdir(d) if n.startswith("rot_") and n.endswith("_0")]
+        self.assertTrue(first, os.listdir(d))   # the rotation's first files are written
 
     def test_snapshot_output_under_another_user(self):
         self.rt("create", "s", "--snapshot", "-o", os.path.join(self.tmp, "snaps"))
