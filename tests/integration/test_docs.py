@@ -199,6 +199,17 @@ class Docs(unittest.TestCase):
             with self.subTest(cmd=cmd):
                 self.check_options("ringtrace-" + cmd, help_text(RINGTRACE, cmd, "--help"))
 
+    def test_options_of_ringtrace_itself(self):
+        """Each option that ringtrace(1) lists works (exit status 0)."""
+        source = self.pages[("ringtrace", "1")][0]
+        with open(os.path.join(SRC, source), encoding="utf-8") as f:
+            listed = [re.findall(r"\*\*(-[^*]+)\*\*", line)
+                      for line in f if LISTED.match(line)]
+        opts = [o for line in listed for o in line]
+        self.assertIn("--version", opts)
+        for opt in opts:
+            help_text(RINGTRACE, opt)
+
     def test_options_of_the_daemon(self):
         self.check_options("ringtraced", help_text(RINGTRACED, "--help"))
 
