@@ -268,7 +268,7 @@ def main():
     P(f"# ringtrace overhead benchmark, {meta.get('date', '?')}, commit {meta.get('commit', '?')}")
     P("")
     P(f"`bench/run.sh` ({meta.get('mode')} run, {meta.get('reps')} interleaved repetitions, "
-      f"{meta.get('elapsed_s')} s). Method: docs/performance.md (seed 002, section VI, "
+      f"{meta.get('elapsed_s')} s). Method: docs/performance.md (Gebai & Dagenais 2018, section VI, "
       "in user space). Every number is a median over the repetitions.")
     P("")
     P("## Machine")
@@ -287,7 +287,7 @@ def main():
         P("")
 
     # --- Table IV -------------------------------------------------------------
-    P("## Cost of one event (seed 002 Table IV)")
+    P("## Cost of one event (Gebai & Dagenais 2018 Table IV)")
     P("")
     P("One thread pinned to the last CPU, consumers on CPU 0, 4-byte integer payload, "
       "steady state (buffers filled before measuring), overwrite mode with the consumer "
@@ -456,7 +456,7 @@ def main():
     P("")
 
     # --- macro -------------------------------------------------------------------------
-    P("## Macro benchmark (seed 000, Tables 2-5)")
+    P("## Macro benchmark (Desnoyers & Dagenais 2012, Tables 2-5)")
     P("")
     if macro:
         m0 = macro[0]
@@ -483,7 +483,7 @@ def main():
     bd = {c: runs.metric("breakdown", "bd", c, 1, "p50") for c in BREAKDOWN_CASES}
     bdb = {c: runs.metric("breakdown", "bd", c, 1, "batch_ns") for c in BREAKDOWN_CASES}
     if runs.has("breakdown", "bd", "lib"):
-        P("## Where the time goes (seed 002 Figure 10)")
+        P("## Where the time goes (Gebai & Dagenais 2018 Figure 10)")
         P("")
         P("`bench/breakdown` measures the event one piece at a time (same method). `lib` "
           "is the real `rt_event`, whose call site records by itself in one rseq section "

@@ -1,13 +1,13 @@
 /*
  * bench.h - the measurement harness shared by the benchmark programs
- * (seed 002, section VI, adapted to user space).
+ * (Gebai & Dagenais 2018, section VI, adapted to user space).
  *
  * A program defines its cases with BENCH_DEFINE(id, STATEMENT): the
  * statement (one tracepoint call, with `v` an int32_t that changes at every
  * call) is inlined into two loops:
  *  - batch: `n` calls back to back; the harness divides the thread's CPU
  *    time by n;
- *  - latency: Algorithm 1 of seed 002 without the PMU reads: the TSC is read
+ *  - latency: Algorithm 1 of Gebai & Dagenais 2018 without the PMU reads: the TSC is read
  *    (serialized) before and after each call and the difference stored.
  *    The same loop with an empty statement measures the cost of the
  *    measurement itself, whose median is subtracted from every sample.

@@ -1,6 +1,6 @@
 /*
  * breakdown.c - where an enabled ringtrace event's nanoseconds go, in the
- * style of seed 002 Figure 10 (call, clock, serialization, buffer). Each
+ * style of Gebai & Dagenais 2018 Figure 10 (call, clock, serialization, buffer). Each
  * case is the probe with one more piece than the previous one, measured
  * with the bench.h method:
  *

@@ -20,7 +20,7 @@
 /* Samples above this (after subtracting the empty measurement) were
  * interrupted or preempted (the slowest case measured, a write(2) to
  * trace_marker, stays under 1 us at p99): kept in the percentiles, left
- * out of the average and standard deviation (seed 002 discarded
+ * out of the average and standard deviation (Gebai & Dagenais 2018 discarded
  * interrupted samples, with interrupts disabled and an NMI count). */
 #define BENCH_OUTLIER_NS 5000.0
 

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <lttng/tracepoint.h>
 
-/* Micro benchmark: a 4-byte integer (the seed 002 payload). */
+/* Micro benchmark: a 4-byte integer (Gebai & Dagenais 2018's payload). */
 TRACEPOINT_EVENT(rtbench, p4,
 	TP_ARGS(int32_t, v),
 	TP_FIELDS(ctf_integer(int32_t, v, v)))

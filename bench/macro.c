@@ -1,6 +1,6 @@
 /*
  * macro.c - a small multi-threaded program doing real work, instrumented
- * at a realistic event rate (seed 000, Tables 2-5: the workload's time
+ * at a realistic event rate (Desnoyers & Dagenais 2012, Tables 2-5: the workload's time
  * with tracing off, in flight-recorder mode and to disk).
  *
  * Each thread processes work items: copy 64 KiB, hash 16 KiB of it, make

@@ -1,6 +1,6 @@
 /*
  * micro_base.c - the reference points of the micro benchmark (bench.h
- * method): the empty measurement, the naive lower bound of seed 002
+ * method): the empty measurement, the naive lower bound of Gebai & Dagenais 2018
  * ("LW-UST": a clock read and a 16-byte record stored into a per-thread
  * array, no reentrancy, no thread safety, no way to read it), printf to a
  * buffered FILE, and ftrace's trace_marker.

@@ -5,7 +5,7 @@
  * daemon; without one the tracepoints are disabled.
  *
  * _LGPL_SOURCE inlines LTTng's RCU read-side, its fastest configuration
- * (seed 002, section VII-B).
+ * (Gebai & Dagenais 2018, section VII-B).
  */
 #define _GNU_SOURCE
 #define _LGPL_SOURCE

@@ -1,6 +1,6 @@
 /*
  * ringtrace_fast.h - the ring buffer's producer fast path for fixed-size
- * events (seed 000 Algorithm 2, RESERVE_SLOT, and Algorithm 3,
+ * events (Desnoyers & Dagenais 2012 Algorithm 2, RESERVE_SLOT, and Algorithm 3,
  * COMMIT_SLOT, in their common case, in one rseq critical section),
  * public so that a call site can inline it. Programs include
  * <ringtrace/ringtrace.h>, whose rt_event() uses it; the library's own
@@ -49,7 +49,7 @@ extern "C" {
 /* --- restartable sequences ------------------------------------------ */
 
 /*
- * Per-CPU "local atomic operations" of seed 000 (section 4.1) in user
+ * Per-CPU "local atomic operations" of Desnoyers & Dagenais 2012 (section 4.1) in user
  * space. glibc (2.35 and later) registers one `struct rseq` per thread
  * with the kernel (src/ringbuffer/rb_rseq.h finds it for the library,
  * which hands call sites its offset in struct rt_fast_buf). A critical
@@ -63,7 +63,7 @@ extern "C" {
  * 4 (negative if unregistered), u64 rseq_cs at 8 (the running section's
  * descriptor).
  *
- * Rule that keeps this correct (DESIGN.md section 4): a word updated by
+ * Rule that keeps this correct (docs/ring-buffer.md): a word updated by
  * these per-CPU sections is never updated by an SMP atomic from another
  * CPU at the same time. src/ringbuffer/ringbuffer.c states how each
  * counter obeys it.
@@ -174,7 +174,7 @@ struct rt_fast_site {
 
 /*
  * Record one event whose compact header and payload fit the current
- * sub-buffer of the CPU we run on, in ONE rseq critical section: seed 000
+ * sub-buffer of the CPU we run on, in ONE rseq critical section: Desnoyers & Dagenais 2012
  * Algorithm 2 (RESERVE_SLOT) in its common case, the slot's writes, and
  * Algorithm 3 (COMMIT_SLOT) at once. The section reads the TSC, the CPU's
  * write_count, last_tsc and hot word, checks that the slot fits, writes

@@ -1,5 +1,5 @@
 /*
- * clock.h - the trace clock (DESIGN.md section 5).
+ * clock.h - the trace clock.
  *
  * The TSC (rdtsc) when the kernel's clocksource is "tsc" and the CPU has
  * constant and nonstop TSC; CLOCK_MONOTONIC (in nanoseconds) otherwise or

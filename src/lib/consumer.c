@@ -2,7 +2,7 @@
  * consumer.c - the embedded consumer: a thread of the traced process that
  * takes complete sub-buffers from every CPU's buffer (rb_get_subbuf),
  * writes each as one CTF packet to the channel's stream file for that CPU
- * and gives it back (rb_put_subbuf). It wakes on its read timer (seed 000
+ * and gives it back (rb_put_subbuf). It wakes on its read timer (Desnoyers & Dagenais 2012
  * Algorithm 8: delivery is polled, the fast path never wakes anyone),
  * flushes on its switch timer (Algorithm 4), and rewrites the metadata
  * when new events register.

@@ -1,5 +1,5 @@
 /*
- * rb_equations.h - the buffer-state equations (1)-(4) of seed 000, section 4.2.
+ * rb_equations.h - the buffer-state equations (1)-(4) of Desnoyers & Dagenais 2012, section 4.2.
  *
  * Every counter is free-running and compared modulo 2^wbits: write_count
  * (wcnt) and read_count (rcnt) count bytes since the buffer was created,

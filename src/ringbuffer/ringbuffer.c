@@ -1,11 +1,11 @@
 /*
- * ringbuffer.c - slow paths of the lockless per-CPU ring buffer (seed 000,
+ * ringbuffer.c - slow paths of the lockless per-CPU ring buffer (Desnoyers & Dagenais 2012,
  * section 4): creation of the shared-memory buffers, sub-buffer switches
  * (Algorithms 1, 2 and the SWITCH_OLD/NEW/END_SWITCH_CURRENT steps), force
  * switch (Algorithm 4), push reader, and the reader's get/put sub-buffer
  * (Algorithms 6 and 7).
  *
- * Correctness of the per-CPU rseq scheme (DESIGN.md section 4). Each word
+ * Correctness of the per-CPU rseq scheme (docs/ring-buffer.md). Each word
  * has exactly one way of being written at any time:
  *
  *  write_count  rseq mode: only by rseq sections that check they run on

@@ -1,5 +1,5 @@
 /*
- * ringbuffer.h - the lockless per-CPU ring buffer of seed 000, section 4.
+ * ringbuffer.h - the lockless per-CPU ring buffer of Desnoyers & Dagenais 2012, section 4.
  *
  * What it offers: a channel's buffers (one per CPU, each N sub-buffers of
  * S bytes, both powers of two) in one shared-memory object (memfd) whose

@@ -1,5 +1,5 @@
 /*
- * ringbuffer_api.h - the producer fast path (seed 000 Algorithms 1-3),
+ * ringbuffer_api.h - the producer fast path (Desnoyers & Dagenais 2012 Algorithms 1-3),
  * inlined into the probe. Slow paths (sub-buffer switch, SMP-atomic mode,
  * table updates) are noinline functions in ringbuffer.c.
  *
