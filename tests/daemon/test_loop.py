@@ -213,51 +213,33 @@ class Memory(LoopCase):
         self.list_ok()
 
     def test_pending_input_capped(self):
-        # 100 connections each push a 4 MiB first frame but its last byte
-        # (400 MiB in all): the daemon buffers 64 MiB at most and tells
-        # the others it is busy, so they cannot send much more than that
-        # (plus what their sockets hold).
-        payload = b"\0" * ((4 << 20) - 1)
-        socks = []
-        for _ in range(100):
+        # Connections one after the other each send a 4 MiB first frame
+        # but its last byte and keep it pending: the daemon buffers 64 MiB
+        # at most, so one of the first 17 is told that it is busy and
+        # closed (all 40 would be 160 MiB).
+        frame = memoryview(raw_app.HDR.pack(raw_app.MAGIC, 1, raw_app.REGISTER, 4 << 20, 0)
+                           + b"\0" * ((4 << 20) - 1))
+        held, busy = [], None
+        for k in range(40):
             s = raw_app.connect(self.rundir)
-            self.addCleanup(s.close)
-            s.setblocking(False)
-            socks.append([s, raw_app.HDR.pack(raw_app.MAGIC, 1, raw_app.REGISTER,
-                                              4 << 20, 0) + payload])
-        sent = 0
-        deadline = time.monotonic() + 120
-        while any(rest for _, rest in socks) and time.monotonic() < deadline:
-            progress = False
-            for entry in socks:
-                s, rest = entry
-                if not rest:
-                    continue
-                try:
-                    n = s.send(rest[:1 << 20])
-                    entry[1] = rest[n:]
-                    sent += n
-                    progress = True
-                except BlockingIOError:
-                    pass
-                except OSError:
-                    entry[1] = b""
-            if not progress:
-                time.sleep(0.01)
-        self.assertLess(sent, 250 << 20, f"the daemon took {sent >> 20} MiB")
-        print(f"the clients sent {sent >> 20} MiB", file=sys.stderr)
-        replies = 0
-        for s, _ in socks:
-            s.setblocking(True)
-            s.settimeout(10)
+            held.append(s)
+            s.settimeout(60)
             try:
-                f = raw_app.read_frame(s)
+                s.sendall(frame)
+                continue
             except OSError:
-                f = None
-            if f and b"ringtraced is busy" in f[2]:
-                self.assertEqual(f[1], -errno.ENOBUFS)
-                replies += 1
-        self.assertGreater(replies, 0)
+                pass
+            f = raw_app.read_frame(s)
+            self.assertIsNotNone(f, "closed without a reply")
+            self.assertEqual(f[1], -errno.ENOBUFS)
+            self.assertIn(b"ringtraced is busy: the pending input of all connections "
+                          b"reached 64 MiB", f[2])
+            busy = k
+            break
+        self.assertIsNotNone(busy, "160 MiB of pending frames taken")
+        self.assertLessEqual(busy, 16)
+        for s in held:
+            s.close()
         self.list_ok()
         self.run_program("after")
 
