@@ -52,8 +52,8 @@ int rtp_rundir_open(bool create, char *err, size_t errlen)
 	if (fd == -ENOENT && !create)
 		err[0] = '\0';	/* no daemon yet: not an error of trust */
 	else if (fd < 0)
-		snprintf(err, errlen, "unsafe run directory: %s (another user could "
-			 "impersonate the session daemon: remove it, or make it yours with mode 0700)",
+		snprintf(err, errlen, "unsafe run directory: %s; another user could "
+			 "impersonate the session daemon: remove it, or make it yours with mode 0700",
 			 why);
 	return fd;
 }

@@ -40,7 +40,11 @@ class DaemonCase(unittest.TestCase):
         self.rundir = os.path.join(self.tmp, "run")
         self.home = os.path.join(self.tmp, "home")
         os.mkdir(self.home)
+        # A generous registration timeout for the programs (as AppCase's):
+        # on a loaded machine the 50 ms default can expire, and a program
+        # then runs untraced (test_cycle counted 0 events of 125).
         self.env = dict(os.environ, RINGTRACE_RUNDIR=self.rundir, HOME=self.home,
+                        RINGTRACE_DAEMON_TIMEOUT_MS="5000",
                         PATH=DAEMON_DIR + os.pathsep + os.environ.get("PATH", ""))
         self.env.pop("RINGTRACED", None)
         self.procs = []
