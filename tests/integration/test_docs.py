@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The documentation matches the command line: every command of
 `ringtrace --help` has a man page (man/pages) with the same one-line
-description, and every page of a command is one the CLI has; every option
+description and is listed in ringtrace(1), and every page of a command is
+one the CLI has; every option
 that `ringtrace CMD --help` (or `ringtraced --help`) prints is documented in
 the page that the man page is made from, and every option that page lists
 is one the command has. The man pages themselves are checked by
@@ -176,6 +177,12 @@ class Docs(unittest.TestCase):
             self.assertIn(key, self.pages, f"no man page for `ringtrace {cmd}` in man/pages")
             self.assertEqual(self.pages[key][1], desc,
                              f"man/pages describes ringtrace-{cmd} unlike `ringtrace --help`")
+
+    def test_overview_lists_every_command(self):
+        """ringtrace(1) lists exactly the commands of `ringtrace --help`."""
+        with open(os.path.join(SRC, self.pages[("ringtrace", "1")][0]), encoding="utf-8") as f:
+            listed = re.findall(r"^\[ringtrace ([a-z-]+)\]", f.read(), re.M)
+        self.assertEqual(sorted(listed), sorted(self.commands))
 
     def test_every_page_is_a_command(self):
         for (name, section) in self.pages:

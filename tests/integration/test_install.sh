@@ -24,11 +24,12 @@ for f in bin/ringtrace bin/ringtraced lib/libringtrace.so include/ringtrace/ring
 done
 
 # Man pages.
+command -v man > /dev/null || fail "man is not installed (scripts/install-deps.sh check installs man-db)"
 pages=0
 while read -r name section _; do
 	case $name in ''|'#'*) continue ;; esac
 	page=$prefix/share/man/man$section/$name.$section
-	[ -f "$page" ] || fail "missing man page $name($section)"
+	[ -f "$page" ] || fail "missing man page $name($section) (built only with go-md2man and python3: scripts/install-deps.sh build)"
 	found=$(MANPATH=$prefix/share/man man -w "$section" "$name") ||
 		fail "man does not find $name($section) under the prefix"
 	[ "$found" = "$page" ] || fail "man finds $found for $name($section), not $page"
