@@ -207,7 +207,12 @@ static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
 		break;
 	case RTP_APP_REGISTER_REPLY:
 	case RTP_APP_EVENTS_REPLY:
-		if (m->status < 0) {
+		if (m->status == -E2BIG) {
+			/* The daemon's per-program cap (its log says more). */
+			snprintf(err, errlen, "refused: more event classes than the daemon "
+				 "takes from one program");
+			ret = -EPROTO;
+		} else if (m->status < 0) {
 			snprintf(err, errlen, "refused: %s", strerror(-m->status));
 			ret = -EPROTO;
 		} else if (m->type == RTP_APP_REGISTER_REPLY) {

@@ -135,6 +135,12 @@ def refuse(conn):
     time.sleep(5)
 
 
+def refuse_too_many(conn):
+    # The daemon's per-program cap on event classes (-E2BIG).
+    conn.sendall(frame(REGISTER_REPLY, b"", status=-7))
+    time.sleep(5)
+
+
 def run_program(prog, rundir, extra_env=None, commands=("emit 2000 a", "spin 300", "exit")):
     env = dict(os.environ, RINGTRACE_RUNDIR=rundir)
     env.pop("RINGTRACE_OUTPUT", None)
@@ -240,7 +246,9 @@ def main():
                                      ("bad-channel", bad_channel, None),
                                      ("unsealed-channel", unsealed_channel, "not sealed"),
                                      ("late-garbage", late_garbage, None),
-                                     ("refused", refuse, None)]:
+                                     ("refused", refuse, None),
+                                     ("refused-too-many", refuse_too_many,
+                                      "more event classes than the daemon takes")]:
         check_run(name, prog, behaviour, warning)
     check_register_payload(prog)
 
