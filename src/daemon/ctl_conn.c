@@ -167,8 +167,8 @@ static void refuse_for_fds(int lfd, int err)
 		};
 		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
 		/* One try: a fresh socket's buffer takes this much. */
-		if (sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-			(void)0;
+		ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		(void)n;
 		close(fd);
 	}
 	spare_take();
@@ -183,8 +183,10 @@ void ctl_conn_accept(int lfd, short revents, void *arg)
 	spare_take();
 	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0) {
-		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+		if (errno == EMFILE || errno == ENFILE)
 			refuse_for_fds(lfd, errno);
+		else if (errno == ENOBUFS || errno == ENOMEM)
+			rtd_loop_pause(lfd, LISTEN_PAUSE_MS);	/* retried later, no spinning */
 		return;
 	}
 	fd_short_logged = false;
