@@ -4,7 +4,8 @@
 # - every man page of man/pages is installed, `man` finds it under the
 #   prefix, and it renders with `man -l` without a single warning;
 # - the bash completion loads (alone and under bash-completion) and
-#   completes a command, an option and an option's values;
+#   completes a command, an option, an option's values and, from a private
+#   daemon, a session name (without starting a daemon when none runs);
 # - the example builds against the installed tree with pkg-config only
 #   (with the rpath that ringtrace.pc recommends, and without it under
 #   LD_LIBRARY_PATH), runs under the installed `ringtrace record`, and its
@@ -73,6 +74,21 @@ for fw in "${frameworks[@]}"; do
 	out=$(complete_words "$fw" view --format=j)
 	[ "$out" = "--format=json" ] || fail "completing 'view --format=j' gave: $out"
 done
+# Session names come from the running daemon (a private one here).
+export RINGTRACE_RUNDIR=$work/run RINGTRACED=$prefix/bin/ringtraced
+mkdir -m 0700 "$RINGTRACE_RUNDIR"
+out=$(complete_words "" start "")
+[ -z "$out" ] || fail "completing 'start ' without a daemon gave: $out"
+[ ! -e "$RINGTRACE_RUNDIR/ringtraced.sock" ] || fail "completion started a daemon"
+trap 'kill "$(cat "$work/run/ringtraced.pid" 2>/dev/null)" 2>/dev/null || true; rm -rf "$work"' EXIT
+"$prefix/bin/ringtrace" create comptest -o "$work/comptest" > /dev/null
+out=$(complete_words "" start co)
+[ "$out" = comptest ] || fail "completing 'start co' gave: $out"
+out=$(complete_words "" enable-event -s "")
+[ "$out" = comptest ] || fail "completing 'enable-event -s ' gave: $out"
+"$prefix/bin/ringtrace" destroy comptest > /dev/null
+kill "$(cat "$RINGTRACE_RUNDIR/ringtraced.pid")"
+unset RINGTRACE_RUNDIR RINGTRACED
 # With bash-completion, `complete -p` after loading on demand names _ringtrace.
 if [ ${#frameworks[@]} -gt 1 ]; then
 	XDG_DATA_DIRS=$prefix/share bash --norc --noprofile -c '
