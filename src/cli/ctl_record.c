@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,12 +97,19 @@ static int setup(const struct record_opts *o, const char *name)
 	return step(&kv, STEP_TIMEOUT_MS);
 }
 
-static int track_and_start(const char *name, pid_t pid)
+static int track_and_start(const char *name, pid_t pid, bool tree)
 {
 	struct rtp_kv kv = { 0 };
 	rtp_kv_add(&kv, "cmd", "track");
 	rtp_kv_add(&kv, "session", name);
-	rtp_kv_addf(&kv, "pid", "%d", (int)pid);
+	if (tree) {
+		/* Our descendants: CMD, its children, and the orphans among
+		 * them, which become ours (PR_SET_CHILD_SUBREAPER). */
+		rtp_kv_addf(&kv, "pid", "%d", (int)getpid());
+		rtp_kv_add(&kv, "descendants", "1");
+	} else {
+		rtp_kv_addf(&kv, "pid", "%d", (int)pid);
+	}
 	int ret = step(&kv, STEP_TIMEOUT_MS);
 	return ret ? ret : simple("start", name, STOP_TIMEOUT_MS);
 }
@@ -144,7 +152,9 @@ int record_via_daemon(const struct record_opts *o, char **cmd, const char *dir,
 		close(hold[1]);
 		goto fallback_destroy;
 	}
-	if (track_and_start(name, pid) != 0) {
+	if (!o->no_inherit)
+		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	if (track_and_start(name, pid, !o->no_inherit) != 0) {
 		kill(pid, SIGKILL);	/* still held before exec */
 		close(hold[1]);
 		close(exec_fd);

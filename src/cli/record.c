@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -58,6 +59,9 @@ static void record_usage(FILE *f)
 		"                          (EMERG ... INFO ... DEBUG)\n"
 		"      --clock CLOCK       tsc or monotonic (default: tsc when usable;\n"
 		"                          embedded mode only: the daemon picks its clock)\n"
+		"      --no-inherit        trace CMD only (default: CMD's whole process\n"
+		"                          tree: fork children and the programs they\n"
+		"                          exec that are linked with libringtrace)\n"
 		"      --embedded          record in embedded mode even when ringtraced\n"
 		"                          runs (default: through the daemon if one answers)\n"
 		"  -q, --quiet             no summary\n"
@@ -65,7 +69,7 @@ static void record_usage(FILE *f)
 }
 
 enum { OPT_OVERWRITE = 256, OPT_SUBBUF_SIZE, OPT_NUM_SUBBUF, OPT_SWITCH_TIMER,
-       OPT_READ_TIMER, OPT_LOGLEVEL, OPT_CLOCK, OPT_EMBEDDED };
+       OPT_READ_TIMER, OPT_LOGLEVEL, OPT_CLOCK, OPT_EMBEDDED, OPT_NO_INHERIT };
 
 static const struct option record_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -79,6 +83,7 @@ static const struct option record_opts[] = {
 	{ "loglevel", required_argument, NULL, OPT_LOGLEVEL },
 	{ "clock", required_argument, NULL, OPT_CLOCK },
 	{ "embedded", no_argument, NULL, OPT_EMBEDDED },
+	{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -230,6 +235,9 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		case OPT_EMBEDDED:
 			o->embedded = true;
 			break;
+		case OPT_NO_INHERIT:
+			o->no_inherit = true;
+			break;
 		case '?':
 		default:
 			if (optopt)
@@ -282,6 +290,17 @@ static void set_child_env(const struct record_opts *o, const char *dir)
 	}
 	if (o->clock)
 		setenv("RINGTRACE_CLOCK", o->clock, 1);
+	/* Every traced program of CMD's tree joins the one trace, even those
+	 * not descended from the first one (a shell running two). */
+	uint8_t u[16];
+	char hex[33];
+	if (!o->no_inherit && getrandom(u, sizeof(u), 0) == (ssize_t)sizeof(u)) {
+		u[6] = (uint8_t)((u[6] & 0x0f) | 0x40);
+		u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);
+		for (size_t i = 0; i < sizeof(u); i++)
+			snprintf(hex + 2 * i, 3, "%02x", u[i]);
+		setenv("RINGTRACE_TRACE_UUID", hex, 1);
+	}
 	setenv("RINGTRACE_CONTEXTS", o->contexts[0] ? o->contexts : "none", 1);
 }
 
@@ -320,10 +339,18 @@ pid_t record_spawn(char **cmd, const struct record_opts *o, const char *embedded
 				_exit(127);
 			close(hold[0]);
 		}
-		if (embedded_dir)
+		if (embedded_dir) {
 			set_child_env(o, embedded_dir);
-		else
+		} else {
 			unsetenv("RINGTRACE_OUTPUT");
+			/* A session waits for CMD: on a loaded machine its
+			 * registration may take more than the 50 ms default. */
+			setenv("RINGTRACE_DAEMON_TIMEOUT_MS", "1000", 0);
+		}
+		if (o->no_inherit)
+			setenv("RINGTRACE_NO_INHERIT", "1", 1);
+		else
+			unsetenv("RINGTRACE_NO_INHERIT");
 		execvp(cmd[0], cmd);
 		int e = errno;
 		ssize_t n = write(pfd[1], &e, sizeof(e));

@@ -12,6 +12,7 @@
 struct record_opts {
 	const char *output;
 	bool overwrite, quiet, embedded;
+	bool no_inherit;				/* trace CMD only, not its children */
 	uint64_t subbuf_size;
 	uint32_t num_subbuf, switch_timer, read_timer;	/* timers in ms */
 	int32_t loglevel;

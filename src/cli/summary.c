@@ -59,20 +59,19 @@ int cli_print_summary(FILE *out, const char *dir, unsigned top)
 		cli_error("cannot read the trace in %s: %s", dir, err);
 		return ret;
 	}
+	/* Counted by class (ids are per stream class: a trace written by a
+	 * process tree has one stream class per process), then by name. */
 	const struct rtr_event_class *classes;
 	size_t nr_classes = rtr_event_classes(t, &classes);
-	uint64_t max_id = 0;
-	for (size_t i = 0; i < nr_classes; i++)
-		if (classes[i].id > max_id)
-			max_id = classes[i].id;
-	uint64_t *counts = calloc(max_id + 1, sizeof(uint64_t));
+	uint64_t *counts = calloc(nr_classes ? nr_classes : 1, sizeof(uint64_t));
 	if (!counts) {
 		rtr_close(t);
 		return -ENOMEM;
 	}
 	struct rtr_event ev;
 	while ((ret = rtr_next(t, &ev)) > 0)
-		counts[ev.cls->id]++;
+		if (ev.cls >= classes && ev.cls < classes + nr_classes)
+			counts[ev.cls - classes]++;
 	if (ret < 0)
 		cli_error("trace %s is damaged: %s (summary of what could be read)",
 			  dir, rtr_error(t));
@@ -119,11 +118,17 @@ int cli_print_summary(FILE *out, const char *dir, unsigned top)
 	uint64_t (*order)[2] = calloc(nr_classes ? nr_classes : 1, sizeof(*order));
 	size_t n = 0;
 	for (size_t i = 0; order && i < nr_classes; i++) {
-		if (counts[classes[i].id] == 0)
+		if (counts[i] == 0)
 			continue;
-		order[n][0] = counts[classes[i].id];
-		order[n][1] = i;
-		n++;
+		size_t j = 0;
+		while (j < n && strcmp(classes[order[j][1]].name, classes[i].name))
+			j++;
+		if (j == n) {
+			order[n][0] = 0;
+			order[n][1] = i;
+			n++;
+		}
+		order[j][0] += counts[i];
 	}
 	if (n) {
 		qsort(order, n, sizeof(*order), by_count_desc);

@@ -180,6 +180,15 @@ int ctf_metadata_build(struct ctf_buf *b, const struct ctf_trace_info *t,
 		       "typealias integer { size = 64; align = 8; signed = false; map = clock.%s.value; } := uint64_clock_t;\n\n",
 		       t->clock.name, t->clock.name);
 
+	int ret = ctf_metadata_streams(b, streams, nr_streams);
+	if (ret < 0)
+		return ret;
+	return ctf_metadata_events(b, events, nr_events);
+}
+
+int ctf_metadata_streams(struct ctf_buf *b, const struct ctf_stream_class *streams,
+			 size_t nr_streams)
+{
 	for (size_t i = 0; i < nr_streams; i++) {
 		ctf_buf_printf(b, "/* channel ");
 		put_quoted(b, streams[i].name);
@@ -207,7 +216,7 @@ int ctf_metadata_build(struct ctf_buf *b, const struct ctf_trace_info *t,
 			       "\t\tuint32_t cpu_id;\n\t} align(8);\n};\n\n");
 	}
 
-	return ctf_metadata_events(b, events, nr_events);
+	return b->err;
 }
 
 int ctf_metadata_events(struct ctf_buf *b, const struct ctf_event_class *events,

@@ -77,6 +77,13 @@ int ctf_metadata_build(struct ctf_buf *out, const struct ctf_trace_info *t,
 		       const struct ctf_stream_class *streams, size_t nr_streams,
 		       const struct ctf_event_class *events, size_t nr_events);
 
+/* Append the stream classes' declarations only (what ctf_metadata_build
+ * writes after the trace, env and clock blocks): a trace whose stream
+ * classes come from several writers is one header plus each writer's
+ * streams and events. Returns 0 or -ENOMEM, -EINVAL. */
+int ctf_metadata_streams(struct ctf_buf *out, const struct ctf_stream_class *streams,
+			 size_t nr_streams);
+
 /* Append the event classes' declarations only: what a trace's metadata
  * built by ctf_metadata_build gets when classes are added later (TSDL
  * allows declarations in any order once their stream is declared).

@@ -499,7 +499,8 @@ static int pids_of(const struct ctl_req *r, struct strlist *l, pid_t **pids, cha
 }
 
 /* track / untrack: pid (repeated, comma lists) | all=1. A session starts
- * tracking every process; `track --pid` narrows it to the listed ones. */
+ * tracking every process; `track --pid` narrows it to the listed ones;
+ * track's descendants=1 (`ringtrace record`): and their descendants. */
 static int change_tracking(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err,
 			   size_t errlen, bool track)
 {
@@ -540,8 +541,10 @@ static int change_tracking(const struct ctl_req *r, FILE *out, struct rtp_kv *re
 		}
 		s->tracked = n;
 		s->track_all = false;
+		if (flag(r, "descendants"))
+			s->track_descendants = true;
 		for (size_t i = 0; i < l.n; i++)
-			if (!rtd_session_tracks(s, pids[i]))
+			if (!rtd_session_lists(s, pids[i]))
 				s->tracked[s->nr_tracked++] = pids[i];
 	} else {
 		for (size_t i = 0; i < l.n; i++) {

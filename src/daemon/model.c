@@ -4,6 +4,7 @@
  * process. Callers hold rtd_lock.
  */
 #define _GNU_SOURCE
+#include <stdio.h>
 #include <fnmatch.h>
 #include <string.h>
 
@@ -51,12 +52,43 @@ bool rtd_channel_wants(const struct rtd_channel *c, const char *full_name, int l
 	return false;
 }
 
-bool rtd_session_tracks(const struct rtd_session *s, pid_t pid)
+/* The parent of `pid` from /proc/PID/stat (the field after the command
+ * name, which ends at the last ')'), or 0 when it cannot be read. */
+static pid_t parent_of(pid_t pid)
 {
-	if (s->track_all)
-		return true;
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	int ppid;
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1 || ppid < 0)
+		return 0;
+	return (pid_t)ppid;
+}
+
+bool rtd_session_lists(const struct rtd_session *s, pid_t pid)
+{
 	for (size_t i = 0; i < s->nr_tracked; i++)
 		if (s->tracked[i] == pid)
 			return true;
+	return false;
+}
+
+bool rtd_session_tracks(const struct rtd_session *s, pid_t pid)
+{
+	if (s->track_all || rtd_session_lists(s, pid))
+		return true;
+	/* Ancestors, up to init (bounded: a pid read as its own ancestor,
+	 * a cycle through reuse, cannot loop for ever). */
+	for (int depth = 0; s->track_descendants && depth < 256 && pid > 1; depth++) {
+		pid = parent_of(pid);
+		if (pid > 0 && rtd_session_lists(s, pid))
+			return true;
+	}
 	return false;
 }

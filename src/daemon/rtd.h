@@ -112,6 +112,8 @@ struct rtd_session {
 	bool track_all;			/* no `track` yet: every process */
 	pid_t *tracked;			/* when !track_all */
 	size_t nr_tracked;
+	bool track_descendants;		/* `ringtrace record`: a process whose
+					 * ancestor is tracked is tracked */
 	void *dp;
 	struct rtd_session *next;
 };
@@ -122,6 +124,10 @@ extern struct rtd_session *rtd_sessions;	/* every session, creation order */
 bool rtd_rule_matches(const struct rtd_rule *r, const char *full_name, int loglevel);
 /* Some enabled rule of the (enabled) channel matches the event. */
 bool rtd_channel_wants(const struct rtd_channel *c, const char *full_name, int loglevel);
+/* pid is in the session's tracked list. */
+bool rtd_session_lists(const struct rtd_session *s, pid_t pid);
+/* The session records process pid: it tracks every process, lists pid,
+ * or (track_descendants) lists an ancestor of pid (read from /proc). */
 bool rtd_session_tracks(const struct rtd_session *s, pid_t pid);
 
 /* Event-loop services of the control plane (main thread only). `fn` is

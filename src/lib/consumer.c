@@ -53,8 +53,13 @@ static int stream_fd(uint32_t cpu)
 {
 	if (cons.fds[cpu] >= 0)
 		return cons.fds[cpu];
+	/* channel0_CPU, or channel0_CPU-SLOT for the other processes of a
+	 * traced process tree (trace_dir.h). */
 	char name[64];
-	snprintf(name, sizeof(name), "%s_%u", cons.ch->name, cpu);
+	if (cons.ch->slot)
+		snprintf(name, sizeof(name), "%s_%u-%u", cons.ch->name, cpu, cons.ch->slot);
+	else
+		snprintf(name, sizeof(name), "%s_%u", cons.ch->name, cpu);
 	cons.fds[cpu] = rt_trace_dir_create_file(rt_cfg.output, name);
 	return cons.fds[cpu];
 }
@@ -112,7 +117,7 @@ static void write_metadata(bool final)
 	struct rt_clock_desc clk;
 	rt_clock_describe(&clk, final);
 	int ret = rt_trace_dir_write_metadata(rt_cfg.output, cons.ch, &clk,
-					      &cons.generation);
+					      &cons.generation, cons.ch->fragment_fd);
 	if (ret < 0)
 		report_write_error("the metadata", ret);
 }
@@ -228,6 +233,18 @@ int rt_consumer_start(struct rt_channel *ch)
 	pthread_setname_np(cons.thread, "ringtrace-cons");
 	cons.running = true;
 	return 0;
+}
+
+void rt_consumer_fork_child(void)
+{
+	for (uint32_t cpu = 0; cons.fds && cpu < cons.ch->rb.nr_cpus; cpu++)
+		if (cons.fds[cpu] >= 0)
+			close(cons.fds[cpu]);
+	free(cons.fds);
+	for (int i = 0; i < 2; i++)
+		if (cons.wake[i] >= 0)
+			close(cons.wake[i]);
+	cons = (struct rt_consumer){ .wake = { -1, -1 } };
 }
 
 void rt_consumer_stop(void)

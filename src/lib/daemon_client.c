@@ -78,6 +78,9 @@ static bool warned;
 /* Set once by the constructor when the listener runs; a fork child
  * starts its own. */
 static bool listening;
+/* Under rt_registry_lock: a fork child still writes to its parent's
+ * targets; its own are published at its registration's reply. */
+static bool inherited;
 /* The registration timeout, set once by rt_daemon_client_init. */
 static int timeout_ms = RT_DC_TIMEOUT_MS;
 
@@ -183,7 +186,7 @@ static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
 		break;
 	case RTP_APP_ENABLE:
 		ret = rt_dbuf_enable(&c, err, errlen);
-		if (ret == 0 && (ret = rt_targets_publish()) < 0)
+		if (ret == 0 && !inherited && (ret = rt_targets_publish()) < 0)
 			snprintf(err, errlen, "too many enablement changes");
 		break;
 	case RTP_APP_DISABLE_SESSION: {
@@ -194,7 +197,7 @@ static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
 			break;
 		}
 		rt_dbuf_disable_session(id);
-		if ((ret = rt_targets_publish()) < 0)
+		if (!inherited && (ret = rt_targets_publish()) < 0)
 			snprintf(err, errlen, "too many enablement changes");
 		break;
 	}
@@ -224,6 +227,13 @@ static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
 			} else {
 				rt_clock_is_tsc = clk == APP_CLOCK_TSC;
 				ret = 1;
+				/* A fork child's own targets replace its
+				 * parent's, every class at once. */
+				if (inherited && rt_targets_publish() < 0) {
+					snprintf(err, errlen, "too many enablement changes");
+					ret = -EPROTO;
+				}
+				inherited = false;
 			}
 		} else {
 			pthread_mutex_lock(&state_lock);
@@ -421,6 +431,13 @@ static void *listener(void *arg)
 	unsigned seed = (unsigned)getpid() ^ (unsigned)now_ms();
 	if (fd < 0 && may_reconnect())
 		fd = connect_once();
+	/* A fork child that could not register stops writing where its
+	 * parent's events went. */
+	pthread_mutex_lock(&rt_registry_lock);
+	if (inherited)
+		rt_targets_drop_all();
+	inherited = false;
+	pthread_mutex_unlock(&rt_registry_lock);
 	for (;;) {
 		if (fd >= 0) {
 			/* The name tells the registration is done (tests wait
@@ -571,7 +588,10 @@ void rt_daemon_client_fork_parent_outer(void)
 /* Fork child: single-threaded, with every lock taken before fork (fork.c)
  * and initialized anew. The parent had a listener (connected or
  * retrying): the child gets its own, which registers it as a new program
- * (and retries like the parent's). */
+ * (and retries like the parent's). Until that registration is done, the
+ * child records where its parent did (the buffer sets are shared memory
+ * the daemon reads), with its own vpid and vtid; RINGTRACE_NO_INHERIT=1:
+ * it records nothing until then. */
 void rt_daemon_client_fork_child(void)
 {
 	pthread_mutex_init(&send_lock, NULL);
@@ -579,7 +599,10 @@ void rt_daemon_client_fork_child(void)
 	pthread_cond_init(&state_cond, NULL);
 	if (!listening)
 		return;
-	rt_targets_fork_child();
+	rt_dc_cache_identity();
+	const char *ni = getenv("RINGTRACE_NO_INHERIT");
+	inherited = !ni || strcmp(ni, "1");
+	rt_targets_fork_child(inherited);
 	if (sock >= 0)
 		close(sock);	/* the parent's connection: not ours */
 	sock = -1;

@@ -105,10 +105,13 @@ RT_HIDDEN void rt_targets_drop_all(void);
  * RT_DC_MAX_BUFS so far, dead ones under RT_DC_DEAD_MAX bytes, retired
  * tables under RT_DC_RETIRED_MAX. */
 RT_HIDDEN bool rt_targets_may_reconnect(void);
-/* Fork child: the same without any lock (the parent's threads are gone
- * and may have held it), and the parent's buffer sets forgotten (still
- * mapped, never written). */
-RT_HIDDEN void rt_targets_fork_child(void);
+/* Fork child (the library's locks reset, fork.c): end the parent's
+ * generation (its buffer sets are not the child's connection's); unless
+ * `keep`, drop every target too. With `keep` the classes' tables stay
+ * published, so the child goes on recording into its parent's buffer
+ * sets (still mapped, shared with the daemon) until the next
+ * rt_targets_publish or rt_targets_drop_all. */
+RT_HIDDEN void rt_targets_fork_child(bool keep);
 /* Context bytes of one list but the thread's name (procname), which the
  * probe sizes per event. Embedded mode's channel uses it too. */
 RT_HIDDEN uint32_t rt_ctx_size(const uint8_t *ctx, uint32_t nr);

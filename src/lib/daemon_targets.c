@@ -320,11 +320,13 @@ bool rt_targets_may_reconnect(void)
 	       retired_bytes <= RT_DC_RETIRED_MAX;
 }
 
-void rt_targets_fork_child(void)
+void rt_targets_fork_child(bool keep)
 {
 	/* The parent's buffer sets stay mapped but are forgotten: the new
 	 * connection numbers its own from 1. */
 	end_generation(false);
+	if (keep)
+		return;
 	struct rt_event_class **classes;
 	size_t n = rt_registry_classes(&classes);
 	for (size_t i = 0; i < n; i++)

@@ -252,3 +252,11 @@ void rt_registry_disable_all(void)
 	for (size_t i = 0; i < nr_sites; i++)
 		disable_site(sites[i]);
 }
+
+void rt_registry_fork_child(void)
+{
+	/* Every site was disabled by the caller; the embedded fast sites
+	 * describe the parent's channel: made again for the new one. */
+	for (size_t i = 0; i < nr_classes; i++)
+		classes[i]->site_state = 0;
+}

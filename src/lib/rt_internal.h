@@ -72,6 +72,9 @@ RT_HIDDEN void rt_registry_apply_rules(void);
 RT_HIDDEN void rt_registry_apply_sites_locked(void);
 /* Disable every call site (stop, fork child). */
 RT_HIDDEN void rt_registry_disable_all(void);
+/* Fork child with a channel of its own: forget the classes' embedded
+ * fast sites (they describe the parent's channel); call sites disabled. */
+RT_HIDDEN void rt_registry_fork_child(void);
 
 /* Session configuration, from the environment (session.c). */
 struct rt_config {
@@ -102,6 +105,10 @@ struct rt_channel {
 	uint8_t ctx[RTD_CTX_COUNT];
 	uint32_t nr_ctx;
 	uint32_t ctx_size;		/* rt_ctx_size */
+	/* This process's slot in the trace and its declarations' file
+	 * (trace_dir.h): stream class id = slot. */
+	uint32_t slot;
+	int fragment_fd;
 };
 
 /* The embedded session (session.c). Set once tracing starts (release),
@@ -114,6 +121,10 @@ RT_HIDDEN void rt_session_stop(void);
 
 /* Consumer (consumer.c). */
 RT_HIDDEN int rt_consumer_start(struct rt_channel *ch);
+/* Fork child: forget the parent's consumer (its thread does not exist
+ * here; its stream files and wake pipe are closed) so that
+ * rt_consumer_start can start this process's own. */
+RT_HIDDEN void rt_consumer_fork_child(void);
 /* Final flush and drain, then the thread ends. Blocks until done. */
 RT_HIDDEN void rt_consumer_stop(void);
 /* Called from a signal handler: ask the consumer to stop and then

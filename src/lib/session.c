@@ -21,8 +21,21 @@
  *   RINGTRACE_RSEQ            0: SMP atomics instead of rseq
  *   RINGTRACE_CONTEXTS        contexts recorded with each event
  *                             (vtid,procname; default none)
+ *   RINGTRACE_NO_INHERIT      1: trace this process only (see below)
  * A bad value disables tracing with a message on stderr; the program
  * itself always runs on.
+ *
+ * Process trees: unless RINGTRACE_NO_INHERIT=1, the whole tree is traced
+ * into the one trace (trace_dir.h). A fork child gets its own channel,
+ * slot and consumer thread in the fork child handler, before fork
+ * returns, so it records from its first event and writes its events out
+ * itself, whenever it exits (before or after its parent). The variables
+ * above stay in the environment, with RINGTRACE_TRACE_UUID (the trace's
+ * uuid, 32 hex digits; `ringtrace record` sets it itself) added: a
+ * program linked with libringtrace that a process of the tree execs
+ * joins the trace in a slot of its own. With
+ * RINGTRACE_NO_INHERIT=1 the variables are removed from the environment
+ * and a fork child records nothing (its parent's consumer is not its).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,6 +56,7 @@
 #include "daemon_client.h"
 #include "../fs/fs_util.h"
 #include "rt_internal.h"
+#include "trace_dir.h"
 
 #define RT_DEFAULT_SUBBUF_SIZE (256 * 1024)
 #define RT_DEFAULT_NUM_SUBBUF 4
@@ -54,6 +68,7 @@ RT_HIDDEN struct rt_config rt_cfg;
 static struct rt_channel channel;
 static pthread_mutex_t stop_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool started, stopped;
+static bool inherit;	/* RINGTRACE_NO_INHERIT is not 1 */
 
 void rt_warn(const char *fmt, ...)
 {
@@ -160,15 +175,16 @@ static int config_from_env(struct rt_config *cfg)
 }
 
 /* mkdir -p (safely, fs_util.h), then refuse a directory that already
- * holds a trace. Returns 0 or -errno with a message in err. */
-static int prepare_output(const char *dir, char *err, size_t errlen)
+ * holds a trace, unless `join`ing it (a process of the tree that writes
+ * it). Returns 0 or -errno with a message in err. */
+static int prepare_output(const char *dir, bool join, char *err, size_t errlen)
 {
 	int dfd = rt_dir_open(dir, RT_DIR_CREATE, NULL, err, errlen);
 	if (dfd < 0)
 		return dfd;
 	struct stat st;
 	int ret = 0;
-	if (fstatat(dfd, "metadata", &st, AT_SYMLINK_NOFOLLOW) == 0) {
+	if (!join && fstatat(dfd, "metadata", &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		ret = -EEXIST;
 		snprintf(err, errlen, "it already holds a trace");
 	} else if (faccessat(dfd, ".", W_OK, AT_EACCESS) < 0) {
@@ -211,43 +227,27 @@ void rt_session_fork_parent(void)
 	pthread_mutex_unlock(&stop_lock);
 }
 
-/* A fork child shares the buffers' memory with its parent but has no
- * consumer: it must not write into them. */
-void rt_session_fork_child(void)
+/* Set up channel ch for this process: its slot (0 when `first` and free,
+ * else the pid or one of the next numbers), fragment, stream class and
+ * buffers. Returns 0 or -errno (message printed). */
+static int channel_open(struct rt_channel *ch, bool first, const uint8_t uuid[16])
 {
-	pthread_mutex_init(&stop_lock, NULL);
-	if (!started)
-		return;
-	__atomic_store_n(&rt_active_channel, NULL, __ATOMIC_RELEASE);
-	rt_registry_disable_all();
-	stopped = true;
-}
-
-static int session_start(void)
-{
-	char err[1024];
-	int ret = prepare_output(rt_cfg.output, err, sizeof(err));
-	if (ret < 0) {
-		rt_warn("cannot use %s as trace directory: %s", rt_cfg.output, err);
-		return ret;
+	int fd = first ? rt_trace_dir_claim(rt_cfg.output, 0, 1, &ch->slot) : -ENOSPC;
+	if (fd == -ENOSPC)
+		fd = rt_trace_dir_claim(rt_cfg.output, (uint32_t)getpid(), 64, &ch->slot);
+	if (fd < 0) {
+		rt_warn("cannot claim a place in the trace %s: %s", rt_cfg.output,
+			strerror(-fd));
+		return fd;
 	}
-	rt_clock_init(rt_cfg.force_monotonic);
-
-	struct rt_channel *ch = &channel;
+	ch->fragment_fd = fd;
 	snprintf(ch->name, sizeof(ch->name), "channel0");
-	rt_dc_cache_identity();
 	memcpy(ch->ctx, rt_cfg.ctx, sizeof(ch->ctx));
 	ch->nr_ctx = rt_cfg.nr_ctx;
 	ch->ctx_size = rt_ctx_size(ch->ctx, ch->nr_ctx);
-	ch->stream.stream_id = 0;
+	ch->stream.stream_id = ch->slot;
 	ch->stream.subbuf_size = rt_cfg.subbuf_size;
-	if (getrandom(ch->stream.uuid, sizeof(ch->stream.uuid), 0) != sizeof(ch->stream.uuid)) {
-		uint64_t x = rt_rdtsc() ^ ((uint64_t)getpid() << 32);
-		memcpy(ch->stream.uuid, &x, 8);
-		memcpy(ch->stream.uuid + 8, &x, 8);
-	}
-	ch->stream.uuid[6] = (uint8_t)((ch->stream.uuid[6] & 0x0f) | 0x40);
-	ch->stream.uuid[8] = (uint8_t)((ch->stream.uuid[8] & 0x3f) | 0x80);
+	memcpy(ch->stream.uuid, uuid, sizeof(ch->stream.uuid));
 
 	int nr_cpus = get_nprocs_conf();
 	struct rb_config rc = {
@@ -265,14 +265,49 @@ static int session_start(void)
 		.clock_read = rt_clock_read_ordered,
 		.priv = &ch->stream,
 	};
-	ret = rb_create(&ch->rb, &rc, &client);
-	if (ret < 0) {
+	int ret = rb_create(&ch->rb, &rc, &client);
+	if (ret < 0)
 		rt_warn("cannot allocate the trace buffers (%u x %llu bytes per CPU): %s",
 			rt_cfg.num_subbuf, (unsigned long long)rt_cfg.subbuf_size,
 			strerror(-ret));
-		return ret;
+	return ret;
+}
+
+/* A new random (version 4) uuid, or the one RINGTRACE_TRACE_UUID gives
+ * (*join set). Returns 0 or -EINVAL (message printed). */
+static int trace_uuid(uint8_t uuid[16], bool *join)
+{
+	const char *v = getenv("RINGTRACE_TRACE_UUID");
+	*join = v != NULL;
+	if (v) {
+		for (int i = 0; i < 16; i++) {
+			unsigned x;
+			if (sscanf(v + 2 * i, "%2x", &x) != 1) {
+				rt_warn("RINGTRACE_TRACE_UUID: '%s' is not 32 hex digits; tracing disabled", v);
+				return -EINVAL;
+			}
+			uuid[i] = (uint8_t)x;
+		}
+		if (strlen(v) != 32) {
+			rt_warn("RINGTRACE_TRACE_UUID: '%s' is not 32 hex digits; tracing disabled", v);
+			return -EINVAL;
+		}
+		return 0;
 	}
-	ret = rt_consumer_start(ch);
+	if (getrandom(uuid, 16, 0) != 16) {
+		uint64_t x = rt_rdtsc() ^ ((uint64_t)getpid() << 32);
+		memcpy(uuid, &x, 8);
+		memcpy(uuid + 8, &x, 8);
+	}
+	uuid[6] = (uint8_t)((uuid[6] & 0x0f) | 0x40);
+	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
+	return 0;
+}
+
+/* Start recording in channel ch: consumer thread, then the probes. */
+static int channel_start(struct rt_channel *ch)
+{
+	int ret = rt_consumer_start(ch);
 	if (ret < 0) {
 		rt_warn("cannot start the consumer thread: %s", strerror(-ret));
 		return ret;
@@ -281,10 +316,70 @@ static int session_start(void)
 	 * (pairs with the acquire load in the probe, probe.c). */
 	__atomic_store_n(&rt_active_channel, ch, __ATOMIC_RELEASE);
 	rt_registry_apply_rules();
+	return 0;
+}
+
+static int session_start(void)
+{
+	uint8_t uuid[16];
+	bool join;
+	int ret = trace_uuid(uuid, &join);
+	if (ret < 0)
+		return ret;
+	char err[1024];
+	ret = prepare_output(rt_cfg.output, join, err, sizeof(err));
+	if (ret < 0) {
+		rt_warn("cannot use %s as trace directory: %s", rt_cfg.output, err);
+		return ret;
+	}
+	rt_clock_init(rt_cfg.force_monotonic);
+	rt_dc_cache_identity();
+	ret = channel_open(&channel, true, uuid);
+	if (ret < 0)
+		return ret;
+	ret = channel_start(&channel);
+	if (ret < 0)
+		return ret;
+	if (inherit && !join) {
+		char hex[33];
+		for (int i = 0; i < 16; i++)
+			snprintf(hex + 2 * i, 3, "%02x", uuid[i]);
+		setenv("RINGTRACE_TRACE_UUID", hex, 1);
+	}
 	atexit(rt_session_stop);
 	install_signal_handlers();
 	started = true;
 	return 0;
+}
+
+/* A fork child shares the buffers' memory with its parent, whose
+ * consumer writes them out: it stops writing there, and when the tree is
+ * traced gets a channel, slot and consumer of its own before fork
+ * returns (the library's locks are already reset, fork.c). On any
+ * failure it records nothing. */
+void rt_session_fork_child(void)
+{
+	pthread_mutex_init(&stop_lock, NULL);
+	if (!started || stopped)
+		return;
+	__atomic_store_n(&rt_active_channel, NULL, __ATOMIC_RELEASE);
+	rt_registry_disable_all();
+	rt_consumer_fork_child();
+	/* The parent's: its fragment and its buffers' memfd (the mapping
+	 * stays, never written again: the old channel's contents are
+	 * overwritten below). */
+	close(channel.fragment_fd);
+	close(channel.rb.fd);
+	uint8_t uuid[16];
+	memcpy(uuid, channel.stream.uuid, sizeof(uuid));
+	if (!inherit || channel_open(&channel, false, uuid) < 0) {
+		stopped = true;
+		return;
+	}
+	rt_dc_cache_identity();
+	rt_registry_fork_child();
+	if (channel_start(&channel) < 0)
+		stopped = true;
 }
 
 void rt_session_stop(void)
@@ -310,6 +405,12 @@ __attribute__((constructor)) static void rt_lib_init(void)
 		return;
 	}
 	int ret = config_from_env(&rt_cfg);
+	const char *ni = getenv("RINGTRACE_NO_INHERIT");
+	inherit = !ni || strcmp(ni, "1");
+	if (ret == 0)
+		session_start();
+	if (inherit)
+		return;
 	/* The trace is this process's: programs it runs are not traced into
 	 * the same directory. */
 	static const char *const vars[] = {
@@ -317,9 +418,8 @@ __attribute__((constructor)) static void rt_lib_init(void)
 		"RINGTRACE_OVERWRITE", "RINGTRACE_SWITCH_TIMER_MS",
 		"RINGTRACE_READ_TIMER_MS", "RINGTRACE_EVENTS", "RINGTRACE_LOGLEVEL",
 		"RINGTRACE_CLOCK", "RINGTRACE_RSEQ", "RINGTRACE_CONTEXTS",
+		"RINGTRACE_TRACE_UUID",
 	};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
-	if (ret == 0)
-		session_start();
 }

@@ -4,7 +4,20 @@
  * end with the final clock calibration) and one stream file per channel
  * and CPU, `<channel>_<cpu>`.
  *
- * Concurrency: consumer thread only.
+ * Every traced process of a process tree writes into the same trace
+ * (fork children and programs they exec, docs/recording.md): each claims
+ * a slot K (the file `.proc-K`, created exclusively: 0 for the first
+ * process, the pid or a number just above for the others), records with
+ * stream class K in its own stream files (`channel0_CPU-K`), and
+ * keeps its stream class's and event classes' declarations (TSDL) in
+ * `.proc-K`. The metadata is one header (trace, env, clock) followed by
+ * every slot's declarations in slot order, rewritten under an exclusive
+ * flock of the directory by whichever process's declarations changed,
+ * so the last rewrite describes every process's streams.
+ *
+ * Concurrency: the consumer thread only, or the session's start and
+ * fork child handler for rt_trace_dir_claim; between processes, the
+ * directory's flock.
  */
 #ifndef RINGTRACE_TRACE_DIR_H
 #define RINGTRACE_TRACE_DIR_H
@@ -16,12 +29,19 @@
  * or -errno. */
 RT_HIDDEN int rt_trace_dir_create_file(const char *dir, const char *name);
 
-/* Write the metadata for the channel and every registered event class;
- * `*generation` receives the registry generation it describes.
- * Returns 0 or -errno. */
+/* Claim the first free slot of first .. first + tries - 1: creates
+ * DIR/.proc-K exclusively. Returns its fd (this process's fragment) with
+ * *slot = K, or -errno (-ENOSPC: all taken). */
+RT_HIDDEN int rt_trace_dir_claim(const char *dir, uint32_t first, uint32_t tries,
+				 uint32_t *slot);
+
+/* Write this process's declarations (the channel's stream class and
+ * every registered event class) to its fragment `fragment_fd`, then the
+ * metadata from every slot's fragment; `*generation` receives the
+ * registry generation it describes. Returns 0 or -errno. */
 RT_HIDDEN int rt_trace_dir_write_metadata(const char *dir,
 					  const struct rt_channel *ch,
 					  const struct rt_clock_desc *clk,
-					  uint64_t *generation);
+					  uint64_t *generation, int fragment_fd);
 
 #endif /* RINGTRACE_TRACE_DIR_H */
