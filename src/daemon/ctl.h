@@ -106,6 +106,12 @@ int ctl_io_round(struct pollfd *extra, size_t nextra, const struct rtd_conn_ops 
 void ctl_io_fini(void);
 
 /* --- ctl_loop.c -------------------------------------------------------- */
+/* Descriptors watched with a callback (the listening socket): `fn` is
+ * called with rtd_lock held when fd is readable or hung up. */
+typedef void (*rtd_fd_fn)(int fd, short revents, void *arg);
+int rtd_loop_add(int fd, rtd_fd_fn fn, void *arg);
+/* Stop watching fd for `ms` milliseconds (it stays added). */
+void rtd_loop_pause(int fd, int ms);
 /* Run until SIGTERM/SIGINT (signal fd `sigfd`); returns 0. */
 int ctl_loop_run(int sigfd);
 void ctl_loop_fini(void);

@@ -14,8 +14,7 @@
 
 #include "ctl.h"
 
-/* Watched descriptors. Owner: this file; entries whose fd is -1 were
- * removed during a dispatch round and are compacted after it. */
+/* Watched descriptors (for the daemon's life). Owner: this file. */
 struct loop_entry {
 	int fd;
 	rtd_fd_fn fn;
@@ -47,13 +46,6 @@ int rtd_loop_add(int fd, rtd_fd_fn fn, void *arg)
 	return 0;
 }
 
-void rtd_loop_remove(int fd)
-{
-	for (size_t i = 0; i < nr_entries; i++)
-		if (entries[i].fd == fd)
-			entries[i].fd = -1;
-}
-
 void rtd_loop_pause(int fd, int ms)
 {
 	for (size_t i = 0; i < nr_entries; i++)
@@ -61,17 +53,7 @@ void rtd_loop_pause(int fd, int ms)
 			entries[i].paused_until = rtd_now_ms() + ms;
 }
 
-static void compact(void)
-{
-	size_t w = 0;
-	for (size_t i = 0; i < nr_entries; i++)
-		if (entries[i].fd >= 0)
-			entries[w++] = entries[i];
-	nr_entries = w;
-}
-
-/* Call the callback of fd if it is still watched (a callback earlier in
- * the round may have removed it). */
+/* Call the callback of fd. */
 static void dispatch(int fd, short revents)
 {
 	for (size_t i = 0; i < nr_entries; i++) {
@@ -121,7 +103,6 @@ int ctl_loop_run(int sigfd)
 		for (size_t i = 1; i < n; i++)
 			if (pfds[i].revents)
 				dispatch(pfds[i].fd, pfds[i].revents);
-		compact();
 		pthread_mutex_unlock(&rtd_lock);
 	}
 }

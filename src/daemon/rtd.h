@@ -130,15 +130,6 @@ bool rtd_session_lists(const struct rtd_session *s, pid_t pid);
  * or (track_descendants) lists an ancestor of pid (read from /proc). */
 bool rtd_session_tracks(const struct rtd_session *s, pid_t pid);
 
-/* Event-loop services of the control plane (main thread only). `fn` is
- * called with rtd_lock held when fd is readable or hung up; the
- * listening socket is watched this way. */
-typedef void (*rtd_fd_fn)(int fd, short revents, void *arg);
-int rtd_loop_add(int fd, rtd_fd_fn fn, void *arg);
-void rtd_loop_remove(int fd);
-/* Stop watching fd for `ms` milliseconds (it stays added). */
-void rtd_loop_pause(int fd, int ms);
-
 /*
  * Connections (ctl_io.c): every connected socket of the daemon is a
  * struct rtd_conn, so that no peer can hold the loop. Input is read as it
