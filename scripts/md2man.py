@@ -29,7 +29,7 @@ SOURCE turned into a man page's Markdown:
   file, installed in DOCDIR; a web link is left to go-md2man;
 - a SEE ALSO section: ringtrace(1) or, for ringtrace(1), every other page,
   and where the rest of the documentation is installed.
-Code blocks are copied as they are, but a line of the roff output that
+Code blocks (fenced, or indented outside a list) are copied as they are, but a line of the roff output that
 starts with a dot or an apostrophe that is not go-md2man's own request (a
 "..." line of an example) is escaped so that troff prints it.
 """
@@ -142,6 +142,8 @@ def convert(lines, source, by_source):
         nonlocal in_span
         if not line.strip():
             in_span = False
+        if line.startswith("    ") and not in_list:  # an indented code block
+            return line
         line, in_span = escape_underscores(relink(line, source, by_source), in_span)
         return line
 

@@ -40,6 +40,8 @@ while read -r name section _; do
 	grep -q "^NAME" "$work/page.txt" && grep -qE "^       $name +- " "$work/page.txt" ||
 		fail "$name($section) has no NAME section"
 	grep -q '^SEE ALSO' "$work/page.txt" || fail "$name($section) has no SEE ALSO section"
+	! grep -n '\\[_|]\|`\|\*\*\|](' "$work/page.txt" ||
+		fail "$name($section) shows Markdown or escapes as text (above)"
 	pages=$((pages + 1))
 done < "$src/man/pages"
 [ "$pages" -ge 25 ] || fail "only $pages man pages in man/pages"
