@@ -15,13 +15,14 @@ nums = ", ".join(str(i) for i in range(A, -1, -1))
 w(f"#define RT__NARGS(...) RT__NARGS_(_0, ##__VA_ARGS__, {nums})")
 w(f"#define RT__NARGS_(_0, {args}, N, ...) N\n")
 w("#define RT__CAT(a, b) RT__CAT_(a, b)\n#define RT__CAT_(a, b) a##b\n")
-w("/* RT__PAIRS(M, sep, a1, b1, a2, b2, ...) -> M(1, a1, b1) sep() M(2, a2, b2) ...")
-w(" * An odd argument count names an undefined macro, whose name says why. */")
+w("/* RT__PAIRS(M, a1, b1, a2, b2, ...) -> M(1, a1, b1) M(2, a2, b2) ...")
+w(" * An odd argument count expands to nothing: rt_event's static assertion")
+w(" * on the count is then the one error the compiler reports. */")
 w("#define RT__PAIRS(M, ...) RT__CAT(RT__PAIRS_, RT__NARGS(__VA_ARGS__))(M, ##__VA_ARGS__)")
 w("#define RT__PAIRS_0(M)")
 for n in range(1, A + 1):
     if n % 2:
-        w(f"#define RT__PAIRS_{n}(M, ...) rt_event_fields_must_be_name_value_pairs")
+        w(f"#define RT__PAIRS_{n}(M, ...)")
         continue
     k = n // 2
     params = ", ".join(f"a{i}, b{i}" for i in range(1, k + 1))

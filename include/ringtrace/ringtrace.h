@@ -160,8 +160,24 @@ static inline size_t rt__size_bytes(const void *v, size_t n)
  * linker for each executable and shared object. */
 #define RT__SECTION "rt_events"
 
+#define RT__STR(x) RT__STR_(x)
+#define RT__STR_(x) #x
+/* Misuses of rt_event that must fail to compile with one message saying
+ * why: a provider or event given as a string (pasting it to an
+ * identifier is the error; the result is only stringified, so nothing
+ * else fails), an odd number of field arguments. */
+#define RT__CHECK_ARGS(provider, event, ...)                                   \
+	_Static_assert(RT__NARGS(__VA_ARGS__) % 2 == 0,                        \
+		       "rt_event: fields come in name, value pairs: "          \
+		       "rt_event(provider, event, name1, value1, ...)");       \
+	(void)sizeof(RT__STR(RT__CAT_(rt_event_provider_must_be_an_identifier_, \
+				      provider)));                             \
+	(void)sizeof(RT__STR(RT__CAT_(rt_event_event_must_be_an_identifier_,   \
+				      event)));
+
 #define rt_event_loglevel(level, provider, event, ...)                         \
 	do {                                                                   \
+		RT__CHECK_ARGS(provider, event, ##__VA_ARGS__)                 \
 		static const struct rt_field_desc rt__fields[] = {             \
 			RT__PAIRS(RT__FIELD, ##__VA_ARGS__){ NULL, 0 }         \
 		};                                                             \

@@ -11,73 +11,74 @@
 #define RT__CAT(a, b) RT__CAT_(a, b)
 #define RT__CAT_(a, b) a##b
 
-/* RT__PAIRS(M, sep, a1, b1, a2, b2, ...) -> M(1, a1, b1) sep() M(2, a2, b2) ...
- * An odd argument count names an undefined macro, whose name says why. */
+/* RT__PAIRS(M, a1, b1, a2, b2, ...) -> M(1, a1, b1) M(2, a2, b2) ...
+ * An odd argument count expands to nothing: rt_event's static assertion
+ * on the count is then the one error the compiler reports. */
 #define RT__PAIRS(M, ...) RT__CAT(RT__PAIRS_, RT__NARGS(__VA_ARGS__))(M, ##__VA_ARGS__)
 #define RT__PAIRS_0(M)
-#define RT__PAIRS_1(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_1(M, ...)
 #define RT__PAIRS_2(M, a1, b1) M(1, a1, b1)
-#define RT__PAIRS_3(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_3(M, ...)
 #define RT__PAIRS_4(M, a1, b1, a2, b2) M(1, a1, b1) M(2, a2, b2)
-#define RT__PAIRS_5(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_5(M, ...)
 #define RT__PAIRS_6(M, a1, b1, a2, b2, a3, b3) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3)
-#define RT__PAIRS_7(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_7(M, ...)
 #define RT__PAIRS_8(M, a1, b1, a2, b2, a3, b3, a4, b4) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4)
-#define RT__PAIRS_9(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_9(M, ...)
 #define RT__PAIRS_10(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5)
-#define RT__PAIRS_11(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_11(M, ...)
 #define RT__PAIRS_12(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6)
-#define RT__PAIRS_13(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_13(M, ...)
 #define RT__PAIRS_14(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7)
-#define RT__PAIRS_15(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_15(M, ...)
 #define RT__PAIRS_16(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8)
-#define RT__PAIRS_17(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_17(M, ...)
 #define RT__PAIRS_18(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9)
-#define RT__PAIRS_19(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_19(M, ...)
 #define RT__PAIRS_20(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10)
-#define RT__PAIRS_21(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_21(M, ...)
 #define RT__PAIRS_22(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11)
-#define RT__PAIRS_23(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_23(M, ...)
 #define RT__PAIRS_24(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12)
-#define RT__PAIRS_25(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_25(M, ...)
 #define RT__PAIRS_26(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12, a13, b13) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12) M(13, a13, b13)
-#define RT__PAIRS_27(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_27(M, ...)
 #define RT__PAIRS_28(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12, a13, b13, a14, b14) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12) M(13, a13, b13) M(14, a14, b14)
-#define RT__PAIRS_29(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_29(M, ...)
 #define RT__PAIRS_30(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12, a13, b13, a14, b14, a15, b15) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12) M(13, a13, b13) M(14, a14, b14) M(15, a15, b15)
-#define RT__PAIRS_31(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_31(M, ...)
 #define RT__PAIRS_32(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12, a13, b13, a14, b14, a15, b15, a16, b16) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12) M(13, a13, b13) M(14, a14, b14) M(15, a15, b15) M(16, a16, b16)
-#define RT__PAIRS_33(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_33(M, ...)
 #define RT__PAIRS_34(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12, a13, b13, a14, b14, a15, b15, a16, b16, a17, b17) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12) M(13, a13, b13) M(14, a14, b14) M(15, a15, b15) M(16, a16, b16) M(17, a17, b17)
-#define RT__PAIRS_35(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_35(M, ...)
 #define RT__PAIRS_36(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12, a13, b13, a14, b14, a15, b15, a16, b16, a17, b17, a18, b18) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12) M(13, a13, b13) M(14, a14, b14) M(15, a15, b15) M(16, a16, b16) M(17, a17, b17) M(18, a18, b18)
-#define RT__PAIRS_37(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_37(M, ...)
 #define RT__PAIRS_38(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12, a13, b13, a14, b14, a15, b15, a16, b16, a17, b17, a18, b18, a19, b19) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12) M(13, a13, b13) M(14, a14, b14) M(15, a15, b15) M(16, a16, b16) M(17, a17, b17) M(18, a18, b18) M(19, a19, b19)
-#define RT__PAIRS_39(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_39(M, ...)
 #define RT__PAIRS_40(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12, a13, b13, a14, b14, a15, b15, a16, b16, a17, b17, a18, b18, a19, b19, a20, b20) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12) M(13, a13, b13) M(14, a14, b14) M(15, a15, b15) M(16, a16, b16) M(17, a17, b17) M(18, a18, b18) M(19, a19, b19) M(20, a20, b20)
-#define RT__PAIRS_41(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_41(M, ...)
 #define RT__PAIRS_42(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12, a13, b13, a14, b14, a15, b15, a16, b16, a17, b17, a18, b18, a19, b19, a20, b20, a21, b21) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12) M(13, a13, b13) M(14, a14, b14) M(15, a15, b15) M(16, a16, b16) M(17, a17, b17) M(18, a18, b18) M(19, a19, b19) M(20, a20, b20) M(21, a21, b21)
-#define RT__PAIRS_43(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_43(M, ...)
 #define RT__PAIRS_44(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12, a13, b13, a14, b14, a15, b15, a16, b16, a17, b17, a18, b18, a19, b19, a20, b20, a21, b21, a22, b22) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12) M(13, a13, b13) M(14, a14, b14) M(15, a15, b15) M(16, a16, b16) M(17, a17, b17) M(18, a18, b18) M(19, a19, b19) M(20, a20, b20) M(21, a21, b21) M(22, a22, b22)
-#define RT__PAIRS_45(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_45(M, ...)
 #define RT__PAIRS_46(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12, a13, b13, a14, b14, a15, b15, a16, b16, a17, b17, a18, b18, a19, b19, a20, b20, a21, b21, a22, b22, a23, b23) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12) M(13, a13, b13) M(14, a14, b14) M(15, a15, b15) M(16, a16, b16) M(17, a17, b17) M(18, a18, b18) M(19, a19, b19) M(20, a20, b20) M(21, a21, b21) M(22, a22, b22) M(23, a23, b23)
-#define RT__PAIRS_47(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_47(M, ...)
 #define RT__PAIRS_48(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12, a13, b13, a14, b14, a15, b15, a16, b16, a17, b17, a18, b18, a19, b19, a20, b20, a21, b21, a22, b22, a23, b23, a24, b24) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12) M(13, a13, b13) M(14, a14, b14) M(15, a15, b15) M(16, a16, b16) M(17, a17, b17) M(18, a18, b18) M(19, a19, b19) M(20, a20, b20) M(21, a21, b21) M(22, a22, b22) M(23, a23, b23) M(24, a24, b24)
-#define RT__PAIRS_49(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_49(M, ...)
 #define RT__PAIRS_50(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12, a13, b13, a14, b14, a15, b15, a16, b16, a17, b17, a18, b18, a19, b19, a20, b20, a21, b21, a22, b22, a23, b23, a24, b24, a25, b25) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12) M(13, a13, b13) M(14, a14, b14) M(15, a15, b15) M(16, a16, b16) M(17, a17, b17) M(18, a18, b18) M(19, a19, b19) M(20, a20, b20) M(21, a21, b21) M(22, a22, b22) M(23, a23, b23) M(24, a24, b24) M(25, a25, b25)
-#define RT__PAIRS_51(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_51(M, ...)
 #define RT__PAIRS_52(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12, a13, b13, a14, b14, a15, b15, a16, b16, a17, b17, a18, b18, a19, b19, a20, b20, a21, b21, a22, b22, a23, b23, a24, b24, a25, b25, a26, b26) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12) M(13, a13, b13) M(14, a14, b14) M(15, a15, b15) M(16, a16, b16) M(17, a17, b17) M(18, a18, b18) M(19, a19, b19) M(20, a20, b20) M(21, a21, b21) M(22, a22, b22) M(23, a23, b23) M(24, a24, b24) M(25, a25, b25) M(26, a26, b26)
-#define RT__PAIRS_53(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_53(M, ...)
 #define RT__PAIRS_54(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12, a13, b13, a14, b14, a15, b15, a16, b16, a17, b17, a18, b18, a19, b19, a20, b20, a21, b21, a22, b22, a23, b23, a24, b24, a25, b25, a26, b26, a27, b27) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12) M(13, a13, b13) M(14, a14, b14) M(15, a15, b15) M(16, a16, b16) M(17, a17, b17) M(18, a18, b18) M(19, a19, b19) M(20, a20, b20) M(21, a21, b21) M(22, a22, b22) M(23, a23, b23) M(24, a24, b24) M(25, a25, b25) M(26, a26, b26) M(27, a27, b27)
-#define RT__PAIRS_55(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_55(M, ...)
 #define RT__PAIRS_56(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12, a13, b13, a14, b14, a15, b15, a16, b16, a17, b17, a18, b18, a19, b19, a20, b20, a21, b21, a22, b22, a23, b23, a24, b24, a25, b25, a26, b26, a27, b27, a28, b28) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12) M(13, a13, b13) M(14, a14, b14) M(15, a15, b15) M(16, a16, b16) M(17, a17, b17) M(18, a18, b18) M(19, a19, b19) M(20, a20, b20) M(21, a21, b21) M(22, a22, b22) M(23, a23, b23) M(24, a24, b24) M(25, a25, b25) M(26, a26, b26) M(27, a27, b27) M(28, a28, b28)
-#define RT__PAIRS_57(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_57(M, ...)
 #define RT__PAIRS_58(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12, a13, b13, a14, b14, a15, b15, a16, b16, a17, b17, a18, b18, a19, b19, a20, b20, a21, b21, a22, b22, a23, b23, a24, b24, a25, b25, a26, b26, a27, b27, a28, b28, a29, b29) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12) M(13, a13, b13) M(14, a14, b14) M(15, a15, b15) M(16, a16, b16) M(17, a17, b17) M(18, a18, b18) M(19, a19, b19) M(20, a20, b20) M(21, a21, b21) M(22, a22, b22) M(23, a23, b23) M(24, a24, b24) M(25, a25, b25) M(26, a26, b26) M(27, a27, b27) M(28, a28, b28) M(29, a29, b29)
-#define RT__PAIRS_59(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_59(M, ...)
 #define RT__PAIRS_60(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12, a13, b13, a14, b14, a15, b15, a16, b16, a17, b17, a18, b18, a19, b19, a20, b20, a21, b21, a22, b22, a23, b23, a24, b24, a25, b25, a26, b26, a27, b27, a28, b28, a29, b29, a30, b30) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12) M(13, a13, b13) M(14, a14, b14) M(15, a15, b15) M(16, a16, b16) M(17, a17, b17) M(18, a18, b18) M(19, a19, b19) M(20, a20, b20) M(21, a21, b21) M(22, a22, b22) M(23, a23, b23) M(24, a24, b24) M(25, a25, b25) M(26, a26, b26) M(27, a27, b27) M(28, a28, b28) M(29, a29, b29) M(30, a30, b30)
-#define RT__PAIRS_61(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_61(M, ...)
 #define RT__PAIRS_62(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12, a13, b13, a14, b14, a15, b15, a16, b16, a17, b17, a18, b18, a19, b19, a20, b20, a21, b21, a22, b22, a23, b23, a24, b24, a25, b25, a26, b26, a27, b27, a28, b28, a29, b29, a30, b30, a31, b31) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12) M(13, a13, b13) M(14, a14, b14) M(15, a15, b15) M(16, a16, b16) M(17, a17, b17) M(18, a18, b18) M(19, a19, b19) M(20, a20, b20) M(21, a21, b21) M(22, a22, b22) M(23, a23, b23) M(24, a24, b24) M(25, a25, b25) M(26, a26, b26) M(27, a27, b27) M(28, a28, b28) M(29, a29, b29) M(30, a30, b30) M(31, a31, b31)
-#define RT__PAIRS_63(M, ...) rt_event_fields_must_be_name_value_pairs
+#define RT__PAIRS_63(M, ...)
 #define RT__PAIRS_64(M, a1, b1, a2, b2, a3, b3, a4, b4, a5, b5, a6, b6, a7, b7, a8, b8, a9, b9, a10, b10, a11, b11, a12, b12, a13, b13, a14, b14, a15, b15, a16, b16, a17, b17, a18, b18, a19, b19, a20, b20, a21, b21, a22, b22, a23, b23, a24, b24, a25, b25, a26, b26, a27, b27, a28, b28, a29, b29, a30, b30, a31, b31, a32, b32) M(1, a1, b1) M(2, a2, b2) M(3, a3, b3) M(4, a4, b4) M(5, a5, b5) M(6, a6, b6) M(7, a7, b7) M(8, a8, b8) M(9, a9, b9) M(10, a10, b10) M(11, a11, b11) M(12, a12, b12) M(13, a13, b13) M(14, a14, b14) M(15, a15, b15) M(16, a16, b16) M(17, a17, b17) M(18, a18, b18) M(19, a19, b19) M(20, a20, b20) M(21, a21, b21) M(22, a22, b22) M(23, a23, b23) M(24, a24, b24) M(25, a25, b25) M(26, a26, b26) M(27, a27, b27) M(28, a28, b28) M(29, a29, b29) M(30, a30, b30) M(31, a31, b31) M(32, a32, b32)
 
 #endif /* RINGTRACE_PP_H */
