@@ -12,28 +12,27 @@
 #include "../analysis/analysis.h"
 #include "cli.h"
 
-void cli_bad_option(const char *cmd, int c, char **argv)
+void cli_bad_option(int c, char **argv)
 {
 	if (c == ':')
-		cli_error("%s: option '%s' needs a value", cmd, argv[optind - 1]);
+		cli_usage_error("option '%s' needs a value", argv[optind - 1]);
 	else if (optopt && optopt < 0x100)
-		cli_error("%s: unknown option '-%c'", cmd, optopt);
+		cli_usage_error("unknown option '-%c'", optopt);
 	else
-		cli_error("%s: unknown option '%s'", cmd, argv[optind - 1]);
-	fprintf(stderr, "(see 'ringtrace %s --help')\n", cmd);
+		cli_usage_error("unknown option '%s'", argv[optind - 1]);
 }
 
 /* Apply shared option `code` with value `arg` to `opt`: 1 handled, 0 not
  * a shared option, -EINVAL (message printed) for a bad value. */
-static int analysis_option(const char *cmd, int code, const char *arg,
+static int analysis_option(int code, const char *arg,
 			   struct ra_options *opt, const char **pairs)
 {
 	char *end;
 	switch (code) {
 	case CLI_OPT_INTERVAL:
 		if (ra_parse_duration(arg, &opt->interval_ns) < 0) {
-			cli_error("%s: bad interval '%s' (a positive number with a unit: "
-				  "ns, us, ms or s, e.g. 10ms)", cmd, arg);
+			cli_usage_error("bad interval '%s' (a positive number with a unit: "
+					"ns, us, ms or s, e.g. 10ms)", arg);
 			return -EINVAL;
 		}
 		return 1;
@@ -44,11 +43,11 @@ static int analysis_option(const char *cmd, int code, const char *arg,
 		int ret = ra_pairer_add(&check, arg, err, sizeof(err));
 		ra_pairer_free(&check);
 		if (ret < 0) {
-			cli_error("%s: %s", cmd, err);
+			cli_usage_error("%s", err);
 			return -EINVAL;
 		}
 		if (opt->nr_pairs == CLI_MAX_PAIRS) {
-			cli_error("%s: at most %d --pair options", cmd, CLI_MAX_PAIRS);
+			cli_usage_error("at most %d --pair options", CLI_MAX_PAIRS);
 			return -EINVAL;
 		}
 		pairs[opt->nr_pairs++] = arg;
@@ -57,7 +56,7 @@ static int analysis_option(const char *cmd, int code, const char *arg,
 	}
 	case CLI_OPT_KEY:
 		if (!*arg) {
-			cli_error("%s: --key needs a field name", cmd);
+			cli_usage_error("--key needs a field name");
 			return -EINVAL;
 		}
 		opt->key_field = arg;
@@ -66,7 +65,7 @@ static int analysis_option(const char *cmd, int code, const char *arg,
 		errno = 0;
 		unsigned long v = strtoul(arg, &end, 10);
 		if (errno || end == arg || *end || v > 100000 || arg[0] == '-') {
-			cli_error("%s: bad --top '%s' (0 to 100000)", cmd, arg);
+			cli_usage_error("bad --top '%s' (0 to 100000)", arg);
 			return -EINVAL;
 		}
 		opt->top = (unsigned)v;
@@ -80,7 +79,7 @@ static int analysis_option(const char *cmd, int code, const char *arg,
 	}
 }
 
-int cli_analysis_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+int cli_analysis_getopt(int argc, char **argv, const char *shortopts,
 			const struct option *longopts, struct ra_options *opt,
 			const char **pairs)
 {
@@ -88,7 +87,7 @@ int cli_analysis_getopt(const char *cmd, int argc, char **argv, const char *shor
 		int c = getopt_long(argc, argv, shortopts, longopts, NULL);
 		if (c == -1)
 			return -1;
-		int r = analysis_option(cmd, c, optarg, opt, pairs);
+		int r = analysis_option(c, optarg, opt, pairs);
 		if (r < 0)
 			return CLI_OPT_BAD;
 		if (r == 0)
@@ -132,7 +131,7 @@ int cmd_analyze(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = cli_analysis_getopt("analyze", argc, argv, ":h", analyze_opts, &opt,
+	while ((c = cli_analysis_getopt(argc, argv, ":h", analyze_opts, &opt,
 					pairs)) != -1) {
 		switch (c) {
 		case CLI_OPT_BAD:
@@ -142,7 +141,7 @@ int cmd_analyze(int argc, char **argv)
 		case CLI_OPT_THREADS: sections |= RA_THREADS; break;
 		case CLI_OPT_FORMAT:
 			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-				cli_error("analyze: bad format '%s' (text or json)", optarg);
+				cli_usage_error("bad format '%s' (text or json)", optarg);
 				return CLI_EXIT_USAGE;
 			}
 			json = !strcmp(optarg, "json");
@@ -151,12 +150,12 @@ int cmd_analyze(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			cli_bad_option("analyze", c, argv);
+			cli_bad_option(c, argv);
 			return CLI_EXIT_USAGE;
 		}
 	}
 	if (optind == argc) {
-		cli_error("analyze: no trace directory given");
+		cli_usage_error("no trace directory given");
 		usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
@@ -169,7 +168,7 @@ int cmd_analyze(int argc, char **argv)
 	int ret = ra_stats_run(&s, (const char *const *)(argv + optind),
 			       (size_t)(argc - optind), &opt, err, sizeof(err));
 	if (ret < 0) {
-		cli_error("analyze: %s", err);
+		cli_error("%s", err);
 		goto free_stats;
 	}
 	if (json) {
@@ -179,7 +178,7 @@ int cmd_analyze(int argc, char **argv)
 		ra_write_text(stdout, &s, sections);
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		cli_error("analyze: cannot write the output");
+		cli_error("cannot write the output");
 		goto free_stats;
 	}
 	status = 0;

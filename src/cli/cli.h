@@ -57,16 +57,17 @@ struct option;
  * returns the next other option, -1 at the end, or CLI_OPT_BAD when a
  * shared option's value was bad (the message is printed). The caller
  * resets optind before the first call. */
-int cli_analysis_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+int cli_analysis_getopt(int argc, char **argv, const char *shortopts,
 			const struct option *longopts, struct ra_options *opt,
 			const char **pairs);
-/* Print getopt's complaint about argv[optind - 1] for `cmd`. */
-void cli_bad_option(const char *cmd, int c, char **argv);
+/* Print getopt's complaint about argv[optind - 1] (cli_usage_error). */
+void cli_bad_option(int c, char **argv);
 
 /* Print the summary of the trace in `dir` to `out`: events recorded and
- * lost per channel, bytes, most frequent events. Returns 0 or -errno (the
- * message is printed). */
-int cli_print_summary(FILE *out, const char *dir, unsigned top);
+ * lost per channel, bytes, most frequent events, how to view it;
+ * `recorded`: `record` just wrote it ("trace written to DIR"). Returns 0
+ * or -errno (the message is printed). */
+int cli_print_summary(FILE *out, const char *dir, unsigned top, bool recorded);
 
 struct rtp_kv;
 struct rtp_msg;
@@ -81,6 +82,18 @@ struct rtp_msg;
 int cli_ctl_request(const struct rtp_kv *req, bool autostart, int timeout_ms,
 		    struct rtp_msg *reply);
 
+/* Errors, in one style: "ringtrace: CMD: MESSAGE" on stderr (CMD: the
+ * command running, cli_cmd, set by main before it runs the command).
+ * cli_usage_error adds the hint " (see 'ringtrace CMD --help')" and
+ * returns CLI_EXIT_USAGE: for bad usage (unknown option, bad value,
+ * missing argument). */
+extern const char *cli_cmd;
+/* Whether a running ringtraced (asked without starting one, quietly) has
+ * an active session writing to `dir` (or below or above it): its name
+ * in name[len]. */
+bool cli_active_session_at(const char *dir, char *name, size_t len);
+
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif /* RINGTRACE_CLI_H */

@@ -146,7 +146,7 @@ int cli_ctl_request(const struct rtp_kv *req, bool autostart, int timeout_ms,
 		if (!rtp_kv_next(reply->payload, reply->length, &pos, &k, &kl, &v))
 			break;
 		if (kl == 7 && !memcmp(k, "warning", 7))
-			fprintf(stderr, "ringtrace: warning: %s\n", v);
+			cli_error("warning: %s", v);
 	}
 	if (reply->status < 0) {
 		const char *e = rtp_kv_get(reply->payload, reply->length, "error");
@@ -156,4 +156,60 @@ int cli_ctl_request(const struct rtp_kv *req, bool autostart, int timeout_ms,
 		return code;
 	}
 	return 0;
+}
+
+/* Whether `a` is `b` or a directory below it. */
+static bool path_within(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+	return !strncmp(a, b, n) && (a[n] == '\0' || a[n] == '/' || (n && b[n - 1] == '/'));
+}
+
+bool cli_active_session_at(const char *dir, char *name, size_t len)
+{
+	char real[PATH_MAX];
+	const char *no = getenv("RINGTRACE_NO_DAEMON");
+	if ((no && !strcmp(no, "1")) || !realpath(dir, real))
+		return false;
+	char why[256];
+	int fd = rtp_connect(200, why, sizeof(why));
+	if (fd < 0)
+		return false;	/* quietly: the note is a courtesy */
+	struct rtp_kv kv = { 0 };
+	struct rtp_msg reply;
+	bool found = false;
+	rtp_kv_add(&kv, "cmd", "list");
+	if (kv.err || rtp_send(fd, RTP_CTL_REQUEST, 0, kv.data, kv.len, NULL, 0, 1000) < 0 ||
+	    rtp_recv(fd, &reply, NULL, 0, NULL, 1000) < 0)
+		goto out;
+	const char *out = reply.type == RTP_CTL_REPLY && reply.status == 0 &&
+			  rtp_kv_validate(reply.payload, reply.length) == 0
+			  ? rtp_kv_get(reply.payload, reply.length, "out") : NULL;
+	/* "  N) NAME [active]..." then "      Trace output: PATH" */
+	char session[128] = "";
+	bool active = false;
+	for (const char *line = out; line && *line && !found;) {
+		const char *nl = strchr(line, '\n');
+		size_t l = nl ? (size_t)(nl - line) : strlen(line);
+		char buf[PATH_MAX + 64];
+		snprintf(buf, sizeof(buf), "%.*s", (int)(l < sizeof(buf) ? l : sizeof(buf) - 1), line);
+		const char *p = strstr(buf, ") ");
+		const char *t = strstr(buf, "Trace output: ");
+		if (t) {
+			t += strlen("Trace output: ");
+			found = active && *t && (path_within(real, t) || path_within(t, real));
+		} else if (p && strchr(buf, '[')) {
+			snprintf(session, sizeof(session), "%.*s", (int)(strchr(p, '[') - p - 3),
+				 p + 2);
+			active = strstr(buf, "[active]") != NULL;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	if (found)
+		snprintf(name, len, "%s", session);
+	rtp_msg_free(&reply);
+out:
+	rtp_kv_free(&kv);
+	close(fd);
+	return found;
 }

@@ -43,21 +43,21 @@ static void print_help(const struct ctl_cmd *c, FILE *f)
 		"or invalid value. See docs/sessions.md.\n");
 }
 
-static int bad_value(const char *cmd, const char *what, const char *msg)
+static int bad_value(const char *what, const char *msg)
 {
-	cli_error("%s: %s: %s", cmd, what, msg);
+	cli_usage_error("%s: %s", what, msg);
 	return -EINVAL;
 }
 
 /* Add one option or positional value to the request. */
-static int add_arg(const struct ctl_cmd *c, enum ctl_arg arg, const char *key, const char *v,
+static int add_arg(enum ctl_arg arg, const char *key, const char *v,
 		   struct rtp_kv *kv)
 {
 	char err[RT_ERRLEN], buf[PATH_MAX * 2];
 	switch (arg) {
 	case ARG_STR:
 		if (!*v)
-			return bad_value(c->name, key, "empty value");
+			return bad_value(key, "empty value");
 		rtp_kv_add(kv, key, v);
 		return 0;
 	case ARG_PATH:
@@ -72,7 +72,7 @@ static int add_arg(const struct ctl_cmd *c, enum ctl_arg arg, const char *key, c
 	case ARG_SIZE: {
 		uint64_t n;
 		if (rt_parse_size(v, &n, err) < 0)
-			return bad_value(c->name, key, err);
+			return bad_value(key, err);
 		rtp_kv_addf(kv, key, "%llu", (unsigned long long)n);
 		return 0;
 	}
@@ -82,7 +82,7 @@ static int add_arg(const struct ctl_cmd *c, enum ctl_arg arg, const char *key, c
 		unsigned long long n = strtoull(v, &end, 10);
 		if (!*v || *v == '-' || *end || errno) {
 			snprintf(err, sizeof(err), "'%s' is not a number", v);
-			return bad_value(c->name, key, err);
+			return bad_value(key, err);
 		}
 		rtp_kv_addf(kv, key, "%llu", n);
 		return 0;
@@ -90,13 +90,13 @@ static int add_arg(const struct ctl_cmd *c, enum ctl_arg arg, const char *key, c
 	case ARG_LOGLEVEL: {
 		int32_t l;
 		if (rt_parse_loglevel(v, &l, err) < 0)
-			return bad_value(c->name, key, err);
+			return bad_value(key, err);
 		rtp_kv_addf(kv, key, "%d", (int)l);
 		return 0;
 	}
 	case ARG_KERNEL:
-		cli_error("%s: the kernel domain (-k) is not supported: ringtrace traces user "
-			  "space (-u)", c->name);
+		cli_usage_error("the kernel domain (-k) is not supported: ringtrace traces user "
+				"space (-u)");
 		return -EINVAL;
 	case ARG_SET:
 	case ARG_IGNORE:
@@ -111,7 +111,7 @@ static int read_file(const char *path, char **text)
 	FILE *f = fopen(path, "re");
 	if (!f) {
 		int e = errno;
-		cli_error("load: cannot open %s: %s", path, strerror(e));
+		cli_error("cannot open %s: %s", path, strerror(e));
 		return -e;
 	}
 	char *buf = NULL;
@@ -121,7 +121,7 @@ static int read_file(const char *path, char **text)
 		if (len + 4096 + 1 > cap) {
 			cap = cap ? cap * 2 : 8192;
 			if (cap > RTP_MAX_PAYLOAD / 2) {
-				cli_error("load: %s is too large", path);
+				cli_error("%s is too large", path);
 				ret = -EFBIG;
 				break;
 			}
@@ -138,12 +138,12 @@ static int read_file(const char *path, char **text)
 			break;
 	}
 	if (!ret && ferror(f)) {
-		cli_error("load: cannot read %s", path);
+		cli_error("cannot read %s", path);
 		ret = -EIO;
 	}
 	fclose(f);
 	if (!ret && memchr(buf, '\0', len)) {
-		cli_error("load: %s is not a text file", path);
+		cli_error("%s is not a text file", path);
 		ret = -EINVAL;
 	}
 	if (ret) {
@@ -220,12 +220,11 @@ static int run(const struct ctl_cmd *c, int argc, char **argv)
 		}
 		if (ch == '?' || ch == ':') {
 			if (optopt && optopt < 256)
-				cli_error("%s: option '-%c' %s", c->name, optopt,
-					  ch == ':' ? "needs a value" : "is unknown");
+				cli_usage_error("option '-%c' %s", optopt,
+						ch == ':' ? "needs a value" : "is unknown");
 			else
-				cli_error("%s: option '%s' %s", c->name, argv[optind - 1],
-					  ch == ':' ? "needs a value" : "is unknown");
-			fprintf(stderr, "(see 'ringtrace %s --help')\n", c->name);
+				cli_usage_error("option '%s' %s", argv[optind - 1],
+						ch == ':' ? "needs a value" : "is unknown");
 			goto out;
 		}
 		if (ch >= 256)
@@ -239,13 +238,13 @@ static int run(const struct ctl_cmd *c, int argc, char **argv)
 			rtp_kv_add(&kv, o->key, o->value);
 		else if (o->arg == ARG_LOCAL)
 			local_out = optarg;
-		else if (add_arg(c, o->arg, o->key, optarg, &kv) < 0)
+		else if (add_arg(o->arg, o->key, optarg, &kv) < 0)
 			goto out;
 	}
 	int npos = argc - optind;
 	if (npos < c->pos_min || npos > c->pos_max) {
-		cli_error("%s: %s (usage: %s)", c->name,
-			  npos < c->pos_min ? "missing argument" : "too many arguments", c->synopsis);
+		cli_usage_error("%s: %s", npos < c->pos_min ? "missing argument" : "too many arguments",
+				c->synopsis);
 		goto out;
 	}
 	char *text = NULL;
@@ -258,7 +257,7 @@ static int run(const struct ctl_cmd *c, int argc, char **argv)
 			rtp_kv_add(&kv, "file", argv[i]);
 			rtp_kv_add(&kv, "text", text);
 			free(text);
-		} else if (add_arg(c, c->pos_arg, c->pos_key, argv[i], &kv) < 0) {
+		} else if (add_arg(c->pos_arg, c->pos_key, argv[i], &kv) < 0) {
 			goto out;
 		}
 	}
@@ -288,9 +287,9 @@ int cmd_ctl(int argc, char **argv)
 			print_help(c, stdout);
 			return 0;
 		}
-		cli_error("snapshot: the only action is 'record' (usage: %s)", c->synopsis);
+		cli_usage_error("the only action is 'record': %s", c->synopsis);
 		return CLI_EXIT_USAGE;
 	}
-	cli_error("unknown command '%s'", argv[0]);
+	cli_usage_error("unknown command '%s'", argv[0]);
 	return CLI_EXIT_USAGE;
 }

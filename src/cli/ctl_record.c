@@ -146,7 +146,7 @@ int record_via_daemon(const struct record_opts *o, char **cmd, const char *dir,
 	int hold[2], exec_fd;
 	if (pipe2(hold, O_CLOEXEC) < 0)
 		goto fallback_destroy;
-	pid_t pid = record_spawn(cmd, o, NULL, hold, &exec_fd);
+	pid_t pid = record_spawn(cmd, o, NULL, -1, hold, &exec_fd);
 	close(hold[0]);
 	if (pid < 0) {
 		close(hold[1]);

@@ -41,7 +41,7 @@ int cmd_export(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = cli_analysis_getopt("export", argc, argv, ":ho:", export_opts, &opt,
+	while ((c = cli_analysis_getopt(argc, argv, ":ho:", export_opts, &opt,
 					pairs)) != -1) {
 		switch (c) {
 		case CLI_OPT_BAD:
@@ -52,21 +52,21 @@ int cmd_export(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			cli_bad_option("export", c, argv);
+			cli_bad_option(c, argv);
 			return CLI_EXIT_USAGE;
 		}
 	}
 	if (!format || strcmp(format, "chrome")) {
-		cli_error("export: %s (only --format=chrome is supported)",
+		cli_usage_error("%s (only --format=chrome is supported)",
 			  format ? "unknown format" : "no --format given");
 		return CLI_EXIT_USAGE;
 	}
 	if (!output) {
-		cli_error("export: no output file given (-o FILE.json)");
+		cli_usage_error("no output file given (-o FILE.json)");
 		return CLI_EXIT_USAGE;
 	}
 	if (optind == argc) {
-		cli_error("export: no trace directory given");
+		cli_usage_error("no trace directory given");
 		return CLI_EXIT_USAGE;
 	}
 	/* A file is written beside FILE and renamed over it once complete
@@ -77,7 +77,7 @@ int cmd_export(int argc, char **argv)
 	FILE *f = stdout;
 	if (!to_stdout) {
 		if (rt_out_open(&out, output, err, sizeof(err)) < 0) {
-			cli_error("export: %s", err);
+			cli_error("%s", err);
 			return CLI_EXIT_FAILURE;
 		}
 		f = out.f;
@@ -94,7 +94,7 @@ int cmd_export(int argc, char **argv)
 		rt_out_abort(&out);
 	}
 	if (ret < 0) {
-		cli_error("export: %s", err);
+		cli_error("%s", err);
 		return CLI_EXIT_FAILURE;
 	}
 	return 0;

@@ -8,14 +8,36 @@
 #include "cli.h"
 #include "ctl_table.h"
 
+const char *cli_cmd;
+
+static void message(const char *fmt, va_list ap, bool hint)
+{
+	fputs("ringtrace: ", stderr);
+	if (cli_cmd)
+		fprintf(stderr, "%s: ", cli_cmd);
+	vfprintf(stderr, fmt, ap);
+	if (hint && cli_cmd)
+		fprintf(stderr, " (see 'ringtrace %s --help')", cli_cmd);
+	else if (hint)
+		fputs(" (see 'ringtrace --help')", stderr);
+	fputc('\n', stderr);
+}
+
 void cli_error(const char *fmt, ...)
 {
 	va_list ap;
-	fputs("ringtrace: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	message(fmt, ap, false);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	message(fmt, ap, true);
+	va_end(ap);
+	return CLI_EXIT_USAGE;
 }
 
 static const struct {
@@ -46,23 +68,28 @@ int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
-		return CLI_EXIT_USAGE;
+		return cli_usage_error("no command given");
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "--version")) {
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("ringtrace %s\n", RINGTRACE_VERSION);
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (!strcmp(argv[1], commands[i].name)) {
+			cli_cmd = commands[i].name;
 			return commands[i].fn(argc - 1, argv + 1);
-	for (unsigned i = 0; i < ctl_nr_cmds; i++)
-		if (!strcmp(argv[1], ctl_cmds[i].name))
+		}
+	}
+	for (unsigned i = 0; i < ctl_nr_cmds; i++) {
+		if (!strcmp(argv[1], ctl_cmds[i].name)) {
+			cli_cmd = ctl_cmds[i].name;
 			return cmd_ctl(argc - 1, argv + 1);
-	cli_error("unknown command '%s' (see 'ringtrace --help')", argv[1]);
-	return CLI_EXIT_USAGE;
+		}
+	}
+	return cli_usage_error("unknown command '%s'", argv[1]);
 }

@@ -90,6 +90,7 @@ static const struct option record_opts[] = {
 };
 
 static pid_t child = -1;
+static bool created_traces_root;	/* ./ringtrace-traces, by this run */
 
 /* Forward signals sent to us (not the terminal's, which reach the whole
  * process group, CMD included) to CMD. */
@@ -134,6 +135,7 @@ static int prepare_dir(const char *want, const char *cmd, char *out, size_t len)
 	base = base ? base + 1 : cmd;
 	char err[PATH_MAX + 256];
 	int ret = rt_mkdir_p("ringtrace-traces", err, sizeof(err));
+	created_traces_root = ret == 0;
 	if (ret < 0 && ret != -EEXIST) {
 		cli_error("cannot use ./ringtrace-traces: %s", err);
 		return ret;
@@ -238,16 +240,8 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		case OPT_NO_INHERIT:
 			o->no_inherit = true;
 			break;
-		case '?':
 		default:
-			if (optopt)
-				cli_error("record: unknown option '-%c'", optopt);
-			else
-				cli_error("record: unknown option '%s'", argv[optind - 1]);
-			fprintf(stderr, "(see 'ringtrace record --help')\n");
-			return -EINVAL;
-		case ':':
-			cli_error("record: option '%s' needs a value", argv[optind - 1]);
+			cli_bad_option(c, argv);
 			return -EINVAL;
 		}
 	}
@@ -256,12 +250,12 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	if (!have_contexts)
 		snprintf(o->contexts, sizeof(o->contexts), "%s", RECORD_DEFAULT_CONTEXTS);
 	if (optind >= argc) {
-		cli_error("record: no command to run (usage: ringtrace record [OPTIONS] -- CMD [ARGS])");
+		cli_usage_error("no command to run: ringtrace record [OPTIONS] -- CMD [ARGS]");
 		return -EINVAL;
 	}
 	return optind;
 bad:
-	cli_error("record: %s", err);
+	cli_usage_error("%s", err);
 	return -EINVAL;
 }
 
@@ -305,7 +299,7 @@ static void set_child_env(const struct record_opts *o, const char *dir)
 }
 
 pid_t record_spawn(char **cmd, const struct record_opts *o, const char *embedded_dir,
-		   const int *hold, int *exec_fd)
+		   int done_fd, const int *hold, int *exec_fd)
 {
 	/* exec failures come back through a close-on-exec pipe. */
 	int pfd[2];
@@ -341,6 +335,11 @@ pid_t record_spawn(char **cmd, const struct record_opts *o, const char *embedded
 		}
 		if (embedded_dir) {
 			set_child_env(o, embedded_dir);
+			if (done_fd >= 0 && fcntl(done_fd, F_SETFD, 0) == 0) {
+				char v[16];
+				snprintf(v, sizeof(v), "%d", done_fd);
+				setenv("RINGTRACE_DONE_FD", v, 1);
+			}
 		} else {
 			unsetenv("RINGTRACE_OUTPUT");
 			/* A session waits for CMD: on a loaded machine its
@@ -389,14 +388,70 @@ int record_wait(pid_t pid, int exec_fd, int *status)
 	return n == (ssize_t)sizeof(exec_err) ? exec_err : 0;
 }
 
+/* Embedded mode: *lost tells whether CMD's library started tracing but
+ * its final flush did not run (RINGTRACE_DONE_FD: more 's' marks than
+ * 'd' marks with CMD's pid; the rest of the tree may still run). */
 static int record_embedded(const struct record_opts *o, char **cmd, const char *dir,
-			   int *status)
+			   int *status, bool *lost)
 {
-	int exec_fd;
-	pid_t pid = record_spawn(cmd, o, dir, NULL, &exec_fd);
-	if (pid < 0)
+	int exec_fd, done[2];
+	if (pipe2(done, O_CLOEXEC) < 0) {
+		int e = errno;
+		cli_error("pipe: %s", strerror(e));
+		return -e;
+	}
+	pid_t pid = record_spawn(cmd, o, dir, done[1], NULL, &exec_fd);
+	close(done[1]);
+	if (pid < 0) {
+		close(done[0]);
 		return pid;
-	return record_wait(pid, exec_fd, status);
+	}
+	int ret = record_wait(pid, exec_fd, status);
+	/* Non-blocking: the program's fork children may still hold the
+	 * write end; the byte, if any, was written before it exited. */
+	int balance = 0;
+	char m[5 * 64];
+	ssize_t n = 0;
+	if (fcntl(done[0], F_SETFL, O_NONBLOCK) == 0) {
+		while ((n = read(done[0], m, sizeof(m))) > 0) {
+			/* 5-byte marks, each written at once (pipe atomicity). */
+			for (ssize_t i = 0; i + 5 <= n; i += 5) {
+				int32_t who;
+				memcpy(&who, m + i + 1, sizeof(who));
+				if (who == (int32_t)pid)
+					balance += m[i] == 's' ? 1 : m[i] == 'd' ? -1 : 0;
+			}
+		}
+	}
+	*lost = balance > 0;
+	close(done[0]);
+	return ret;
+}
+
+/* Remove the trace directory `dir` that nothing was written to, and
+ * ./ringtrace-traces when this run created it and it is empty now. */
+static void remove_empty_output(const char *dir)
+{
+	rmdir(dir);
+	if (created_traces_root)
+		rmdir("ringtrace-traces");
+}
+
+/* Embedded mode: say what a program that ended without the library's
+ * final flush (killed by a signal the library does not catch, _exit)
+ * lost. */
+static void report_lost(const struct record_opts *o, const char *cmd, int status)
+{
+	char what[96];
+	if (WIFSIGNALED(status))
+		snprintf(what, sizeof(what), "was killed by signal %d (%s)", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)));
+	else
+		snprintf(what, sizeof(what), "ended without stopping the trace (_exit?)");
+	cli_error("'%s' %s: in embedded mode, the events still in its buffers (up to "
+		  "%u x %llu bytes per CPU) were lost; the trace keeps what was written "
+		  "before. Through ringtraced (daemon mode) they are kept.", cmd, what,
+		  o->num_subbuf, (unsigned long long)o->subbuf_size);
 }
 
 int cmd_record(int argc, char **argv)
@@ -417,6 +472,7 @@ int cmd_record(int argc, char **argv)
 	}
 
 	int status = 0, ret = -EAGAIN;
+	bool lost = false;
 	if (!o.embedded) {
 		int exec_err = 0;
 		ret = record_via_daemon(&o, cmd, abs_dir, &status, &exec_err);
@@ -424,27 +480,43 @@ int cmd_record(int argc, char **argv)
 			ret = exec_err;
 	}
 	if (ret == -EAGAIN)
-		ret = record_embedded(&o, cmd, abs_dir, &status);
-	if (ret < 0)
+		ret = record_embedded(&o, cmd, abs_dir, &status, &lost);
+	if (ret < 0) {
+		remove_empty_output(abs_dir);
 		return CLI_EXIT_FAILURE;
+	}
 	if (ret > 0) {
 		cli_error("cannot run '%s': %s", cmd[0], strerror(ret));
-		rmdir(abs_dir);
+		remove_empty_output(abs_dir);
 		return 127;
 	}
 
+	/* SIGINT, SIGTERM and SIGHUP: the library's handler flushed before
+	 * the signal took its course (no 'd' on that path). */
+	int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	if (lost && sig != SIGINT && sig != SIGTERM && sig != SIGHUP)
+		report_lost(&o, cmd[0], status);
+	else
+		lost = false;
 	char meta[PATH_MAX + 16];
 	snprintf(meta, sizeof(meta), "%s/metadata", abs_dir);
 	if (access(meta, F_OK) < 0) {
-		cli_error("'%s' wrote no trace in %s: is it linked with libringtrace "
-			  "(pkg-config --libs ringtrace)?", cmd[0], dir);
-		rmdir(abs_dir);
+		if (lost)
+			cli_error("no trace was written in %s (it ended before the library "
+				  "wrote the metadata)", dir);
+		else if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+			cli_error("'%s' exited with status 127 before it wrote a trace: it could "
+				  "not start (see the loader's or the shell's message above, e.g. "
+				  "a shared library it needs is missing)", cmd[0]);
+		else
+			cli_error("'%s' wrote no trace in %s: is it linked with libringtrace "
+				  "(pkg-config --libs ringtrace)?", cmd[0], dir);
+		remove_empty_output(abs_dir);
 	} else if (!o.quiet) {
-		cli_print_summary(stderr, dir, 10);
+		cli_print_summary(stderr, dir, 10, true);
 	}
 
-	if (WIFSIGNALED(status)) {
-		int sig = WTERMSIG(status);
+	if (sig) {
 		signal(sig, SIG_DFL);
 		kill(getpid(), sig);
 		return 128 + sig;

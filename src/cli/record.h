@@ -31,12 +31,14 @@ struct record_opts {
 /*
  * Start CMD. In the child: when `hold` (a pipe) is given, wait until a
  * byte arrives on hold[0] (EOF: exit 127 without running CMD), then, when `embedded_dir` is set,
- * export the embedded mode's environment, and exec. *exec_fd receives the read end of a
+ * export the embedded mode's environment (with `done_fd`, when not -1, as
+ * RINGTRACE_DONE_FD: the library writes a byte there after its final
+ * flush), and exec. *exec_fd receives the read end of a
  * close-on-exec pipe on which an exec failure's errno arrives. Returns the
  * child's pid or -errno (message printed).
  */
 pid_t record_spawn(char **cmd, const struct record_opts *o, const char *embedded_dir,
-		   const int *hold, int *exec_fd);
+		   int done_fd, const int *hold, int *exec_fd);
 /*
  * Wait for the child (forwarding SIGINT/SIGTERM/SIGHUP/SIGQUIT to it).
  * Returns 0 with its wait status, or the exec errno (> 0) when CMD could

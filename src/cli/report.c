@@ -52,7 +52,7 @@ int cmd_report(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = cli_analysis_getopt("report", argc, argv, ":ho:", report_opts, &opt,
+	while ((c = cli_analysis_getopt(argc, argv, ":ho:", report_opts, &opt,
 					pairs)) != -1) {
 		switch (c) {
 		case CLI_OPT_BAD:
@@ -63,7 +63,7 @@ int cmd_report(int argc, char **argv)
 			lane_cap = strtoul(optarg, &end, 10);
 			if (errno || end == optarg || *end || optarg[0] == '-' ||
 			    lane_cap == 0 || lane_cap > 100000000) {
-				cli_error("report: bad --lane-cap '%s' (1 to 100000000)", optarg);
+				cli_usage_error("bad --lane-cap '%s' (1 to 100000000)", optarg);
 				return CLI_EXIT_USAGE;
 			}
 			break;
@@ -71,16 +71,16 @@ int cmd_report(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			cli_bad_option("report", c, argv);
+			cli_bad_option(c, argv);
 			return CLI_EXIT_USAGE;
 		}
 	}
 	if (!output) {
-		cli_error("report: no output file given (-o report.html)");
+		cli_usage_error("no output file given (-o report.html)");
 		return CLI_EXIT_USAGE;
 	}
 	if (optind == argc) {
-		cli_error("report: no trace directory given");
+		cli_usage_error("no trace directory given");
 		return CLI_EXIT_USAGE;
 	}
 	/* Written beside the target and renamed over it once complete
@@ -89,7 +89,7 @@ int cmd_report(int argc, char **argv)
 	struct rt_out out;
 	char err[1024];
 	if (rt_out_open(&out, output, err, sizeof(err)) < 0) {
-		cli_error("report: %s", err);
+		cli_error("%s", err);
 		return CLI_EXIT_FAILURE;
 	}
 	struct ra_stats s;
@@ -98,17 +98,17 @@ int cmd_report(int argc, char **argv)
 			       (size_t)(argc - optind), &opt, err, sizeof(err));
 	if (ret < 0) {
 		rt_out_abort(&out);
-		cli_error("report: %s", err);
+		cli_error("%s", err);
 		goto free_stats;
 	}
 	ret = ra_write_report(out.f, &s, argv[optind], lane_cap);
 	if (ret < 0) {
 		rt_out_abort(&out);
-		cli_error("report: cannot write %s: %s", output, strerror(-ret));
+		cli_error("cannot write %s: %s", output, strerror(-ret));
 		goto free_stats;
 	}
 	if (rt_out_commit(&out, err, sizeof(err)) < 0) {
-		cli_error("report: %s", err);
+		cli_error("%s", err);
 		goto free_stats;
 	}
 	status = 0;

@@ -50,7 +50,7 @@ static void channel_of(const char *path, char *out, size_t len)
 		*us = '\0';
 }
 
-int cli_print_summary(FILE *out, const char *dir, unsigned top)
+int cli_print_summary(FILE *out, const char *dir, unsigned top, bool recorded)
 {
 	char err[512];
 	struct rtr_trace *t;
@@ -104,7 +104,10 @@ int cli_print_summary(FILE *out, const char *dir, unsigned top)
 
 	char hb[32];
 	human_bytes(total_bytes, hb, sizeof(hb));
-	fprintf(out, "ringtrace: trace written to %s (%s)\n", dir, hb);
+	if (recorded)
+		fprintf(out, "ringtrace: trace written to %s (%s)\n", dir, hb);
+	else
+		fprintf(out, "trace %s (%s)\n", dir, hb);
 	for (size_t c = 0; c < nr_ch; c++) {
 		human_bytes(ch[c].bytes, hb, sizeof(hb));
 		fprintf(out, "  %s: %" PRIu64 " events recorded, %" PRIu64 " lost",
@@ -137,7 +140,7 @@ int cli_print_summary(FILE *out, const char *dir, unsigned top)
 			fprintf(out, "  %12" PRIu64 "  %s\n", order[i][0],
 				classes[order[i][1]].name);
 	}
-	fprintf(out, "  view it with: babeltrace2 %s\n", dir);
+	fprintf(out, "  view it with: ringtrace view %s\n", dir);
 	free(order);
 	free(counts);
 	rtr_close(t);
@@ -153,8 +156,9 @@ int cmd_summary(int argc, char **argv)
 			       "most frequent events of a trace.\n");
 			return 0;
 		}
-		cli_error("usage: ringtrace summary TRACE_DIR");
-		return CLI_EXIT_USAGE;
+		return cli_usage_error("%s", argc < 2   ? "no trace directory given"
+					     : argc > 2 ? "too many arguments"
+							: "unknown option");
 	}
-	return cli_print_summary(stdout, argv[1], 20) < 0 ? CLI_EXIT_FAILURE : 0;
+	return cli_print_summary(stdout, argv[1], 20, false) < 0 ? CLI_EXIT_FAILURE : 0;
 }

@@ -131,15 +131,17 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 	o->color = -1;
 	o->patterns = calloc((size_t)argc, sizeof(char *));
 	if (!o->patterns) {
-		cli_error("view: out of memory");
+		cli_error("out of memory");
 		return -ENOMEM;
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "e:h", longopts, NULL)) != -1) {
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":e:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case O_FORMAT:
 			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-				cli_error("view: --format must be text or json, not '%s'", optarg);
+				cli_usage_error("--format must be text or json, not '%s'", optarg);
 				return -EINVAL;
 			}
 			o->json = !strcmp(optarg, "json");
@@ -157,7 +159,7 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 			else if (!strcmp(optarg, "never"))
 				o->color = 0;
 			else {
-				cli_error("view: --color must be auto, always or never, not '%s'",
+				cli_usage_error("--color must be auto, always or never, not '%s'",
 					  optarg);
 				return -EINVAL;
 			}
@@ -166,7 +168,7 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 		case O_END:
 			if (view_time_parse(optarg, c == O_BEGIN ? &o->begin : &o->end, err,
 					    sizeof(err)) < 0) {
-				cli_error("view: %s: %s", c == O_BEGIN ? "--begin" : "--end", err);
+				cli_usage_error("%s: %s", c == O_BEGIN ? "--begin" : "--end", err);
 				return -EINVAL;
 			}
 			break;
@@ -175,7 +177,7 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 			break;
 		case O_FILTER:
 			if (o->filter_text) {
-				cli_error("view: --filter given twice (combine them with &&)");
+				cli_usage_error("--filter given twice (combine them with &&)");
 				return -EINVAL;
 			}
 			o->filter_text = optarg;
@@ -185,7 +187,7 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 			errno = 0;
 			o->limit = strtoull(optarg, &end, 10);
 			if (errno || end == optarg || *end || optarg[0] == '-' || !o->limit) {
-				cli_error("view: --limit needs a positive number, not '%s'", optarg);
+				cli_usage_error("--limit needs a positive number, not '%s'", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -195,12 +197,12 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 			usage(stdout);
 			return 1;
 		default:
-			usage(stderr);
+			cli_bad_option(c, argv);
 			return -EINVAL;
 		}
 	}
 	if (optind >= argc) {
-		cli_error("view: no trace directory given (see 'ringtrace view --help')");
+		cli_usage_error("no trace directory given");
 		return -EINVAL;
 	}
 	return 0;
@@ -232,19 +234,33 @@ static uint32_t class_of(const struct view_run *r, const struct rtr_event *ev)
 	return 0;
 }
 
+/* A trace a session is still recording: what is in its buffers is not in
+ * the files yet. */
+static void note_active_sessions(const struct view_run *r)
+{
+	char name[128];
+	for (size_t i = 0; i < r->nr_paths; i++)
+		if (cli_active_session_at(r->paths[i], name, sizeof(name)))
+			cli_error("note: session '%s' is still recording into %s: the events "
+				  "still in its buffers are not shown; 'ringtrace stop %s' writes "
+				  "them out (a snapshot session: 'ringtrace snapshot record -s %s')",
+				  name, r->paths[i], name, name);
+}
+
 static int open_traces(struct view_run *r)
 {
 	char err[512];
+	note_active_sessions(r);
 	int ret = rtr_open_many((const char *const *)r->paths, r->nr_paths, &r->t, err,
 				sizeof(err));
 	if (ret < 0) {
-		cli_error("view: cannot read the trace: %s", err);
+		cli_error("cannot read the trace: %s", err);
 		return ret;
 	}
 	r->nr_classes = rtr_event_classes(r->t, &r->cls_base);
 	r->classes = calloc(r->nr_classes ? r->nr_classes : 1, sizeof(*r->classes));
 	if (!r->classes) {
-		cli_error("view: out of memory");
+		cli_error("out of memory");
 		return -ENOMEM;
 	}
 	for (size_t k = 0; k < r->nr_classes; k++) {
@@ -282,7 +298,7 @@ static int run_loop(struct view_run *r)
 			continue;
 		if (o->stats) {
 			if (view_stats_add(&r->stats, r->classes, &e) < 0) {
-				cli_error("view: out of memory");
+				cli_error("out of memory");
 				return -1;
 			}
 		} else {
@@ -294,7 +310,7 @@ static int run_loop(struct view_run *r)
 			return 0;
 	}
 	if (ret < 0) {
-		cli_error("view: %s", rtr_error(r->t));
+		cli_error("%s", rtr_error(r->t));
 		return -1;
 	}
 	return 0;
@@ -322,7 +338,7 @@ int cmd_view(int argc, char **argv)
 		char err[256];
 		ret = view_filter_parse(r.opt.filter_text, &r.filter, err, sizeof(err));
 		if (ret < 0) {
-			cli_error("view: %s\n  %s", err, r.opt.filter_text);
+			cli_error("%s\n  %s", err, r.opt.filter_text);
 			status = ret == -ENOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE;
 			goto out_opts;
 		}
@@ -335,15 +351,15 @@ int cmd_view(int argc, char **argv)
 	if (open_traces(&r) < 0)
 		goto out_sources;
 	if (r.filter && view_filter_bind(r.filter, r.classes, r.nr_classes) < 0) {
-		cli_error("view: out of memory");
+		cli_error("out of memory");
 		goto out_sources;
 	}
 	if (fmt_open(&r.out, stdout, OUT_BUFFER_SIZE) < 0) {
-		cli_error("view: out of memory");
+		cli_error("out of memory");
 		goto out_sources;
 	}
 	if (view_printer_init(&r.printer, r.nr_classes, r.opt.json) < 0) {
-		cli_error("view: out of memory");
+		cli_error("out of memory");
 		fmt_close(&r.out);
 		goto out_sources;
 	}
@@ -356,7 +372,7 @@ int cmd_view(int argc, char **argv)
 
 	ret = run_loop(&r);
 	if (fmt_close(&r.out) < 0 && r.out.err != -EPIPE) {
-		cli_error("view: cannot write the output: %s", strerror(-r.out.err));
+		cli_error("cannot write the output: %s", strerror(-r.out.err));
 		ret = -1;
 	}
 	if (ret == 0 && r.opt.stats)

@@ -22,6 +22,12 @@
  *   RINGTRACE_CONTEXTS        contexts recorded with each event
  *                             (vtid,procname; default none)
  *   RINGTRACE_NO_INHERIT      1: trace this process only (see below)
+ *   RINGTRACE_DONE_FD         a file descriptor (`ringtrace record`'s
+ *                             pipe): each traced process writes 's' and
+ *                             its pid (int32) when its tracing starts,
+ *                             'd' and its pid once its final flush wrote
+ *                             everything; 's' alone: it ended without
+ *                             one (_exit, a crash, exec)
  * A bad value disables tracing with a message on stderr; the program
  * itself always runs on.
  *
@@ -69,6 +75,7 @@ static struct rt_channel channel;
 static pthread_mutex_t stop_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool started, stopped;
 static bool inherit;	/* RINGTRACE_NO_INHERIT is not 1 */
+static int done_fd = -1;	/* RINGTRACE_DONE_FD */
 
 void rt_warn(const char *fmt, ...)
 {
@@ -319,6 +326,21 @@ static int channel_start(struct rt_channel *ch)
 	return 0;
 }
 
+/* Tell RINGTRACE_DONE_FD's reader that this process started tracing
+ * ('s') or wrote everything out ('d'): the tag and the pid, 5 bytes in
+ * one write (atomic on a pipe). Nothing to do if the reader is gone. */
+static void done_mark(char tag)
+{
+	if (done_fd < 0)
+		return;
+	char m[5];
+	int32_t pid = (int32_t)getpid();
+	m[0] = tag;
+	memcpy(m + 1, &pid, sizeof(pid));
+	ssize_t n = write(done_fd, m, sizeof(m));
+	(void)n;
+}
+
 static int session_start(void)
 {
 	uint8_t uuid[16];
@@ -347,6 +369,7 @@ static int session_start(void)
 		setenv("RINGTRACE_TRACE_UUID", hex, 1);
 	}
 	atexit(rt_session_stop);
+	done_mark('s');
 	install_signal_handlers();
 	started = true;
 	return 0;
@@ -380,6 +403,8 @@ void rt_session_fork_child(void)
 	rt_registry_fork_child();
 	if (channel_start(&channel) < 0)
 		stopped = true;
+	else
+		done_mark('s');
 }
 
 void rt_session_stop(void)
@@ -392,6 +417,7 @@ void rt_session_stop(void)
 		__atomic_store_n(&rt_active_channel, NULL, __ATOMIC_RELEASE);
 		rt_registry_apply_rules();
 		rt_consumer_stop();
+		done_mark('d');
 	}
 	pthread_mutex_unlock(&stop_lock);
 }
@@ -407,6 +433,14 @@ __attribute__((constructor)) static void rt_lib_init(void)
 	int ret = config_from_env(&rt_cfg);
 	const char *ni = getenv("RINGTRACE_NO_INHERIT");
 	inherit = !ni || strcmp(ni, "1");
+	const char *v = getenv("RINGTRACE_DONE_FD");
+	char *end;
+	long fd = v ? strtol(v, &end, 10) : -1;
+	/* Kept across exec when the tree is traced: a program the tree
+	 * execs reports on it too. */
+	if (v && *v && !*end && fd > 2 && fd < INT_MAX &&
+	    fcntl((int)fd, F_SETFD, inherit ? 0 : FD_CLOEXEC) == 0)
+		done_fd = (int)fd;
 	if (ret == 0)
 		session_start();
 	if (inherit)
@@ -419,6 +453,7 @@ __attribute__((constructor)) static void rt_lib_init(void)
 		"RINGTRACE_READ_TIMER_MS", "RINGTRACE_EVENTS", "RINGTRACE_LOGLEVEL",
 		"RINGTRACE_CLOCK", "RINGTRACE_RSEQ", "RINGTRACE_CONTEXTS",
 		"RINGTRACE_TRACE_UUID",
+		"RINGTRACE_DONE_FD",
 	};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);

@@ -7,6 +7,8 @@
  *                          thread keeps tracing (status 3)
  *   burst N sigint|sigterm the program kills itself with the signal
  *   burst N threads        prints how many threads the process has
+ *   burst N _exit          _exit(0): no atexit handler runs
+ *   burst N abort          abort(): killed by SIGABRT
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -56,6 +58,10 @@ int main(int argc, char **argv)
 		rt_event(burst, ev, seq, seq, check, seq * 7 + 1);
 	rt_event(burst, done, count, n);
 
+	if (!strcmp(how, "_exit"))
+		_exit(0);
+	if (!strcmp(how, "abort"))
+		abort();
 	if (!strcmp(how, "status"))
 		exit(argc > 3 ? atoi(argv[3]) : 0);
 	if (!strcmp(how, "exit-thread")) {
