@@ -174,11 +174,15 @@ class Recording(unittest.TestCase):
                           "in its buffers (up to 64 x 4096 bytes per CPU) were lost; the "
                           "trace keeps what was written before. Through ringtraced "
                           "(daemon mode) they are kept." % (BURST, says), r.stderr)
-            # What was written stays, readable (the program may end
-            # before the consumer thread wrote even the metadata).
+            # What was written stays (the program may end before the
+            # consumer thread wrote even the metadata, or in the middle
+            # of a packet, which the reader reports as damage).
             if os.path.exists(os.path.join(trace, "metadata")):
                 self.assertIn("ringtrace: trace written to %s" % trace, r.stderr)
-                self.assertEqual(run(["view", trace]).returncode, 0)
+                v = run(["view", trace])
+                self.assertIn(v.returncode, (0, 1), v.stderr)
+                if v.returncode:
+                    self.assertTrue(v.stderr.startswith("ringtrace: view: "), v.stderr)
             else:
                 self.assertIn("no trace was written in %s" % trace, r.stderr)
         for how in ("return", "sigterm"):
