@@ -40,7 +40,7 @@ uint32_t app_clock_kind(void)
 		rt_clock_init(false);
 		decided = true;
 	}
-	return rt_clock_is_tsc ? APP_CLOCK_TSC : APP_CLOCK_MONOTONIC;
+	return rt_clock_tsc() ? APP_CLOCK_TSC : APP_CLOCK_MONOTONIC;
 }
 
 struct app_session *app_session_of(struct rtd_session *s)

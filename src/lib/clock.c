@@ -20,7 +20,7 @@ static struct rt_clock_sample rt_clock_start;
 
 uint64_t rt_clock_read_ordered(void)
 {
-	if (!rt_clock_is_tsc)
+	if (!rt_clock_tsc())
 		return rt_clock_monotonic_ns();
 #if defined(__x86_64__) || defined(__i386__)
 	/* lfence: the rdtsc below waits for every earlier load. */
@@ -89,19 +89,26 @@ static bool file_has_word(const char *path, const char *word, bool exact_line)
 
 int rt_clock_init(bool force_monotonic)
 {
-	rt_clock_is_tsc = false;
+	bool tsc = false;
 #if defined(__x86_64__) || defined(__i386__)
-	if (!force_monotonic &&
-	    file_has_word("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-			  "tsc", true) &&
-	    file_has_word("/proc/cpuinfo", "constant_tsc", false) &&
-	    file_has_word("/proc/cpuinfo", "nonstop_tsc", false))
-		rt_clock_is_tsc = true;
+	tsc = !force_monotonic &&
+	      file_has_word("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+			    "tsc", true) &&
+	      file_has_word("/proc/cpuinfo", "constant_tsc", false) &&
+	      file_has_word("/proc/cpuinfo", "nonstop_tsc", false);
 #else
 	(void)force_monotonic;
 #endif
+	rt_clock_adopt(tsc);
 	rt_clock_sample(&rt_clock_start);
 	return 0;
+}
+
+void rt_clock_adopt(bool tsc)
+{
+	/* Relaxed: what orders it before the events that depend on it is
+	 * said at rt_clock_tsc. */
+	__atomic_store_n(&rt_clock_is_tsc, tsc, __ATOMIC_RELAXED);
 }
 
 void rt_clock_describe(struct rt_clock_desc *d, bool final)
@@ -109,8 +116,9 @@ void rt_clock_describe(struct rt_clock_desc *d, bool final)
 	const struct rt_clock_sample *s0 = &rt_clock_start;
 	struct rt_clock_sample s1;
 	uint64_t freq = 1000000000ULL;
+	bool tsc = rt_clock_tsc();
 
-	if (rt_clock_is_tsc) {
+	if (tsc) {
 		rt_clock_sample(&s1);
 		if (final && s1.mono - s0->mono < 20000000ULL) {
 			struct timespec w = { 0, (long)(20000000ULL - (s1.mono - s0->mono)) };
@@ -134,7 +142,7 @@ void rt_clock_describe(struct rt_clock_desc *d, bool final)
 		d->precision = 1;
 	}
 	/* Epoch offset in ticks: realtime(s0) * freq - clock(s0). */
-	uint64_t clk0 = rt_clock_is_tsc ? s0->tsc : s0->mono;
+	uint64_t clk0 = tsc ? s0->tsc : s0->mono;
 	__int128 real_ticks = (__int128)s0->real * (__int128)freq / 1000000000LL;
 	__int128 off = real_ticks - (__int128)clk0;
 	__int128 off_s = off / (__int128)freq;

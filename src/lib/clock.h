@@ -10,6 +10,9 @@
  * Concurrency: rt_clock_read* may be called from anywhere at any time
  * (async-signal-safe, no system call with the TSC). rt_clock_init runs
  * once before any event is enabled; rt_clock_describe from the consumer.
+ * In daemon mode the daemon's registration reply names its clock and the
+ * listener thread adopts it (rt_clock_adopt) while program threads read
+ * it: the choice is one atomic byte, see rt_clock_tsc.
  */
 #ifndef RINGTRACE_CLOCK_H
 #define RINGTRACE_CLOCK_H
@@ -22,8 +25,19 @@
 
 #define RT_HIDDEN __attribute__((visibility("hidden")))
 
-/* Set once by rt_clock_init, read on every event. */
+/* The clock in use: set by rt_clock_init and rt_clock_adopt, read on
+ * every event. Only through rt_clock_tsc and those two. */
 extern RT_HIDDEN bool rt_clock_is_tsc;
+
+/* Whether the clock is the TSC. Relaxed: the value only has to be the one
+ * a daemon chose for the events written into that daemon's buffers, and
+ * those buffers reach a thread through the release/acquire publication
+ * of the enabled targets (daemon_targets.c), which the listener makes
+ * after rt_clock_adopt. A plain load on x86, as before. */
+static inline bool rt_clock_tsc(void)
+{
+	return __atomic_load_n(&rt_clock_is_tsc, __ATOMIC_RELAXED);
+}
 
 static inline uint64_t rt_clock_monotonic_ns(void)
 {
@@ -46,7 +60,7 @@ static inline uint64_t rt_rdtsc(void)
 /* The fast-path clock, read inside the reservation loop. */
 static inline uint64_t rt_clock_read(void)
 {
-	if (__builtin_expect(rt_clock_is_tsc, 1))
+	if (__builtin_expect(rt_clock_tsc(), 1))
 		return rt_rdtsc();
 	return rt_clock_monotonic_ns();
 }
@@ -68,6 +82,10 @@ struct rt_clock_desc {
 
 /* Choose the clock. `force_monotonic` from the environment. Returns 0. */
 RT_HIDDEN int rt_clock_init(bool force_monotonic);
+/* Use the clock a daemon chose (its registration reply): the TSC or
+ * CLOCK_MONOTONIC. The daemon client's listener, before it publishes
+ * the targets of that daemon's buffers. */
+RT_HIDDEN void rt_clock_adopt(bool tsc);
 /* Current best description; `final` refines the TSC frequency over the
  * whole run (waits up to 20 ms so the baseline is long enough). */
 RT_HIDDEN void rt_clock_describe(struct rt_clock_desc *d, bool final);

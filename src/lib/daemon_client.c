@@ -225,7 +225,7 @@ static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
 				snprintf(err, errlen, "malformed registration reply");
 				ret = -EPROTO;
 			} else {
-				rt_clock_is_tsc = clk == APP_CLOCK_TSC;
+				rt_clock_adopt(clk == APP_CLOCK_TSC);
 				ret = 1;
 				/* A fork child's own targets replace its
 				 * parent's, every class at once. */

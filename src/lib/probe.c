@@ -489,7 +489,7 @@ record(struct rt_event_desc *ev, const char *flat, const struct rt_part *parts,
 bool rt_fast_site_init(struct rt_fast_site *s, const struct rb *rb, uint32_t id)
 {
 	memset(s, 0, sizeof(*s));
-	if (!rb->rseq_fast || !rt_clock_is_tsc || id > CTF_COMPACT_ID_MAX)
+	if (!rb->rseq_fast || !rt_clock_tsc() || id > CTF_COMPACT_ID_MAX)
 		return false;
 	s->buf = rb->fast;
 	s->id = id;
