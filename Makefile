@@ -57,11 +57,16 @@ bench: deps-bench build
 clean:
 	rm -rf $(BUILD)
 
-# Sanitizer leg (docs/sanitizers.md): an AddressSanitizer + UBSan build in
-# its own directory, the unit, reader, view and daemon tests run under it.
+# Sanitizer legs (docs/sanitizers.md), each in its own build directory:
+# AddressSanitizer + UBSan over the unit, reader, view and daemon tests,
+# ThreadSanitizer over the stress and daemon tests.
 SAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 
-.PHONY: check-sanitize
+.PHONY: check-sanitize check-tsan
 
 check-sanitize: deps-check
-	scripts/check-sanitize.sh $(SAN_BUILD)
+	scripts/check-sanitize.sh $(SAN_BUILD) address
+
+check-tsan: deps-check
+	scripts/check-sanitize.sh $(TSAN_BUILD) thread

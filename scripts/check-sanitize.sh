@@ -1,22 +1,35 @@
 #!/usr/bin/env bash
-# make check-sanitize: build ringtrace with AddressSanitizer and UBSan in a
-# build directory of its own and run the unit, reader, view and daemon tests
-# under them (docs/sanitizers.md). Every report fails the run:
+# make check-sanitize / make check-tsan: build ringtrace with sanitizers in
+# a build directory of its own and run tests under them
+# (docs/sanitizers.md).
+#   address: AddressSanitizer, LeakSanitizer and UBSan over the unit,
+#            reader, view and daemon tests (make check-sanitize)
+#   thread:  ThreadSanitizer over the stress and daemon tests
+#            (make check-tsan)
+# Every report fails the run:
 #  - the build stops at the first report (-fno-sanitize-recover), and
 #    reports end the process with SIGABRT (abort_on_error), which no test
 #    takes for the exit status 1 or 2 it may expect from a bad input;
-#  - ASan's and LeakSanitizer's reports are also written to
+#  - ASan's, LeakSanitizer's and TSan's reports are also written to
 #    BUILD/sanitizer-logs and any there fails the run, so that one from a
 #    daemon no test waited for is not missed. (gcc's UBSan runtime, linked
 #    beside ASan's, ignores log_path: its reports go to the process's
 #    stderr, which the tests check.)
-# Usage: scripts/check-sanitize.sh [BUILD]   (default build-asan)
+# Usage: scripts/check-sanitize.sh [BUILD [address|thread]]
+#        (default build-asan address)
 set -euo pipefail
 build=${1:-build-asan}
+kind=${2:-address}
 src=$(cd "$(dirname "$0")/.." && pwd)
 
+case $kind in
+address) option=ON tests='^(unit_|reader_|view|daemon_)' ;;
+thread) option=thread tests='^(stress_|daemon_)' ;;
+*) echo "check-sanitize: unknown kind '$kind' (address or thread)" >&2; exit 2 ;;
+esac
+
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	-DRINGTRACE_SANITIZE=ON >/dev/null
+	-DRINGTRACE_SANITIZE="$option" >/dev/null
 cmake --build "$build" -j "$(nproc)"
 
 logs=$(cd "$build" && pwd)/sanitizer-logs
@@ -24,15 +37,17 @@ rm -rf "$logs"
 mkdir -p "$logs"
 export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:log_path=$logs/asan"
 export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1"
+# die_after_fork=0: the fork tests' children start the library's
+# listener thread, which TSan supports but warns about.
+export TSAN_OPTIONS="halt_on_error=1:abort_on_error=1:die_after_fork=0:log_path=$logs/tsan"
 
 status=0
-(cd "$build" && ctest --output-on-failure -j "$(nproc)" --timeout 900 \
-	-R '^(unit_|reader_|view|daemon_)') || status=1
+(cd "$build" && ctest --output-on-failure -j "$(nproc)" --timeout 900 -R "$tests") || status=1
 
 # A log holds a report or only a warning, such as LeakSanitizer's
 # "thread was not suspended" at the exit of a forked child (the parent's
 # threads are still in its registry): reports are what fail.
-found=$(grep -l -E 'ERROR: [A-Za-z]+Sanitizer' "$logs"/* 2>/dev/null || true)
+found=$(grep -l -E '(ERROR|WARNING): [A-Za-z]+Sanitizer' "$logs"/* 2>/dev/null || true)
 if [ -n "$found" ]; then
 	for f in $found; do
 		echo "==== $f" >&2
