@@ -45,6 +45,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,6 +71,14 @@ static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t state_cond = PTHREAD_COND_INITIALIZER;
 /* Under state_lock: */
 static int sock = -1;			/* -1: not connected */
+/* The connection's socket as fstat saw it when it was made: the program
+ * may close the number under us (a loop closing every descriptor) and
+ * get it again for something of its own, so the socket is read, written,
+ * shut down or closed only while fd_ours() says the number still is it.
+ * Written by the connecting thread (constructor, then the listener)
+ * under state_lock; read by it, or by others under state_lock. */
+static dev_t conn_dev;
+static ino_t conn_ino;
 static bool exiting;			/* say_goodbye ran: no reconnection */
 static uint32_t connections;		/* successful registrations, ever */
 static uint32_t classes_sent;		/* classes the daemon knows */
@@ -89,6 +98,21 @@ static int64_t now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Whether fd is still the connection's socket (see conn_dev). */
+static bool fd_ours(int fd)
+{
+	struct stat st;
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == conn_dev &&
+	       st.st_ino == conn_ino;
+}
+
+/* Close fd if it still is the connection's socket. */
+static void close_if_ours(int fd)
+{
+	if (fd_ours(fd))
+		close(fd);
 }
 
 static void warn_once(const char *what, const char *detail)
@@ -155,7 +179,7 @@ static void disconnect(const char *what, const char *detail)
 	pthread_mutex_lock(&state_lock);
 	if (sock >= 0 && what)
 		warn_once(what, detail);
-	if (sock >= 0) {
+	if (fd_ours(sock)) {
 		/* shutdown wakes the listener's poll; the fd is closed by
 		 * whoever owns the reading side (see listener). */
 		shutdown(sock, SHUT_RDWR);
@@ -251,7 +275,8 @@ static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
 		close(fds[i]);
 	if (sync) {
 		pthread_mutex_lock(&send_lock);
-		int r = rtp_send(fd, RTP_APP_SYNC_REPLY, 0, &cookie, sizeof(cookie), NULL, 0,
+		int r = !fd_ours(fd) ? -EBADF :
+			rtp_send(fd, RTP_APP_SYNC_REPLY, 0, &cookie, sizeof(cookie), NULL, 0,
 				 timeout_ms);
 		pthread_mutex_unlock(&send_lock);
 		if (r < 0) {
@@ -262,9 +287,24 @@ static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
 	return ret;
 }
 
+/* Wait until fd is readable (at most wait_ms, -1: no limit), then
+ * check that it still is the connection's socket: the program may have
+ * closed it while we waited (poll keeps the old socket), and reused the
+ * number. Returns 0, -ETIMEDOUT, or -EBADF (not ours any more). */
+static int wait_readable(int fd, int wait_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int r;
+	while ((r = poll(&p, 1, wait_ms)) < 0 && errno == EINTR)
+		;
+	if (r == 0)
+		return -ETIMEDOUT;
+	return fd_ours(fd) ? 0 : -EBADF;
+}
+
 /* Read and apply the daemon's messages on `fd` until the connection is
- * lost or a message is bad; then drop every target and close. The
- * listener thread only. */
+ * lost or a message is bad; then drop every target and close (unless the
+ * program closed it under us). The listener thread only. */
 static void serve(int fd)
 {
 	char err[160];
@@ -272,9 +312,14 @@ static void serve(int fd)
 		struct rtp_msg m;
 		int fds[RTP_MAX_FDS];
 		unsigned nfds = 0;
-		int r = rtp_recv(fd, &m, fds, 1, &nfds, -1);
+		int r = wait_readable(fd, -1);
+		if (r == 0)
+			r = rtp_recv(fd, &m, fds, 1, &nfds, -1);
 		if (r < 0) {
-			disconnect(r == -ECONNRESET ? NULL : "connection failed",
+			/* Quietly: a daemon that went away, or a socket
+			 * the program closed (-EBADF): the listener
+			 * connects again. */
+			disconnect(r == -ECONNRESET || r == -EBADF ? NULL : "connection failed",
 				   strerror(-r));
 			break;
 		}
@@ -292,7 +337,7 @@ static void serve(int fd)
 	if (sock == fd)
 		sock = -1;
 	pthread_mutex_unlock(&state_lock);
-	close(fd);
+	close_if_ours(fd);
 	pthread_mutex_unlock(&send_lock);
 }
 
@@ -322,8 +367,9 @@ static int register_on(int fd, int64_t deadline, uint32_t *sent, char *err,
 	pthread_mutex_unlock(&rt_registry_lock);
 	int r = b.err;
 	if (r == 0)
-		r = rtp_send(fd, RTP_APP_REGISTER, 0, b.data, b.len, NULL, 0,
-			     (int)(deadline - now_ms()));
+		r = !fd_ours(fd) ? -EBADF :
+			rtp_send(fd, RTP_APP_REGISTER, 0, b.data, b.len, NULL, 0,
+				 (int)(deadline - now_ms()));
 	app_buf_free(&b);
 	while (r == 0) {
 		int left = (int)(deadline - now_ms());
@@ -332,7 +378,9 @@ static int register_on(int fd, int64_t deadline, uint32_t *sent, char *err,
 		unsigned nfds = 0;
 		if (left <= 0)
 			return -ETIMEDOUT;
-		r = rtp_recv(fd, &m, fds, 1, &nfds, left);
+		r = wait_readable(fd, left);
+		if (r == 0)
+			r = rtp_recv(fd, &m, fds, 1, &nfds, left);
 		if (r < 0)
 			break;
 		r = handle(fd, &m, fds, nfds, err, errlen);
@@ -359,6 +407,15 @@ static int connect_once(void)
 	}
 	if (fd < 0)
 		return fd;
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return -EBADF;
+	}
+	pthread_mutex_lock(&state_lock);
+	conn_dev = st.st_dev;
+	conn_ino = st.st_ino;
+	pthread_mutex_unlock(&state_lock);
 	uint32_t sent = 0;
 	int r = register_on(fd, deadline, &sent, err, sizeof(err));
 	if (r < 0)
@@ -383,7 +440,7 @@ fail:
 	pthread_mutex_lock(&rt_registry_lock);
 	rt_targets_drop_all();
 	pthread_mutex_unlock(&rt_registry_lock);
-	close(fd);
+	close_if_ours(fd);
 	pthread_mutex_lock(&state_lock);
 	if (r != -ECANCELED)
 		warn_once("registration failed", err[0] ? err : strerror(-r));
@@ -485,7 +542,7 @@ static int connect_and_register(void)
 		pthread_mutex_lock(&state_lock);
 		sock = -1;
 		pthread_mutex_unlock(&state_lock);
-		close(fd);
+		close_if_ours(fd);
 	}
 	return r;
 }
@@ -514,7 +571,7 @@ static void send_events(bool wait)
 	}
 	pthread_mutex_lock(&send_lock);
 	pthread_mutex_lock(&state_lock);
-	bool stale = sock != fd || classes_sent != from;
+	bool stale = sock != fd || classes_sent != from || !fd_ours(fd);
 	uint64_t mine = 0;
 	if (!stale) {
 		classes_sent = upto;
@@ -560,7 +617,7 @@ static void say_goodbye(void)
 	exiting = true;		/* the listener connects no more */
 	int fd = sock;
 	pthread_mutex_unlock(&state_lock);
-	if (fd >= 0)
+	if (fd_ours(fd))
 		rtp_send(fd, RTP_APP_GOODBYE, 0, NULL, 0, NULL, 0, RT_DC_GOODBYE_MS);
 	pthread_mutex_unlock(&send_lock);
 }
@@ -603,8 +660,7 @@ void rt_daemon_client_fork_child(void)
 	const char *ni = getenv("RINGTRACE_NO_INHERIT");
 	inherited = !ni || strcmp(ni, "1");
 	rt_targets_fork_child(inherited);
-	if (sock >= 0)
-		close(sock);	/* the parent's connection: not ours */
+	close_if_ours(sock);	/* the parent's connection: not the child's */
 	sock = -1;
 	classes_sent = 0;
 	events_sent = events_acked = 0;

@@ -13,16 +13,28 @@
  *                  pausing 5 ms after every 1000 events
  *   exec           execs itself (the new image says "ready PID" again)
  *   spin MS        app:tick with tag "spin" for MS milliseconds ("ok COUNT")
+ *   closefds       closes descriptors 3 to 1023 (the library's too), as
+ *                  daemons and sandboxes do
+ *   pair           creates a socketpair (it gets the lowest free numbers)
+ *                  and sends 64 bytes from its second end, left unread
+ *   pairtest       reads those 64 bytes at the first end, then sends 64
+ *                  bytes each way and reads them back ("ok intact", or
+ *                  "ok broken" when a descriptor of the pair was closed or
+ *                  its data read by someone else); then sends the next 64
+ *                  bytes to be left unread
  *   exit           exit(0)
  * At start it prints "ready PID".
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -95,6 +107,45 @@ static void run_threads(unsigned t, uint64_t n)
 		pthread_join(w[i].th, NULL);
 }
 
+static int pair[2] = { -1, -1 };
+
+static void pair_bytes(int from, char out[64])
+{
+	for (int i = 0; i < 64; i++)
+		out[i] = (char)(from * 64 + i);
+}
+
+static int pair_send(int from)
+{
+	char out[64];
+	pair_bytes(from, out);
+	return write(from, out, 64) == 64 ? 0 : -1;
+}
+
+/* Read the 64 bytes `from` sent at `to`, within 2 s. */
+static int pair_receive(int from, int to)
+{
+	char out[64], in[64];
+	pair_bytes(from, out);
+	size_t got = 0;
+	while (got < sizeof(in)) {
+		struct pollfd p = { .fd = to, .events = POLLIN };
+		if (poll(&p, 1, 2000) != 1 || (p.revents & POLLNVAL))
+			return -1;
+		ssize_t n = read(to, in + got, sizeof(in) - got);
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+	}
+	return memcmp(in, out, sizeof(in)) ? -1 : 0;
+}
+
+/* Send 64 bytes from one end, read them at the other within 2 s. */
+static int pair_one_way(int from, int to)
+{
+	return pair_send(from) < 0 ? -1 : pair_receive(from, to);
+}
+
 int main(void)
 {
 	char line[256], tag[64];
@@ -138,6 +189,22 @@ int main(void)
 			fflush(stdout);
 			execl("/proc/self/exe", "app_prog", (char *)NULL);
 			printf("exec failed\n");
+		} else if (!strncmp(line, "closefds", 8)) {
+			for (int fd = 3; fd < 1024; fd++)
+				close(fd);
+			printf("ok\n");
+		} else if (!strncmp(line, "pairtest", 8)) {
+			bool ok = pair_receive(pair[1], pair[0]) == 0 &&
+				  pair_one_way(pair[0], pair[1]) == 0 &&
+				  pair_one_way(pair[1], pair[0]) == 0 &&
+				  pair_send(pair[1]) == 0;
+			printf("ok %s\n", ok ? "intact" : "broken");
+		} else if (!strncmp(line, "pair", 4)) {
+			if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) < 0 ||
+			    pair_send(pair[1]) < 0)
+				printf("socketpair failed\n");
+			else
+				printf("ok %d %d\n", pair[0], pair[1]);
 		} else if (!strncmp(line, "exit", 4)) {
 			exit(0);
 		} else {

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import unittest
 
 from apps_common import AppCase, BUILD, RINGTRACE, read_events
@@ -157,6 +158,48 @@ class Forking(AppCase):
         out = self.out("t")
         self.run_forker([RINGTRACE, "record", "--no-inherit", "-q", "-o", out, "--"])
         self.check(out, inherit=False)
+
+
+class ClosedDescriptors(AppCase):
+    """A program that closes every descriptor from 3 up (the library's
+    socket included) and creates a socketpair, which gets the numbers the
+    library used: after a stop/start (the daemon writes to the old
+    connection), the library must neither read nor close the program's
+    descriptors (before, its listener read fd 3, found garbage and closed
+    it: the program's pair was broken and it died of SIGPIPE), and it comes
+    back traced on a new connection."""
+
+    def wait_listed(self, prog, present=True):
+        for _ in range(600):
+            listed = any(str(prog.pid) in line.split()
+                         for line in self.rt("list", "-u").splitlines())
+            if listed == present:
+                return
+            time.sleep(0.05)
+        self.fail(f"program {'not ' if present else ''}listed")
+
+    def test_closed_socket_not_reused(self):
+        out = self.out("t")
+        self.session(out, "app:*")
+        self.rt("start")
+        prog = self.program()
+        self.wait_listed(prog)
+        prog.cmd("closefds")
+        self.assertEqual(prog.cmd("pair"), ["3", "4"])
+        self.rt("stop")
+        self.rt("start")
+        self.assertEqual(prog.cmd("pairtest"), ["intact"])
+        # The library saw its connection gone and registered anew.
+        self.wait_listed(prog)
+        self.rt("stop")
+        self.rt("start")
+        self.assertEqual(prog.cmd("pairtest"), ["intact"])
+        prog.cmd("emit 5 after")
+        self.rt("stop")
+        self.assertEqual(prog.cmd("pairtest"), ["intact"])
+        self.assertEqual(prog.exit(), (0, ""))
+        got = [(e["event"], e["seq"]) for e in read_events(out) if e.get("tag") == "after"]
+        self.assertEqual(got, [("app:tick", i) for i in range(5)])
 
 
 if __name__ == "__main__":
