@@ -29,9 +29,20 @@ def read(path):
 class LoopCase(AppCase):
     def setUp(self):
         super().setUp()
-        # The socket file exists from bind(), a moment before listen():
-        # the raw clients below do not retry like the command does.
-        self.list_ok()
+        self.wait_listening()
+
+    def wait_listening(self):
+        """The socket file exists from bind(), a moment before listen():
+        wait for the latter (the raw clients and `list` do not retry)."""
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                raw_app.connect(self.rundir).close()
+                return
+            except (ConnectionRefusedError, FileNotFoundError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
     def list_ok(self):
         """`ringtrace list` succeeds (its own timeout applies)."""
@@ -264,10 +275,7 @@ class Descriptors(LoopCase):
         self.daemon = subprocess.Popen([RINGTRACED, "--foreground"], env=self.env,
                                        stdout=self.daemon_log, stderr=self.daemon_log,
                                        preexec_fn=lim)
-        sock = os.path.join(self.rundir, "ringtraced.sock")
-        deadline = time.monotonic() + 10
-        while not os.path.exists(sock) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        self.wait_listening()
         self.list_ok()
         # 60 connections that say nothing: the daemon runs out of
         # descriptors (they would be closed after 5 s without a frame).
