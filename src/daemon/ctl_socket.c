@@ -4,7 +4,8 @@
  *                       symbolic link (rtp_rundir_open)
  *   RUNDIR/ringtraced.lock  flock'ed for the daemon's lifetime: one daemon
  *                       per run dir, even when two start at once
- *   RUNDIR/ringtraced.sock  the listening socket (a stale one is removed)
+ *   RUNDIR/ringtraced.sock  the listening socket (bound as ringtraced.sock.new,
+ *                       renamed once it listens; a stale one is replaced)
  *   RUNDIR/ringtraced.pid   the daemon's pid, newline-terminated
  */
 #define _GNU_SOURCE
@@ -65,7 +66,16 @@ int ctl_socket_open(char *err, size_t errlen)
 		snprintf(err, errlen, "another ringtraced is running for %s", dir);
 		goto fail_lock;
 	}
-	unlink(sock_path);	/* stale: we hold the lock and nobody answers */
+	/* Bound under a temporary name and renamed over the socket's name
+	 * once it listens (which also replaces a stale socket: we hold the
+	 * lock and nobody answers): a client that sees the name can connect.
+	 * Bound under its own name, it appears a moment before listen() and
+	 * a client then gets ECONNREFUSED. A run directory whose path leaves
+	 * no room for the suffix in sun_path binds the name itself. */
+	char staged[sizeof(sock_path)];
+	bool stage = snprintf(staged, sizeof(staged), "%s.new", sock_path) < (int)sizeof(staged);
+	const char *bind_path = stage ? staged : sock_path;
+	unlink(bind_path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		ret = -errno;
@@ -73,13 +83,15 @@ int ctl_socket_open(char *err, size_t errlen)
 		goto fail_lock;
 	}
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
+	memcpy(sa.sun_path, bind_path, strlen(bind_path) + 1);
 	mode_t old = umask(0077);
 	int b = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
-	if (b < 0 || listen(fd, 128) < 0) {
+	if (b < 0 || listen(fd, 128) < 0 || (stage && rename(staged, sock_path) < 0)) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot listen on %s: %s", sock_path, strerror(-ret));
+		if (b == 0)
+			unlink(bind_path);
 		goto fail_sock;
 	}
 	char pid[24];

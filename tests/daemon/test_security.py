@@ -18,6 +18,7 @@ BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
 RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
 RINGTRACED = os.path.join(BUILD, "src/daemon/ringtraced")
 APP_PROG = os.path.join(BUILD, "tests/daemon/app_prog")
+SLOW_LISTEN = os.path.join(BUILD, "tests/daemon/libslow_listen.so")
 NOBODY = 65534
 
 # A listener run as nobody: accepts connections on argv[1], prints the
@@ -146,6 +147,27 @@ class RunDirectory(Base):
         st = os.lstat(self.rundir)
         self.assertTrue(stat.S_ISDIR(st.st_mode))
         self.assertEqual(stat.S_IMODE(st.st_mode), 0o700)
+
+
+class SocketName(Base):
+    def test_name_appears_once_listening(self):
+        """A client that sees the socket's name can connect: the daemon
+        binds a temporary name and renames it once it listens (listen()
+        made 300 ms late by a preloaded shim; before, `list` found the
+        name and got ECONNREFUSED: "no session daemon")."""
+        env = dict(self.env, LD_PRELOAD=SLOW_LISTEN)
+        d = subprocess.Popen([RINGTRACED, "--foreground"], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.procs.append(d)
+        sock = os.path.join(self.rundir, "ringtraced.sock")
+        for _ in range(3000):
+            if os.path.exists(sock):
+                break
+            time.sleep(0.001)
+        self.assertTrue(os.path.exists(sock))
+        r = self.run_cmd("list")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertFalse(os.path.exists(sock + ".new"))
 
 
 class ForeignDaemon(Base):
