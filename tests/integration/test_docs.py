@@ -5,7 +5,8 @@ description and is listed in ringtrace(1), and every page of a command is
 one the CLI has; every option
 that `ringtrace CMD --help` (or `ringtraced --help`) prints is documented in
 the page that the man page is made from, and every option that page lists
-is one the command has. The man pages themselves are checked by
+is one the command has; a session command's page describes it in the words
+of its --help. The man pages themselves are checked by
 test_install.sh once installed.
 
 The console examples of docs/ (```console blocks: "$ command" lines and
@@ -205,6 +206,25 @@ class Docs(unittest.TestCase):
         for cmd in self.commands:
             with self.subTest(cmd=cmd):
                 self.check_options("ringtrace-" + cmd, help_text(RINGTRACE, cmd, "--help"))
+
+    def test_descriptions_of_session_commands(self):
+        """A session command's --help DESCRIPTION is its page's Description
+        (first paragraph, whitespace aside): the man page says what the
+        command says."""
+        checked = 0
+        for cmd in self.commands:
+            m = re.search(r"^DESCRIPTION\n(.*?)\n\n", help_text(RINGTRACE, cmd, "--help"),
+                          re.S | re.M)
+            if not m:
+                continue
+            source = self.pages[("ringtrace-" + cmd, "1")][0]
+            with open(os.path.join(SRC, source), encoding="utf-8") as f:
+                d = re.search(r"^## Description\n\n(.*?)\n\n", f.read(), re.S | re.M)
+            self.assertIsNotNone(d, f"{source} has no Description")
+            self.assertEqual(" ".join(d.group(1).split()), " ".join(m.group(1).split()),
+                             f"{source}: the Description differs from `ringtrace {cmd} --help`")
+            checked += 1
+        self.assertGreaterEqual(checked, 16)
 
     def test_options_of_ringtrace_itself(self):
         """Each option that ringtrace(1) lists works (exit status 0)."""
