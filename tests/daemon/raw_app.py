@@ -51,7 +51,11 @@ def register_payload(nr_events, procname="rawapp"):
 
 def connect(rundir):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(os.path.join(rundir, "ringtraced.sock"))
+    try:
+        s.connect(os.path.join(rundir, "ringtraced.sock"))
+    except OSError:
+        s.close()
+        raise
     return s
 
 
