@@ -61,7 +61,8 @@ static void usage(FILE *f)
 	fprintf(f, "\nsession commands (through the session daemon, ringtraced):\n");
 	for (unsigned i = 0; i < ctl_nr_cmds; i++)
 		fprintf(f, "  %-15s %s\n", ctl_cmds[i].name, ctl_cmds[i].summary);
-	fprintf(f, "\n'ringtrace COMMAND --help' describes a command.\n");
+	fprintf(f, "\n'ringtrace COMMAND --help' describes a command; 'ringtrace --version'\n"
+		"(-V) prints the version.\n");
 }
 
 int main(int argc, char **argv)
