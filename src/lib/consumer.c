@@ -25,20 +25,28 @@
 #include "../fs/fs_util.h"
 #include "rt_internal.h"
 #include "trace_dir.h"
+#include "owned_fd.h"
 
 struct rt_consumer {
 	struct rt_channel *ch;
 	pthread_t thread;
 	bool running;
-	int wake[2];			/* pipe: stop requests */
-	int *fds;			/* per-CPU stream files, -1 until used */
+	/* Stop requests: the flag, then a byte on the pipe to wake the
+	 * poll (owned_fd.h: the program may close them under us). */
+	int stop_requested;
+	struct rt_owned_fd wake_r, wake_w;
+	/* Per-CPU stream files: fd -1 until created; RT_STREAM_REOPEN once
+	 * the program closed it under us (then appended to by name). */
+	struct rt_owned_fd *fds;
 	uint64_t generation;		/* registry generation in the metadata */
 	uint64_t packets, bytes;
 	bool write_error_reported;
 	int stop_signal;		/* set by the signal handler */
 };
 
-static struct rt_consumer cons = { .wake = { -1, -1 } };
+#define RT_STREAM_REOPEN (-2)
+
+static struct rt_consumer cons = { .wake_r = RT_OWNED_FD_NONE, .wake_w = RT_OWNED_FD_NONE };
 
 static void report_write_error(const char *what, int err)
 {
@@ -49,19 +57,37 @@ static void report_write_error(const char *what, int err)
 		rt_cfg.output, strerror(-err));
 }
 
-static int stream_fd(uint32_t cpu)
+/* channel0_CPU, or channel0_CPU-SLOT for the other processes of a
+ * traced process tree (trace_dir.h). */
+static void stream_name(uint32_t cpu, char *name, size_t len)
 {
-	if (cons.fds[cpu] >= 0)
-		return cons.fds[cpu];
-	/* channel0_CPU, or channel0_CPU-SLOT for the other processes of a
-	 * traced process tree (trace_dir.h). */
-	char name[64];
 	if (cons.ch->slot)
-		snprintf(name, sizeof(name), "%s_%u-%u", cons.ch->name, cpu, cons.ch->slot);
+		snprintf(name, len, "%s_%u-%u", cons.ch->name, cpu, cons.ch->slot);
 	else
-		snprintf(name, sizeof(name), "%s_%u", cons.ch->name, cpu);
-	cons.fds[cpu] = rt_trace_dir_create_file(rt_cfg.output, name);
-	return cons.fds[cpu];
+		snprintf(name, len, "%s_%u", cons.ch->name, cpu);
+}
+
+/* Append len bytes to CPU cpu's stream file: created at the first
+ * packet; when the program closed our descriptor (and may use the number
+ * for its own file), by name from then on. Returns 0 or -errno. */
+static int stream_write(uint32_t cpu, const void *data, size_t len)
+{
+	struct rt_owned_fd *o = &cons.fds[cpu];
+	char name[64];
+	stream_name(cpu, name, sizeof(name));
+	if (o->fd >= 0 && !rt_owned_fd_ok(o))
+		o->fd = RT_STREAM_REOPEN;
+	if (o->fd == RT_STREAM_REOPEN)
+		return rt_file_append(rt_cfg.output, name, data, len);
+	if (o->fd < 0) {
+		int fd = rt_trace_dir_create_file(rt_cfg.output, name);
+		if (fd < 0)
+			return fd;
+		int ret = rt_owned_fd_take(o, fd);
+		if (ret < 0)
+			return ret;
+	}
+	return rt_write_all(o->fd, data, len);
 }
 
 /* Write one packet: trim packet_size to the content (rounded up to 8
@@ -83,8 +109,7 @@ static void write_packet(uint32_t cpu, const struct rb_read *r)
 	memset(r->data + used, 0, bytes - used);
 	uint64_t packet_bits = bytes * 8;
 	memcpy(&h->packet_size, &packet_bits, 8);
-	int fd = stream_fd(cpu);
-	int ret = fd < 0 ? fd : rt_write_all(fd, r->data, bytes);
+	int ret = stream_write(cpu, r->data, bytes);
 	if (ret < 0) {
 		report_write_error("a stream file", ret);
 		return;
@@ -117,7 +142,7 @@ static void write_metadata(bool final)
 	struct rt_clock_desc clk;
 	rt_clock_describe(&clk, final);
 	int ret = rt_trace_dir_write_metadata(rt_cfg.output, cons.ch, &clk,
-					      &cons.generation, cons.ch->fragment_fd);
+					      &cons.generation);
 	if (ret < 0)
 		report_write_error("the metadata", ret);
 }
@@ -153,14 +178,10 @@ static void final_flush(void)
 		nanosleep(&ts, NULL);
 	}
 	write_metadata(true);
-	for (uint32_t cpu = 0; cpu < cons.ch->rb.nr_cpus; cpu++) {
-		if (cons.fds[cpu] >= 0) {
-			/* No fsync: the program's exit must not wait for the
-			 * disk; the page cache has the data. */
-			close(cons.fds[cpu]);
-			cons.fds[cpu] = -1;
-		}
-	}
+	/* No fsync: the program's exit must not wait for the disk; the
+	 * page cache has the data. */
+	for (uint32_t cpu = 0; cpu < cons.ch->rb.nr_cpus; cpu++)
+		rt_owned_fd_close(&cons.fds[cpu]);
 }
 
 /* CLOCK_MONOTONIC in milliseconds. */
@@ -180,10 +201,14 @@ static void *consumer_main(void *arg)
 	uint64_t wait = rt_cfg.read_timer_set ? max_wait : 1, last_switch = now_ms();
 	write_metadata(false);
 	for (;;) {
-		struct pollfd p = { .fd = cons.wake[0], .events = POLLIN };
-		int r = poll(&p, 1, (int)wait);
-		if (r > 0)
-			break; /* stop requested */
+		/* Without our wake pipe (closed by the program), the stop
+		 * flag is seen at the next read timer. */
+		struct pollfd p = { .fd = cons.wake_r.fd, .events = POLLIN };
+		bool wake_ok = rt_owned_fd_ok(&cons.wake_r);
+		poll(&p, wake_ok ? 1 : 0, (int)wait);
+		/* Acquire: pairs with the release store of a stop request. */
+		if (__atomic_load_n(&cons.stop_requested, __ATOMIC_ACQUIRE))
+			break;
 		uint64_t now = now_ms();
 		if (rt_cfg.switch_timer_ms && now - last_switch >= rt_cfg.switch_timer_ms) {
 			last_switch = now;
@@ -214,19 +239,23 @@ static void *consumer_main(void *arg)
 int rt_consumer_start(struct rt_channel *ch)
 {
 	cons.ch = ch;
-	cons.fds = malloc(sizeof(int) * ch->rb.nr_cpus);
+	cons.fds = malloc(sizeof(*cons.fds) * ch->rb.nr_cpus);
 	if (!cons.fds)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < ch->rb.nr_cpus; i++)
-		cons.fds[i] = -1;
-	if (pipe2(cons.wake, O_CLOEXEC | O_NONBLOCK) < 0)
+		cons.fds[i] = RT_OWNED_FD_NONE;
+	int wake[2], ret;
+	if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -errno;
+	if ((ret = rt_owned_fd_take(&cons.wake_r, wake[0])) < 0 ||
+	    (ret = rt_owned_fd_take(&cons.wake_w, wake[1])) < 0)
+		return ret;
 
 	/* The consumer never takes the program's signals. */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int ret = pthread_create(&cons.thread, NULL, consumer_main, NULL);
+	ret = pthread_create(&cons.thread, NULL, consumer_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret)
 		return -ret;
@@ -238,21 +267,22 @@ int rt_consumer_start(struct rt_channel *ch)
 void rt_consumer_fork_child(void)
 {
 	for (uint32_t cpu = 0; cons.fds && cpu < cons.ch->rb.nr_cpus; cpu++)
-		if (cons.fds[cpu] >= 0)
-			close(cons.fds[cpu]);
+		rt_owned_fd_close(&cons.fds[cpu]);
 	free(cons.fds);
-	for (int i = 0; i < 2; i++)
-		if (cons.wake[i] >= 0)
-			close(cons.wake[i]);
-	cons = (struct rt_consumer){ .wake = { -1, -1 } };
+	rt_owned_fd_close(&cons.wake_r);
+	rt_owned_fd_close(&cons.wake_w);
+	cons = (struct rt_consumer){ .wake_r = RT_OWNED_FD_NONE, .wake_w = RT_OWNED_FD_NONE };
 }
 
 void rt_consumer_stop(void)
 {
 	if (!cons.running)
 		return;
+	/* Release: pairs with the consumer's acquire load. */
+	__atomic_store_n(&cons.stop_requested, 1, __ATOMIC_RELEASE);
 	char c = 's';
-	if (write(cons.wake[1], &c, 1) < 0 && errno != EAGAIN)
+	if (rt_owned_fd_ok(&cons.wake_w) && write(cons.wake_w.fd, &c, 1) < 0 &&
+	    errno != EAGAIN)
 		rt_warn("cannot wake the consumer: %s", strerror(errno));
 	if (pthread_equal(pthread_self(), cons.thread))
 		return;
@@ -268,8 +298,12 @@ void rt_consumer_signal_stop(int sig)
 	 * flush. Only the first signal counts. */
 	__atomic_compare_exchange_n(&cons.stop_signal, &expected, sig, false,
 				    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	/* Release: pairs with the consumer's acquire load. */
+	__atomic_store_n(&cons.stop_requested, 1, __ATOMIC_RELEASE);
 	char c = 'S';
-	ssize_t n = write(cons.wake[1], &c, 1);
-	(void)n;
+	if (rt_owned_fd_ok(&cons.wake_w)) {
+		ssize_t n = write(cons.wake_w.fd, &c, 1);
+		(void)n;
+	}
 	errno = saved;
 }

@@ -45,13 +45,13 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../proto/proto.h"
 #include "daemon_client.h"
+#include "owned_fd.h"
 
 #define RT_DC_TIMEOUT_MS 50	/* connect + register + reply, in all; also
 				 * EVENTS until its reply */
@@ -74,11 +74,11 @@ static int sock = -1;			/* -1: not connected */
 /* The connection's socket as fstat saw it when it was made: the program
  * may close the number under us (a loop closing every descriptor) and
  * get it again for something of its own, so the socket is read, written,
- * shut down or closed only while fd_ours() says the number still is it.
+ * shut down or closed only while fd_ours() says the number still is it
+ * (owned_fd.h).
  * Written by the connecting thread (constructor, then the listener)
  * under state_lock; read by it, or by others under state_lock. */
-static dev_t conn_dev;
-static ino_t conn_ino;
+static struct rt_owned_fd conn = RT_OWNED_FD_NONE;
 static bool exiting;			/* say_goodbye ran: no reconnection */
 static uint32_t connections;		/* successful registrations, ever */
 static uint32_t classes_sent;		/* classes the daemon knows */
@@ -100,12 +100,12 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Whether fd is still the connection's socket (see conn_dev). */
+/* Whether fd is still the connection's socket (see conn). */
 static bool fd_ours(int fd)
 {
-	struct stat st;
-	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == conn_dev &&
-	       st.st_ino == conn_ino;
+	struct rt_owned_fd o = conn;
+	o.fd = fd;
+	return rt_owned_fd_ok(&o);
 }
 
 /* Close fd if it still is the connection's socket. */
@@ -407,17 +407,15 @@ static int connect_once(void)
 	}
 	if (fd < 0)
 		return fd;
-	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return -EBADF;
-	}
+	struct rt_owned_fd o;
+	int r = rt_owned_fd_take(&o, fd);
+	if (r < 0)
+		return r;
 	pthread_mutex_lock(&state_lock);
-	conn_dev = st.st_dev;
-	conn_ino = st.st_ino;
+	conn = o;
 	pthread_mutex_unlock(&state_lock);
 	uint32_t sent = 0;
-	int r = register_on(fd, deadline, &sent, err, sizeof(err));
+	r = register_on(fd, deadline, &sent, err, sizeof(err));
 	if (r < 0)
 		goto fail;
 	pthread_mutex_lock(&state_lock);

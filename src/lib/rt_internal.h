@@ -20,6 +20,7 @@
 #include "../ctf/ctf_packet.h"
 #include "../ringbuffer/ringbuffer.h"
 #include "clock.h"
+#include "owned_fd.h"
 
 #define RT_HIDDEN __attribute__((visibility("hidden")))
 #define RT_NOINLINE __attribute__((noinline))
@@ -108,7 +109,8 @@ struct rt_channel {
 	/* This process's slot in the trace and its declarations' file
 	 * (trace_dir.h): stream class id = slot. */
 	uint32_t slot;
-	int fragment_fd;
+	struct rt_owned_fd fragment;
+	struct rt_owned_fd memfd;	/* the buffers' (rb.fd) */
 };
 
 /* The embedded session (session.c). Set once tracing starts (release),

@@ -247,7 +247,9 @@ static int channel_open(struct rt_channel *ch, bool first, const uint8_t uuid[16
 			strerror(-fd));
 		return fd;
 	}
-	ch->fragment_fd = fd;
+	int ret = rt_owned_fd_take(&ch->fragment, fd);
+	if (ret < 0)
+		return ret;
 	snprintf(ch->name, sizeof(ch->name), "channel0");
 	memcpy(ch->ctx, rt_cfg.ctx, sizeof(ch->ctx));
 	ch->nr_ctx = rt_cfg.nr_ctx;
@@ -272,7 +274,9 @@ static int channel_open(struct rt_channel *ch, bool first, const uint8_t uuid[16
 		.clock_read = rt_clock_read_ordered,
 		.priv = &ch->stream,
 	};
-	int ret = rb_create(&ch->rb, &rc, &client);
+	ret = rb_create(&ch->rb, &rc, &client);
+	if (ret == 0)
+		ret = rt_owned_fd_take(&ch->memfd, ch->rb.fd);
 	if (ret < 0)
 		rt_warn("cannot allocate the trace buffers (%u x %llu bytes per CPU): %s",
 			rt_cfg.num_subbuf, (unsigned long long)rt_cfg.subbuf_size,
@@ -391,8 +395,8 @@ void rt_session_fork_child(void)
 	/* The parent's: its fragment and its buffers' memfd (the mapping
 	 * stays, never written again: the old channel's contents are
 	 * overwritten below). */
-	close(channel.fragment_fd);
-	close(channel.rb.fd);
+	rt_owned_fd_close(&channel.fragment);
+	rt_owned_fd_close(&channel.memfd);
 	uint8_t uuid[16];
 	memcpy(uuid, channel.stream.uuid, sizeof(uuid));
 	if (!inherit || channel_open(&channel, false, uuid) < 0) {

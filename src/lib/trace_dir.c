@@ -145,9 +145,9 @@ static int append_fragments(int dfd, struct ctf_buf *b)
 	return ret;
 }
 
-int rt_trace_dir_write_metadata(const char *dir, const struct rt_channel *ch,
+int rt_trace_dir_write_metadata(const char *dir, struct rt_channel *ch,
 				const struct rt_clock_desc *clk,
-				uint64_t *generation, int fragment_fd)
+				uint64_t *generation)
 {
 	char host[256] = "unknown";
 	gethostname(host, sizeof(host) - 1);
@@ -223,7 +223,16 @@ int rt_trace_dir_write_metadata(const char *dir, const struct rt_channel *ch,
 			goto close_dir;
 		}
 	}
-	ret = rewrite_fd(fragment_fd, frag.data, frag.len);
+	if (!rt_owned_fd_ok(&ch->fragment)) {
+		/* The program closed it under us: made anew (ours to
+		 * replace, under the directory's lock). */
+		char name[32];
+		snprintf(name, sizeof(name), RT_FRAGMENT_PREFIX "%u", ch->slot);
+		int fd = rt_file_create(dir, name, true, NULL, 0);
+		ret = fd < 0 ? fd : rt_owned_fd_take(&ch->fragment, fd);
+	}
+	if (!ret)
+		ret = rewrite_fd(ch->fragment.fd, frag.data, frag.len);
 	if (!ret)
 		ret = append_fragments(dfd, &b);
 	if (!ret)

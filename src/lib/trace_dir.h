@@ -36,12 +36,12 @@ RT_HIDDEN int rt_trace_dir_claim(const char *dir, uint32_t first, uint32_t tries
 				 uint32_t *slot);
 
 /* Write this process's declarations (the channel's stream class and
- * every registered event class) to its fragment `fragment_fd`, then the
- * metadata from every slot's fragment; `*generation` receives the
- * registry generation it describes. Returns 0 or -errno. */
-RT_HIDDEN int rt_trace_dir_write_metadata(const char *dir,
-					  const struct rt_channel *ch,
+ * every registered event class) to its fragment ch->fragment (made anew
+ * if the program closed our descriptor), then the metadata from every
+ * slot's fragment; `*generation` receives the registry generation it
+ * describes. Returns 0 or -errno. */
+RT_HIDDEN int rt_trace_dir_write_metadata(const char *dir, struct rt_channel *ch,
 					  const struct rt_clock_desc *clk,
-					  uint64_t *generation, int fragment_fd);
+					  uint64_t *generation);
 
 #endif /* RINGTRACE_TRACE_DIR_H */

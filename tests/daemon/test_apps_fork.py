@@ -13,7 +13,7 @@ import sys
 import time
 import unittest
 
-from apps_common import AppCase, BUILD, RINGTRACE, read_events
+from apps_common import AppCase, BUILD, Program, RINGTRACE, read_events
 
 FORKER = os.path.join(BUILD, "tests/integration/forker")
 
@@ -200,6 +200,26 @@ class ClosedDescriptors(AppCase):
         self.assertEqual(prog.exit(), (0, ""))
         got = [(e["event"], e["seq"]) for e in read_events(out) if e.get("tag") == "after"]
         self.assertEqual(got, [("app:tick", i) for i in range(5)])
+
+    def test_embedded_consumer(self):
+        """Embedded mode: the consumer's wake pipe, stream files and
+        metadata fragment are closed under it; it must neither take the
+        program's pair for its pipe (stop on its data, write into it) nor
+        lose the events recorded after."""
+        out = self.out("t")
+        prog = Program(dict(self.env, RINGTRACE_OUTPUT=out, RINGTRACE_SWITCH_TIMER_MS="5"))
+        self.programs.append(prog)
+        prog.cmd("emit 10 before")
+        time.sleep(0.1)    # lets the switch timer write a packet (not asserted)
+        prog.cmd("closefds")
+        self.assertEqual(prog.cmd("pair"), ["3", "4"])
+        prog.cmd("emit 10 after")
+        self.assertEqual(prog.cmd("pairtest"), ["intact"])
+        self.assertEqual(prog.exit(), (0, ""))
+        for reader in (read_events, view_events):
+            got = [(e["tag"], e["seq"]) for e in reader(out)]
+            self.assertEqual(got, [("before", i) for i in range(10)]
+                             + [("after", i) for i in range(10)], reader.__name__)
 
 
 if __name__ == "__main__":
