@@ -440,10 +440,12 @@ __attribute__((constructor)) static void rt_lib_init(void)
 	const char *v = getenv("RINGTRACE_DONE_FD");
 	char *end;
 	long fd = v ? strtol(v, &end, 10) : -1;
-	/* Kept across exec when the tree is traced: a program the tree
-	 * execs reports on it too. */
-	if (v && *v && !*end && fd > 2 && fd < INT_MAX &&
-	    fcntl((int)fd, F_SETFD, inherit ? 0 : FD_CLOEXEC) == 0)
+	struct stat st;
+	/* Only a pipe (a stale or wrong number must not make us write into
+	 * a file the program opened); kept across exec when the tree is
+	 * traced: a program the tree execs reports on it too. */
+	if (v && *v && !*end && fd > 2 && fd < INT_MAX && fstat((int)fd, &st) == 0 &&
+	    S_ISFIFO(st.st_mode) && fcntl((int)fd, F_SETFD, inherit ? 0 : FD_CLOEXEC) == 0)
 		done_fd = (int)fd;
 	if (ret == 0)
 		session_start();

@@ -185,6 +185,17 @@ class Recording(unittest.TestCase):
                     self.assertTrue(v.stderr.startswith("ringtrace: view: "), v.stderr)
             else:
                 self.assertIn("no trace was written in %s" % trace, r.stderr)
+        # RINGTRACE_DONE_FD naming something else than a pipe (a file the
+        # program has open there) is not written to.
+        path = os.path.join(self.tmp, "program-file")
+        with open(path, "wb") as f:
+            fd = f.fileno()
+            env = dict(NO_DAEMON, RINGTRACE_OUTPUT=os.path.join(self.tmp, "direct"),
+                       RINGTRACE_DONE_FD=str(fd))
+            p = subprocess.run([BURST, "10", "return"], env=env, pass_fds=(fd,),
+                               capture_output=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(os.path.getsize(path), 0)
         for how in ("return", "sigterm"):
             r = run(["record", "-o", os.path.join(self.tmp, how), "--", BURST, "100", how])
             self.assertNotIn("were lost", r.stderr, how)
