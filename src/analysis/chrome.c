@@ -21,6 +21,14 @@
 
 enum item_kind { ITEM_INSTANT, ITEM_OPEN, ITEM_CLOSED };
 
+#define PROC_UNNAMED UINT32_MAX
+
+struct proc {			/* a process and the name written for it */
+	int64_t pid;
+	uint32_t name;		/* 0: its trace's directory; else its main
+				 * thread's name's index in src.threads + 1 */
+};
+
 struct item {			/* one held event */
 	int64_t ns, dur_ns;
 	int64_t pid;
@@ -52,8 +60,8 @@ struct chrome {
 				 * 1 one without a name, else the name's index
 				 * in src.threads + 2 */
 	size_t nr_named;
-	int64_t *pids;		/* owned: pids with a process_name */
-	size_t nr_pids;
+	struct proc *procs;	/* owned: processes with a process_name */
+	size_t nr_procs;
 };
 
 static void write_ts(FILE *f, int64_t rel_ns)
@@ -96,25 +104,34 @@ static int64_t pid_of(const struct chrome *c, const struct ra_event *ev)
 	return ev->trace + 1;
 }
 
-/* The process_name metadata event, once per process, and the
- * thread_name one, again when the thread's name changed: "NAME" when the
- * procname context gave one, else "KEY_FIELD KEY". */
+/* The process_name metadata event: at the process's first event, and
+ * again when its main thread (tid = pid) has a new name: that name, else
+ * the trace's directory. The thread_name one, again when the thread's
+ * name changed: "NAME" when the procname context gave one, else
+ * "KEY_FIELD KEY". */
 static int name_thread(struct chrome *c, const struct ra_event *ev, int64_t pid)
 {
 	size_t i;
-	for (i = 0; i < c->nr_pids && c->pids[i] != pid; i++)
+	for (i = 0; i < c->nr_procs && c->procs[i].pid != pid; i++)
 		;
-	if (i == c->nr_pids) {
-		int64_t *p = realloc(c->pids, (c->nr_pids + 1) * sizeof(*p));
+	if (i == c->nr_procs) {
+		struct proc *p = realloc(c->procs, (c->nr_procs + 1) * sizeof(*p));
 		if (!p)
 			return -ENOMEM;
-		c->pids = p;
-		c->pids[c->nr_pids++] = pid;
+		c->procs = p;
+		c->procs[c->nr_procs++] = (struct proc){ .pid = pid, .name = PROC_UNNAMED };
+	}
+	const char *tname = ra_source_thread_name(&c->src, ev->key);
+	bool main_thread = tname && tid_of(c, ev->key) == pid;
+	uint32_t proc_name = main_thread ? c->src.key_thread[ev->key] : 0;
+	struct proc *p = &c->procs[i];
+	if (p->name == PROC_UNNAMED || (proc_name && p->name != proc_name)) {
+		p->name = proc_name;
 		begin_event(c);
 		fprintf(c->out, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%" PRId64
 			",\"tid\":0,\"args\":{\"name\":", pid);
-		const char *dir = ra_source_trace_path(&c->src, ev->trace);
-		ra_json_string(c->out, dir, strlen(dir));
+		const char *name = main_thread ? tname : ra_source_trace_path(&c->src, ev->trace);
+		ra_json_string(c->out, name, strlen(name));
 		fputs("}}", c->out);
 	}
 	size_t slot = (size_t)ev->key * rtr_trace_count(c->src.t) + ev->trace;
@@ -290,7 +307,7 @@ static void chrome_free(struct chrome *c)
 		free(c->holds[k].text);
 	}
 	free(c->holds);
-	free(c->pids);
+	free(c->procs);
 	free(c->named);
 	if (c->scratch)
 		fclose(c->scratch);

@@ -230,8 +230,12 @@ class Export(Workload):
     def test_stdout(self):
         r = common.run(P, "export", "--format=chrome", "-o", "-", self.trace)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(len(json.loads(r.stdout)["traceEvents"]),
-                         len(self.events) - common.WORKERS * N + 5)
+        evs = json.loads(r.stdout)["traceEvents"]
+        # + 4 thread names, + the process's name twice: its trace's
+        # directory at a worker's first event, then its main thread's name
+        self.assertEqual(len(evs), len(self.events) - common.WORKERS * N + 6)
+        self.assertEqual([e["args"]["name"] for e in evs if e["name"] == "process_name"],
+                         [self.trace, "workload"])
 
     def main_tid(self):
         return str(self.events[-1][2]["tid"])

@@ -144,6 +144,9 @@ class Embedded(unittest.TestCase):
         self.assertEqual([e["args"] for e in setup], [{"pid": 1}])
         names = [(e["tid"], e["args"]["name"]) for e in evs
                  if e["ph"] == "M" and e["name"] == "thread_name"]
+        procs = [(e["pid"], e["args"]["name"]) for e in evs
+                 if e["ph"] == "M" and e["name"] == "process_name"]
+        self.assertEqual(procs, [(self.ids["pid"][0], "rt-main")])  # its main thread's
         want = set(self.names().items()) | {(self.late, "late-a")}
         self.assertEqual(set(names), want)
         self.assertEqual(len(names), len(want))
