@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,9 +91,24 @@ static void new_uuid(uint8_t uuid[16])
 	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
 }
 
-/* The trace directory (dp.h's layout). */
-static int trace_dir(const struct rtd_session *s, const struct app *a, bool per_pid,
-		     char *out, size_t len)
+/* Whether a per-pid trace directory name is taken: by a trace of the
+ * session, or on disk (a trace of a program that exited). */
+static bool dir_taken(const struct app_session *as, const char *dir)
+{
+	struct stat st;
+	for (const struct dp_trace *t = as->traces; t; t = t->next)
+		if (!strcmp(t->dir, dir))
+			return true;
+	return lstat(dir, &st) == 0 || errno != ENOENT;
+}
+
+/* The trace directory (dp.h's layout). A per-pid directory is
+ * PROCNAME-PID-DATE as LTTng names it, with "-N" added when that name is
+ * taken: the same pid registers again within the second when a program
+ * execs another linked program, or when a program's first connection
+ * failed. Returns 0, -ENAMETOOLONG, or -EEXIST when 100 names are taken. */
+static int trace_dir(const struct rtd_session *s, const struct app_session *as,
+		     const struct app *a, bool per_pid, char *out, size_t len)
 {
 	int n;
 	if (!s->output[0])
@@ -108,8 +124,18 @@ static int trace_dir(const struct rtd_session *s, const struct app *a, bool per_
 		struct tm tm;
 		localtime_r(&now, &tm);
 		strftime(date, sizeof(date), "%Y%m%d-%H%M%S", &tm);
-		n = snprintf(out, len, "%s/ust/pid/%s-%d-%s", s->output, a->procname,
-			     (int)a->pid, date);
+		for (unsigned k = 0; k < 100; k++) {
+			char suffix[8] = "";
+			if (k)
+				snprintf(suffix, sizeof(suffix), "-%u", k);
+			n = snprintf(out, len, "%s/ust/pid/%s-%d-%s%s", s->output, a->procname,
+				     (int)a->pid, date, suffix);
+			if (n < 0 || (size_t)n >= len)
+				return -ENAMETOOLONG;
+			if (!dir_taken(as, out))
+				return 0;
+		}
+		return -EEXIST;
 	}
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
@@ -244,8 +270,10 @@ static struct dp_trace *get_trace(struct rtd_session *s, const struct app *a, bo
 	}
 	new_uuid(t->uuid);
 	fill_clock(&t->clock);
-	if (trace_dir(s, a, per_pid, t->dir, sizeof(t->dir)) < 0) {
-		snprintf(err, errlen, "trace directory name too long");
+	int ret = trace_dir(s, as, a, per_pid, t->dir, sizeof(t->dir));
+	if (ret < 0) {
+		snprintf(err, errlen, ret == -EEXIST ? "no free per-pid trace directory name"
+						     : "trace directory name too long");
 		goto fail;
 	}
 	for (struct rtd_channel *c = s->channels; c; c = c->next) {

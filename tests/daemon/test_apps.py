@@ -237,6 +237,44 @@ class BufferTypes(AppCase):
         self.assertEqual(by_pid[p2.pid], [("p2", i) for i in range(20)] +
                          [("p2b", i) for i in range(5)])
 
+    def test_per_pid_exec(self):
+        # A program that execs a linked program keeps its pid and registers
+        # again within the second: the new image's trace needs a directory
+        # of its own or shares the old one; none of its events is lost
+        # (its metadata was refused with "File exists" when the name was
+        # taken).
+        out = self.out("t")
+        self.rt("create", "s", "-o", out)
+        self.rt("enable-channel", "-u", "ch", "--buffers-pid")
+        self.rt("enable-event", "-u", "-c", "ch", "app:*")
+        self.rt("add-context", "-u", "-c", "ch", "-t", "vpid")
+        self.rt("start")
+        p = self.program()
+        tags = []
+        for round in range(3):
+            tag = f"image{round}"
+            p.cmd(f"emit 10 {tag}")
+            tags.append(tag)
+            if round < 2:
+                p.p.stdin.write("exec\n")
+                p.p.stdin.flush()
+                line = p.p.stdout.readline()
+                self.assertEqual(line.split(), ["ready", str(p.pid)])
+        self.assertEqual(p.exit(), (0, ""))
+        self.rt("stop")
+        dirs = trace_dirs(out)
+        self.assertTrue(dirs)
+        names = [os.path.basename(d) for d in dirs]
+        self.assertEqual(len(set(names)), len(names), names)
+        got = []
+        for d in dirs:
+            # PROCNAME-PID-DATE[-N]; the exec'd image is named "exe"
+            self.assertIn(f"-{p.pid}-", os.path.basename(d), d)
+            events = read_events(d)
+            self.assertEqual({e["ctx_vpid"] for e in events}, {p.pid}, d)
+            got += [(e["tag"], e["seq"]) for e in events]
+        self.assertEqual(sorted(got), sorted((t, i) for t in tags for i in range(10)))
+
     def test_discard_and_overwrite(self):
         out = self.out("t")
         n = 20000
