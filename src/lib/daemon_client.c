@@ -319,7 +319,8 @@ static void serve(int fd)
 			/* Quietly: a daemon that went away, or a socket
 			 * the program closed (-EBADF): the listener
 			 * connects again. */
-			disconnect(r == -ECONNRESET || r == -EBADF ? NULL : "connection failed",
+			disconnect(r == -ECONNRESET || r == -EPIPE || r == -EBADF ? NULL
+										: "connection failed",
 				   strerror(-r));
 			break;
 		}
@@ -581,7 +582,11 @@ static void send_events(bool wait)
 	pthread_mutex_unlock(&send_lock);
 	app_buf_free(&b);
 	if (r < 0) {
-		disconnect("connection failed", strerror(-r));
+		/* A daemon that went away (-EPIPE, -ECONNRESET) is no
+		 * failure to report: the listener sees it too and connects
+		 * again, as for a loss it reads itself. */
+		disconnect(r == -EPIPE || r == -ECONNRESET ? NULL : "connection failed",
+			   strerror(-r));
 		return;
 	}
 	if (stale || !wait)
