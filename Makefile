@@ -55,7 +55,8 @@ bench: deps-bench build
 	$(Q)bench/run.sh $(BUILD) $(if $(QUICK),--quick,)
 
 clean:
-	rm -rf $(BUILD)
+	$(say) "  CLEAN     $(BUILD)"
+	$(Q)rm -rf $(BUILD)
 
 # Sanitizer legs (docs/sanitizers.md), each in its own build directory:
 # AddressSanitizer + UBSan over the unit, reader, view and daemon tests,
@@ -66,7 +67,7 @@ TSAN_BUILD ?= build-tsan
 .PHONY: check-sanitize check-tsan
 
 check-sanitize: deps-check
-	scripts/check-sanitize.sh $(SAN_BUILD) address
+	$(Q)V=$(V) scripts/check-sanitize.sh $(SAN_BUILD) address
 
 check-tsan: deps-check
-	scripts/check-sanitize.sh $(TSAN_BUILD) thread
+	$(Q)V=$(V) scripts/check-sanitize.sh $(TSAN_BUILD) thread

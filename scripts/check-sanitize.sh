@@ -30,7 +30,13 @@ esac
 
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	-DRINGTRACE_SANITIZE="$option" >/dev/null
-cmake --build "$build" -j "$(nproc)"
+# Quiet like `make` (compiler messages show, progress goes to build.log);
+# V=1 shows every command.
+if [ "${V:-0}" = 1 ]; then
+	cmake --build "$build" -j "$(nproc)" --verbose
+else
+	cmake --build "$build" -j "$(nproc)" > "$build/build.log"
+fi
 
 logs=$(cd "$build" && pwd)/sanitizer-logs
 rm -rf "$logs"
