@@ -4,6 +4,7 @@
  *
  *   ringtrace record -- ./demo [requests]
  */
+#define _GNU_SOURCE
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -41,6 +42,11 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	unsigned char body[256];
+	char name[16];
+	/* The thread's name is recorded with its events (`ringtrace record`'s
+	 * procname context) and shown by view, analyze, export and report. */
+	snprintf(name, sizeof(name), "worker-%d", w->index);
+	pthread_setname_np(pthread_self(), name);
 	for (int i = 0; i < w->requests; i++) {
 		struct request req = {
 			.id = (uint32_t)(w->index * 100000 + i),
