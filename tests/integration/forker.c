@@ -32,13 +32,15 @@
 
 #include <ringtrace/ringtrace.h>
 
-static volatile int stop_loading;
+/* Set by the main thread to stop registerer: relaxed, a request only
+ * (pthread_join orders what follows). */
+static int stop_loading;
 
 static void *registerer(void *arg)
 {
 	static struct rt_event_desc *const none[1];
 	(void)arg;
-	while (!stop_loading) {
+	while (!__atomic_load_n(&stop_loading, __ATOMIC_RELAXED)) {
 		rt__register(none, none);
 		rt__unregister(none, none);
 	}
@@ -69,7 +71,7 @@ static int stress(int k)
 		}
 		bad = wait_child(pid);
 	}
-	stop_loading = 1;
+	__atomic_store_n(&stop_loading, 1, __ATOMIC_RELAXED);
 	pthread_join(th, NULL);
 	return bad;
 }
