@@ -130,7 +130,7 @@ static bool daemon_runs(void)
 }
 
 int record_via_daemon(const struct record_opts *o, char **cmd, const char *dir,
-		      int *status, int *exec_err)
+		      int *status, int *exec_err, bool *incomplete)
 {
 	/* --clock is honoured in embedded mode only: the daemon picks the
 	 * clock of the traces it writes. */
@@ -166,8 +166,7 @@ int record_via_daemon(const struct record_opts *o, char **cmd, const char *dir,
 	(void)n;
 	close(hold[1]);
 	int ret = record_wait(pid, exec_fd, status);
-	if (simple("stop", name, STOP_TIMEOUT_MS) != 0)
-		cli_error("warning: the trace in %s may be incomplete", dir);
+	*incomplete = simple("stop", name, STOP_TIMEOUT_MS) != 0;
 	simple("destroy", name, STOP_TIMEOUT_MS);
 	if (ret < 0)
 		return ret;

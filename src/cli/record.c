@@ -388,25 +388,74 @@ int record_wait(pid_t pid, int exec_fd, int *status)
 	return n == (ssize_t)sizeof(exec_err) ? exec_err : 0;
 }
 
+/* The last line the library wrote on the error pipe (RINGTRACE_ERROR_FD),
+ * into msg; false when it wrote nothing. */
+static bool last_error_line(int fd, char *msg, size_t len)
+{
+	char buf[8192];
+	size_t have = 0;
+	ssize_t n;
+	while ((n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0 ||
+	       (n < 0 && errno == EINTR)) {
+		if (n > 0)
+			have += (size_t)n;
+		if (have == sizeof(buf) - 1) {
+			/* Keep the tail: the final report comes last. */
+			memmove(buf, buf + have / 2, have - have / 2);
+			have -= have / 2;
+		}
+	}
+	while (have && buf[have - 1] == '\n')
+		have--;
+	if (!have)
+		return false;
+	buf[have] = '\0';
+	const char *last = strrchr(buf, '\n');
+	last = last ? last + 1 : buf;
+	size_t k = strlen(last) < len - 1 ? strlen(last) : len - 1;
+	memcpy(msg, last, k);
+	msg[k] = '\0';
+	return true;
+}
+
 /* Embedded mode: *lost tells whether CMD's library started tracing but
  * its final flush did not run (RINGTRACE_DONE_FD: more 's' marks than
- * 'd' marks with CMD's pid; the rest of the tree may still run). */
+ * 'd' marks with CMD's pid; the rest of the tree may still run). The
+ * library reports write errors on another pipe (RINGTRACE_ERROR_FD): its
+ * last line goes to incomplete_msg ("" when none). */
 static int record_embedded(const struct record_opts *o, char **cmd, const char *dir,
-			   int *status, bool *lost)
+			   int *status, bool *lost, char *incomplete_msg, size_t len)
 {
-	int exec_fd, done[2];
+	int exec_fd, done[2], efd[2];
 	if (pipe2(done, O_CLOEXEC) < 0) {
 		int e = errno;
 		cli_error("pipe: %s", strerror(e));
 		return -e;
 	}
+	if (pipe2(efd, O_NONBLOCK) < 0) {
+		int e = errno;
+		cli_error("pipe: %s", strerror(e));
+		close(done[0]);
+		close(done[1]);
+		return -e;
+	}
+	fcntl(efd[0], F_SETFD, FD_CLOEXEC);
+	char v[16];
+	snprintf(v, sizeof(v), "%d", efd[1]);
+	setenv("RINGTRACE_ERROR_FD", v, 1);
 	pid_t pid = record_spawn(cmd, o, dir, done[1], NULL, &exec_fd);
+	unsetenv("RINGTRACE_ERROR_FD");
 	close(done[1]);
+	close(efd[1]);
 	if (pid < 0) {
 		close(done[0]);
+		close(efd[0]);
 		return pid;
 	}
 	int ret = record_wait(pid, exec_fd, status);
+	if (!last_error_line(efd[0], incomplete_msg, len))
+		incomplete_msg[0] = '\0';
+	close(efd[0]);
 	/* Non-blocking: the program's fork children may still hold the
 	 * write end; the byte, if any, was written before it exited. */
 	int balance = 0;
@@ -473,14 +522,19 @@ int cmd_record(int argc, char **argv)
 
 	int status = 0, ret = -EAGAIN;
 	bool lost = false;
+	char incomplete[1024] = "";
 	if (!o.embedded) {
 		int exec_err = 0;
-		ret = record_via_daemon(&o, cmd, abs_dir, &status, &exec_err);
+		bool bad = false;
+		ret = record_via_daemon(&o, cmd, abs_dir, &status, &exec_err, &bad);
 		if (ret == 0 && exec_err)
 			ret = exec_err;
+		if (bad)
+			snprintf(incomplete, sizeof(incomplete), "see the message above");
 	}
 	if (ret == -EAGAIN)
-		ret = record_embedded(&o, cmd, abs_dir, &status, &lost);
+		ret = record_embedded(&o, cmd, abs_dir, &status, &lost, incomplete,
+				      sizeof(incomplete));
 	if (ret < 0) {
 		remove_empty_output(abs_dir);
 		return CLI_EXIT_FAILURE;
@@ -516,10 +570,14 @@ int cmd_record(int argc, char **argv)
 		cli_print_summary(stderr, dir, 10, true);
 	}
 
+	if (incomplete[0])
+		cli_error("the trace in %s is incomplete: %s", dir, incomplete);
 	if (sig) {
 		signal(sig, SIG_DFL);
 		kill(getpid(), sig);
 		return 128 + sig;
 	}
-	return WIFEXITED(status) ? WEXITSTATUS(status) : CLI_EXIT_FAILURE;
+	int code = WIFEXITED(status) ? WEXITSTATUS(status) : CLI_EXIT_FAILURE;
+	/* CMD's own failure first; else the trace's. */
+	return !code && incomplete[0] ? CLI_EXIT_FAILURE : code;
 }

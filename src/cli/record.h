@@ -47,12 +47,14 @@ pid_t record_spawn(char **cmd, const struct record_opts *o, const char *embedded
 int record_wait(pid_t pid, int exec_fd, int *status);
 /*
  * Daemon mode: record CMD through ringtraced into `dir` (absolute, empty).
- * Returns 0 with CMD's wait status in *status and, when CMD could not be
- * started, the exec errno in *exec_err; -EAGAIN when no daemon answers or
+ * Returns 0 with CMD's wait status in *status, *incomplete set when some
+ * of the trace could not be written (the daemon's message printed) and,
+ * when CMD could not be started, the exec errno in *exec_err; -EAGAIN
+ * when no daemon answers or
  * it could not record (nothing was run: the caller falls back to
  * embedded mode); -errno on other failures (message printed).
  */
 int record_via_daemon(const struct record_opts *o, char **cmd, const char *dir,
-		      int *status, int *exec_err);
+		      int *status, int *exec_err, bool *incomplete);
 
 #endif /* RINGTRACE_CLI_RECORD_H */

@@ -76,6 +76,10 @@ struct app_session {
 	 * program exited), by channel id: events, losses and bytes only. */
 	struct rtd_channel_stats *gone;
 	uint32_t nr_gone;
+	/* The first write error of those traces not yet taken by a stop or
+	 * destroy (dp_session_errors). */
+	int gone_err;
+	char gone_msg[RTD_ERRLEN];
 };
 
 extern struct app *app_list;
@@ -103,8 +107,9 @@ void app_disable_session(struct app *a, const struct rtd_session *s);
 /* Drain, remove and free one trace (unlinked from its session). */
 void app_trace_free(struct dp_trace *t);
 /* --- app_session.c ----------------------------------------------------- */
-/* Add a trace's counters to its session's `gone` (the trace is about to
- * be freed, its consumer has drained it). */
+/* Add a trace's counters and its write error not yet reported to its
+ * session's `gone` (the trace is about to be freed, its consumer has
+ * drained it). */
 void app_session_keep_stats(struct dp_trace *t);
 struct app_session *app_session_of(struct rtd_session *s);
 /* The program's buffer sets of session s forgotten (destroy). */

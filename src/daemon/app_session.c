@@ -40,15 +40,30 @@ int dp_session_stop(struct rtd_session *s, char *err, size_t errlen)
 	 * committed (but for probes already past their target lookup). */
 	app_sync_all();
 	struct app_session *as = s->dp;
+	for (struct dp_trace *t = as ? as->traces : NULL; t; t = t->next)
+		if (t->consumer)
+			consumer_trace_drain(t);
+	return dp_session_errors(s, true, err, errlen);
+}
+
+int dp_session_errors(struct rtd_session *s, bool take, char *err, size_t errlen)
+{
+	struct app_session *as = s->dp;
 	int ret = 0;
+	char msg[RTD_ERRLEN];
 	for (struct dp_trace *t = as ? as->traces : NULL; t; t = t->next) {
-		int r = t->consumer ? consumer_trace_drain(t) : 0;
-		if (r < 0 && ret == 0) {
+		int r = consumer_trace_error(t, take, msg, sizeof(msg));
+		if (r < 0 && !ret) {
 			ret = r;
-			snprintf(err, errlen, "cannot write the trace in %s: %s", t->dir,
-				 strerror(-r));
+			snprintf(err, errlen, "%s", msg);
 		}
 	}
+	if (!ret && as && as->gone_err) {
+		ret = as->gone_err;
+		snprintf(err, errlen, "%s", as->gone_msg);
+	}
+	if (take && as)
+		as->gone_err = 0;
 	return ret;
 }
 
@@ -96,6 +111,12 @@ void app_session_keep_stats(struct dp_trace *t)
 		memset(g + as->nr_gone, 0, (t->nr_bufsets - as->nr_gone) * sizeof(*g));
 		as->gone = g;
 		as->nr_gone = t->nr_bufsets;
+	}
+	char msg[sizeof(as->gone_msg)];
+	int err = consumer_trace_error(t, true, msg, sizeof(msg));
+	if (err && !as->gone_err) {
+		as->gone_err = err;
+		memcpy(as->gone_msg, msg, sizeof(msg));
 	}
 	for (uint32_t i = 0; i < t->nr_bufsets; i++) {
 		struct rtd_channel_stats one = { 0 };

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../ctf/ctf_walk.h"
 #include "dp.h"
 
 #define CONS_HIDDEN __attribute__((visibility("hidden")))
@@ -59,7 +60,8 @@ struct cons_packet_prev {
  * only with the trace's io_lock held. */
 struct cons_stream {
 	int fd;			/* current file, -1 until the first packet */
-	uint64_t file_bytes;	/* bytes in the current file */
+	struct ctf_out out;	/* the current file's whole packets, and
+				 * the packets that could not be written */
 	uint64_t file_index;	/* rotation: N of the current file */
 	uint64_t oldest_index;	/* rotation: oldest file still on disk */
 	uint64_t stuck_rcnt;	/* read_count seen stuck, since stuck_ns */
@@ -100,6 +102,7 @@ struct cons_bufset {
 	uint64_t subbufs_skipped;	/* given up: writer died mid-commit,
 					 * or a buffer a drain gave up */
 	uint64_t packets_corrupt;	/* dropped: cons_packet_check failed */
+	uint64_t events_unwritten;	/* in packets that could not be written */
 };
 
 /* The consumer's side of a dp_trace (dp_trace.consumer). */
@@ -116,7 +119,17 @@ struct cons_trace {
 	uint64_t meta_generation;	/* io_lock: generation in `metadata` */
 	uint32_t meta_events;		/* io_lock: classes in `metadata` */
 	bool meta_written;		/* io_lock */
-	bool write_error_reported;	/* io_lock */
+	/* Write errors (consumer_trace_error), under err_lock: the first
+	 * not yet taken by a stop or destroy, and since the trace was
+	 * added, the last one, whether writes fail now, what was lost. */
+	pthread_mutex_t err_lock;
+	int err_pending;
+	char err_pending_what[24];
+	int err_last;
+	char err_last_what[24];
+	bool err_failing;
+	uint64_t err_packets;
+	uint64_t err_events;
 	char *copy;			/* io_lock: a packet's private copy */
 	uint64_t copy_size;		/* the largest sub-buffer of the trace */
 };
@@ -157,11 +170,13 @@ CONS_HIDDEN int cons_packet_check(struct cons_bufset *cb, uint32_t cpu,
 				  char *copy, uint64_t size, uint64_t seq,
 				  uint64_t *len, uint64_t *events);
 
-/* Append a packet of `len` bytes to the CPU's stream in `dir`, rotating
- * files as the channel says. Caller holds io_lock. 0 or -errno. */
+/* Append a packet of `len` bytes (`events` events) to the CPU's stream
+ * in `dir`, rotating files as the channel says; if it cannot be written,
+ * it is accounted as lost (ctf_out). Caller holds io_lock. 0 or -errno
+ * (-ENOENT: the stream file was removed under us). */
 CONS_HIDDEN int cons_stream_write(const char *dir, const struct rtd_channel *ch,
 				  uint32_t cpu, struct cons_stream *s,
-				  const char *data, uint64_t len);
+				  char *data, uint64_t len, uint64_t events);
 CONS_HIDDEN void cons_stream_close(struct cons_stream *s);
 
 /* Read every complete sub-buffer of the set into its files; give up a
@@ -169,7 +184,12 @@ CONS_HIDDEN void cons_stream_close(struct cons_stream *s);
 CONS_HIDDEN uint32_t cons_read_bufset(struct cons_trace *ct, struct cons_bufset *cb,
 				      uint64_t stuck_ms);
 
-/* Report a write error once per trace. */
-CONS_HIDDEN void cons_report_error(struct cons_trace *ct, const char *what, int err);
+/* A write of `what` ("a stream file", "the metadata") failed with -err,
+ * losing `packets` packets of `events` events: counted, logged when
+ * writes start failing. */
+CONS_HIDDEN void cons_write_failed(struct cons_trace *ct, const char *what, int err,
+				   uint64_t packets, uint64_t events);
+/* A write succeeded: logged when writes had been failing. */
+CONS_HIDDEN void cons_write_ok(struct cons_trace *ct);
 
 #endif /* RINGTRACE_CONSUMER_INTERNAL_H */

@@ -19,54 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ctf/ctf_walk.h"
+#include "../lib/config_parse.h"
 #include "../ringbuffer/ringbuffer_api.h"
 #include "consumer_internal.h"
-
-/* Bytes taken by a NUL-terminated string at p (end excluded), or 0. */
-static uint64_t string_size(const char *p, const char *end)
-{
-	const char *nul = memchr(p, '\0', (size_t)(end - p));
-	return nul ? (uint64_t)(nul - p) + 1 : 0;
-}
-
-/* Size of one field at p, or 0 if it does not fit before end. */
-static uint64_t field_size(uint32_t type, const char *p, const char *end)
-{
-	static const uint8_t fixed[] = {
-		[RT_TYPE_S8] = 1, [RT_TYPE_U8] = 1, [RT_TYPE_S16] = 2,
-		[RT_TYPE_U16] = 2, [RT_TYPE_S32] = 4, [RT_TYPE_U32] = 4,
-		[RT_TYPE_S64] = 8, [RT_TYPE_U64] = 8, [RT_TYPE_FLOAT] = 4,
-		[RT_TYPE_DOUBLE] = 8, [RT_TYPE_BOOL] = 1,
-		[RT_TYPE_POINTER] = sizeof(void *),
-	};
-	uint64_t room = (uint64_t)(end - p);
-	if (type == RT_TYPE_STRING)
-		return string_size(p, end);
-	if (type == RT_TYPE_BYTES) {
-		uint32_t len;
-		if (room < 4)
-			return 0;
-		memcpy(&len, p, 4);
-		return room - 4 >= len ? 4 + (uint64_t)len : 0;
-	}
-	if (type >= sizeof(fixed) || !fixed[type] || fixed[type] > room)
-		return 0;
-	return fixed[type];
-}
-
-static uint32_t context_type(enum rtd_context c)
-{
-	switch (c) {
-	case RTD_CTX_VPID: case RTD_CTX_VTID: case RTD_CTX_PRIO:
-		return RT_TYPE_S32;
-	case RTD_CTX_CPU_ID:
-		return RT_TYPE_U32;
-	case RTD_CTX_IP:
-		return RT_TYPE_U64;
-	default:
-		return RT_TYPE_STRING;
-	}
-}
 
 /* Rebuild the set's id table if the trace's classes changed. */
 static void refresh_classes(struct cons_bufset *cb)
@@ -104,65 +60,16 @@ static const struct dp_event_class *find_class(const struct cons_bufset *cb, uin
 	return NULL;
 }
 
-/* The time of a compact header's low bits after `cur` (CTF's rule for an
- * N-bit timestamp field: a smaller value means the low bits wrapped). */
-static uint64_t compact_time(uint64_t cur, uint32_t low)
+/* ctf_class_fn over the set's classes (caller holds t->lock). */
+static bool class_fields(void *arg, uint32_t id, const struct rt_field_desc **fields,
+			 uint32_t *nr)
 {
-	const uint64_t mask = (1ull << CTF_COMPACT_TSC_BITS) - 1;
-	uint64_t t = (cur & ~mask) | low;
-	return t < cur ? t + mask + 1 : t;
-}
-
-/* Walk the events of p..end (caller holds t->lock): every one must decode
- * with the set's contexts and event classes, and its time must be at
- * least the previous one's and at most `ts_end`. Returns the number of
- * events, or -EBADMSG. */
-static int64_t walk_events(struct cons_bufset *cb, const char *p, const char *end,
-			   uint64_t ts_begin, uint64_t ts_end)
-{
-	const struct rtd_channel *ch = cb->b->channel;
-	uint64_t now = ts_begin;
-	int64_t n = 0;
-	refresh_classes(cb);
-	while (p < end) {
-		uint32_t id = (uint8_t)*p & 31u;
-		uint64_t sz;
-		if (id == CTF_EXTENDED_ID) {
-			uint64_t ts;
-			if (end - p < CTF_EVENT_HEADER_EXTENDED)
-				return -EBADMSG;
-			memcpy(&id, p + 1, 4);
-			memcpy(&ts, p + 5, 8);
-			if (ts < now)
-				return -EBADMSG;
-			now = ts;
-			p += CTF_EVENT_HEADER_EXTENDED;
-		} else {
-			uint32_t h;
-			if (end - p < CTF_EVENT_HEADER_COMPACT)
-				return -EBADMSG;
-			memcpy(&h, p, 4);
-			now = compact_time(now, h >> 5);
-			p += CTF_EVENT_HEADER_COMPACT;
-		}
-		if (now > ts_end)
-			return -EBADMSG;
-		for (uint32_t c = 0; c < ch->nr_contexts; c++) {
-			if (!(sz = field_size(context_type(ch->contexts[c]), p, end)))
-				return -EBADMSG;
-			p += sz;
-		}
-		const struct dp_event_class *ec = find_class(cb, id);
-		if (!ec)
-			return -EBADMSG;
-		for (uint32_t f = 0; f < ec->nr_fields; f++) {
-			if (!(sz = field_size(ec->fields[f].type, p, end)))
-				return -EBADMSG;
-			p += sz;
-		}
-		n++;
-	}
-	return n;
+	const struct dp_event_class *ec = find_class(arg, id);
+	if (!ec)
+		return false;
+	*fields = ec->fields;
+	*nr = ec->nr_fields;
+	return true;
 }
 
 /* The header fields the consumer knows, and the sizes. */
@@ -213,9 +120,16 @@ int cons_packet_check(struct cons_bufset *cb, uint32_t cpu, struct cons_packet_p
 		       used - CTF_PACKET_HEADER_SIZE);
 	if (!header_ok(cb, cpu, prev, &h, size, seq))
 		return -EBADMSG;
+	const struct rtd_channel *ch = cb->b->channel;
+	uint32_t ctx[RTD_CTX_COUNT];
+	for (uint32_t c = 0; c < ch->nr_contexts && c < RTD_CTX_COUNT; c++)
+		ctx[c] = rt_context_type(ch->contexts[c]);
 	pthread_mutex_lock(&cb->t->lock);
-	int64_t n = walk_events(cb, copy + CTF_PACKET_HEADER_SIZE, copy + used,
-				h.timestamp_begin, h.timestamp_end);
+	refresh_classes(cb);
+	int64_t n = ctf_walk_events(copy + CTF_PACKET_HEADER_SIZE, copy + used, ctx,
+				    ch->nr_contexts < RTD_CTX_COUNT ? ch->nr_contexts
+								    : RTD_CTX_COUNT,
+				    class_fields, cb, h.timestamp_begin, h.timestamp_end);
 	pthread_mutex_unlock(&cb->t->lock);
 	if (n < 0)
 		return -EBADMSG;

@@ -216,7 +216,7 @@ static int snap_write(struct dp_trace *t, struct snap *sn, const char *dir)
 		prev = p;
 		struct rtd_channel flat = *t->bufsets[p->set].channel;
 		flat.tracefile_size = 0;
-		ret = cons_stream_write(dir, &flat, p->cpu, &s, p->data, p->len);
+		ret = cons_stream_write(dir, &flat, p->cpu, &s, p->data, p->len, 0);
 	}
 	cons_stream_close(&s);
 	return ret;

@@ -12,19 +12,41 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../fs/fs_util.h"
 #include "../ringbuffer/ringbuffer_api.h"
 #include "consumer_internal.h"
 
-void cons_report_error(struct cons_trace *ct, const char *what, int err)
+void cons_write_failed(struct cons_trace *ct, const char *what, int err, uint64_t packets,
+		       uint64_t events)
 {
-	if (ct->write_error_reported)
-		return;
-	ct->write_error_reported = true;
-	fprintf(stderr, "ringtraced: cannot write %s in %s: %s; events are being lost\n",
-		what, ct->t->dir, strerror(-err));
+	pthread_mutex_lock(&ct->err_lock);
+	if (!ct->err_failing)
+		fprintf(stderr, "ringtraced: cannot write %s in %s: %s; events are being lost\n",
+			what, ct->t->dir, strerror(-err));
+	ct->err_failing = true;
+	if (!ct->err_pending) {
+		ct->err_pending = err;
+		snprintf(ct->err_pending_what, sizeof(ct->err_pending_what), "%s", what);
+	}
+	ct->err_last = err;
+	snprintf(ct->err_last_what, sizeof(ct->err_last_what), "%s", what);
+	ct->err_packets += packets;
+	ct->err_events += events;
+	pthread_mutex_unlock(&ct->err_lock);
+}
+
+void cons_write_ok(struct cons_trace *ct)
+{
+	pthread_mutex_lock(&ct->err_lock);
+	if (ct->err_failing)
+		fprintf(stderr, "ringtraced: writing in %s again; %llu events in %llu packets "
+			"could not be written\n", ct->t->dir,
+			(unsigned long long)ct->err_events, (unsigned long long)ct->err_packets);
+	ct->err_failing = false;
+	pthread_mutex_unlock(&ct->err_lock);
 }
 
 void cons_stream_close(struct cons_stream *s)
@@ -58,7 +80,8 @@ static int stream_open(const char *dir, const struct rtd_channel *ch, uint32_t c
 	s->fd = rt_file_create(dir, name, false, NULL, 0);
 	if (s->fd < 0)
 		return s->fd;
-	s->file_bytes = 0;
+	s->out.size = 0;
+	s->out.torn = false;
 	return 0;
 }
 
@@ -81,20 +104,32 @@ static int stream_rotate(const char *dir, const struct rtd_channel *ch, uint32_t
 	return stream_open(dir, ch, cpu, s);
 }
 
-int cons_stream_write(const char *dir, const struct rtd_channel *ch, uint32_t cpu,
-		      struct cons_stream *s, const char *data, uint64_t len)
+/* Whether the stream's file is still in the file system (a removed
+ * trace directory leaves open files writable, and what is written lost). */
+static int stream_linked(const struct cons_stream *s)
 {
-	int ret;
-	if (s->fd < 0 && (ret = stream_open(dir, ch, cpu, s)) < 0)
+	struct stat st;
+	if (fstat(s->fd, &st) < 0)
+		return -errno;
+	return st.st_nlink ? 0 : -ENOENT;
+}
+
+int cons_stream_write(const char *dir, const struct rtd_channel *ch, uint32_t cpu,
+		      struct cons_stream *s, char *data, uint64_t len, uint64_t events)
+{
+	int ret = 0;
+	if (s->fd < 0)
+		ret = stream_open(dir, ch, cpu, s);
+	if (!ret && ch->tracefile_size && s->out.size > 0 &&
+	    s->out.size + len > ch->tracefile_size)
+		ret = stream_rotate(dir, ch, cpu, s);
+	if (!ret)
+		ret = stream_linked(s);
+	if (ret < 0) {
+		ctf_out_lose(&s->out, data, events);
 		return ret;
-	if (ch->tracefile_size && s->file_bytes > 0 &&
-	    s->file_bytes + len > ch->tracefile_size &&
-	    (ret = stream_rotate(dir, ch, cpu, s)) < 0)
-		return ret;
-	if ((ret = rt_write_all(s->fd, data, len)) < 0)
-		return ret;
-	s->file_bytes += len;
-	return 0;
+	}
+	return ctf_out_append(&s->out, s->fd, data, len, events);
 }
 
 /* The sub-buffer at read_count has been left behind by the writers
@@ -162,11 +197,6 @@ static void write_subbuf(struct cons_trace *ct, struct cons_bufset *cb, uint32_t
 {
 	struct rb *rb = &cb->b->rb;
 	struct cons_stream *s = &cb->streams[cpu];
-	/* The packet may use event ids registered after our last metadata
-	 * write: rewrite it first. */
-	int ret = cons_metadata_update(ct, false);
-	if (ret < 0)
-		cons_report_error(ct, "the metadata", ret);
 	uint64_t len, n;
 	uint64_t seq = (r->count - rb->initial_count) >> rb->geom.sbfbits;
 	if (r->data_size > ct->copy_size || !subbuf_in_bounds(rb, cpu, r) ||
@@ -176,11 +206,23 @@ static void write_subbuf(struct cons_trace *ct, struct cons_bufset *cb, uint32_t
 		__atomic_fetch_add(&cb->packets_corrupt, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	ret = cons_stream_write(ct->t->dir, cb->b->channel, cpu, s, ct->copy, len);
+	/* The packet may use event ids registered after our last metadata
+	 * write: rewrite it first, or the packet cannot go out. */
+	int ret = cons_metadata_update(ct, false);
 	if (ret < 0) {
-		cons_report_error(ct, "a stream file", ret);
+		ctf_out_lose(&s->out, ct->copy, n);
+		cons_write_failed(ct, "the metadata", ret, 1, n);
+		/* Relaxed: statistics only. */
+		__atomic_fetch_add(&cb->events_unwritten, n, __ATOMIC_RELAXED);
 		return;
 	}
+	ret = cons_stream_write(ct->t->dir, cb->b->channel, cpu, s, ct->copy, len, n);
+	if (ret < 0) {
+		cons_write_failed(ct, "a stream file", ret, 1, n);
+		__atomic_fetch_add(&cb->events_unwritten, n, __ATOMIC_RELAXED);
+		return;
+	}
+	cons_write_ok(ct);
 	/* Relaxed: statistics only. */
 	__atomic_fetch_add(&cb->events, n, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&cb->packets, 1, __ATOMIC_RELAXED);

@@ -80,7 +80,7 @@ static void *consumer_main(void *arg)
 		if (!(ct->t->session && ct->t->session->snapshot)) {
 			int ret = cons_metadata_update(ct, false);
 			if (ret < 0)
-				cons_report_error(ct, "the metadata", ret);
+				cons_write_failed(ct, "the metadata", ret, 0, 0);
 		}
 		pthread_mutex_unlock(&ct->io_lock);
 
@@ -124,6 +124,7 @@ static void free_trace(struct cons_trace *ct)
 	free(ct->copy);
 	pthread_cond_destroy(&ct->wake);
 	pthread_mutex_destroy(&ct->wake_lock);
+	pthread_mutex_destroy(&ct->err_lock);
 	pthread_mutex_destroy(&ct->io_lock);
 	ct->t->consumer = NULL;
 	free(ct);
@@ -142,6 +143,7 @@ int consumer_trace_add(struct dp_trace *t, char *err, size_t errlen)
 	t->consumer = ct;
 	pthread_mutex_init(&ct->io_lock, NULL);
 	pthread_mutex_init(&ct->wake_lock, NULL);
+	pthread_mutex_init(&ct->err_lock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -257,6 +259,24 @@ static bool drain_settle(struct cons_trace *ct, uint64_t now, bool deadline)
 	return all;
 }
 
+/* The end of a drain: the header-only packets that stand for packets
+ * that could not be written (ctf_out), and the metadata. */
+static void drain_settle_files(struct cons_trace *ct)
+{
+	for (uint32_t i = 0; i < ct->t->nr_bufsets; i++) {
+		struct cons_bufset *cb = &ct->sets[i];
+		for (uint32_t cpu = 0; cons_bufset_live(cb->b) && cpu < cb->b->rb.nr_cpus; cpu++) {
+			struct cons_stream *s = &cb->streams[cpu];
+			int r = s->fd >= 0 ? ctf_out_settle(&s->out, s->fd) : 0;
+			if (r < 0)
+				cons_write_failed(ct, "a stream file", r, 0, 0);
+		}
+	}
+	int r = cons_metadata_update(ct, true);
+	if (r < 0)
+		cons_write_failed(ct, "the metadata", r, 0, 0);
+}
+
 /*
  * Final flush of every CPU, then read until everything reserved is
  * consumed. Bounded, and one buffer never holds the others up: a
@@ -267,7 +287,8 @@ static bool drain_settle(struct cons_trace *ct, uint64_t now, bool deadline)
  * ends after CONS_DRAIN_MAX_MS whatever happens. What is given up is
  * counted (subbufs_lost). In snapshot sessions the data stays in the
  * buffers: only the flush is done (a later snapshot then holds the last
- * events). Errors: the first write error.
+ * events). Write errors are counted and kept for consumer_trace_error.
+ * Returns 0 (-EINVAL: not consumed).
  */
 int consumer_trace_drain(struct dp_trace *t)
 {
@@ -275,7 +296,6 @@ int consumer_trace_drain(struct dp_trace *t)
 	if (!ct)
 		return -EINVAL;
 	bool snapshot = t->session && t->session->snapshot;
-	int ret = 0;
 	pthread_mutex_lock(&ct->io_lock);
 	uint64_t start = cons_now_ns(), deadline = start + CONS_DRAIN_MAX_MS * 1000000ull;
 	for (uint32_t i = 0; i < t->nr_bufsets; i++) {
@@ -314,15 +334,29 @@ int consumer_trace_drain(struct dp_trace *t)
 		struct timespec ts = { 0, 1000000 };
 		nanosleep(&ts, NULL);
 	}
-	if (!snapshot) {
-		int r = cons_metadata_update(ct, true);
-		if (r < 0 && !ret)
-			ret = r;
-		if (ct->write_error_reported && !ret)
-			ret = -EIO;
-	}
+	if (!snapshot)
+		drain_settle_files(ct);
 	pthread_mutex_unlock(&ct->io_lock);
-	return ret;
+	return 0;
+}
+
+int consumer_trace_error(struct dp_trace *t, bool take, char *msg, size_t len)
+{
+	struct cons_trace *ct = t->consumer;
+	if (!ct)
+		return 0;
+	pthread_mutex_lock(&ct->err_lock);
+	int err = take ? ct->err_pending : ct->err_last;
+	const char *what = take ? ct->err_pending_what : ct->err_last_what;
+	if (err)
+		snprintf(msg, len, "cannot write %s in %s: %s; %llu events in %llu packets "
+			 "could not be written%s", what, t->dir, strerror(-err),
+			 (unsigned long long)ct->err_events, (unsigned long long)ct->err_packets,
+			 ct->err_failing ? "" : " (written again since)");
+	if (take)
+		ct->err_pending = 0;
+	pthread_mutex_unlock(&ct->err_lock);
+	return err;
 }
 
 /* Errors: -EINVAL (not consumed). */
@@ -399,6 +433,7 @@ int consumer_bufset_stats(const struct dp_bufset *b, struct rtd_channel_stats *s
 		st->bytes_written += __atomic_load_n(&cb->bytes, __ATOMIC_RELAXED);
 		st->subbufs_lost += __atomic_load_n(&cb->subbufs_skipped, __ATOMIC_RELAXED);
 		st->packets_corrupt += __atomic_load_n(&cb->packets_corrupt, __ATOMIC_RELAXED);
+		st->events_lost += __atomic_load_n(&cb->events_unwritten, __ATOMIC_RELAXED);
 	}
 	st->nr_buffer_sets++;
 	return 0;

@@ -28,6 +28,15 @@
 #define CTL_DEFAULT_READ_TIMER_MS 100u
 #define CTL_DEFAULT_CHANNEL "channel0"
 
+/* --- ctl_log.c -------------------------------------------------------- */
+
+/* Send stdout and stderr to RUNDIR/ringtraced.log (detached daemon).
+ * 0 or -errno (the caller keeps its stderr then). */
+int ctl_log_open(void);
+/* The log file, or NULL when the daemon logs to the stderr it was started
+ * with (foreground). */
+const char *ctl_log_path(void);
+
 /* --- model_alloc.c ---------------------------------------------------- */
 
 /* Names of sessions and channels: 1-63 of [A-Za-z0-9_.-], not starting

@@ -161,6 +161,12 @@ int ctl_status(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *e
 			(unsigned long long)st.events_lost, (unsigned long long)st.subbufs_lost,
 			(unsigned long long)st.packets_corrupt, (unsigned long long)st.bytes_written);
 	}
+	char msg[RTD_ERRLEN];
+	if (dp_session_errors(s, false, msg, sizeof(msg)) < 0)
+		fprintf(out, "Write errors: %s\n", msg);
+	const char *log = ctl_log_path();
+	fprintf(out, "Daemon log: %s\n", log ? log : "the daemon's standard error "
+						      "(it runs in the foreground)");
 	fprintf(out, "\n");
 	ctl_describe_session(out, s);
 	return 0;

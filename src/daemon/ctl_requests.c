@@ -206,42 +206,54 @@ too_long:
 	return -ENAMETOOLONG;
 }
 
-static void destroy_one(struct rtd_session *s, struct rtp_kv *reply)
+/* Stop (if active) and destroy; the write errors not reported yet go to
+ * err (the first one: -errno), the session is destroyed anyway. */
+static int destroy_one(struct rtd_session *s, char *err, size_t errlen)
 {
-	char err[CTL_ERRLEN] = "";
-	if (s->active && dp_session_stop(s, err, sizeof(err)) < 0)
-		rtp_kv_addf(reply, "warning", "session %s: stop failed: %s", s->name, err);
+	char msg[RTD_ERRLEN] = "";
+	int ret = s->active ? dp_session_stop(s, msg, sizeof(msg))
+			    : dp_session_errors(s, true, msg, sizeof(msg));
+	if (ret < 0)
+		snprintf(err, errlen, "session %s destroyed, but its trace is incomplete: %s",
+			 s->name, msg);
 	s->active = false;
 	dp_session_destroy(s);
 	model_session_free(s);
+	return ret;
 }
 
 /* destroy: session, or all=1 (every session but the hidden ones). */
 int ctl_destroy(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen)
 {
+	(void)reply;
 	const char *all = ctl_get(r, "all");
 	if (all && !strcmp(all, "1")) {
 		/* Not the hidden sessions of running `ringtrace record`s:
 		 * their commands destroy them. */
 		unsigned n = 0;
+		int ret = 0;
 		struct rtd_session *s = rtd_sessions;
 		while (s) {
 			struct rtd_session *next = s->next;
 			if (!s->flat) {
-				destroy_one(s, reply);
+				char e[CTL_ERRLEN];
+				int one = destroy_one(s, e, sizeof(e));
+				if (one < 0 && !ret) {
+					ret = one;
+					snprintf(err, errlen, "%s", e);
+				}
 				n++;
 			}
 			s = next;
 		}
 		fprintf(out, "%u session%s destroyed.\n", n, n == 1 ? "" : "s");
-		return 0;
+		return ret;
 	}
 	struct rtd_session *s = ctl_session_of(r, err, errlen);
 	if (!s)
 		return -ENOENT;
 	fprintf(out, "Session %s destroyed.\n", s->name);
-	destroy_one(s, reply);
-	return 0;
+	return destroy_one(s, err, errlen);
 }
 
 static int ctl_start(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err,
@@ -275,12 +287,16 @@ static int ctl_stop(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, ch
 		snprintf(err, errlen, "session %s is not started", s->name);
 		return -EALREADY;
 	}
-	int ret = dp_session_stop(s, err, errlen);
-	if (ret < 0)
-		return ret;
+	/* Stopped even when some of the trace could not be written: the
+	 * programs no longer record for it and its buffers are drained. */
+	char msg[RTD_ERRLEN];
+	int ret = dp_session_stop(s, msg, sizeof(msg));
 	s->active = false;
 	fprintf(out, "Tracing stopped for session %s.\n", s->name);
-	return 0;
+	if (ret < 0)
+		snprintf(err, errlen, "session %s stopped, but its trace is incomplete: %s",
+			 s->name, msg);
+	return ret;
 }
 
 /* snapshot-record: session, output (absolute dir), max-size (bytes). */

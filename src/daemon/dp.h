@@ -106,6 +106,13 @@ struct dp_trace {
  *  - consumer_trace_sync: flush every CPU of every buffer set and write
  *    what is complete then (no wait for writers; nothing in snapshot
  *    sessions), so that the statistics count every event recorded.
+ *  - consumer_trace_error: the trace's write errors (disk full, a stream
+ *    file removed, ...): with `take`, the first one since the last take
+ *    (a stop or destroy reports each once), else the latest one; 0 when
+ *    there is none, else its -errno with a message (what failed, what
+ *    was lost, whether writes work again) in msg. Packets that could not
+ *    be written are cut off their file and counted as lost, in the trace
+ *    (events_discarded) and in consumer_bufset_stats' events_lost.
  *  - consumer_trace_remove: stop reading (after a drain) and forget it.
  *  - consumer_metadata_changed: new event classes; written before any
  *    packet that uses them is.
@@ -124,6 +131,7 @@ struct dp_trace {
 int consumer_trace_add(struct dp_trace *t, char *err, size_t errlen);
 int consumer_trace_drain(struct dp_trace *t);
 int consumer_trace_sync(struct dp_trace *t);
+int consumer_trace_error(struct dp_trace *t, bool take, char *msg, size_t len);
 void consumer_trace_remove(struct dp_trace *t);
 void consumer_metadata_changed(struct dp_trace *t);
 int consumer_snapshot(struct dp_trace *t, const char *dir, uint64_t max_size,

@@ -74,10 +74,13 @@ static void detach_stdio(int report_fd)
 	(void)n;
 	close(report_fd);
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	bool logged = ctl_log_open() == 0;
 	if (null >= 0) {
 		dup2(null, 0);
-		dup2(null, 1);
-		dup2(null, 2);
+		if (!logged) {
+			dup2(null, 1);
+			dup2(null, 2);
+		}
 		close(null);
 	}
 	if (chdir("/") < 0)

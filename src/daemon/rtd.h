@@ -228,9 +228,14 @@ int64_t rtd_now_ms(void);
  * `first` (and its payload) is freed by the caller after the call. */
 void dp_app_connected(struct rtd_conn *c, struct rtp_msg *first, int *fds, unsigned nfds);
 
+/* Room for a data-plane error message. */
+#define RTD_ERRLEN 512
+
 int dp_session_start(struct rtd_session *s, char *err, size_t errlen);
 /* Disable the session's events in every program, flush, and return once
- * everything recorded before the call is written. */
+ * everything recorded before the call is written. The session is stopped
+ * even on error: -errno (with err) when some of it could not be written
+ * (dp_session_errors). */
 int dp_session_stop(struct rtd_session *s, char *err, size_t errlen);
 void dp_session_destroy(struct rtd_session *s);
 /* Rules, enablement or tracking changed (any session state). */
@@ -257,6 +262,11 @@ struct rtd_channel_stats {
  * (per-pid traces of exited programs) included. */
 int dp_channel_stats(const struct rtd_session *s, const struct rtd_channel *c,
 		     struct rtd_channel_stats *st);
+/* The write errors of the session's traces (disk full, a stream file
+ * removed): with `take`, those not reported yet (by a stop or destroy:
+ * each is reported once), else the latest. 0, or -errno with the message
+ * in err. */
+int dp_session_errors(struct rtd_session *s, bool take, char *err, size_t errlen);
 /* Write what the session's buffers hold now (a flush, not waiting for
  * writers), so that the counters include every event recorded so far. */
 void dp_session_sync(struct rtd_session *s);

@@ -7,6 +7,16 @@
  * flushes on its switch timer (Algorithm 4), and rewrites the metadata
  * when new events register.
  *
+ * A packet that cannot be written (disk full, ...) is cut off its file
+ * again, so the file always ends on a whole packet, and counted as lost
+ * in the trace itself (ctf_walk.h's struct ctf_out: a header-only packet
+ * in its place, events_discarded of later packets), so readers see how
+ * many events are missing; writing resumes when space returns. Under
+ * `ringtrace record`, RINGTRACE_ERROR_FD names a pipe on which the
+ * consumer reports such errors in one line each (non-blocking: the
+ * program never waits for it), so that record can say the trace is
+ * incomplete and exit non-zero.
+ *
  * Concurrency: one consumer thread; rt_consumer_stop may be called from
  * any other thread (once, under the session's stop lock);
  * rt_consumer_signal_stop from a signal handler.
@@ -17,12 +27,17 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include "../ctf/ctf_walk.h"
 #include "../fs/fs_util.h"
+#include "config_parse.h"
 #include "rt_internal.h"
 #include "trace_dir.h"
 #include "owned_fd.h"
@@ -38,23 +53,98 @@ struct rt_consumer {
 	/* Per-CPU stream files: fd -1 until created; RT_STREAM_REOPEN once
 	 * the program closed it under us (then appended to by name). */
 	struct rt_owned_fd *fds;
+	struct ctf_out *outs;		/* per-CPU: whole packets, losses */
 	uint64_t generation;		/* registry generation in the metadata */
 	uint64_t packets, bytes;
-	bool write_error_reported;
+	bool failing;			/* the last write failed */
+	int first_err;			/* -errno of the first failure */
+	char first_what[24];
+	uint64_t lost_packets, lost_events;
+	int error_fd;			/* record's pipe, -1: none */
 	int stop_signal;		/* set by the signal handler */
 };
 
 #define RT_STREAM_REOPEN (-2)
 
-static struct rt_consumer cons = { .wake_r = RT_OWNED_FD_NONE, .wake_w = RT_OWNED_FD_NONE };
+static struct rt_consumer cons = { .wake_r = RT_OWNED_FD_NONE, .wake_w = RT_OWNED_FD_NONE,
+				   .error_fd = -1 };
 
-static void report_write_error(const char *what, int err)
+/* One line to `ringtrace record`, if it listens (never blocks). */
+static void tell_record(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void tell_record(const char *fmt, ...)
 {
-	if (cons.write_error_reported)
+	if (cons.error_fd < 0)
 		return;
-	cons.write_error_reported = true;
-	rt_warn("cannot write %s in %s: %s; events are being lost", what,
-		rt_cfg.output, strerror(-err));
+	char line[PATH_MAX + 256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	ssize_t w = write(cons.error_fd, line, (size_t)n);
+	(void)w;
+}
+
+/* A write of `what` failed with -err, losing `events` events of one
+ * packet (0, 0 for the metadata): warn once per failing stretch. */
+static void write_failed(const char *what, int err, uint64_t packets, uint64_t events)
+{
+	if (!cons.failing) {
+		rt_warn("cannot write %s in %s: %s; events are being lost", what,
+			rt_cfg.output, strerror(-err));
+		tell_record("cannot write %s in %s: %s", what, rt_cfg.output, strerror(-err));
+	}
+	cons.failing = true;
+	if (!cons.first_err) {
+		cons.first_err = err;
+		snprintf(cons.first_what, sizeof(cons.first_what), "%s", what);
+	}
+	cons.lost_packets += packets;
+	cons.lost_events += events;
+}
+
+static void write_ok(void)
+{
+	if (cons.failing)
+		rt_warn("writing in %s again; %llu events in %llu packets could not be written",
+			rt_cfg.output, (unsigned long long)cons.lost_events,
+			(unsigned long long)cons.lost_packets);
+	cons.failing = false;
+}
+
+/* ctf_class_fn over the registry (caller holds rt_registry_lock): an
+ * event's id is its index there. */
+static bool registry_fields(void *arg, uint32_t id, const struct rt_field_desc **fields,
+			    uint32_t *nr)
+{
+	(void)arg;
+	struct rt_event_class **cls;
+	size_t n = rt_registry_classes(&cls);
+	if (id >= n)
+		return false;
+	*fields = cls[id]->fields;
+	*nr = cls[id]->nr_fields;
+	return true;
+}
+
+/* Events in a trimmed packet of ours (0 if it does not decode). */
+static uint64_t packet_events(const char *data, uint64_t used)
+{
+	struct ctf_packet_header h;
+	memcpy(&h, data, sizeof(h));
+	uint32_t ctx[RTD_CTX_COUNT];
+	for (uint32_t i = 0; i < cons.ch->nr_ctx; i++)
+		ctx[i] = rt_context_type(cons.ch->ctx[i]);
+	pthread_mutex_lock(&rt_registry_lock);
+	int64_t n = ctf_walk_events(data + CTF_PACKET_HEADER_SIZE, data + used, ctx,
+				    cons.ch->nr_ctx, registry_fields, NULL, h.timestamp_begin,
+				    h.timestamp_end);
+	pthread_mutex_unlock(&rt_registry_lock);
+	return n > 0 ? (uint64_t)n : 0;
 }
 
 /* channel0_CPU, or channel0_CPU-SLOT for the other processes of a
@@ -67,27 +157,32 @@ static void stream_name(uint32_t cpu, char *name, size_t len)
 		snprintf(name, len, "%s_%u", cons.ch->name, cpu);
 }
 
-/* Append len bytes to CPU cpu's stream file: created at the first
- * packet; when the program closed our descriptor (and may use the number
- * for its own file), by name from then on. Returns 0 or -errno. */
-static int stream_write(uint32_t cpu, const void *data, size_t len)
+/* Append the packet (len bytes) to CPU cpu's stream file: created at the
+ * first packet, written through its struct ctf_out (a packet that cannot
+ * be written is cut off and accounted for there, as a packet of 0 events:
+ * the caller adds them); when the program closed our descriptor (and may
+ * use the number for its own file), appended by name from then on (a
+ * failure there cannot be cut off). Returns 0 or -errno. */
+static int stream_write(uint32_t cpu, char *data, size_t len)
 {
+	struct ctf_out *out = &cons.outs[cpu];
 	struct rt_owned_fd *o = &cons.fds[cpu];
 	char name[64];
 	stream_name(cpu, name, sizeof(name));
 	if (o->fd >= 0 && !rt_owned_fd_ok(o))
 		o->fd = RT_STREAM_REOPEN;
-	if (o->fd == RT_STREAM_REOPEN)
-		return rt_file_append(rt_cfg.output, name, data, len);
-	if (o->fd < 0) {
+	int ret = 0;
+	if (o->fd == RT_STREAM_REOPEN) {
+		ret = rt_file_append(rt_cfg.output, name, data, len);
+	} else if (o->fd < 0) {
 		int fd = rt_trace_dir_create_file(rt_cfg.output, name);
-		if (fd < 0)
-			return fd;
-		int ret = rt_owned_fd_take(o, fd);
-		if (ret < 0)
-			return ret;
+		ret = fd < 0 ? fd : rt_owned_fd_take(o, fd);
 	}
-	return rt_write_all(o->fd, data, len);
+	if (ret < 0)
+		ctf_out_lose(out, data, 0);
+	if (ret < 0 || o->fd == RT_STREAM_REOPEN)
+		return ret;
+	return ctf_out_append(out, o->fd, data, len, 0);
 }
 
 /* Write one packet: trim packet_size to the content (rounded up to 8
@@ -111,9 +206,14 @@ static void write_packet(uint32_t cpu, const struct rb_read *r)
 	memcpy(&h->packet_size, &packet_bits, 8);
 	int ret = stream_write(cpu, r->data, bytes);
 	if (ret < 0) {
-		report_write_error("a stream file", ret);
+		/* The events are counted only when they are lost: a walk of
+		 * every packet would cost the consumer time for nothing. */
+		uint64_t n = packet_events(r->data, used);
+		cons.outs[cpu].lost_events += n;
+		write_failed("a stream file", ret, 1, n);
 		return;
 	}
+	write_ok();
 	cons.packets++;
 	cons.bytes += bytes;
 }
@@ -144,7 +244,7 @@ static void write_metadata(bool final)
 	int ret = rt_trace_dir_write_metadata(rt_cfg.output, cons.ch, &clk,
 					      &cons.generation);
 	if (ret < 0)
-		report_write_error("the metadata", ret);
+		write_failed("the metadata", ret, 0, 0);
 }
 
 /* Everything reserved has been consumed on every CPU. */
@@ -177,7 +277,20 @@ static void final_flush(void)
 		struct timespec ts = { 0, 1000000 };
 		nanosleep(&ts, NULL);
 	}
+	for (uint32_t cpu = 0; cpu < cons.ch->rb.nr_cpus; cpu++) {
+		struct rt_owned_fd *o = &cons.fds[cpu];
+		int ret = o->fd >= 0 && rt_owned_fd_ok(o) ? ctf_out_settle(&cons.outs[cpu], o->fd)
+							   : 0;
+		if (ret < 0)
+			write_failed("a stream file", ret, 0, 0);
+	}
 	write_metadata(true);
+	if (cons.first_err)
+		tell_record("cannot write %s in %s: %s; %llu events in %llu packets could not "
+			    "be written%s", cons.first_what, rt_cfg.output,
+			    strerror(-cons.first_err), (unsigned long long)cons.lost_events,
+			    (unsigned long long)cons.lost_packets,
+			    cons.failing ? "" : " (written again since)");
 	/* No fsync: the program's exit must not wait for the disk; the
 	 * page cache has the data. */
 	for (uint32_t cpu = 0; cpu < cons.ch->rb.nr_cpus; cpu++)
@@ -240,7 +353,8 @@ int rt_consumer_start(struct rt_channel *ch)
 {
 	cons.ch = ch;
 	cons.fds = malloc(sizeof(*cons.fds) * ch->rb.nr_cpus);
-	if (!cons.fds)
+	cons.outs = calloc(ch->rb.nr_cpus, sizeof(*cons.outs));
+	if (!cons.fds || !cons.outs)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < ch->rb.nr_cpus; i++)
 		cons.fds[i] = RT_OWNED_FD_NONE;
@@ -269,9 +383,13 @@ void rt_consumer_fork_child(void)
 	for (uint32_t cpu = 0; cons.fds && cpu < cons.ch->rb.nr_cpus; cpu++)
 		rt_owned_fd_close(&cons.fds[cpu]);
 	free(cons.fds);
+	free(cons.outs);
 	rt_owned_fd_close(&cons.wake_r);
 	rt_owned_fd_close(&cons.wake_w);
-	cons = (struct rt_consumer){ .wake_r = RT_OWNED_FD_NONE, .wake_w = RT_OWNED_FD_NONE };
+	/* The child reports its own write errors to `record` too. */
+	int error_fd = cons.error_fd;
+	cons = (struct rt_consumer){ .wake_r = RT_OWNED_FD_NONE, .wake_w = RT_OWNED_FD_NONE,
+				     .error_fd = error_fd };
 }
 
 void rt_consumer_stop(void)
@@ -306,4 +424,28 @@ void rt_consumer_signal_stop(int sig)
 		(void)n;
 	}
 	errno = saved;
+}
+
+/* RINGTRACE_ERROR_FD (set by `ringtrace record`): read before the
+ * session's constructor clears the RINGTRACE_ variables, so this one runs
+ * first. The descriptor must be a pipe; it moves to a close-on-exec,
+ * non-blocking descriptor above the ones programs usually use, and the
+ * variable is removed so programs this one runs do not write to it. */
+__attribute__((constructor(101))) static void error_fd_init(void)
+{
+	const char *v = getenv("RINGTRACE_ERROR_FD");
+	if (!v)
+		return;
+	char *end;
+	long fd = strtol(v, &end, 10);
+	unsetenv("RINGTRACE_ERROR_FD");
+	struct stat st;
+	if (*end || fd < 0 || fd > INT_MAX || fstat((int)fd, &st) < 0 || !S_ISFIFO(st.st_mode))
+		return;
+	int high = fcntl((int)fd, F_DUPFD_CLOEXEC, 512);
+	if (high < 0)
+		return;
+	close((int)fd);
+	fcntl(high, F_SETFL, O_NONBLOCK);
+	cons.error_fd = high;
 }

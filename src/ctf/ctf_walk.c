@@ -1,0 +1,174 @@
+/*
+ * ctf_walk.c - walking a packet's events, appending whole packets
+ * (ctf_walk.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../fs/fs_util.h"
+#include "ctf_walk.h"
+
+/* Bytes taken by a NUL-terminated string at p (end excluded), or 0. */
+static uint64_t string_size(const char *p, const char *end)
+{
+	const char *nul = memchr(p, '\0', (size_t)(end - p));
+	return nul ? (uint64_t)(nul - p) + 1 : 0;
+}
+
+/* Size of one field at p, or 0 if it does not fit before end. */
+static uint64_t field_size(uint32_t type, const char *p, const char *end)
+{
+	static const uint8_t fixed[] = {
+		[RT_TYPE_S8] = 1, [RT_TYPE_U8] = 1, [RT_TYPE_S16] = 2,
+		[RT_TYPE_U16] = 2, [RT_TYPE_S32] = 4, [RT_TYPE_U32] = 4,
+		[RT_TYPE_S64] = 8, [RT_TYPE_U64] = 8, [RT_TYPE_FLOAT] = 4,
+		[RT_TYPE_DOUBLE] = 8, [RT_TYPE_BOOL] = 1,
+		[RT_TYPE_POINTER] = sizeof(void *),
+	};
+	uint64_t room = (uint64_t)(end - p);
+	if (type == RT_TYPE_STRING)
+		return string_size(p, end);
+	if (type == RT_TYPE_BYTES) {
+		uint32_t len;
+		if (room < 4)
+			return 0;
+		memcpy(&len, p, 4);
+		return room - 4 >= len ? 4 + (uint64_t)len : 0;
+	}
+	if (type >= sizeof(fixed) || !fixed[type] || fixed[type] > room)
+		return 0;
+	return fixed[type];
+}
+
+/* The time of a compact header's low bits after `cur` (CTF's rule for an
+ * N-bit timestamp field: a smaller value means the low bits wrapped). */
+static uint64_t compact_time(uint64_t cur, uint32_t low)
+{
+	const uint64_t mask = (1ull << CTF_COMPACT_TSC_BITS) - 1;
+	uint64_t t = (cur & ~mask) | low;
+	return t < cur ? t + mask + 1 : t;
+}
+
+/* Step over `nr` fields of `types` (or of fields[].type); false if one
+ * does not fit. */
+static bool skip_fields(const char **pp, const char *end, const uint32_t *types,
+			const struct rt_field_desc *fields, uint32_t nr)
+{
+	for (uint32_t i = 0; i < nr; i++) {
+		uint64_t sz = field_size(types ? types[i] : fields[i].type, *pp, end);
+		if (!sz)
+			return false;
+		*pp += sz;
+	}
+	return true;
+}
+
+int64_t ctf_walk_events(const char *p, const char *end, const uint32_t *ctx_types,
+			uint32_t nr_ctx, ctf_class_fn fn, void *arg, uint64_t ts_begin,
+			uint64_t ts_end)
+{
+	uint64_t now = ts_begin;
+	int64_t n = 0;
+	while (p < end) {
+		uint32_t id = (uint8_t)*p & 31u;
+		if (id == CTF_EXTENDED_ID) {
+			uint64_t ts;
+			if (end - p < CTF_EVENT_HEADER_EXTENDED)
+				return -EBADMSG;
+			memcpy(&id, p + 1, 4);
+			memcpy(&ts, p + 5, 8);
+			if (ts < now)
+				return -EBADMSG;
+			now = ts;
+			p += CTF_EVENT_HEADER_EXTENDED;
+		} else {
+			uint32_t h;
+			if (end - p < CTF_EVENT_HEADER_COMPACT)
+				return -EBADMSG;
+			memcpy(&h, p, 4);
+			now = compact_time(now, h >> 5);
+			p += CTF_EVENT_HEADER_COMPACT;
+		}
+		const struct rt_field_desc *fields;
+		uint32_t nr;
+		if (now > ts_end || !skip_fields(&p, end, ctx_types, NULL, nr_ctx) ||
+		    !fn(arg, id, &fields, &nr) || !skip_fields(&p, end, NULL, fields, nr))
+			return -EBADMSG;
+		n++;
+	}
+	return n;
+}
+
+/* Cut the file back to its whole packets. 0 or -errno. */
+static int cut_torn(struct ctf_out *o, int fd)
+{
+	if (!o->torn)
+		return 0;
+	if (ftruncate(fd, (off_t)o->size) < 0 || lseek(fd, (off_t)o->size, SEEK_SET) < 0)
+		return -errno;
+	o->torn = false;
+	return 0;
+}
+
+/* Write len bytes at the end of the whole packets; on failure the file
+ * is cut back (or marked torn). */
+static int put(struct ctf_out *o, int fd, const char *p, uint64_t len)
+{
+	int ret = cut_torn(o, fd);
+	if (ret < 0)
+		return ret;
+	ret = rt_write_all(fd, p, len);
+	if (ret < 0) {
+		o->torn = true;
+		cut_torn(o, fd);
+		return ret;
+	}
+	o->size += len;
+	return 0;
+}
+
+int ctf_out_settle(struct ctf_out *o, int fd)
+{
+	if (!o->tomb)
+		return 0;
+	/* The header alone, padded to 8 bytes like every packet. */
+	char buf[(CTF_PACKET_HEADER_SIZE + 7) & ~7u] = { 0 };
+	struct ctf_packet_header h = o->tomb_hdr;
+	h.content_size = CTF_PACKET_HEADER_SIZE * 8;
+	h.packet_size = sizeof(buf) * 8;
+	h.events_discarded += o->lost_events;
+	memcpy(buf, &h, sizeof(h));
+	int ret = put(o, fd, buf, sizeof(buf));
+	if (!ret)
+		o->tomb = false;
+	return ret;
+}
+
+int ctf_out_append(struct ctf_out *o, int fd, char *pkt, uint64_t len, uint64_t events)
+{
+	struct ctf_packet_header h;
+	memcpy(&h, pkt, sizeof(h));
+	int ret = ctf_out_settle(o, fd);
+	if (!ret) {
+		uint64_t d = h.events_discarded + o->lost_events;
+		memcpy(pkt + offsetof(struct ctf_packet_header, events_discarded), &d, 8);
+		ret = put(o, fd, pkt, len);
+		memcpy(pkt, &h, sizeof(h));
+	}
+	if (ret < 0)
+		ctf_out_lose(o, pkt, events);
+	return ret;
+}
+
+void ctf_out_lose(struct ctf_out *o, const char *pkt, uint64_t events)
+{
+	/* Its place is taken by a header-only packet next time: the newest
+	 * such packet carries all that was lost. */
+	memcpy(&o->tomb_hdr, pkt, sizeof(o->tomb_hdr));
+	o->lost_events += events;
+	o->lost_packets++;
+	o->tomb = true;
+}
