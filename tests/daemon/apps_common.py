@@ -5,6 +5,7 @@ and traces read back with babeltrace2's Python bindings."""
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -76,11 +77,17 @@ class AppCase(unittest.TestCase):
         self.daemon = subprocess.Popen([RINGTRACED, "--foreground"], env=self.env,
                                        stdout=self.daemon_log, stderr=self.daemon_log)
         sock = os.path.join(self.rundir, "ringtraced.sock")
+        # Until it accepts: the socket file exists from bind(), a moment
+        # before listen() (long on a loaded machine).
         for _ in range(500):
-            if os.path.exists(sock):
-                return
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
+                try:
+                    c.connect(sock)
+                    return
+                except OSError:
+                    pass
             time.sleep(0.01)
-        self.fail("the daemon did not create its socket")
+        self.fail("the daemon did not listen on its socket")
 
     def tearDown(self):
         for prog in self.programs:
