@@ -7,6 +7,7 @@
  * prints the summary on stderr and exits with CMD's status.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "../daemon/rtd.h"
+#include "../ctf/ctf_walk.h"
 #include "../lib/config_parse.h"
 #include "../fs/fs_util.h"
 #include "cli.h"
@@ -486,6 +488,45 @@ static void remove_empty_output(const char *dir)
 		rmdir("ringtrace-traces");
 }
 
+/* Embedded mode: CMD ended without the library's final flush, maybe while
+ * its consumer thread was writing a packet. Its own stream files
+ * (CHANNEL_CPU, without the -SLOT of the other processes of the tree,
+ * which may still be writing theirs) are cut back to their last whole
+ * packet, so that readers take what was written before (a torn packet at
+ * the end made babeltrace2 and view refuse the whole trace). */
+static void cut_torn_streams(const char *dir)
+{
+	char why[512];
+	int dfd = rt_dir_open(dir, 0, NULL, why, sizeof(why));
+	if (dfd < 0)
+		return;
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, "metadata") ||
+		    strchr(e->d_name, '-'))
+			continue;
+		int fd = openat(dfd, e->d_name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		struct stat st;
+		uint64_t cut = 0;
+		int ret = fd < 0 ? -errno : fstat(fd, &st) < 0 ? -errno
+			: !S_ISREG(st.st_mode) ? 0 : ctf_stream_cut_torn(fd, &cut);
+		if (ret < 0)
+			cli_error("cannot check %s/%s for a torn packet: %s", dir, e->d_name,
+				  strerror(-ret));
+		else if (cut)
+			cli_error("%s/%s: cut off %llu bytes of a packet being written when the "
+				  "program ended", dir, e->d_name, (unsigned long long)cut);
+		if (fd >= 0)
+			close(fd);
+	}
+	closedir(d);
+}
+
 /* Embedded mode: say what a program that ended without the library's
  * final flush (killed by a signal the library does not catch, _exit)
  * lost. */
@@ -548,9 +589,10 @@ int cmd_record(int argc, char **argv)
 	/* SIGINT, SIGTERM and SIGHUP: the library's handler flushed before
 	 * the signal took its course (no 'd' on that path). */
 	int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-	if (lost && sig != SIGINT && sig != SIGTERM && sig != SIGHUP)
+	if (lost && sig != SIGINT && sig != SIGTERM && sig != SIGHUP) {
 		report_lost(&o, cmd[0], status);
-	else
+		cut_torn_streams(abs_dir);
+	} else
 		lost = false;
 	char meta[PATH_MAX + 16];
 	snprintf(meta, sizeof(meta), "%s/metadata", abs_dir);

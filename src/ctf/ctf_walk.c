@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../fs/fs_util.h"
@@ -127,6 +128,30 @@ static int put(struct ctf_out *o, int fd, const char *p, uint64_t len)
 		return ret;
 	}
 	o->size += len;
+	return 0;
+}
+
+int ctf_stream_cut_torn(int fd, uint64_t *cut)
+{
+	struct stat st;
+	*cut = 0;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	uint64_t size = (uint64_t)st.st_size, off = 0;
+	while (off < size) {
+		struct ctf_packet_header h;
+		ssize_t n = size - off < sizeof(h) ? 0 : pread(fd, &h, sizeof(h), (off_t)off);
+		if (n < 0)
+			return -errno;
+		if ((size_t)n < sizeof(h) || h.magic != CTF_MAGIC || h.packet_size % 8 ||
+		    h.packet_size < 8u * CTF_PACKET_HEADER_SIZE ||
+		    h.packet_size / 8 > size - off)
+			break;
+		off += h.packet_size / 8;
+	}
+	if (off < size && ftruncate(fd, (off_t)off) < 0)
+		return -errno;
+	*cut = size - off;
 	return 0;
 }
 

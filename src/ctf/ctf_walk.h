@@ -54,6 +54,17 @@ struct ctf_out {
 	struct ctf_packet_header tomb_hdr;
 };
 
+/*
+ * Cut a stream file that its writer left in the middle of a packet (a
+ * process that died while its consumer wrote) back to its last whole
+ * packet, so that readers take the rest. Walks the packet headers from
+ * the start: a packet is whole when its header is there with the magic
+ * and its packet_size (at least the header, whole bytes) fits in the
+ * file. *cut is the number of bytes removed (0 when the file ends on a
+ * whole packet). Returns 0 or -errno of the reads and the truncation.
+ */
+int ctf_stream_cut_torn(int fd, uint64_t *cut);
+
 /* Append the trimmed packet `pkt` (len bytes, `events` events; its
  * events_discarded is raised by lost_events here) to fd, whose file holds
  * o->size bytes. Returns 0, or -errno (the packet is accounted as lost). */

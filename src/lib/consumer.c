@@ -218,6 +218,16 @@ static void write_packet(uint32_t cpu, const struct rb_read *r)
 	cons.bytes += bytes;
 }
 
+static void write_metadata(bool final)
+{
+	struct rt_clock_desc clk;
+	rt_clock_describe(&clk, final);
+	int ret = rt_trace_dir_write_metadata(rt_cfg.output, cons.ch, &clk,
+					      &cons.generation);
+	if (ret < 0)
+		write_failed("the metadata", ret, 0, 0);
+}
+
 /* Move every complete sub-buffer to disk. Returns the most packets
  * written for one CPU. */
 static uint32_t drain(void)
@@ -227,6 +237,15 @@ static uint32_t drain(void)
 		struct rb_read r;
 		uint32_t n = 0;
 		while (rb_get_subbuf(&cons.ch->rb, cpu, &r) == 0) {
+			/* The metadata goes to disk before a packet whose
+			 * events may be of classes it lacks, so that a
+			 * program dying right after still leaves a readable
+			 * trace. Every event of the packet was recorded after
+			 * its class's registration incremented the generation
+			 * (release); this acquire load pairs with it. */
+			if (__atomic_load_n(&rt_registry_generation, __ATOMIC_ACQUIRE) !=
+			    cons.generation)
+				write_metadata(false);
 			write_packet(cpu, &r);
 			rb_put_subbuf(&cons.ch->rb, cpu, &r);
 			n++;
@@ -235,16 +254,6 @@ static uint32_t drain(void)
 			most = n;
 	}
 	return most;
-}
-
-static void write_metadata(bool final)
-{
-	struct rt_clock_desc clk;
-	rt_clock_describe(&clk, final);
-	int ret = rt_trace_dir_write_metadata(rt_cfg.output, cons.ch, &clk,
-					      &cons.generation);
-	if (ret < 0)
-		write_failed("the metadata", ret, 0, 0);
 }
 
 /* Everything reserved has been consumed on every CPU. */
