@@ -16,13 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../daemon/rtd.h"
+#include "../ctf/ctf_metadata.h"
 #include "../ctf/ctf_walk.h"
 #include "../lib/config_parse.h"
 #include "../fs/fs_util.h"
@@ -290,9 +290,8 @@ static void set_child_env(const struct record_opts *o, const char *dir)
 	 * not descended from the first one (a shell running two). */
 	uint8_t u[16];
 	char hex[33];
-	if (!o->no_inherit && getrandom(u, sizeof(u), 0) == (ssize_t)sizeof(u)) {
-		u[6] = (uint8_t)((u[6] & 0x0f) | 0x40);
-		u[8] = (uint8_t)((u[8] & 0x3f) | 0x80);
+	if (!o->no_inherit) {
+		ctf_uuid_generate(u);
 		for (size_t i = 0; i < sizeof(u); i++)
 			snprintf(hex + 2 * i, 3, "%02x", u[i]);
 		setenv("RINGTRACE_TRACE_UUID", hex, 1);

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctf_packet.h"
@@ -51,6 +53,20 @@ void ctf_buf_free(struct ctf_buf *b)
 {
 	free(b->data);
 	memset(b, 0, sizeof(*b));
+}
+
+void ctf_uuid_generate(uint8_t uuid[16])
+{
+	if (getrandom(uuid, 16, 0) != 16) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t x = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
+			     ((uint64_t)getpid() << 32);
+		memcpy(uuid, &x, 8);
+		memcpy(uuid + 8, &x, 8);
+	}
+	uuid[6] = (uint8_t)((uuid[6] & 0x0f) | 0x40);
+	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
 }
 
 void ctf_uuid_format(const uint8_t u[16], char out[37])

@@ -91,6 +91,10 @@ int ctf_metadata_streams(struct ctf_buf *out, const struct ctf_stream_class *str
 int ctf_metadata_events(struct ctf_buf *out, const struct ctf_event_class *events,
 			size_t nr_events);
 
+/* A random (version 4) UUID for a trace or a clock: getrandom, or when
+ * that fails the monotonic clock and the pid. */
+void ctf_uuid_generate(uint8_t uuid[16]);
+
 /* "xxxxxxxx-xxxx-..." (37 bytes with the NUL). */
 void ctf_uuid_format(const uint8_t uuid[16], char out[37]);
 

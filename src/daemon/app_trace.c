@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <time.h>
@@ -51,7 +50,6 @@ struct app_session *app_session_of(struct rtd_session *s)
 	return s->dp;
 }
 
-static void new_uuid(uint8_t uuid[16]);
 
 /* One clock description for every trace of the daemon (same uuid, same
  * calibration), so that readers can merge them. The first call waits for
@@ -69,7 +67,7 @@ static void fill_clock(struct ctf_clock_info *ci)
 			.offset_s = d.offset_s, .offset = d.offset, .precision = d.precision,
 			.has_uuid = true,
 		};
-		new_uuid(clock.uuid);
+		ctf_uuid_generate(clock.uuid);
 	}
 	*ci = clock;
 }
@@ -78,17 +76,6 @@ void app_clock_prepare(void)
 {
 	struct ctf_clock_info ci;
 	fill_clock(&ci);
-}
-
-static void new_uuid(uint8_t uuid[16])
-{
-	if (getrandom(uuid, 16, 0) != 16) {
-		uint64_t x = rt_clock_monotonic_ns() ^ ((uint64_t)getpid() << 32);
-		memcpy(uuid, &x, 8);
-		memcpy(uuid + 8, &x, 8);
-	}
-	uuid[6] = (uint8_t)((uuid[6] & 0x0f) | 0x40);
-	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
 }
 
 /* Whether a per-pid trace directory name is taken: by a trace of the
@@ -268,7 +255,7 @@ static struct dp_trace *get_trace(struct rtd_session *s, const struct app *a, bo
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	new_uuid(t->uuid);
+	ctf_uuid_generate(t->uuid);
 	fill_clock(&t->clock);
 	int ret = trace_dir(s, as, a, per_pid, t->dir, sizeof(t->dir));
 	if (ret < 0) {

@@ -53,7 +53,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
@@ -305,13 +304,7 @@ static int trace_uuid(uint8_t uuid[16], bool *join)
 		}
 		return 0;
 	}
-	if (getrandom(uuid, 16, 0) != 16) {
-		uint64_t x = rt_rdtsc() ^ ((uint64_t)getpid() << 32);
-		memcpy(uuid, &x, 8);
-		memcpy(uuid + 8, &x, 8);
-	}
-	uuid[6] = (uint8_t)((uuid[6] & 0x0f) | 0x40);
-	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
+	ctf_uuid_generate(uuid);
 	return 0;
 }
 
