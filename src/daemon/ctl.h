@@ -55,7 +55,6 @@ struct rtd_channel *model_channel_new(struct rtd_session *s, const char *name);
 struct rtd_rule *model_rule_new(struct rtd_channel *c, const char *pattern,
 				char *const *excludes, size_t nr_excludes,
 				enum rtd_loglevel_type lt, int loglevel);
-int model_context_find(const char *name);	/* enum rtd_context or -1 */
 /* The session `ringtrace` commands use when -s is omitted (NULL if none). */
 extern struct rtd_session *model_current;
 

@@ -53,7 +53,7 @@ static void describe_channel(FILE *out, const struct rtd_channel *c)
 	if (!c->nr_contexts)
 		fprintf(out, " none");
 	for (uint32_t i = 0; i < c->nr_contexts; i++)
-		fprintf(out, "%s%s", i ? ", " : " ", rtd_context_names[c->contexts[i]]);
+		fprintf(out, "%s%s", i ? ", " : " ", rt_context_name(c->contexts[i]));
 	fprintf(out, "\n    Event rules:\n");
 	if (!c->rules)
 		fprintf(out, "      none\n");

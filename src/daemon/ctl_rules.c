@@ -424,7 +424,7 @@ int ctl_add_context(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, ch
 		goto out;
 	}
 	for (size_t i = 0; i < types.n; i++) {
-		ids[i] = model_context_find(types.v[i]);
+		ids[i] = rt_context_by_name(types.v[i]);
 		if (ids[i] < 0) {
 			snprintf(err, errlen, "unknown context type '%s' (vpid vtid procname cpu_id "
 				 "ip prio hostname)", types.v[i]);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/config_parse.h"
 #include "ctl.h"
 
 static void put_value(FILE *out, const char *key, const char *v)
@@ -64,7 +65,7 @@ static void ctl_save_session(FILE *out, const struct rtd_session *s)
 			fprintf(out, "add-context");
 			put_value(out, "session", s->name);
 			put_value(out, "channel", c->name);
-			put_value(out, "type", rtd_context_names[c->contexts[i]]);
+			put_value(out, "type", rt_context_name(c->contexts[i]));
 			fputc('\n', out);
 		}
 		for (const struct rtd_rule *r = c->rules; r; r = r->next) {

@@ -13,16 +13,6 @@
 pthread_mutex_t rtd_lock = PTHREAD_MUTEX_INITIALIZER;
 struct rtd_session *rtd_sessions;
 
-const char *const rtd_context_names[RTD_CTX_COUNT] = {
-	[RTD_CTX_VPID] = "vpid",
-	[RTD_CTX_VTID] = "vtid",
-	[RTD_CTX_PROCNAME] = "procname",
-	[RTD_CTX_CPU_ID] = "cpu_id",
-	[RTD_CTX_IP] = "ip",
-	[RTD_CTX_PRIO] = "prio",
-	[RTD_CTX_HOSTNAME] = "hostname",
-};
-
 /* Log levels: smaller is more severe (EMERG = 0 ... DEBUG = 14). */
 bool rtd_rule_matches(const struct rtd_rule *r, const char *full_name, int loglevel)
 {

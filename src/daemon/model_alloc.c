@@ -144,10 +144,3 @@ fail:
 	return NULL;
 }
 
-int model_context_find(const char *name)
-{
-	for (int i = 0; i < RTD_CTX_COUNT; i++)
-		if (!strcmp(rtd_context_names[i], name))
-			return i;
-	return -1;
-}

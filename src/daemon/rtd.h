@@ -58,8 +58,8 @@ enum rtd_context {
 	RTD_CTX_HOSTNAME,	/* string */
 	RTD_CTX_COUNT
 };
-/* Context names as on the command line and in the CTF ("vpid", ...). */
-extern const char *const rtd_context_names[RTD_CTX_COUNT];
+/* Their names and CTF types: rt_context_name, rt_context_type
+ * (src/lib/config_parse.h, the one table). */
 
 /* An enable-event rule. Owner: its channel. */
 struct rtd_rule {
