@@ -70,7 +70,7 @@ struct ra_source {
 	struct ra_strtab threads;	/* thread names (procname contexts) */
 	uint32_t *key_thread;		/* owned, per key: its last thread
 					 * name's index in threads + 1; 0 none */
-	uint32_t nr_key_thread;
+	size_t nr_key_thread;
 	const char *key_field;		/* borrowed; "tid" by default */
 	bool default_key;		/* no key field given: vtid, then tid */
 	int64_t first_ns, last_ns;	/* of the events returned so far */

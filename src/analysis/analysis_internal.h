@@ -12,6 +12,10 @@
 uint32_t *ra_names_by_count(const uint64_t *counts, uint32_t nr_names, uint32_t *nr);
 /* Length of the valid UTF-8 sequence at s (1 to 4), 0 if invalid. */
 size_t ra_utf8_len(const uint8_t *s, size_t left);
+/* Make *(void **)arrp, an array of *nr elements of elem bytes, hold at
+ * least need + 1 of them, the new ones zeroed (*nr updated). Returns 0 or
+ * -ENOMEM (the array left as it was). */
+int ra_grow_zeroed(void *arrp, size_t *nr, size_t need, size_t elem);
 /* Peak bucket of name `n`. */
 uint32_t ra_peak_bucket(const struct ra_stats *s, uint32_t n);
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "analysis_internal.h"
 
 #define SYNTHETIC_TID 0x40000000	/* + key index, for non-numeric keys */
 
@@ -135,15 +135,8 @@ static int name_thread(struct chrome *c, const struct ra_event *ev, int64_t pid)
 		fputs("}}", c->out);
 	}
 	size_t slot = (size_t)ev->key * rtr_trace_count(c->src.t) + ev->trace;
-	if (slot >= c->nr_named) {
-		size_t n = slot + 64;
-		uint32_t *named = realloc(c->named, n * sizeof(*named));
-		if (!named)
-			return -ENOMEM;
-		memset(named + c->nr_named, 0, (n - c->nr_named) * sizeof(*named));
-		c->named = named;
-		c->nr_named = n;
-	}
+	if (ra_grow_zeroed(&c->named, &c->nr_named, slot, sizeof(*c->named)) < 0)
+		return -ENOMEM;
 	const char *name = ra_source_thread_name(&c->src, ev->key);
 	uint32_t want = name ? c->src.key_thread[ev->key] + 1 : 1;
 	if (c->named[slot] == want || (c->named[slot] && !name))

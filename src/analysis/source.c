@@ -212,16 +212,24 @@ static int set_thread_name(struct ra_source *src, uint32_t key)
 	int64_t t = ra_strtab_intern(&src->threads, name);
 	if (t < 0)
 		return (int)t;
-	if (key >= src->nr_key_thread) {
-		uint32_t n = key + 64;
-		uint32_t *kt = realloc(src->key_thread, n * sizeof(*kt));
-		if (!kt)
-			return -ENOMEM;
-		memset(kt + src->nr_key_thread, 0, (n - src->nr_key_thread) * sizeof(*kt));
-		src->key_thread = kt;
-		src->nr_key_thread = n;
-	}
+	if (ra_grow_zeroed(&src->key_thread, &src->nr_key_thread, key,
+			   sizeof(*src->key_thread)) < 0)
+		return -ENOMEM;
 	src->key_thread[key] = (uint32_t)t + 1;
+	return 0;
+}
+
+int ra_grow_zeroed(void *arrp, size_t *nr, size_t need, size_t elem)
+{
+	if (need < *nr)
+		return 0;
+	size_t n = need + 64 > 2 * *nr ? need + 64 : 2 * *nr;
+	char *a = realloc(*(void **)arrp, n * elem);
+	if (!a)
+		return -ENOMEM;
+	memset(a + *nr * elem, 0, (n - *nr) * elem);
+	*(void **)arrp = a;
+	*nr = n;
 	return 0;
 }
 
