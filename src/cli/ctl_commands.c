@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../fs/fs_util.h"
-#include "../lib/config_parse.h"
+#include "../common/fs_util.h"
+#include "../common/config_parse.h"
 #include "../proto/proto.h"
 #include "cli.h"
 #include "ctl_table.h"

@@ -24,8 +24,8 @@
 #include "../daemon/rtd.h"
 #include "../ctf/ctf_metadata.h"
 #include "../ctf/ctf_walk.h"
-#include "../lib/config_parse.h"
-#include "../fs/fs_util.h"
+#include "../common/config_parse.h"
+#include "../common/fs_util.h"
 #include "cli.h"
 #include "record.h"
 

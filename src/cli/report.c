@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "../analysis/analysis.h"
-#include "../fs/fs_util.h"
+#include "../common/fs_util.h"
 #include "cli.h"
 
 static void usage(FILE *f)

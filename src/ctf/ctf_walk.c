@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../fs/fs_util.h"
+#include "../common/fs_util.h"
 #include "ctf_walk.h"
 
 /* Bytes taken by a NUL-terminated string at p (end excluded), or 0. */

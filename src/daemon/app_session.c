@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../fs/fs_util.h"
+#include "../common/fs_util.h"
 #include "app.h"
 
 int dp_session_start(struct rtd_session *s, char *err, size_t errlen)

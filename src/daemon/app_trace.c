@@ -21,7 +21,7 @@
 #include <urcu.h>
 #include <urcu/rculfhash.h>
 
-#include "../lib/clock.h"
+#include "../common/clock.h"
 #include "app.h"
 
 /* One class of a trace in its class_index (dp.h). Nodes never move (the

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../fs/fs_util.h"
-#include "../lib/config_parse.h"
+#include "../common/fs_util.h"
+#include "../common/config_parse.h"
 #include "consumer_internal.h"
 
 /* The trace's event classes from `from` on, copied under its lock (their

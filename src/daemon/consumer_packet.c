@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "../ctf/ctf_walk.h"
-#include "../lib/config_parse.h"
+#include "../common/config_parse.h"
 #include "../ringbuffer/ringbuffer_api.h"
 #include "consumer_internal.h"
 

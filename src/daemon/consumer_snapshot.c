@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../fs/fs_util.h"
+#include "../common/fs_util.h"
 #include "../ringbuffer/ringbuffer_api.h"
 #include "consumer_internal.h"
 

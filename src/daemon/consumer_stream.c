@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../fs/fs_util.h"
+#include "../common/fs_util.h"
 #include "../ringbuffer/ringbuffer_api.h"
 #include "consumer_internal.h"
 

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../lib/config_parse.h"
+#include "../common/config_parse.h"
 #include "ctl.h"
 
 static const char *state_of(const struct rtd_session *s)

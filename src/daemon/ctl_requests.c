@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../fs/fs_util.h"
+#include "../common/fs_util.h"
 #include "ctl.h"
 
 const char *ctl_get(const struct ctl_req *r, const char *key)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/config_parse.h"
+#include "../common/config_parse.h"
 #include "ctl.h"
 
 /* Every value of `key` in the request, split at commas; empty items are

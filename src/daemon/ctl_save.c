@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/config_parse.h"
+#include "../common/config_parse.h"
 #include "ctl.h"
 
 static void put_value(FILE *out, const char *key, const char *v)

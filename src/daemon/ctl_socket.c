@@ -20,7 +20,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "../fs/fs_util.h"
+#include "../common/fs_util.h"
 #include "ctl.h"
 
 static int lock_fd = -1;

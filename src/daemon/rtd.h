@@ -59,7 +59,7 @@ enum rtd_context {
 	RTD_CTX_COUNT
 };
 /* Their names and CTF types: rt_context_name, rt_context_type
- * (src/lib/config_parse.h, the one table). */
+ * (src/common/config_parse.h, the one table). */
 
 /* An enable-event rule. Owner: its channel. */
 struct rtd_rule {

@@ -36,8 +36,8 @@
 #include <sys/stat.h>
 
 #include "../ctf/ctf_walk.h"
-#include "../fs/fs_util.h"
-#include "config_parse.h"
+#include "../common/fs_util.h"
+#include "../common/config_parse.h"
 #include "rt_internal.h"
 #include "trace_dir.h"
 #include "owned_fd.h"

@@ -19,7 +19,7 @@
 #include "../daemon/rtd.h"
 #include "../ctf/ctf_packet.h"
 #include "../ringbuffer/ringbuffer.h"
-#include "clock.h"
+#include "../common/clock.h"
 #include "owned_fd.h"
 
 #define RT_HIDDEN __attribute__((visibility("hidden")))

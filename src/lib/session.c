@@ -57,9 +57,9 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
-#include "config_parse.h"
+#include "../common/config_parse.h"
 #include "daemon_client.h"
-#include "../fs/fs_util.h"
+#include "../common/fs_util.h"
 #include "rt_internal.h"
 #include "trace_dir.h"
 

@@ -6,7 +6,7 @@
 #define _GNU_SOURCE
 #include "trace_dir.h"
 
-#include "../fs/fs_util.h"
+#include "../common/fs_util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config_parse.h"
+#include "../common/config_parse.h"
 
 extern char *program_invocation_short_name;
 

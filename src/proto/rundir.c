@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../fs/fs_util.h"
+#include "../common/fs_util.h"
 #include "proto.h"
 
 int rtp_rundir(char *buf, size_t len)
