@@ -28,7 +28,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../ctf/reader.h"
+#include "../reader/reader.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../ctf/reader.h"
+#include "../reader/reader.h"
 #include "cli.h"
 
 struct chan_sum {

@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../ctf/reader.h"
+#include "../reader/reader.h"
 #include "fmt.h"
 
 /* One event class of one source. Owned by the view context (view.c). */

@@ -41,7 +41,7 @@
 #include <unistd.h>
 
 #include "../unit/unit.h"
-#include "ctf/reader.h"
+#include "reader/reader.h"
 #include "daemon/dp.h"
 #include "ringbuffer/ringbuffer_api.h"
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/ctf/reader.h"
+#include "../../src/reader/reader.h"
 #include "stress_common.h"
 
 #define MAX_IDS 2048
