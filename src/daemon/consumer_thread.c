@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "consumer_internal.h"
+#include "../consumer/consumer_internal.h"
 
 uint64_t cons_now_ns(void)
 {

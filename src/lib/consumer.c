@@ -39,7 +39,7 @@
 #include "../common/fs_util.h"
 #include "../common/config_parse.h"
 #include "rt_internal.h"
-#include "trace_dir.h"
+#include "../consumer/trace_dir.h"
 #include "owned_fd.h"
 
 struct rt_consumer {

@@ -61,7 +61,7 @@
 #include "daemon_client.h"
 #include "../common/fs_util.h"
 #include "rt_internal.h"
-#include "trace_dir.h"
+#include "../consumer/trace_dir.h"
 
 #define RT_DEFAULT_SUBBUF_SIZE (256 * 1024)
 #define RT_DEFAULT_NUM_SUBBUF 4

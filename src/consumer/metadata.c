@@ -1,5 +1,5 @@
 /*
- * consumer_meta.c - the metadata of a daemon trace: one stream class per
+ * metadata.c - the metadata of a daemon trace: one stream class per
  * channel (id = channel id) with the channel's contexts as its stream
  * event context, every event class the app registry assigned in the
  * trace, env (hostname, domain "ust", tracer "ringtrace", and procname

@@ -1,7 +1,7 @@
 /*
- * consumer_stream.c - from sub-buffers to stream files: file rotation, and
+ * stream.c - from sub-buffers to stream files: file rotation, and
  * the reading of one buffer set (each packet checked by
- * consumer_packet.c; a sub-buffer whose writer died mid-commit given up).
+ * packet.c; a sub-buffer whose writer died mid-commit given up).
  */
 #define _GNU_SOURCE
 #include <errno.h>

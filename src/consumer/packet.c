@@ -1,5 +1,5 @@
 /*
- * consumer_packet.c - checking a packet before it goes into a trace.
+ * packet.c - checking a packet before it goes into a trace.
  *
  * A sub-buffer is shared memory that every program of the buffer set maps
  * writable: a broken (or hostile) program of the same user can write

@@ -12,7 +12,7 @@
  * session never delays another) at the price of one mostly idle thread
  * per per-pid trace.
  *
- * Files (consumer_stream.c): `CHANNEL_CPU` per channel and CPU, created
+ * Files (stream.c): `CHANNEL_CPU` per channel and CPU, created
  * on the first packet; with tracefile_size, `CHANNEL_CPU_N` (N = 0, 1,
  * ...), a new file when the next packet would make the current one
  * larger than tracefile_size (a file always holds at least one packet),
@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #include "../ctf/ctf_walk.h"
-#include "dp.h"
+#include "../daemon/dp.h"
 
 #define CONS_HIDDEN __attribute__((visibility("hidden")))
 
@@ -152,7 +152,7 @@ CONS_HIDDEN int cons_metadata_update(struct cons_trace *ct, bool force);
 /*
  * Copy the packet at `shared` (a sub-buffer of `size` bytes the programs
  * can still write) into `copy` (`size` bytes, private), check it against
- * what the consumer knows (consumer_packet.c) and trim it to its content
+ * what the consumer knows (packet.c) and trim it to its content
  * (`copy` may be `shared` when that is a private copy already):
  * magic, the trace's uuid, the set's stream id, the CPU (stream instance
  * and cpu_id), content size within the sub-buffer, packet_seq_num equal to

@@ -22,7 +22,7 @@
 #ifndef RINGTRACE_TRACE_DIR_H
 #define RINGTRACE_TRACE_DIR_H
 
-#include "rt_internal.h"
+#include "../lib/rt_internal.h"
 
 /* Create a new stream file in dir (fs_util.h: the directory checked, the
  * file created O_EXCL without following symbolic links); returns an fd

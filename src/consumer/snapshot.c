@@ -1,5 +1,5 @@
 /*
- * consumer_snapshot.c - the flight recorder (Bligh, Desnoyers & Schultz 2007): write what the
+ * snapshot.c - the flight recorder (Bligh, Desnoyers & Schultz 2007): write what the
  * buffers of a trace hold now as a complete CTF trace, while programs keep
  * writing, without consuming anything.
  *
