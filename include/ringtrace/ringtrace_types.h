@@ -13,7 +13,33 @@
 extern "C" {
 #endif
 
+/*
+ * The call-site ABI: what a program compiled against these headers shares
+ * with the libringtrace it runs against (struct rt_event_desc, the entry
+ * points in ringtrace.h and what the inline fast path reads,
+ * ringtrace/internal/fast_layout.h). RT_ABI_VERSION is raised whenever
+ * one of them changes. The library records the events of call sites built
+ * against any version from RT_ABI_OLDEST to RT_ABI_VERSION, translating
+ * what differs (src/lib/registry.c):
+ *   1    struct rt_event_desc ends at `priv`, which the library never
+ *        writes past; events with strings or sequences call rt__reserve
+ *        and rt__commit (kept for them, src/lib/probe.c), others
+ *        rt__record.
+ *   2    the descriptor ends at `priv` too; events call rt__record or
+ *        rt__record_parts.
+ *   3-5  `fast` exists, but their inline fast path reads an older layout:
+ *        the library leaves it NULL, so these call sites always take the
+ *        library's path (rt__record), which records the same events.
+ *   6    these headers: the library may publish a fast site.
+ * A call site of any other version is refused with a warning (its events
+ * are not recorded). A new version keeps every entry point that an
+ * accepted version calls; dropping a version raises RT_ABI_OLDEST, and
+ * with it libringtrace's SOVERSION (RT_ABI_OLDEST - 1, CMakeLists.txt).
+ */
 #define RT_ABI_VERSION 6
+#define RT_ABI_OLDEST 1
+/* The first version whose descriptor has `fast`. */
+#define RT_ABI_FAST_FIRST 3
 
 /* LTTng's log levels. */
 enum rt_loglevel {

@@ -43,7 +43,10 @@
  * point. Reentrant without per-thread
  * state: nothing runs between a reservation and its commit but this code,
  * so a signal handler that traces meanwhile simply takes the next slot
- * (such nesting is bounded by the signals themselves).
+ * (such nesting is bounded by the signals themselves). Version 1's call
+ * sites (rt__reserve and rt__commit, at the end) are the exception: they
+ * write their payload between the two calls, and keep their reservation
+ * per thread meanwhile.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -516,4 +519,108 @@ void rt__record_parts(struct rt_event_desc *ev, const struct rt_part *parts,
 	for (uint32_t i = 0; i < nr; i++)
 		size += parts[i].size;
 	record(ev, NULL, parts, nr, size, true);
+}
+
+/* --- call sites of ABI version 1 (ringtrace_types.h) ---------------- */
+
+/*
+ * Version 1's call sites recorded an event in two calls: rt__reserve (a
+ * slot in the first buffer that records the event; the call site writes
+ * the payload at slot->p, then calls rt__commit) and rt__commit, repeated
+ * while it returns true (the next buffer's slot, reserved in the same
+ * struct). Their struct rt_slot is `char *p` then 8 words (10 in later
+ * version 1 headers) on the call site's stack: the library keeps where
+ * the event goes there (struct rt_v1_state). The reservation itself
+ * (struct rb_ctx) is kept per thread, innermost last: a signal handler
+ * that records meanwhile commits its own event before the interrupted
+ * one does, so commits pop in the order reservations pushed. Deeper
+ * nesting than RT_V1_NESTING drops the event (counted lost).
+ */
+struct rt_v1_slot {
+	char *p;
+	uint64_t opaque[8];
+};
+
+struct rt_v1_state {
+	const struct rt_event_class *c;
+	struct rt_channel *ch;			/* embedded mode, or NULL */
+	const struct rt_target_set *set;	/* daemon mode, or NULL */
+	struct rb *rb;				/* the reservation's buffer */
+	uint64_t size;				/* payload bytes */
+	uint32_t next;				/* the next buffer: index in set */
+};
+_Static_assert(sizeof(struct rt_v1_state) <= sizeof(((struct rt_v1_slot *)0)->opaque),
+	       "version 1's struct rt_slot holds the state");
+
+#define RT_V1_NESTING 4
+static __thread struct rb_ctx rt_v1_ctx[RT_V1_NESTING] __attribute__((tls_model("initial-exec")));
+static __thread uint32_t rt_v1_depth __attribute__((tls_model("initial-exec")));
+
+/* Reserve the event in the next buffer of st that has room: slot->p is
+ * where its payload goes, its rb_ctx the next level of rt_v1_ctx.
+ * False when no buffer is left. */
+static bool v1_reserve(struct rt_v1_state *st, struct rt_v1_slot *slot, uintptr_t ip)
+{
+	for (;;) {
+		struct rt_one o;
+		if (st->ch && st->next == 0)
+			rt_pick_embedded(st->c, st->ch, st->size, &o);
+		else if (!st->ch && st->set && st->next < st->set->nr)
+			rt_pick_target(&st->set->t[st->next], st->size, &o);
+		else
+			return false;
+		st->next++;
+		uint32_t d = rt_v1_depth;
+		if (d >= RT_V1_NESTING) {
+			rt_drop(o.rb);
+			continue;
+		}
+		rt_v1_depth = d + 1;
+		/* Signal fence: the level is taken before it is written, so a
+		 * handler that runs in between takes the next one. */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		char *p = one_reserve(&o, ip, &rt_v1_ctx[d]);
+		if (p) {
+			st->rb = o.rb;
+			slot->p = p;
+			return true;
+		}
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		rt_v1_depth = d;
+	}
+}
+
+RT_API bool rt__reserve(struct rt_event_desc *ev, size_t payload_size,
+			struct rt_v1_slot *slot);
+RT_API bool rt__commit(struct rt_v1_slot *slot);
+
+bool rt__reserve(struct rt_event_desc *ev, size_t payload_size, struct rt_v1_slot *slot)
+{
+	/* Acquire: as in record(). */
+	const struct rt_event_class *c = __atomic_load_n(&ev->priv, __ATOMIC_ACQUIRE);
+	if (!c)
+		return false;
+	struct rt_v1_state st = { .c = c, .size = payload_size };
+	st.ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
+	if (!st.ch)
+		st.set = daemon_targets(c);
+	if (!v1_reserve(&st, slot, (uintptr_t)__builtin_return_address(0)))
+		return false;
+	memcpy(slot->opaque, &st, sizeof(st));
+	return true;
+}
+
+bool rt__commit(struct rt_v1_slot *slot)
+{
+	struct rt_v1_state st;
+	memcpy(&st, slot->opaque, sizeof(st));
+	uint32_t d = rt_v1_depth - 1;
+	rb_commit(st.rb, &rt_v1_ctx[d]);
+	/* Signal fence: the level is released after its commit. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rt_v1_depth = d;
+	if (!v1_reserve(&st, slot, (uintptr_t)__builtin_return_address(0)))
+		return false;
+	memcpy(slot->opaque, &st, sizeof(st));
+	return true;
 }

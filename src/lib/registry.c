@@ -94,11 +94,30 @@ static bool grow(void **arr, size_t *cap, size_t need, size_t elem)
 	return true;
 }
 
+/*
+ * What differs in a call site built against an older header (the
+ * versions are listed with RT_ABI_VERSION, ringtrace_types.h): every
+ * accepted version has the members up to `priv` where this header has
+ * them, with the same meaning. `fast` exists from version 3
+ * (RT_ABI_FAST_FIRST) on, but only this version's call sites know the
+ * layout of the site it points to: older ones find it NULL and call the
+ * library, whose entry points (rt__record, rt__record_parts) they share.
+ */
+static bool desc_has_fast(const struct rt_event_desc *d)
+{
+	return d->abi >= RT_ABI_FAST_FIRST && d->abi <= RT_ABI_VERSION;
+}
+
+static bool desc_inline_ok(const struct rt_event_desc *d)
+{
+	return d->abi == RT_ABI_VERSION;
+}
+
 static bool desc_ok(const struct rt_event_desc *d)
 {
-	if (d->abi != RT_ABI_VERSION) {
-		rt_warn("event %s:%s built for ABI %u, this library is ABI %u; ignored",
-			d->provider, d->name, d->abi, RT_ABI_VERSION);
+	if (d->abi < RT_ABI_OLDEST || d->abi > RT_ABI_VERSION) {
+		rt_warn("event %s:%s built for ABI %u, this library runs ABI %u to %u; ignored",
+			d->provider, d->name, d->abi, RT_ABI_OLDEST, RT_ABI_VERSION);
 		return false;
 	}
 	if (!d->provider || !app_identifier_ok(d->provider) ||
@@ -145,8 +164,11 @@ static void apply_site(struct rt_event_desc *d)
 			 * loads it with acquire before use. */
 			__atomic_load_n(&c->targets, __ATOMIC_RELAXED) != NULL);
 	/* Release: the site's contents are complete before a call site can
-	 * load it (acquire in rt__fast_record, ringtrace.h). */
-	__atomic_store_n(&d->fast, on ? fast_site(c) : NULL, __ATOMIC_RELEASE);
+	 * load it (acquire in rt__fast_record, ringtrace.h). Older call
+	 * sites keep NULL (or have no such member). */
+	if (desc_has_fast(d))
+		__atomic_store_n(&d->fast, on && desc_inline_ok(d) ? fast_site(c) : NULL,
+				 __ATOMIC_RELEASE);
 	/* Relaxed: the call site's only load of it; the class it needs was
 	 * published in priv with release before. */
 	__atomic_store_n(&d->enabled, on ? 1 : 0, __ATOMIC_RELAXED);
@@ -157,7 +179,8 @@ static void apply_site(struct rt_event_desc *d)
 static void disable_site(struct rt_event_desc *d)
 {
 	__atomic_store_n(&d->enabled, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&d->fast, NULL, __ATOMIC_RELAXED);
+	if (desc_has_fast(d))
+		__atomic_store_n(&d->fast, NULL, __ATOMIC_RELAXED);
 }
 
 void rt__register(struct rt_event_desc *const *begin,

@@ -105,6 +105,19 @@ fi
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 grep -q 'LD_LIBRARY_PATH' "$prefix/lib/pkgconfig/ringtrace.pc" || fail "ringtrace.pc does not say what a prefix needs"
 libdir=$(pkg-config --variable=libdir ringtrace)
+# The .pc's ABI numbers are the installed header's, and the library's
+# soname is libringtrace.so.SOVERSION (RT_ABI_OLDEST - 1).
+header=$prefix/include/ringtrace/ringtrace_types.h
+for v in VERSION OLDEST; do
+	want=$(sed -n "s/^#define RT_ABI_$v \([0-9]*\)$/\1/p" "$header")
+	got=$(pkg-config --variable="abi_${v,,}" ringtrace)
+	[ -n "$want" ] && [ "$got" = "$want" ] || fail "ringtrace.pc: abi_${v,,}=$got, the header says $want"
+done
+soversion=$(pkg-config --variable=soversion ringtrace)
+[ "$soversion" = $(($(pkg-config --variable=abi_oldest ringtrace) - 1)) ] ||
+	fail "ringtrace.pc: soversion=$soversion"
+objdump -p "$libdir/libringtrace.so" | grep -qE "SONAME +libringtrace\.so\.$soversion\$" ||
+	fail "libringtrace.so's soname is not libringtrace.so.$soversion"
 cc -std=gnu11 -Wall -Wextra -Werror -O2 -o "$work/demo" "$src/examples/demo.c" \
 	$(pkg-config --cflags --libs ringtrace) -pthread -Wl,-rpath,"$libdir"
 cc -std=gnu11 -Wall -Wextra -Werror -O2 -o "$work/demo-norpath" "$src/examples/demo.c" \
