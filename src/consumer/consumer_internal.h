@@ -64,8 +64,7 @@ struct cons_stream {
 				 * the packets that could not be written */
 	uint64_t file_index;	/* rotation: N of the current file */
 	uint64_t oldest_index;	/* rotation: oldest file still on disk */
-	uint64_t stuck_rcnt;	/* read_count seen stuck, since stuck_ns */
-	uint64_t stuck_ns;	/* 0: not stuck */
+	struct rb_stuck stuck;	/* a sub-buffer seen stuck (rb_skip_stuck) */
 	struct cons_packet_prev prev;
 	/* consumer_trace_drain only: read_count when last seen moving and
 	 * when; `done`: consumed, or given up; `pending`: the last final
@@ -99,8 +98,10 @@ struct cons_bufset {
 	uint64_t packets;
 	uint64_t bytes;
 	uint64_t events;
-	uint64_t subbufs_skipped;	/* given up: writer died mid-commit,
-					 * or a buffer a drain gave up */
+	uint64_t subbufs_skipped;	/* given up by a drain (a sub-buffer
+					 * whose writer died mid-commit is
+					 * counted by rb_skip_stuck, in the
+					 * buffer's subbufs_lost) */
 	uint64_t packets_corrupt;	/* dropped: cons_packet_check failed */
 	uint64_t events_unwritten;	/* in packets that could not be written */
 };

@@ -21,7 +21,7 @@
 
 #include "../ctf/ctf_walk.h"
 #include "../common/config_parse.h"
-#include "../ringbuffer/ringbuffer_api.h"
+#include "../ringbuffer/ringbuffer.h"
 #include "consumer_internal.h"
 
 /* Rebuild the set's id table if the trace's classes changed. */
@@ -89,8 +89,9 @@ static bool header_ok(const struct cons_bufset *cb, uint32_t cpu,
 		return false;
 	/* The CPU's lost count only grows, and the packet's was read from it
 	 * when the packet closed. */
-	if (h->events_discarded > __atomic_load_n(&rb_cpu(&cb->b->rb, cpu)->events_lost,
-						  __ATOMIC_RELAXED))
+	struct rb_stats st;
+	rb_get_stats(&cb->b->rb, cpu, &st);
+	if (h->events_discarded > st.events_lost)
 		return false;
 	return !prev->valid ||
 	       (h->packet_seq_num > prev->seq && h->timestamp_begin >= prev->ts_end &&

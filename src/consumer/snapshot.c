@@ -5,13 +5,12 @@
  *
  * Non-destructive copy: after a flush (closing every CPU's open packet),
  * every complete sub-buffer between the reader's position and the writers'
- * is copied, oldest first, into private memory, and validated afterwards:
- * its commit_seq and (overwrite mode) its table entry - physical index,
- * pass tag, writer flag - must be unchanged, and the copy must be a packet
- * of that pass (magic, packet_seq_num, content_size). A writer that starts
- * the next pass of a sub-buffer first sets the table entry's tag and flag
- * (rb_table_acquire_slow), so a copy that raced with it fails the check
- * and is dropped, together with every older copy of that CPU: a snapshot
+ * (rb_snapshot_range) is copied, oldest first, into private memory by
+ * rb_snapshot_copy, which checks that the sub-buffer held that pass's
+ * complete packet for the whole copy; the copy must then be a packet of
+ * that pass (magic, packet_seq_num, content_size). A copy that raced with
+ * a writer starting the next pass fails the check and is dropped,
+ * together with every older copy of that CPU: a snapshot
  * holds a contiguous most-recent run of packets per CPU. read_count is
  * never moved, so the session goes on and the next snapshot contains the
  * same recent data again. Discard-mode buffers cannot be overwritten
@@ -28,7 +27,7 @@
 #include <string.h>
 
 #include "../common/fs_util.h"
-#include "../ringbuffer/ringbuffer_api.h"
+#include "../ringbuffer/ringbuffer.h"
 #include "consumer_internal.h"
 
 struct snap_packet {
@@ -46,7 +45,7 @@ struct snap {
 };
 
 /* Copy the complete sub-buffer at logical offset `off` of a CPU's buffer
- * into `dst` and check that it was stable during the copy, then check the
+ * into `dst` (rb_snapshot_copy: stable during the copy), then check the
  * packet (cons_packet_check, after `prev`). Returns the trimmed packet
  * length, or 0 if it is not complete or was overwritten (*corrupt false)
  * or damaged (*corrupt true). */
@@ -54,43 +53,12 @@ static uint64_t copy_subbuf(struct cons_bufset *cb, uint32_t cpu, uint64_t off, 
 			    struct cons_packet_prev *prev, bool *corrupt)
 {
 	struct rb *rb = &cb->b->rb;
-	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
 	*corrupt = false;
-	struct rb_subbuf_ctl *s = &c->sb[rb_subbuf_index(rb, off)];
-	/* Acquire: pairs with the seq-cst CAS that publishes commit_seq; the
-	 * pass's data is visible once it is. */
-	uint64_t seq = __atomic_load_n(&s->commit_seq, __ATOMIC_ACQUIRE);
-	if (seq != rb_ctx_target(rb, off))
-		return 0;
-	uint32_t phys = rb_subbuf_index(rb, off);
-	uint64_t e = 0;
-	if (rb->mode == RB_MODE_OVERWRITE) {
-		uint64_t pass = (off >> rb->geom.bfbits) & RB_TABLE_TAG_MASK;
-		/* Acquire: pairs with the writers' acq-rel CAS setting the
-		 * tag and flag (rb_table_acquire_slow). */
-		e = __atomic_load_n(&s->table, __ATOMIC_ACQUIRE);
-		if ((e & RB_TABLE_FLAG) || RB_TABLE_TAG(e) != pass)
-			return 0;
-		phys = RB_TABLE_IDX(e);
-		/* Shared with the programs: the index must stay inside the
-		 * CPU's N + 1 physical sub-buffers. */
-		if (phys > rb->num_subbuf)
-			return 0;
-	}
-	memcpy(dst, rb_phys_addr(rb, cpu, phys), rb->subbuf_size);
-	/* Acquire fence: orders the copy's loads before the re-reads below,
-	 * so a writer store seen by the copy implies its earlier table CAS
-	 * (acq-rel: before its data stores) is seen by the re-read (the
-	 * seqlock pattern). */
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&s->commit_seq, __ATOMIC_RELAXED) != seq)
-		return 0;
-	if (rb->mode == RB_MODE_OVERWRITE &&
-	    __atomic_load_n(&s->table, __ATOMIC_RELAXED) != e)
+	uint64_t seq;
+	if (rb_snapshot_copy(rb, cpu, off, dst, &seq) < 0)
 		return 0;
 	uint64_t len, n;
-	if (cons_packet_check(cb, cpu, prev, dst, dst, rb->subbuf_size,
-			      (off - rb->initial_count) >> rb->geom.sbfbits, &len, &n) < 0) {
+	if (cons_packet_check(cb, cpu, prev, dst, dst, rb->subbuf_size, seq, &len, &n) < 0) {
 		*corrupt = true;
 		return 0;
 	}
@@ -116,15 +84,12 @@ static int snap_push(struct snap *sn, const struct snap_packet *p)
 static int snap_cpu(struct snap *sn, struct cons_bufset *cb, uint32_t set, uint32_t cpu)
 {
 	struct rb *rb = &cb->b->rb;
-	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
 	struct cons_packet_prev prev = { 0 };
 	const uint64_t S = rb->subbuf_size;
-	/* Acquire: pairs with the writers' LCAS and push CAS. */
-	uint64_t end = __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE) & ~(S - 1);
-	uint64_t start = __atomic_load_n(&c->read_count, __ATOMIC_ACQUIRE) & ~(S - 1);
-	uint64_t span = (uint64_t)rb->num_subbuf * S;
-	if (end - start > span)
-		start = end - span;
+	uint64_t start, end;
+	int ret = rb_snapshot_range(rb, cpu, &start, &end);
+	if (ret < 0)
+		return ret;
 	size_t first = sn->n;
 	for (uint64_t off = start; off != end; off += S) {
 		struct snap_packet p = { .set = set, .cpu = cpu };

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "../common/fs_util.h"
-#include "../ringbuffer/ringbuffer_api.h"
+#include "../ringbuffer/ringbuffer.h"
 #include "consumer_internal.h"
 
 void cons_write_failed(struct cons_trace *ct, const char *what, int err, uint64_t packets,
@@ -132,62 +132,12 @@ int cons_stream_write(const char *dir, const struct rtd_channel *ch, uint32_t cp
 	return ctf_out_append(&s->out, s->fd, data, len, events);
 }
 
-/* The sub-buffer at read_count has been left behind by the writers
- * (write_count is past its end) yet is not complete. */
-static bool subbuf_left_incomplete(const struct rb *rb, uint32_t cpu, uint64_t *rcnt)
-{
-	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
-	/* Acquire loads: pair with the writers' LCAS / push CAS; only
-	 * compared, never used to read data. */
-	uint64_t r = __atomic_load_n(&c->read_count, __ATOMIC_ACQUIRE);
-	uint64_t w = __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE);
-	*rcnt = r;
-	return w - (r & ~(rb->subbuf_size - 1)) >= rb->subbuf_size;
-}
-
-/*
- * A sub-buffer whose writer reserved a slot and never committed it (the
- * program was killed -9 between rb_reserve and rb_commit, or is stopped
- * in a debugger) never becomes ready: its commit count stays short of the
- * pass's target forever, and every later sub-buffer of that CPU waits
- * behind it. After it has been seen in that state for stuck_ms, move
- * read_count past it (rb_put_subbuf without a get: the same CAS, and the
- * writers' push CAS may win it instead, which is just as good) and count
- * it as lost; its content is never read, so a late commit of a writer
- * that was only slow costs data, never correctness.
- */
+/* A sub-buffer whose writer reserved a slot and never committed it is
+ * given up after stuck_ms and counted (rb_skip_stuck). */
 static void maybe_skip_stuck(struct cons_bufset *cb, uint32_t cpu, uint64_t stuck_ms)
 {
-	struct rb *rb = &cb->b->rb;
-	struct cons_stream *s = &cb->streams[cpu];
-	uint64_t rcnt;
-	if (!subbuf_left_incomplete(rb, cpu, &rcnt)) {
-		s->stuck_ns = 0;
-		return;
-	}
-	uint64_t now = cons_now_ns();
-	if (!s->stuck_ns || s->stuck_rcnt != rcnt) {
-		s->stuck_ns = now;
-		s->stuck_rcnt = rcnt;
-		return;
-	}
-	if (now - s->stuck_ns < stuck_ms * 1000000ull)
-		return;
-	struct rb_read r = { .count = rcnt };
-	rb_put_subbuf(rb, cpu, &r);
-	s->stuck_ns = 0;
-	__atomic_fetch_add(&cb->subbufs_skipped, 1, __ATOMIC_RELAXED);
-}
-
-/* The sub-buffer rb_get_subbuf handed out lies inside the CPU's data
- * (in overwrite mode its index comes from the shared table, which a
- * broken program could have scribbled on). */
-static bool subbuf_in_bounds(const struct rb *rb, uint32_t cpu, const struct rb_read *r)
-{
-	uint64_t nr = rb->num_subbuf + (rb->mode == RB_MODE_OVERWRITE ? 1 : 0);
-	uintptr_t base = (uintptr_t)rb->cpus[cpu].data, at = (uintptr_t)r->data;
-	return at >= base && (at - base) % rb->subbuf_size == 0 &&
-	       (at - base) / rb->subbuf_size < nr;
+	rb_skip_stuck(&cb->b->rb, cpu, &cb->streams[cpu].stuck, cons_now_ns(),
+		      stuck_ms * 1000000ull);
 }
 
 /* Write one sub-buffer taken from the CPU's buffer: its checked private
@@ -195,12 +145,10 @@ static bool subbuf_in_bounds(const struct rb *rb, uint32_t cpu, const struct rb_
 static void write_subbuf(struct cons_trace *ct, struct cons_bufset *cb, uint32_t cpu,
 			 const struct rb_read *r)
 {
-	struct rb *rb = &cb->b->rb;
 	struct cons_stream *s = &cb->streams[cpu];
 	uint64_t len, n;
-	uint64_t seq = (r->count - rb->initial_count) >> rb->geom.sbfbits;
-	if (r->data_size > ct->copy_size || !subbuf_in_bounds(rb, cpu, r) ||
-	    cons_packet_check(cb, cpu, &s->prev, r->data, ct->copy, r->data_size, seq,
+	if (r->data_size > ct->copy_size ||
+	    cons_packet_check(cb, cpu, &s->prev, r->data, ct->copy, r->data_size, r->seq,
 			      &len, &n) < 0) {
 		/* Relaxed: statistics only (consumer_bufset_stats). */
 		__atomic_fetch_add(&cb->packets_corrupt, 1, __ATOMIC_RELAXED);
@@ -240,7 +188,6 @@ uint32_t cons_read_bufset(struct cons_trace *ct, struct cons_bufset *cb, uint64_
 		 * CPU (or a drain past its deadline). */
 		uint32_t k = 0;
 		for (; k < rb->num_subbuf && rb_get_subbuf(rb, cpu, &r) == 0; k++) {
-			cb->streams[cpu].stuck_ns = 0;
 			write_subbuf(ct, cb, cpu, &r);
 			rb_put_subbuf(rb, cpu, &r);
 		}

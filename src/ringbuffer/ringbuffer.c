@@ -2,8 +2,9 @@
  * ringbuffer.c - slow paths of the lockless per-CPU ring buffer (Desnoyers & Dagenais 2012,
  * section 4): creation of the shared-memory buffers, sub-buffer switches
  * (Algorithms 1, 2 and the SWITCH_OLD/NEW/END_SWITCH_CURRENT steps), force
- * switch (Algorithm 4), push reader, and the reader's get/put sub-buffer
- * (Algorithms 6 and 7).
+ * switch (Algorithm 4), push reader, and the reader's side: get/put
+ * sub-buffer (Algorithms 6 and 7), the skip of a stuck sub-buffer and the
+ * snapshot's non-destructive copy.
  *
  * Correctness of the per-CPU rseq scheme (docs/ring-buffer.md). Each word
  * has exactly one way of being written at any time:
@@ -677,12 +678,6 @@ static int32_t rb_reserve_cpu(struct rb *rb)
 	return (int32_t)rb_current_cpu(rb);
 }
 
-/* Packet sequence number of the packet starting at offset `begin`. */
-static uint64_t rb_packet_seq(const struct rb *rb, uint64_t begin)
-{
-	return (begin - rb->initial_count) >> rb->geom.sbfbits;
-}
-
 /* PUSH_READER: in overwrite mode, move read_count past sub-buffers the
  * writer is about to overwrite (equation (1) true at `begin`). */
 static void rb_push_reader(struct rb *rb, struct rb_cpu_ctl *c, uint64_t begin)
@@ -990,6 +985,7 @@ int rb_get_subbuf(struct rb *rb, uint32_t cpu, struct rb_read *r)
 		c->reader_subbuf = phys;
 	}
 	r->count = rcnt;
+	r->seq = rb_packet_seq(rb, rcnt);
 	r->data = rb_phys_addr(rb, cpu, phys);
 	r->data_size = rb->subbuf_size;
 	return 0;
@@ -1008,4 +1004,97 @@ void rb_put_subbuf(struct rb *rb, uint32_t cpu, const struct rb_read *r)
 	 * which is fine: we owned the sub-buffer while reading. */
 	__atomic_compare_exchange_n(&c->read_count, &expect, next, false,
 				    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+}
+
+int rb_skip_stuck(struct rb *rb, uint32_t cpu, struct rb_stuck *st, uint64_t now,
+		  uint64_t after)
+{
+	if (cpu >= rb->nr_cpus)
+		return -EINVAL;
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	/* Acquire loads: pair with the writers' LCAS and push CAS; only
+	 * compared, never used to read data. */
+	uint64_t rcnt = __atomic_load_n(&c->read_count, __ATOMIC_ACQUIRE);
+	uint64_t wcnt = __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE);
+	if (wcnt - rb_mask_high_u64(rcnt, rb->geom.sbfbits) < rb->subbuf_size) {
+		st->seen = false;	/* the writers are still in it */
+		return 0;
+	}
+	if (!st->seen || st->count != rcnt) {
+		*st = (struct rb_stuck){ .count = rcnt, .since = now, .seen = true };
+		return 0;
+	}
+	if (now - st->since < after)
+		return 0;
+	st->seen = false;
+	uint64_t next = rb_mask_high_u64(rcnt, rb->geom.sbfbits) + rb->subbuf_size;
+	/* Seq-cst CAS, as rb_put_subbuf's (pairs with the writers' acquire
+	 * load of read_count before equation (1) and with their push CAS):
+	 * exactly one of us moves read_count past the sub-buffer, and the
+	 * one that does counts it. */
+	if (!__atomic_compare_exchange_n(&c->read_count, &rcnt, next, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		return 0;
+	/* Relaxed: a statistic (rb_get_stats). */
+	__atomic_fetch_add(&c->subbufs_lost, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
+int rb_snapshot_range(const struct rb *rb, uint32_t cpu, uint64_t *first, uint64_t *end)
+{
+	if (cpu >= rb->nr_cpus)
+		return -EINVAL;
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	const uint64_t S = rb->subbuf_size;
+	/* Acquire: pairs with the writers' LCAS and push CAS. */
+	uint64_t e = __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE) & ~(S - 1);
+	uint64_t f = __atomic_load_n(&c->read_count, __ATOMIC_ACQUIRE) & ~(S - 1);
+	uint64_t span = (uint64_t)rb->num_subbuf * S;
+	if (e - f > span)
+		f = e - span;
+	*first = f;
+	*end = e;
+	return 0;
+}
+
+int rb_snapshot_copy(const struct rb *rb, uint32_t cpu, uint64_t off, void *dst,
+		     uint64_t *seq)
+{
+	if (cpu >= rb->nr_cpus)
+		return -EINVAL;
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	uint32_t idx = rb_subbuf_index(rb, off);
+	struct rb_subbuf_ctl *s = &c->sb[idx];
+	/* Acquire: pairs with the seq-cst CAS that publishes commit_seq; the
+	 * pass's data is visible once it is. */
+	uint64_t cseq = __atomic_load_n(&s->commit_seq, __ATOMIC_ACQUIRE);
+	if (cseq != rb_ctx_target(rb, off))
+		return -EAGAIN;
+	uint32_t phys = idx;
+	uint64_t e = 0;
+	if (rb->mode == RB_MODE_OVERWRITE) {
+		uint64_t pass = (off >> rb->geom.bfbits) & RB_TABLE_TAG_MASK;
+		/* Acquire: pairs with the writers' acq-rel CAS setting the
+		 * tag and flag (rb_table_acquire_slow). */
+		e = __atomic_load_n(&s->table, __ATOMIC_ACQUIRE);
+		if ((e & RB_TABLE_FLAG) || RB_TABLE_TAG(e) != pass)
+			return -EAGAIN;
+		phys = RB_TABLE_IDX(e);
+		/* Shared with the programs: the index must stay inside the
+		 * CPU's N + 1 physical sub-buffers. */
+		if (phys > rb->num_subbuf)
+			return -EIO;
+	}
+	memcpy(dst, rb_phys_addr(rb, cpu, phys), rb->subbuf_size);
+	/* Acquire fence: orders the copy's loads before the re-reads below,
+	 * so a writer store seen by the copy implies its earlier table CAS
+	 * (acq-rel: before its data stores) is seen by the re-read (the
+	 * seqlock pattern). */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&s->commit_seq, __ATOMIC_RELAXED) != cseq)
+		return -EAGAIN;
+	if (rb->mode == RB_MODE_OVERWRITE && __atomic_load_n(&s->table, __ATOMIC_RELAXED) != e)
+		return -EAGAIN;
+	*seq = rb_packet_seq(rb, off);
+	return 0;
 }

@@ -6,7 +6,9 @@
  * layout is described byte by byte below and versioned, so another process
  * can map it. Producers reserve a slot, write it and commit it
  * (ringbuffer_api.h, inline); a reader takes whole sub-buffers
- * (rb_get_subbuf / rb_put_subbuf); a flush closes a partly filled
+ * (rb_get_subbuf / rb_put_subbuf), gives up one whose writer is gone
+ * (rb_skip_stuck) or copies complete ones without taking them
+ * (rb_snapshot_range / rb_snapshot_copy); a flush closes a partly filled
  * sub-buffer (rb_flush_cpu). The module knows nothing of CTF: the client
  * supplies the sub-buffer header size and callbacks that fill it.
  *
@@ -16,9 +18,9 @@
  *    everything else here. They take no lock, make no system call and
  *    allocate nothing.
  *  - One reader per buffer at a time: rb_get_subbuf/rb_put_subbuf/
- *    rb_flush_cpu for one CPU's buffer must be serialised by the caller
- *    (the consumer owns them). Different CPUs' buffers may be read in
- *    parallel.
+ *    rb_skip_stuck/rb_flush_cpu, and a snapshot (rb_snapshot_copy), for
+ *    one CPU's buffer must be serialised by the caller (the consumer owns
+ *    them). Different CPUs' buffers may be read in parallel.
  *  - rb_create/rb_destroy are not concurrent with anything on that rb.
  */
 #ifndef RINGTRACE_RINGBUFFER_H
@@ -191,7 +193,8 @@ struct rb_subbuf_ctl {
  *  events_lost: events dropped (discard mode full, would-overflow, nesting,
  *    oversized) - atomic add; written into each packet as the cumulative
  *    events_discarded.
- *  subbufs_lost: sub-buffers overwritten unread (overwrite mode pushes).
+ *  subbufs_lost: sub-buffers overwritten unread (overwrite mode pushes)
+ *    or given up by the reader (rb_skip_stuck) - atomic add.
  */
 struct rb_cpu_ctl {
 	uint64_t write_count;
@@ -311,11 +314,20 @@ struct rb_ctx {
 	bool full_tsc;		/* out: write the full-timestamp header */
 };
 
-/* A sub-buffer taken by the reader. */
+/* A sub-buffer taken by the reader (rb_get_subbuf). */
 struct rb_read {
 	uint64_t count;		/* read_count when taken */
+	uint64_t seq;		/* its packet's sequence number (rb_packet_seq) */
 	char *data;		/* the packet: S bytes, the reader's until put */
 	uint64_t data_size;	/* bytes used, from the commit/switch info */
+};
+
+/* What the reader remembers of a sub-buffer seen stuck (rb_skip_stuck):
+ * one per CPU buffer, owned by the reader, zeroed to start. */
+struct rb_stuck {
+	uint64_t count;		/* read_count it was seen stuck at */
+	uint64_t since;		/* when, in the caller's clock */
+	bool seen;		/* count and since are set */
 };
 
 /* The seals a buffer set's memfd carries (rb_create): it can neither
@@ -342,13 +354,103 @@ void rb_destroy(struct rb *rb);
 int rb_attach(struct rb *rb, void *map, size_t size);
 
 /*
- * Reader side (Algorithms 6 and 7). rb_get_subbuf returns 0 and fills `r`
- * when a complete sub-buffer is ready, -EAGAIN otherwise, -EIO when the
- * shared sub-buffer table holds an index out of range (memory corrupted by
- * another process). rb_put_subbuf gives it back; it always succeeds.
+ * The reader's API. Everything a consumer needs from a buffer set goes
+ * through the functions below (and rb_flush_cpu, rb_get_stats): nothing
+ * outside this module reads the per-CPU control words or the sub-buffer
+ * table. All of them take `cpu` < rb->nr_cpus; the counters they read are
+ * in memory every program of the buffer set can write, so each result is
+ * checked before it is used to address memory.
+ */
+
+/* Packet sequence number of the sub-buffer that starts at `begin` (a
+ * read_count or write_count value at a sub-buffer start): sub-buffers
+ * since the buffer was created, the number subbuf_begin receives and
+ * rb_read.seq carries. A pure function of the geometry; any thread. */
+static inline uint64_t rb_packet_seq(const struct rb *rb, uint64_t begin)
+{
+	return (begin - rb->initial_count) >> rb->geom.sbfbits;
+}
+
+/*
+ * READ_GETSUBBUF (Algorithm 6): take the sub-buffer at the CPU's read
+ * position if its packet is complete. On success `r` holds its read_count
+ * value, its packet sequence number and its data (rb->subbuf_size bytes
+ * inside this CPU's sub-buffers, even when the shared table was damaged),
+ * which are the reader's until rb_put_subbuf (overwrite mode: writers do
+ * not touch it; discard mode: writers do not reach it before the put).
+ * Concurrency: the CPU's one reader (see the contract above); concurrent
+ * with every writer.
+ * Returns 0, -EAGAIN (nothing complete to take now), -EIO (the shared
+ * sub-buffer table holds an index out of range: memory damaged by a
+ * program; rb_skip_stuck gives that sub-buffer up), -EINVAL (cpu).
  */
 int rb_get_subbuf(struct rb *rb, uint32_t cpu, struct rb_read *r);
+
+/*
+ * READ_PUTSUBBUF (Algorithm 7): give back a sub-buffer rb_get_subbuf
+ * returned (and only such a one): read_count moves past it, unless a
+ * writer pushed the reader past it meanwhile (overwrite mode), which
+ * counted it in subbufs_lost. Concurrency: the CPU's one reader. Always
+ * succeeds.
+ */
 void rb_put_subbuf(struct rb *rb, uint32_t cpu, const struct rb_read *r);
+
+/*
+ * Give up the sub-buffer at the CPU's read position when the writers have
+ * left it (write_count is past its end) and it still cannot be taken
+ * after `after` time units: a writer reserved a slot and never committed
+ * it (killed -9 between rb_reserve and rb_commit, or stopped in a
+ * debugger), so its commit count stays short of the pass's target and
+ * every later sub-buffer of the CPU waits behind it; or its table entry
+ * was damaged. The first call that sees it stuck at a read position
+ * records that position and `now` in *st; a later call that finds the
+ * reader still there `after` units later moves read_count past it (the
+ * CAS of rb_put_subbuf) and counts it in the CPU's subbufs_lost
+ * (rb_get_stats). Its content is never read, so a late commit of a writer
+ * that was only slow costs data, never correctness. `now` and `after`:
+ * any one clock and unit (the caller's).
+ * Call it when rb_get_subbuf has nothing (-EAGAIN, -EIO) for the CPU.
+ * Concurrency: the CPU's one reader (serialised with rb_get_subbuf and
+ * rb_put_subbuf); `st` is the reader's.
+ * Returns 1 (given up and counted), 0 (nothing stuck, not long enough, or
+ * a writer's push moved the reader first and counted it), -EINVAL (cpu).
+ */
+int rb_skip_stuck(struct rb *rb, uint32_t cpu, struct rb_stuck *st, uint64_t now,
+		  uint64_t after);
+
+/*
+ * Non-destructive read (the flight recorder's snapshot): copy complete
+ * packets of a CPU's buffer without taking them, while the writers go on.
+ *
+ * rb_snapshot_range: the offsets [*first, *end), in steps of
+ * rb->subbuf_size, of the sub-buffers that may hold complete packets not
+ * yet consumed, oldest first: from the read position (or, when the
+ * writers are further ahead than the buffer holds, the oldest sub-buffer
+ * it can still hold) up to the one write_count is in, left out (flush
+ * first, rb_flush_cpu, to close it). Returns 0 or -EINVAL (cpu).
+ *
+ * rb_snapshot_copy: copy the sub-buffer at offset `off` (from
+ * rb_snapshot_range) into `dst` (rb->subbuf_size bytes) and check that it
+ * held the complete packet of that pass for the whole copy: its commit
+ * count was that pass's target and, in overwrite mode, its table entry
+ * (physical index, pass tag, writer flag) stayed the same; a writer that
+ * starts the next pass of a sub-buffer sets the entry's tag and flag
+ * first, so a copy that raced with it fails (the seqlock pattern). *seq
+ * receives the packet's sequence number. The copy is still shared-memory
+ * content: check the packet itself before using it.
+ * Returns 0, -EAGAIN (not complete for that pass, or overwritten before
+ * or during the copy: the copy is not that packet), -EIO (the table
+ * entry's index is out of range: damaged), -EINVAL (cpu).
+ *
+ * Concurrency: any thread, concurrently with every writer, but not with
+ * the CPU's reader: in discard mode a sub-buffer given back by
+ * rb_put_subbuf may be rewritten during the copy without its commit count
+ * or table entry showing it (the caller serialises the snapshot with the
+ * reader, as the daemon's io_lock does).
+ */
+int rb_snapshot_range(const struct rb *rb, uint32_t cpu, uint64_t *first, uint64_t *end);
+int rb_snapshot_copy(const struct rb *rb, uint32_t cpu, uint64_t off, void *dst,
+		     uint64_t *seq);
 
 /*
  * The read timer's next period, for a consumer that polls (producers
@@ -380,12 +482,18 @@ static inline uint64_t rb_read_wait(uint64_t wait, uint64_t max, uint64_t min,
  */
 int rb_flush_cpu(struct rb *rb, uint32_t cpu, bool final);
 
-/* Statistics for one CPU (racy snapshot). */
+/* The counters of one CPU's buffer a consumer reads: each a relaxed load
+ * (statistics, no ordering with the data, no two of them read at one
+ * instant), in memory the programs can write (bound them before trusting
+ * them). bytes_reserved - bytes_consumed is what the reader has still to
+ * take (at most a buffer's worth plus the open sub-buffer). Any thread. */
 struct rb_stats {
-	uint64_t bytes_reserved;
-	uint64_t bytes_consumed;
-	uint64_t events_lost;
-	uint64_t subbufs_lost;
+	uint64_t bytes_reserved;	/* write_count since creation */
+	uint64_t bytes_consumed;	/* read_count since creation */
+	uint64_t events_lost;		/* dropped by writers: the cumulative
+					 * events_discarded of the packets */
+	uint64_t subbufs_lost;		/* overwritten unread (overwrite
+					 * mode) or given up (rb_skip_stuck) */
 };
 void rb_get_stats(const struct rb *rb, uint32_t cpu, struct rb_stats *st);
 

@@ -1,7 +1,9 @@
 /*
  * test_ringbuffer.c - the lockless per-CPU ring buffer (src/ringbuffer)
  * through its API: rb_create, rb_reserve/rb_commit (inline fast path and
- * slow path), rb_get_subbuf/rb_put_subbuf, rb_flush_cpu, rb_attach.
+ * slow path), rb_get_subbuf/rb_put_subbuf, rb_flush_cpu, rb_attach, and
+ * the reader's rb_skip_stuck, rb_snapshot_range/rb_snapshot_copy and
+ * packet sequence numbers.
  *
  * Every single-threaded test runs in four variants: rseq mode and
  * SMP-atomic mode, each with counters starting at 0 and just below 2^64
@@ -544,6 +546,8 @@ static int read_one(struct world *w, struct pkt *p)
 	uint64_t rel = r.count - w->start;
 	CHECK(rel % w->S == 0, "read_count not at a sub-buffer start");
 	CHECK_EQ(r.data_size, w->S);
+	CHECK_EQ(r.seq, rel / w->S);
+	CHECK_EQ(rb_packet_seq(&w->rb, r.count), rel / w->S);
 	CHECK(in_cpu0_data(w, r.data, w->S), "reader's sub-buffer outside data");
 	struct pkt tmp;
 	if (!p)
@@ -2107,6 +2111,226 @@ static void test_mt(const struct variant *v, enum rb_mode mode)
 	pin_cpu(0);
 }
 
+/* ---- the reader's API beyond get/put ---------------------------------- */
+
+/* rb_snapshot_copy of the sub-buffer at `off` into a private copy, and
+ * the packet checked against the model. Returns rb_snapshot_copy's
+ * result. */
+static int snap_one(struct world *w, uint64_t off, struct pkt *p)
+{
+	char *copy = malloc(w->S);
+	uint64_t seq = UINT64_MAX;
+	int ret = rb_snapshot_copy(&w->rb, 0, off, copy, &seq);
+	if (ret == 0) {
+		CHECK_EQ(seq, (off - w->start) / w->S);
+		if (parse_packet(w, copy, p)) {
+			CHECK_EQ(p->seq, seq);
+			check_against_model(w, p);
+		}
+	}
+	free(copy);
+	return ret;
+}
+
+/*
+ * Snapshot read of a partly filled buffer: the complete sub-buffers
+ * between the reader and the writer are copied with the events the model
+ * put there, the open one is left out until a flush closes it, nothing is
+ * consumed (the reader then gets the same packets), and a held slot's
+ * sub-buffer is refused. Overwrite mode, after laps: the range is the
+ * N - 1 sub-buffers behind the writer; one rewritten after the range was
+ * taken, or whose table entry is damaged, is refused.
+ */
+static void test_snapshot(const struct variant *v, enum rb_mode mode)
+{
+	set_case(v, mode == RB_MODE_DISCARD ? "snapshot-discard" : "snapshot-overwrite");
+	struct world *w = calloc(1, sizeof(*w));
+	if (world_init(w, v, mode, 4096, 8, 27) != 0) {
+		free(w);
+		return;
+	}
+	uint64_t first, end;
+	CHECK_EQ(rb_snapshot_range(&w->rb, 0, &first, &end), 0);
+	CHECK(first == w->start && end == w->start, "empty buffer: range not empty");
+	CHECK_EQ(rb_snapshot_range(&w->rb, 2, &first, &end), (uint64_t)-EINVAL);
+	/* two and a half sub-buffers */
+	while (w->pos < 2 * w->S + w->S / 2) {
+		fake_now++;
+		CHECK_EQ(emit(w, 150, true, NULL), 0);
+	}
+	CHECK_EQ(rb_snapshot_range(&w->rb, 0, &first, &end), 0);
+	CHECK_EQ(first, w->start);
+	CHECK_EQ(end, w->start + 2 * w->S);
+	struct pkt p;
+	unsigned copied = 0;
+	for (uint64_t off = first; off != end; off += w->S) {
+		CHECK_EQ(snap_one(w, off, &p), 0);
+		CHECK(p.ok && p.nev > 0, "snapshot packet at +%lu empty or bad",
+		      (unsigned long)(off - w->start));
+		copied++;
+	}
+	CHECK_EQ(copied, 2);
+	char *copy = malloc(w->S);
+	uint64_t seq;
+	CHECK_EQ(rb_snapshot_copy(&w->rb, 0, end, copy, &seq), (uint64_t)-EAGAIN);
+	CHECK_EQ(rb_snapshot_copy(&w->rb, 5, first, copy, &seq), (uint64_t)-EINVAL);
+	struct rb_stats st;
+	rb_get_stats(&w->rb, 0, &st);
+	CHECK_EQ(st.bytes_consumed, 0);
+	/* the flush closes the third; the range then holds it */
+	CHECK_EQ(rb_flush_cpu(&w->rb, 0, false), 0);
+	model_flush(w);
+	CHECK_EQ(rb_snapshot_range(&w->rb, 0, &first, &end), 0);
+	CHECK_EQ(end, w->start + 3 * w->S);
+	CHECK_EQ(snap_one(w, w->start + 2 * w->S, &p), 0);
+	CHECK_EQ(p.seq, 2);
+	/* nothing was consumed: the reader gets all three */
+	CHECK_EQ(drain(w), 3);
+
+	/* a held slot: its sub-buffer is not complete, nor the later ones */
+	fake_now++;
+	emit(w, 100, true, NULL);
+	struct rb_ctx held;
+	uint64_t held_id = w->next_id;
+	fake_now++;
+	CHECK_EQ(emit(w, 200, false, &held), 0);
+	uint64_t h = w->pos / w->S;
+	while (w->pos / w->S < h + 2) {
+		fake_now++;
+		emit(w, 300, true, NULL);
+	}
+	CHECK_EQ(rb_snapshot_range(&w->rb, 0, &first, &end), 0);
+	CHECK_EQ(first, w->start + h * w->S);
+	CHECK_EQ(end, w->start + (h + 2) * w->S);
+	for (uint64_t off = first; off != end; off += w->S)
+		CHECK_EQ(snap_one(w, off, &p), (uint64_t)-EAGAIN);
+	commit_event(w, &held, held_id);
+	for (uint64_t off = first; off != end; off += w->S)
+		CHECK_EQ(snap_one(w, off, &p), 0);
+	w->next_seq = h;
+	CHECK_EQ(drain(w), 2);
+
+	if (mode == RB_MODE_OVERWRITE) {
+		/* laps without a reader: the writers pushed it to the N - 1
+		 * sub-buffers before the one they are in, all copied */
+		uint64_t until = w->pos + 3 * w->N * w->S + w->S / 3;
+		while (w->pos < until) {
+			fake_now++;
+			emit(w, 250, true, NULL);
+		}
+		CHECK_EQ(rb_snapshot_range(&w->rb, 0, &first, &end), 0);
+		uint64_t W = w->pos / w->S;
+		CHECK_EQ(end, w->start + W * w->S);
+		CHECK_EQ(end - first, (uint64_t)(w->N - 1) * w->S);
+		for (uint64_t off = first; off != end; off += w->S) {
+			CHECK_EQ(snap_one(w, off, &p), 0);
+			CHECK_EQ(p.seq, (off - w->start) / w->S);
+		}
+		/* rewritten after the range was taken: refused */
+		uint64_t old = first;
+		while (w->pos / w->S < W + 2) {
+			fake_now++;
+			emit(w, 250, true, NULL);
+		}
+		CHECK_EQ(snap_one(w, old, &p), (uint64_t)-EAGAIN);
+		/* a damaged table entry: refused, nothing copied from it */
+		CHECK_EQ(rb_snapshot_range(&w->rb, 0, &first, &end), 0);
+		uint64_t off = end - w->S;
+		uint32_t idx = rb_subbuf_index(&w->rb, off);
+		uint64_t saved = ctl0(w)->sb[idx].table;
+		ctl0(w)->sb[idx].table = RB_TABLE_MAKE(0xfffffff0u, RB_TABLE_TAG(saved), 0);
+		CHECK_EQ(rb_snapshot_copy(&w->rb, 0, off, copy, &seq), (uint64_t)-EIO);
+		ctl0(w)->sb[idx].table = saved;
+		CHECK_EQ(snap_one(w, off, &p), 0);
+	}
+	free(copy);
+	world_fini(w);
+	free(w);
+}
+
+/*
+ * rb_skip_stuck: a sub-buffer whose writer reserved and never committed
+ * is given up only once the writers have left it and the reader has
+ * found it stuck for `after`; it is counted in subbufs_lost and read_count
+ * moves past it by exactly one sub-buffer; when the late commit comes, the
+ * next sub-buffers are read normally, with their sequence numbers (the
+ * given-up one leaves a gap). A sub-buffer the writers are still in is
+ * never given up; a damaged table entry (-EIO from the reader) is.
+ */
+static void test_skip_stuck(const struct variant *v, enum rb_mode mode)
+{
+	set_case(v, mode == RB_MODE_DISCARD ? "skip-stuck-discard" : "skip-stuck-overwrite");
+	struct world *w = calloc(1, sizeof(*w));
+	if (world_init(w, v, mode, 4096, 8, 27) != 0) {
+		free(w);
+		return;
+	}
+	struct rb_stuck stuck = { 0 };
+	/* the writer is in the reader's sub-buffer: never stuck */
+	fake_now++;
+	emit(w, 100, true, NULL);
+	CHECK_EQ(rb_skip_stuck(&w->rb, 0, &stuck, 0, 10), 0);
+	CHECK_EQ(rb_skip_stuck(&w->rb, 0, &stuck, 1000, 10), 0);
+	CHECK_EQ(rb_skip_stuck(&w->rb, 2, &stuck, 1000, 10), (uint64_t)-EINVAL);
+	struct rb_ctx held;
+	uint64_t held_id = w->next_id;
+	fake_now++;
+	CHECK_EQ(emit(w, 200, false, &held), 0);
+	while (w->pos / w->S < 3) {
+		fake_now++;
+		emit(w, 300, true, NULL);
+	}
+	struct rb_read r;
+	CHECK_EQ(rb_get_subbuf(&w->rb, 0, &r), (uint64_t)-EAGAIN);
+	/* first seen at 100; not yet at 149; given up at 150 */
+	CHECK_EQ(rb_skip_stuck(&w->rb, 0, &stuck, 100, 50), 0);
+	CHECK_EQ(rb_skip_stuck(&w->rb, 0, &stuck, 149, 50), 0);
+	struct rb_stats st;
+	rb_get_stats(&w->rb, 0, &st);
+	CHECK_EQ(st.bytes_consumed, 0);
+	CHECK_EQ(rb_skip_stuck(&w->rb, 0, &stuck, 150, 50), 1);
+	rb_get_stats(&w->rb, 0, &st);
+	CHECK_EQ(st.bytes_consumed, w->S);
+	CHECK_EQ(st.subbufs_lost, 1);
+	CHECK_EQ(st.events_lost, 0);
+	/* the next one waits for the same slot (the counts are the CPU's):
+	 * stuck again, timed from its own first sighting */
+	CHECK_EQ(rb_get_subbuf(&w->rb, 0, &r), (uint64_t)-EAGAIN);
+	CHECK_EQ(rb_skip_stuck(&w->rb, 0, &stuck, 1000, 50), 0);
+	/* the late commit: the rest reads back in order, after the gap */
+	commit_event(w, &held, held_id);
+	w->rpos = w->S;
+	w->next_seq = 1;
+	CHECK_EQ(drain(w), 2);
+	CHECK_EQ(rb_skip_stuck(&w->rb, 0, &stuck, 5000, 50), 0);
+	rb_get_stats(&w->rb, 0, &st);
+	CHECK_EQ(st.subbufs_lost, 1);
+	CHECK_EQ(st.bytes_consumed, 3 * w->S);
+
+	if (mode == RB_MODE_OVERWRITE) {
+		/* the reader's next sub-buffer with a damaged table index */
+		while (w->pos / w->S < 5) {
+			fake_now++;
+			emit(w, 300, true, NULL);
+		}
+		uint64_t rc = w->start + 3 * w->S;
+		uint32_t idx = rb_subbuf_index(&w->rb, rc);
+		uint64_t e = ctl0(w)->sb[idx].table;
+		ctl0(w)->sb[idx].table = RB_TABLE_MAKE(0xfffffff0u, RB_TABLE_TAG(e), 0);
+		CHECK_EQ(rb_get_subbuf(&w->rb, 0, &r), (uint64_t)-EIO);
+		CHECK_EQ(rb_skip_stuck(&w->rb, 0, &stuck, 6000, 50), 0);
+		CHECK_EQ(rb_skip_stuck(&w->rb, 0, &stuck, 6050, 50), 1);
+		ctl0(w)->sb[idx].table = e;
+		rb_get_stats(&w->rb, 0, &st);
+		CHECK_EQ(st.subbufs_lost, 2);
+		w->rpos = 4 * w->S;
+		w->next_seq = 4;
+		CHECK_EQ(drain(w), 1);
+	}
+	world_fini(w);
+	free(w);
+}
+
 /* The consumers' read timer: faster when a pass finds half a CPU's
  * buffer full, back to the configured period when it finds nothing. */
 static void test_read_wait(void)
@@ -2158,6 +2382,10 @@ int main(void)
 		test_attach(v);
 		test_corrupt_table(v);
 		test_hot_word(v);
+		test_snapshot(v, RB_MODE_DISCARD);
+		test_snapshot(v, RB_MODE_OVERWRITE);
+		test_skip_stuck(v, RB_MODE_DISCARD);
+		test_skip_stuck(v, RB_MODE_OVERWRITE);
 	}
 	for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
 		test_mt(&variants[i], RB_MODE_DISCARD);
