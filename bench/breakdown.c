@@ -21,7 +21,7 @@
  *   lib        rt_event with libringtrace (recording when run with
  *              RINGTRACE_OUTPUT set, as micro_rt): the call site records
  *              by itself in one rseq section through its fast site
- *              (rt__fast_event, ringtrace_fast.h)
+ *              (rt__fast_event, ringtrace/internal/fast.h)
  *   *_atomic   buf and inline with SMP atomics instead of rseq
  *   floor      the least an rseq per-CPU buffer can do: one cache line of
  *              per-CPU state, an rseq local CAS to reserve 8 bytes, the

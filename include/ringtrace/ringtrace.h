@@ -15,7 +15,7 @@
  * Cost: a disabled event is one load and a branch predicted not taken; the
  * value expressions are not evaluated. An enabled event evaluates each value
  * once; one of fixed-size fields is usually recorded by the call site itself
- * (ringtrace_fast.h), one with strings or byte sequences in one library
+ * (ringtrace/internal/fast.h), one with strings or byte sequences in one library
  * call. Events register themselves when the code that contains them is
  * loaded (the program, its libraries, and libraries loaded later with
  * dlopen), and unregister when a library is unloaded.
@@ -31,7 +31,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <ringtrace/ringtrace_fast.h>
+#include <ringtrace/internal/fast.h>
 #include <ringtrace/ringtrace_pp.h>
 #include <ringtrace/ringtrace_types.h>
 
@@ -54,7 +54,7 @@ RT_API void rt__record_parts(struct rt_event_desc *ev,
 	__attribute__((nonnull(1, 2)));
 /* Record a fixed-size event (`size` bytes at `payload`, readable up to
  * `size` rounded up to 4 bytes) without calling the library, when it
- * published a fast site for the call site (ringtrace_fast.h,
+ * published a fast site for the call site (ringtrace/internal/fast.h,
  * rt__fast_event); returns 0 when it did not or when the fast path does
  * not apply (nothing was written: call rt__record). Defining RT_NO_INLINE
  * before including this header keeps call sites small (about 200 bytes

@@ -101,7 +101,7 @@ struct rt_event_desc {
 	const char *file;		/* call site, for metadata */
 	uint32_t line;
 	void *priv;
-	/* Where the call site may record by itself (ringtrace_fast.h), or
+	/* Where the call site may record by itself (ringtrace/internal/fast.h), or
 	 * NULL: call the library. Published with release; never freed. */
 	const struct rt_fast_site *fast;
 };

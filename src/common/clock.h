@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include <ringtrace/ringtrace_fast.h>
+#include <ringtrace/internal/fast.h>
 
 #define RT_HIDDEN __attribute__((visibility("hidden")))
 
@@ -46,7 +46,7 @@ static inline uint64_t rt_clock_monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* The TSC (the one call sites read, ringtrace_fast.h), or
+/* The TSC (the one call sites read, ringtrace/internal/fast.h), or
  * CLOCK_MONOTONIC where there is none. */
 static inline uint64_t rt_rdtsc(void)
 {

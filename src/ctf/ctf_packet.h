@@ -33,12 +33,12 @@
 
 #include <stdint.h>
 
-#include <ringtrace/ringtrace_fast.h>
+#include <ringtrace/internal/fast.h>
 
 #define CTF_MAGIC 0xC1FC1FC1u
 #define CTF_PACKET_HEADER_SIZE 84u
 /* The compact header's encoding is ABI: call sites write it
- * (ringtrace_fast.h, RT__COMPACT_HEADER). */
+ * (ringtrace/internal/fast.h, RT__COMPACT_HEADER). */
 #define CTF_COMPACT_ID_MAX RT__COMPACT_ID_MAX
 #define CTF_EXTENDED_ID 31u
 #define CTF_COMPACT_TSC_BITS RT__COMPACT_TSC_BITS

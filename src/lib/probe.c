@@ -7,7 +7,7 @@
  * events with strings or byte sequences (the call site sized each field;
  * the probe copies them into the slot, struct rt_part). Fixed-size events
  * mostly do not come here: their call sites record them through the fast
- * site the registry publishes (rt_fast_site_init, ringtrace_fast.h), and
+ * site the registry publishes (rt_fast_site_init, ringtrace/internal/fast.h), and
  * call rt__record for what that path leaves (a switch, a full timestamp,
  * contexts, several targets, an id past the compact header).
  *

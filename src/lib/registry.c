@@ -137,7 +137,7 @@ static bool desc_ok(const struct rt_event_desc *d)
 	return true;
 }
 
-/* Where call sites of class c may record by themselves (ringtrace_fast.h),
+/* Where call sites of class c may record by themselves (ringtrace/internal/fast.h),
  * or NULL: in embedded mode the class's own site, in daemon mode the
  * only target's, when the fast path applies there. */
 static const struct rt_fast_site *fast_site(struct rt_event_class *c)

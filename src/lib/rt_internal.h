@@ -47,7 +47,7 @@ struct rt_event_class {
 	 * published with release under rt_registry_lock, read with
 	 * acquire by probes; NULL: nowhere. */
 	struct rt_target_set *targets;
-	/* Embedded mode's fast site for its call sites (ringtrace_fast.h):
+	/* Embedded mode's fast site for its call sites (ringtrace/internal/fast.h):
 	 * filled once under rt_registry_lock when the channel first records
 	 * the class (site_state 1: usable, 2: not), then constant. */
 	struct rt_fast_site site;

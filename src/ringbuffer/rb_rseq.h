@@ -1,7 +1,7 @@
 /*
  * rb_rseq.h - the ring buffer's per-CPU "local atomic operations" (seed
  * 000 section 4.1) the library uses; call sites have their own section,
- * rt__fast_event in <ringtrace/ringtrace_fast.h>, which also holds the
+ * rt__fast_event in <ringtrace/internal/fast.h>, which also holds the
  * macros that lay out a section.
  *
  * Only x86-64 has the assembly; elsewhere RB_HAVE_RSEQ is 0 and the ring
@@ -10,7 +10,7 @@
 #ifndef RINGTRACE_RB_RSEQ_H
 #define RINGTRACE_RB_RSEQ_H
 
-#include <ringtrace/ringtrace_fast.h>
+#include <ringtrace/internal/fast.h>
 
 #define RB_HAVE_RSEQ RT__HAVE_RSEQ
 

@@ -54,7 +54,7 @@
 #define RB_NOINLINE __attribute__((noinline))
 #define RB_CACHELINE 64
 
-/* The per-CPU control words call sites use (ringtrace_fast.h), where
+/* The per-CPU control words call sites use (ringtrace/internal/fast.h), where
  * struct rb_cpu_ctl has them, and the geometry offsets rt__fast_event's
  * assembly uses. */
 _Static_assert(offsetof(struct rb_cpu_ctl, write_count) == RT__CTL_WRITE_COUNT,

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <ringtrace/ringtrace_fast.h>
+#include <ringtrace/internal/fast.h>
 
 #include "rb_equations.h"
 
@@ -262,7 +262,7 @@ struct rb_cpu_ptrs {
  * are everything an event's fast path (ringbuffer_api.h) reads: keep
  * them together. */
 struct rb {
-	/* The fast path's view (ringtrace_fast.h; call sites get a copy in
+	/* The fast path's view (ringtrace/internal/fast.h; call sites get a copy in
 	 * their struct rt_fast_site): filled by attach, then constant. */
 	struct rt_fast_buf fast;
 	struct rb_cpu_ptrs *cpus;	/* [nr_cpus] */

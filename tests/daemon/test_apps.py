@@ -414,7 +414,7 @@ class Exec(AppCase):
 
 class InlineCallSites(AppCase):
     """Daemon mode publishes a fast site when one channel without contexts
-    records an event (ringtrace_fast.h): the call site records by itself.
+    records an event (ringtrace/internal/fast.h): the call site records by itself.
     With a context, or a second session, it calls the library, and the
     events carry the contexts."""
 

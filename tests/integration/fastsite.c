@@ -1,6 +1,6 @@
 /*
  * fastsite.c - events recorded by the call site itself (rt__fast_record,
- * ringtrace_fast.h), for tests/integration/test_record.py:
+ * ringtrace/internal/fast.h), for tests/integration/test_record.py:
  *  - ten events of a descriptor written out by hand, to see which path
  *    each call took: the call site records by itself when the library
  *    published a fast site for it (default options) and calls the library

@@ -167,7 +167,7 @@ class FieldTypes(Base):
 
 
 class InlineCallSites(Base):
-    """Call sites that record by themselves (ringtrace_fast.h)."""
+    """Call sites that record by themselves (ringtrace/internal/fast.h)."""
 
     def check(self, trace, n):
         events, discarded, lost = read_trace(trace)

@@ -4,7 +4,7 @@
  * stress:ev, with a variable-length byte payload whose content and length
  * derive from (thread, seq) (the library copies it); odd seqs are
  * stress:fixed, fixed-size fields only (the call site records it by
- * itself, ringtrace_fast.h). sum is a checksum over all of it, so a torn
+ * itself, ringtrace/internal/fast.h). sum is a checksum over all of it, so a torn
  * or misplaced event cannot pass.
  */
 #ifndef RINGTRACE_STRESS_COMMON_H

@@ -1,5 +1,5 @@
 /*
- * ringtrace_fast.h - the ring buffer's producer fast path for fixed-size
+ * fast.h - the ring buffer's producer fast path for fixed-size
  * events (Desnoyers & Dagenais 2012 Algorithm 2, RESERVE_SLOT, and Algorithm 3,
  * COMMIT_SLOT, in their common case, in one rseq critical section),
  * public so that a call site can inline it. Programs include
@@ -30,8 +30,8 @@
  * the library replaced it (events written then are lost like any event
  * recorded after a session stops).
  */
-#ifndef RINGTRACE_FAST_H
-#define RINGTRACE_FAST_H
+#ifndef RINGTRACE_INTERNAL_FAST_H
+#define RINGTRACE_INTERNAL_FAST_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -353,4 +353,4 @@ aborted:
 }
 #endif
 
-#endif /* RINGTRACE_FAST_H */
+#endif /* RINGTRACE_INTERNAL_FAST_H */
