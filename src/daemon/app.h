@@ -30,7 +30,7 @@
 /* What one program may register, in all: event classes (the protocol's
  * own limit) and bytes of their descriptions. Past either, its REGISTER
  * (or EVENTS) is refused with -E2BIG and a message in the daemon's log. */
-#define APP_EVENTS_PER_PROGRAM APP_MAX_EVENTS
+#define APP_EVENTS_PER_PROGRAM RTP_APP_MAX_EVENTS
 #define APP_EVENT_BYTES_PER_PROGRAM (16u << 20)
 
 /* One event class of a program. Owner: its app. */
@@ -55,11 +55,11 @@ struct app {
 	struct rtd_conn *conn;		/* NULL once closed */
 	pid_t pid;
 	uid_t uid;
-	char procname[APP_PROCNAME_LEN + 1];
+	char procname[RTP_APP_PROCNAME_LEN + 1];
 	struct app_event *events;
 	uint32_t nr_events;
 	uint64_t event_bytes;		/* of the event lists received */
-	uint8_t *index_seen;		/* bit per index < APP_MAX_EVENTS */
+	uint8_t *index_seen;		/* bit per index < RTP_APP_MAX_EVENTS */
 	struct app_sent *sent;
 	uint32_t nr_sent;
 	uint64_t next_key;
@@ -115,7 +115,7 @@ struct app_session *app_session_of(struct rtd_session *s);
 /* The program's buffer sets of session s forgotten (destroy). */
 void app_forget_session(struct app *a, const struct rtd_session *s);
 /* The clock every program must use (decided once). */
-uint32_t app_clock_kind(void);
+enum rtp_app_clock app_clock_kind(void);
 /* Calibrate the clock for the traces' metadata now (waits up to 20 ms
  * the first time). */
 void app_clock_prepare(void);

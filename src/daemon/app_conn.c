@@ -43,14 +43,14 @@ static void free_events(struct app *a)
 
 /* Decode an event list and append it. Returns 0, -E2BIG (past what a
  * program may register: logged), -EPROTO or -ENOMEM. */
-static int add_events(struct app *a, struct app_cursor *c)
+static int add_events(struct app *a, struct rtp_app_cursor *c)
 {
 	uint32_t n;
-	if (app_get_u32(c, &n) < 0)
+	/* -E2BIG (more than RTP_APP_MAX_EVENTS) is refused by the cap
+	 * below, with a message. */
+	if (rtp_app_event_list_decode(c, &n) == -EPROTO)
 		return -EPROTO;
 	uint32_t bytes = c->len - c->pos;
-	if (n > bytes / 13)	/* an event record takes 13 bytes at least */
-		return -EPROTO;
 	if (n > APP_EVENTS_PER_PROGRAM - a->nr_events ||
 	    bytes > APP_EVENT_BYTES_PER_PROGRAM - a->event_bytes) {
 		fprintf(stderr, "ringtraced: program %d (%s) registers %u more event classes "
@@ -60,9 +60,9 @@ static int add_events(struct app *a, struct app_cursor *c)
 		return -E2BIG;
 	}
 	a->event_bytes += bytes;
-	if (!a->index_seen && !(a->index_seen = calloc(APP_MAX_EVENTS / 8, 1)))
+	if (!a->index_seen && !(a->index_seen = calloc(RTP_APP_MAX_EVENTS / 8, 1)))
 		return -ENOMEM;
-	struct app_event_in *in = malloc(sizeof(*in));
+	struct rtp_app_event_in *in = malloc(sizeof(*in));
 	struct app_event *ev = realloc(a->events, (a->nr_events + n + 1) * sizeof(*ev));
 	if (!in || !ev) {
 		free(in);
@@ -73,8 +73,8 @@ static int add_events(struct app *a, struct app_cursor *c)
 	a->events = ev;
 	int ret = 0;
 	for (uint32_t i = 0; i < n && ret == 0; i++) {
-		/* app_get_event checks index < APP_MAX_EVENTS. */
-		if (app_get_event(c, in) < 0 ||
+		/* The decoder checks index < RTP_APP_MAX_EVENTS. */
+		if (rtp_app_event_decode(c, in) < 0 ||
 		    (a->index_seen[in->index / 8] & (1u << (in->index % 8)))) {
 			ret = -EPROTO;
 			break;
@@ -105,8 +105,8 @@ static int add_events(struct app *a, struct app_cursor *c)
 		}
 	}
 	free(in);
-	if (ret == 0 && c->pos != c->len)
-		ret = -EPROTO;
+	if (ret == 0)
+		ret = rtp_app_end(c);
 	return ret;
 }
 
@@ -152,7 +152,7 @@ void app_drop(struct app *a)
 /* EVENTS: new classes; the sessions' buffers and enablement follow. */
 static int on_events(struct app *a, struct rtp_msg *m)
 {
-	struct app_cursor c = { m->payload, m->length, 0 };
+	struct rtp_app_cursor c = rtp_app_cursor(m->payload, m->length);
 	int ret = add_events(a, &c);
 	if (ret == -E2BIG) {
 		/* Past the cap: the program hears why, then is let go. */
@@ -175,18 +175,18 @@ static int app_frame(struct rtd_conn *c, struct rtp_msg *m, int *fds, unsigned n
 	struct app *a = rtd_conn_owner(c);
 	for (unsigned i = 0; i < nfds; i++)
 		close(fds[i]);
+	struct rtp_app_cursor in = rtp_app_cursor(m->payload, m->length);
 	uint64_t got;
 	int r;
 	if (nfds)
 		r = -EPROTO;
 	else if (m->type == RTP_APP_EVENTS)
 		r = on_events(a, m);
-	else if (m->type == RTP_APP_SYNC_REPLY && m->length == sizeof(got)) {
-		memcpy(&got, m->payload, sizeof(got));
+	else if (m->type == RTP_APP_SYNC_REPLY && rtp_app_sync_decode(&in, &got) == 0) {
 		if (got == a->sync_cookie)
 			a->sync_wait = false;
 		r = 0;
-	} else if (m->type == RTP_APP_GOODBYE && m->length == 0)
+	} else if (m->type == RTP_APP_GOODBYE && rtp_app_end(&in) == 0)
 		r = -ECONNRESET;
 	else
 		r = -EPROTO;
@@ -203,7 +203,7 @@ static int app_check(uint16_t type, uint32_t length)
 	case RTP_APP_EVENTS:
 		return 0;	/* RTP_MAX_PAYLOAD, checked by the reader */
 	case RTP_APP_SYNC_REPLY:
-		return length == sizeof(uint64_t) ? 0 : -EMSGSIZE;
+		return length == RTP_APP_SYNC_SIZE ? 0 : -EMSGSIZE;
 	case RTP_APP_GOODBYE:
 		return length == 0 ? 0 : -EMSGSIZE;
 	default:
@@ -247,9 +247,11 @@ void app_sync_all(void)
 {
 	static uint64_t cookie;
 	cookie++;
+	uint8_t sync[RTP_APP_SYNC_SIZE];
+	rtp_app_sync_encode(sync, cookie);
 	for (struct app *a = app_list; a; a = a->next) {
 		a->sync_cookie = cookie;
-		a->sync_wait = app_send(a, RTP_APP_SYNC, 0, &cookie, sizeof(cookie), -1) == 0;
+		a->sync_wait = app_send(a, RTP_APP_SYNC, 0, sync, sizeof(sync), -1) == 0;
 	}
 	rtd_conn_pump(&app_ops, all_synced, NULL, rtd_now_ms() + APP_SYNC_MS);
 	for (struct app *a = app_list; a; a = a->next) {
@@ -263,25 +265,18 @@ void app_sync_all(void)
 /* Decode REGISTER into a new app. Returns 0 or -EPROTO / -ENOMEM. */
 static int parse_register(struct app *a, struct rtp_msg *m, const struct ucred *peer)
 {
-	struct app_cursor c = { m->payload, m->length, 0 };
-	uint32_t pid, uid, abi;
-	uint8_t ptr_size, clocks;
-	uint16_t reserved;
-	char procname[APP_PROCNAME_LEN];
-	if (m->type != RTP_APP_REGISTER || app_get_u32(&c, &pid) < 0 ||
-	    app_get_u32(&c, &uid) < 0 || app_get_u32(&c, &abi) < 0 ||
-	    app_get_u8(&c, &ptr_size) < 0 || app_get_u8(&c, &clocks) < 0 ||
-	    app_get(&c, &reserved, sizeof(reserved)) < 0 ||
-	    app_get(&c, procname, sizeof(procname)) < 0 ||
-	    memchr(procname, '\0', sizeof(procname)) == NULL)
+	struct rtp_app_cursor c = rtp_app_cursor(m->payload, m->length);
+	struct rtp_app_register r;
+	if (m->type != RTP_APP_REGISTER || rtp_app_register_decode(&c, &r) < 0)
 		return -EPROTO;
-	if (abi != RT_ABI_VERSION || ptr_size != sizeof(void *) || !(clocks & 2))
+	if (r.abi != RT_ABI_VERSION || r.ptr_size != sizeof(void *) ||
+	    !(r.clocks & RTP_APP_CAN_MONOTONIC))
 		return -EPROTONOSUPPORT;
 	/* The kernel's word on who the peer is wins over the message's. */
 	a->pid = peer->pid;
 	a->uid = peer->uid;
-	memcpy(a->procname, procname, sizeof(procname));
-	a->procname[APP_PROCNAME_LEN] = '\0';
+	memcpy(a->procname, r.procname, sizeof(r.procname));
+	a->procname[RTP_APP_PROCNAME_LEN] = '\0';
 	for (char *p = a->procname; *p; p++)
 		if (*p == '/' || *p < ' ' || *p == 0x7f)
 			*p = '_';
@@ -317,7 +312,8 @@ void dp_app_connected(struct rtd_conn *c, struct rtp_msg *first, int *fds, unsig
 	for (struct rtd_session *s = rtd_sessions; s; s = s->next)
 		if (s->active)
 			app_sync_session(a, s, true);
-	uint32_t reply[2] = { app_clock_kind(), 0 };
+	uint8_t reply[RTP_APP_REGISTER_REPLY_SIZE];
+	rtp_app_register_reply_encode(reply, app_clock_kind());
 	app_send(a, RTP_APP_REGISTER_REPLY, 0, reply, sizeof(reply), -1);
 }
 

@@ -84,9 +84,10 @@ void dp_session_destroy(struct rtd_session *s)
 	struct app_session *as = s->dp;
 	if (!as)
 		return;
-	uint64_t id = s->id;
+	uint8_t msg[RTP_APP_DISABLE_SESSION_SIZE];
+	rtp_app_disable_session_encode(msg, s->id);
 	for (struct app *a = app_list; a; a = a->next) {
-		app_send(a, RTP_APP_DISABLE_SESSION, 0, &id, sizeof(id), -1);
+		app_send(a, RTP_APP_DISABLE_SESSION, 0, msg, sizeof(msg), -1);
 		app_forget_session(a, s);
 	}
 	while (as->traces) {

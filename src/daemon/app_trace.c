@@ -33,14 +33,14 @@ struct dp_class_node {
 	struct dp_class_node *next;	/* t->class_nodes */
 };
 
-uint32_t app_clock_kind(void)
+enum rtp_app_clock app_clock_kind(void)
 {
 	static bool decided;
 	if (!decided) {
 		rt_clock_init(false);
 		decided = true;
 	}
-	return rt_clock_tsc() ? APP_CLOCK_TSC : APP_CLOCK_MONOTONIC;
+	return rt_clock_tsc() ? RTP_APP_CLOCK_TSC : RTP_APP_CLOCK_MONOTONIC;
 }
 
 struct app_session *app_session_of(struct rtd_session *s)
@@ -424,18 +424,22 @@ static struct app_sent *send_channel(struct app *a, struct dp_bufset *bs)
 		return NULL;
 	a->sent = n;
 	struct rtd_channel *c = bs->channel;
-	struct app_buf b = { 0 };
+	struct rtp_app_buf b = { 0 };
 	uint64_t key = a->next_key++;
-	app_put_u64(&b, key);
-	app_put_u64(&b, bs->trace->session->id);
-	app_put_u32(&b, c->id);
-	app_put_u32(&b, c->nr_contexts);
-	app_put_u64(&b, bs->rb.map_size);
-	app_put(&b, bs->trace->uuid, 16);
-	for (uint32_t i = 0; i < c->nr_contexts; i++)
-		app_put_u8(&b, (uint8_t)c->contexts[i]);
+	struct rtp_app_channel m = {
+		.key = key,
+		.session_id = bs->trace->session->id,
+		.channel_id = c->id,
+		.nr_contexts = c->nr_contexts,
+		.map_size = bs->rb.map_size,
+	};
+	_Static_assert(sizeof(m.uuid) == sizeof(bs->trace->uuid), "trace uuid");
+	memcpy(m.uuid, bs->trace->uuid, sizeof(m.uuid));
+	for (uint32_t i = 0; i < c->nr_contexts && i < RTP_APP_MAX_CONTEXTS; i++)
+		m.contexts[i] = (uint8_t)c->contexts[i];
+	rtp_app_channel_encode(&b, &m);
 	int r = b.err ? b.err : app_send(a, RTP_APP_CHANNEL, 0, b.data, b.len, bs->rb.fd);
-	app_buf_free(&b);
+	rtp_app_buf_free(&b);
 	if (r < 0)
 		return NULL;
 	sent = &a->sent[a->nr_sent++];
@@ -449,12 +453,9 @@ static int send_enable(struct app *a, const struct app_sent *sent, bool on)
 	struct dp_bufset *bs = sent->bs;
 	struct dp_trace *t = bs->trace;
 	struct rtd_channel *c = bs->channel;
-	struct app_buf b = { 0 };
-	uint32_t n = 0;
+	struct rtp_app_buf b = { 0 };
 	bool added = false;
-	app_put_u64(&b, sent->key);
-	app_put_u32(&b, 0);
-	app_put_u32(&b, 0);
+	rtp_app_enable_begin(&b, sent->key);
 	for (uint32_t i = 0; on && i < a->nr_events; i++) {
 		const struct app_event *e = &a->events[i];
 		if (!rtd_channel_wants(c, e->full, e->loglevel))
@@ -462,18 +463,13 @@ static int send_enable(struct app *a, const struct app_sent *sent, bool on)
 		int64_t id = event_id(t, c->id, e, &added);
 		if (id < 0)
 			continue;
-		app_put_u32(&b, e->index);
-		app_put_u32(&b, (uint32_t)id);
-		n++;
+		rtp_app_enable_add(&b, e->index, (uint32_t)id);
 	}
 	if (added)
 		consumer_metadata_changed(t);
-	int r = b.err;
-	if (r == 0) {
-		memcpy(b.data + 8, &n, sizeof(n));
-		r = app_send(a, RTP_APP_ENABLE, 0, b.data, b.len, -1);
-	}
-	app_buf_free(&b);
+	rtp_app_enable_finish(&b);
+	int r = b.err ? b.err : app_send(a, RTP_APP_ENABLE, 0, b.data, b.len, -1);
+	rtp_app_buf_free(&b);
 	return r;
 }
 

@@ -61,9 +61,9 @@
 #define RT_DC_BACKOFF_MAX_MS 2000	/* retries then every 1 to 2 s */
 
 RT_HIDDEN int32_t rt_dc_pid;
-RT_HIDDEN char rt_dc_procname[APP_PROCNAME_LEN + 1];
+RT_HIDDEN char rt_dc_procname[RTP_APP_PROCNAME_LEN + 1];
 RT_HIDDEN uint32_t rt_dc_procname_size;
-RT_HIDDEN char rt_dc_hostname[APP_STR_MAX + 1];
+RT_HIDDEN char rt_dc_hostname[RTP_APP_STR_MAX + 1];
 RT_HIDDEN uint32_t rt_dc_hostname_size;
 
 static pthread_mutex_t send_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -146,15 +146,15 @@ void rt_dc_cache_identity(void)
 
 /* Append the event classes [from, nr) as an event list. Caller holds
  * rt_registry_lock. Returns the new count of classes described. */
-static uint32_t put_events(struct app_buf *b, uint32_t from)
+static uint32_t put_events(struct rtp_app_buf *b, uint32_t from)
 {
 	struct rt_event_class **classes;
 	size_t n = rt_registry_classes(&classes);
-	if (n > APP_MAX_EVENTS)
-		n = APP_MAX_EVENTS;
-	app_put_u32(b, from < n ? (uint32_t)(n - from) : 0);
+	if (n > RTP_APP_MAX_EVENTS)
+		n = RTP_APP_MAX_EVENTS;
+	rtp_app_event_list_encode(b, from < n ? (uint32_t)(n - from) : 0);
 	for (size_t i = from; i < n; i++) {
-		struct app_event_out e = {
+		struct rtp_app_event_out e = {
 			.index = classes[i]->id,
 			.loglevel = classes[i]->loglevel,
 			.provider = classes[i]->provider,
@@ -162,7 +162,7 @@ static uint32_t put_events(struct app_buf *b, uint32_t from)
 			.nr_fields = classes[i]->nr_fields,
 			.fields = classes[i]->fields,
 		};
-		app_put_event(b, &e);
+		rtp_app_event_encode(b, &e);
 	}
 	return (uint32_t)n;
 }
@@ -196,7 +196,7 @@ static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
 {
 	uint64_t cookie = 0;
 	bool sync = false;
-	struct app_cursor c = { m->payload, m->length, 0 };
+	struct rtp_app_cursor c = rtp_app_cursor(m->payload, m->length);
 	int ret = 0;
 	bool want_fd = m->type == RTP_APP_CHANNEL;
 	if ((unsigned)want_fd != nfds) {
@@ -205,17 +205,31 @@ static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
 	}
 	pthread_mutex_lock(&rt_registry_lock);
 	switch (m->type) {
-	case RTP_APP_CHANNEL:
-		ret = rt_dbuf_add(&c, fds[0], err, errlen);
+	case RTP_APP_CHANNEL: {
+		struct rtp_app_channel ch;
+		if (rtp_app_channel_decode(&c, &ch) < 0) {
+			snprintf(err, errlen, "malformed CHANNEL message");
+			ret = -EPROTO;
+			break;
+		}
+		ret = rt_dbuf_add(&ch, fds[0], err, errlen);
 		break;
-	case RTP_APP_ENABLE:
-		ret = rt_dbuf_enable(&c, err, errlen);
+	}
+	case RTP_APP_ENABLE: {
+		struct rtp_app_enable en;
+		if (rtp_app_enable_decode(&c, &en) < 0) {
+			snprintf(err, errlen, "malformed ENABLE message");
+			ret = -EPROTO;
+			break;
+		}
+		ret = rt_dbuf_enable(&en, err, errlen);
 		if (ret == 0 && !inherited && (ret = rt_targets_publish()) < 0)
 			snprintf(err, errlen, "too many enablement changes");
 		break;
+	}
 	case RTP_APP_DISABLE_SESSION: {
 		uint64_t id;
-		if (app_get_u64(&c, &id) < 0 || c.pos != c.len) {
+		if (rtp_app_disable_session_decode(&c, &id) < 0) {
 			snprintf(err, errlen, "malformed DISABLE_SESSION");
 			ret = -EPROTO;
 			break;
@@ -226,7 +240,7 @@ static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
 		break;
 	}
 	case RTP_APP_SYNC:
-		if (app_get_u64(&c, &cookie) < 0 || c.pos != c.len) {
+		if (rtp_app_sync_decode(&c, &cookie) < 0) {
 			snprintf(err, errlen, "malformed SYNC");
 			ret = -EPROTO;
 		}
@@ -243,13 +257,12 @@ static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
 			snprintf(err, errlen, "refused: %s", strerror(-m->status));
 			ret = -EPROTO;
 		} else if (m->type == RTP_APP_REGISTER_REPLY) {
-			uint32_t clk, reserved;
-			if (app_get_u32(&c, &clk) < 0 || app_get_u32(&c, &reserved) < 0 ||
-			    clk > APP_CLOCK_MONOTONIC) {
+			enum rtp_app_clock clk;
+			if (rtp_app_register_reply_decode(&c, &clk) < 0) {
 				snprintf(err, errlen, "malformed registration reply");
 				ret = -EPROTO;
 			} else {
-				rt_clock_adopt(clk == APP_CLOCK_TSC);
+				rt_clock_adopt(clk == RTP_APP_CLOCK_TSC);
 				ret = 1;
 				/* A fork child's own targets replace its
 				 * parent's, every class at once. */
@@ -259,6 +272,9 @@ static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
 				}
 				inherited = false;
 			}
+		} else if (rtp_app_end(&c) < 0) {
+			snprintf(err, errlen, "malformed EVENTS_REPLY");
+			ret = -EPROTO;
 		} else {
 			pthread_mutex_lock(&state_lock);
 			events_acked++;
@@ -274,9 +290,11 @@ static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
 	for (unsigned i = 0; i < nfds; i++)
 		close(fds[i]);
 	if (sync) {
+		uint8_t reply[RTP_APP_SYNC_SIZE];
+		rtp_app_sync_encode(reply, cookie);
 		pthread_mutex_lock(&send_lock);
 		int r = !fd_ours(fd) ? -EBADF :
-			rtp_send(fd, RTP_APP_SYNC_REPLY, 0, &cookie, sizeof(cookie), NULL, 0,
+			rtp_send(fd, RTP_APP_SYNC_REPLY, 0, reply, sizeof(reply), NULL, 0,
 				 timeout_ms);
 		pthread_mutex_unlock(&send_lock);
 		if (r < 0) {
@@ -349,20 +367,20 @@ static int register_on(int fd, int64_t deadline, uint32_t *sent, char *err,
 		       size_t errlen)
 {
 	rt_dc_cache_identity();
-	struct app_buf b = { 0 };
-	app_put_u32(&b, (uint32_t)rt_dc_pid);
-	app_put_u32(&b, (uint32_t)getuid());
-	app_put_u32(&b, RT_ABI_VERSION);
-	app_put_u8(&b, (uint8_t)sizeof(void *));
+	struct rtp_app_buf b = { 0 };
+	struct rtp_app_register reg = {
+		.pid = (uint32_t)rt_dc_pid,
+		.uid = (uint32_t)getuid(),
+		.abi = RT_ABI_VERSION,
+		.ptr_size = (uint8_t)sizeof(void *),
 #if defined(__x86_64__) || defined(__i386__)
-	app_put_u8(&b, 3);
+		.clocks = RTP_APP_CAN_TSC | RTP_APP_CAN_MONOTONIC,
 #else
-	app_put_u8(&b, 2);
+		.clocks = RTP_APP_CAN_MONOTONIC,
 #endif
-	app_put_u16(&b, 0);
-	char pn[APP_PROCNAME_LEN] = { 0 };
-	memcpy(pn, rt_dc_procname, strnlen(rt_dc_procname, APP_PROCNAME_LEN - 1));
-	app_put(&b, pn, sizeof(pn));
+	};
+	memcpy(reg.procname, rt_dc_procname, strnlen(rt_dc_procname, RTP_APP_PROCNAME_LEN - 1));
+	rtp_app_register_encode(&b, &reg);
 	pthread_mutex_lock(&rt_registry_lock);
 	*sent = put_events(&b, 0);
 	pthread_mutex_unlock(&rt_registry_lock);
@@ -371,7 +389,7 @@ static int register_on(int fd, int64_t deadline, uint32_t *sent, char *err,
 		r = !fd_ours(fd) ? -EBADF :
 			rtp_send(fd, RTP_APP_REGISTER, 0, b.data, b.len, NULL, 0,
 				 (int)(deadline - now_ms()));
-	app_buf_free(&b);
+	rtp_app_buf_free(&b);
 	while (r == 0) {
 		int left = (int)(deadline - now_ms());
 		struct rtp_msg m;
@@ -560,12 +578,12 @@ static void send_events(bool wait)
 	uint32_t from = classes_sent;
 	pthread_mutex_unlock(&state_lock);
 
-	struct app_buf b = { 0 };
+	struct rtp_app_buf b = { 0 };
 	pthread_mutex_lock(&rt_registry_lock);
 	uint32_t upto = put_events(&b, from);
 	pthread_mutex_unlock(&rt_registry_lock);
 	if (b.err || upto <= from) {
-		app_buf_free(&b);
+		rtp_app_buf_free(&b);
 		return;
 	}
 	pthread_mutex_lock(&send_lock);
@@ -580,7 +598,7 @@ static void send_events(bool wait)
 	int r = stale ? 0 : rtp_send(fd, RTP_APP_EVENTS, 0, b.data, b.len, NULL, 0,
 				     timeout_ms);
 	pthread_mutex_unlock(&send_lock);
-	app_buf_free(&b);
+	rtp_app_buf_free(&b);
 	if (r < 0) {
 		/* A daemon that went away (-EPIPE, -ECONNRESET) is no
 		 * failure to report: the listener sees it too and connects

@@ -56,7 +56,7 @@ struct rt_dbuf {
 	struct ctf_stream_info stream;	/* packet headers (client priv) */
 	uint64_t key;
 	uint64_t session_id;
-	uint8_t ctx[APP_MAX_CONTEXTS];	/* enum rtd_context */
+	uint8_t ctx[RTP_APP_MAX_CONTEXTS];	/* enum rtd_context */
 	uint32_t nr_ctx;
 	uint32_t ctx_size;		/* rt_ctx_size */
 	bool live;			/* false after DISABLE_SESSION */
@@ -85,15 +85,16 @@ struct rt_target_set {
 
 /* Cached context values (set at registration; per thread on first use). */
 RT_HIDDEN extern int32_t rt_dc_pid;
-RT_HIDDEN extern char rt_dc_procname[APP_PROCNAME_LEN + 1];
+RT_HIDDEN extern char rt_dc_procname[RTP_APP_PROCNAME_LEN + 1];
 RT_HIDDEN extern uint32_t rt_dc_procname_size;	/* with the NUL */
-RT_HIDDEN extern char rt_dc_hostname[APP_STR_MAX + 1];
+RT_HIDDEN extern char rt_dc_hostname[RTP_APP_STR_MAX + 1];
 RT_HIDDEN extern uint32_t rt_dc_hostname_size;
 
-/* daemon_targets.c. Caller holds rt_registry_lock. */
-RT_HIDDEN int rt_dbuf_add(const struct app_cursor *msg, int memfd, char *err,
+/* daemon_targets.c, on decoded messages (app_proto.h). Caller holds
+ * rt_registry_lock. */
+RT_HIDDEN int rt_dbuf_add(const struct rtp_app_channel *m, int memfd, char *err,
 			  size_t errlen);
-RT_HIDDEN int rt_dbuf_enable(struct app_cursor *msg, char *err, size_t errlen);
+RT_HIDDEN int rt_dbuf_enable(const struct rtp_app_enable *en, char *err, size_t errlen);
 RT_HIDDEN int rt_dbuf_disable_session(uint64_t session_id);
 /* Rebuild and publish every class's target table, then the call sites'
  * enabled flags. Returns 0 or -ENOMEM / -E2BIG (retired bound). */

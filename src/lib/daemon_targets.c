@@ -59,24 +59,13 @@ static struct rt_dbuf *find_buf(uint64_t key)
 	return NULL;
 }
 
-int rt_dbuf_add(const struct app_cursor *msg, int memfd, char *err, size_t errlen)
+int rt_dbuf_add(const struct rtp_app_channel *m, int memfd, char *err, size_t errlen)
 {
-	struct app_cursor c = *msg;
-	uint64_t key, session_id, map_size;
-	uint32_t channel_id, nr_ctx;
-	uint8_t uuid[16], ctx[APP_MAX_CONTEXTS];
+	uint64_t key = m->key, map_size = m->map_size;
 	int ret = -EPROTO;
-	if (app_get_u64(&c, &key) < 0 || app_get_u64(&c, &session_id) < 0 ||
-	    app_get_u32(&c, &channel_id) < 0 || app_get_u32(&c, &nr_ctx) < 0 ||
-	    app_get_u64(&c, &map_size) < 0 || app_get(&c, uuid, sizeof(uuid)) < 0 ||
-	    key == 0 || nr_ctx > APP_MAX_CONTEXTS || app_get(&c, ctx, nr_ctx) < 0 ||
-	    c.pos != c.len) {
-		snprintf(err, errlen, "malformed CHANNEL message");
-		return -EPROTO;
-	}
-	for (uint32_t i = 0; i < nr_ctx; i++)
-		if (ctx[i] >= RTD_CTX_COUNT) {
-			snprintf(err, errlen, "unknown context %u", ctx[i]);
+	for (uint32_t i = 0; i < m->nr_contexts; i++)
+		if (m->contexts[i] >= RTD_CTX_COUNT) {
+			snprintf(err, errlen, "unknown context %u", m->contexts[i]);
 			return -EPROTO;
 		}
 	if (find_buf(key) || nr_bufs == RT_DC_MAX_BUFS) {
@@ -125,8 +114,9 @@ int rt_dbuf_add(const struct app_cursor *msg, int memfd, char *err, size_t errle
 	}
 	if (b->rb.rseq && !rb_rseq_usable())
 		b->rb.rseq = false;
-	memcpy(b->stream.uuid, uuid, sizeof(uuid));
-	b->stream.stream_id = channel_id;
+	_Static_assert(sizeof(b->stream.uuid) == sizeof(m->uuid), "trace uuid");
+	memcpy(b->stream.uuid, m->uuid, sizeof(m->uuid));
+	b->stream.stream_id = m->channel_id;
 	b->stream.subbuf_size = b->rb.subbuf_size;
 	b->rb.client = (struct rb_client){
 		.subbuf_begin = ctf_packet_begin,
@@ -135,10 +125,10 @@ int rt_dbuf_add(const struct app_cursor *msg, int memfd, char *err, size_t errle
 		.priv = &b->stream,
 	};
 	b->key = key;
-	b->session_id = session_id;
-	memcpy(b->ctx, ctx, nr_ctx);
-	b->nr_ctx = nr_ctx;
-	b->ctx_size = rt_ctx_size(ctx, nr_ctx);
+	b->session_id = m->session_id;
+	memcpy(b->ctx, m->contexts, m->nr_contexts);
+	b->nr_ctx = m->nr_contexts;
+	b->ctx_size = rt_ctx_size(b->ctx, b->nr_ctx);
 	b->live = true;
 	bufs[nr_bufs++] = b;
 	return 0;
@@ -150,34 +140,22 @@ free_buf:
 	return ret;
 }
 
-int rt_dbuf_enable(struct app_cursor *msg, char *err, size_t errlen)
+int rt_dbuf_enable(const struct rtp_app_enable *en, char *err, size_t errlen)
 {
-	uint64_t key;
-	uint32_t n, reserved;
-	if (app_get_u64(msg, &key) < 0 || app_get_u32(msg, &n) < 0 ||
-	    app_get_u32(msg, &reserved) < 0 || n > APP_MAX_EVENTS ||
-	    (uint64_t)n * 8 != (uint64_t)(msg->len - msg->pos)) {
-		snprintf(err, errlen, "malformed ENABLE message");
-		return -EPROTO;
-	}
-	struct rt_dbuf *b = find_buf(key);
+	struct rt_dbuf *b = find_buf(en->key);
 	if (!b) {
 		snprintf(err, errlen, "ENABLE for unknown buffer set %llu",
-			 (unsigned long long)key);
+			 (unsigned long long)en->key);
 		return -EPROTO;
 	}
 	/* The new table, by class index. The old one is only read here and
 	 * by rt_targets_publish, both under rt_registry_lock. */
 	uint32_t *ids = NULL, nr_ids = 0;
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < en->n; i++) {
 		uint32_t idx, id;
-		app_get_u32(msg, &idx);
-		app_get_u32(msg, &id);
-		if (idx >= APP_MAX_EVENTS || id >= UINT32_MAX - 1) {
-			free(ids);
-			snprintf(err, errlen, "ENABLE: bad event index or id");
-			return -EPROTO;
-		}
+		/* The decoder checked idx < RTP_APP_MAX_EVENTS and id <=
+		 * RTP_APP_EVENT_ID_MAX (id + 1 below does not wrap to 0). */
+		rtp_app_enable_entry(en, i, &idx, &id);
 		if (idx >= nr_ids) {
 			uint32_t m = idx + 1 > nr_ids * 2 ? idx + 1 : nr_ids * 2;
 			uint32_t *p = realloc(ids, m * sizeof(*ids));

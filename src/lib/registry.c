@@ -120,14 +120,14 @@ static bool desc_ok(const struct rt_event_desc *d)
 			d->provider, d->name, d->abi, RT_ABI_OLDEST, RT_ABI_VERSION);
 		return false;
 	}
-	if (!d->provider || !app_identifier_ok(d->provider) ||
-	    !d->name || !app_identifier_ok(d->name)) {
+	if (!d->provider || !rtp_app_identifier_ok(d->provider) ||
+	    !d->name || !rtp_app_identifier_ok(d->name)) {
 		rt_warn("event \"%s:%s\": provider and event must be identifiers; ignored",
 			d->provider, d->name);
 		return false;
 	}
 	for (uint32_t i = 0; i < d->nr_fields; i++) {
-		if (!d->fields[i].name || !app_identifier_ok(d->fields[i].name) ||
+		if (!d->fields[i].name || !rtp_app_identifier_ok(d->fields[i].name) ||
 		    d->fields[i].type < RT_TYPE_S8 || d->fields[i].type > RT_TYPE_BYTES) {
 			rt_warn("event %s:%s: bad field %u; ignored", d->provider,
 				d->name, i);

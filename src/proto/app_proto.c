@@ -1,6 +1,6 @@
 /*
- * app_proto.c - encoding and bounds-checked decoding of the app messages
- * described in app_proto.h.
+ * app_proto.c - the encoders and bounds-checked decoders of the app
+ * messages described byte by byte in app_proto.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -9,7 +9,23 @@
 #include "app_proto.h"
 #include "proto.h"
 
-void app_put(struct app_buf *b, const void *p, size_t n)
+/* Offsets inside the messages (app_proto.h). */
+#define REGISTER_PROCNAME_OFF 16
+#define ENABLE_N_OFF 8
+
+_Static_assert(REGISTER_PROCNAME_OFF + RTP_APP_PROCNAME_LEN == RTP_APP_REGISTER_FIXED,
+	       "REGISTER: the event list follows procname");
+_Static_assert(4 + 4 + 1 + 1 + 1 + 1 + 1 == RTP_APP_EVENT_MIN_SIZE, "smallest event record");
+
+/* --- writing ---------------------------------------------------------- */
+
+static void buf_fail(struct rtp_app_buf *b, int err)
+{
+	if (!b->err)
+		b->err = err;
+}
+
+static void put(struct rtp_app_buf *b, const void *p, size_t n)
 {
 	if (b->err)
 		return;
@@ -34,63 +50,47 @@ void app_put(struct app_buf *b, const void *p, size_t n)
 	b->len += (uint32_t)n;
 }
 
-void app_put_u8(struct app_buf *b, uint8_t v)
+static void put_u8(struct rtp_app_buf *b, uint8_t v)
 {
-	app_put(b, &v, sizeof(v));
+	put(b, &v, sizeof(v));
 }
 
-void app_put_u16(struct app_buf *b, uint16_t v)
+static void put_u16(struct rtp_app_buf *b, uint16_t v)
 {
-	app_put(b, &v, sizeof(v));
+	put(b, &v, sizeof(v));
 }
 
-void app_put_u32(struct app_buf *b, uint32_t v)
+static void put_u32(struct rtp_app_buf *b, uint32_t v)
 {
-	app_put(b, &v, sizeof(v));
+	put(b, &v, sizeof(v));
 }
 
-void app_put_u64(struct app_buf *b, uint64_t v)
+static void put_u64(struct rtp_app_buf *b, uint64_t v)
 {
-	app_put(b, &v, sizeof(v));
+	put(b, &v, sizeof(v));
 }
 
-void app_put_str(struct app_buf *b, const char *s)
+/* A string of 1..RTP_APP_STR_MAX bytes. */
+static void put_str(struct rtp_app_buf *b, const char *s)
 {
 	size_t n = s ? strlen(s) : 0;
-	if (n == 0 || n > APP_STR_MAX) {
-		if (!b->err)
-			b->err = -EINVAL;
+	if (n == 0 || n > RTP_APP_STR_MAX) {
+		buf_fail(b, -EINVAL);
 		return;
 	}
-	app_put_u8(b, (uint8_t)n);
-	app_put(b, s, n);
+	put_u8(b, (uint8_t)n);
+	put(b, s, n);
 }
 
-void app_buf_free(struct app_buf *b)
+void rtp_app_buf_free(struct rtp_app_buf *b)
 {
 	free(b->data);
 	memset(b, 0, sizeof(*b));
 }
 
-void app_put_event(struct app_buf *b, const struct app_event_out *e)
-{
-	if (e->nr_fields > RT_MAX_FIELDS) {
-		if (!b->err)
-			b->err = -EINVAL;
-		return;
-	}
-	app_put_u32(b, e->index);
-	app_put_u32(b, (uint32_t)e->loglevel);
-	app_put_str(b, e->provider);
-	app_put_str(b, e->name);
-	app_put_u8(b, (uint8_t)e->nr_fields);
-	for (uint32_t i = 0; i < e->nr_fields; i++) {
-		app_put_u8(b, (uint8_t)e->fields[i].type);
-		app_put_str(b, e->fields[i].name);
-	}
-}
+/* --- reading ---------------------------------------------------------- */
 
-int app_get(struct app_cursor *c, void *out, size_t n)
+static int get(struct rtp_app_cursor *c, void *out, size_t n)
 {
 	if (c->pos > c->len || n > c->len - c->pos)
 		return -EPROTO;
@@ -99,22 +99,32 @@ int app_get(struct app_cursor *c, void *out, size_t n)
 	return 0;
 }
 
-int app_get_u8(struct app_cursor *c, uint8_t *v)
+static int get_u8(struct rtp_app_cursor *c, uint8_t *v)
 {
-	return app_get(c, v, sizeof(*v));
+	return get(c, v, sizeof(*v));
 }
 
-int app_get_u32(struct app_cursor *c, uint32_t *v)
+static int get_u32(struct rtp_app_cursor *c, uint32_t *v)
 {
-	return app_get(c, v, sizeof(*v));
+	return get(c, v, sizeof(*v));
 }
 
-int app_get_u64(struct app_cursor *c, uint64_t *v)
+static int get_u64(struct rtp_app_cursor *c, uint64_t *v)
 {
-	return app_get(c, v, sizeof(*v));
+	return get(c, v, sizeof(*v));
 }
 
-bool app_identifier_ok(const char *s)
+static uint32_t left(const struct rtp_app_cursor *c)
+{
+	return c->pos > c->len ? 0 : c->len - c->pos;
+}
+
+int rtp_app_end(const struct rtp_app_cursor *c)
+{
+	return c->pos == c->len ? 0 : -EPROTO;
+}
+
+bool rtp_app_identifier_ok(const char *s)
 {
 	if (!*s || (*s >= '0' && *s <= '9'))
 		return false;
@@ -125,32 +135,219 @@ bool app_identifier_ok(const char *s)
 	return true;
 }
 
-/* A string into out[APP_STR_MAX + 1], checked to be an identifier. */
-static int get_ident(struct app_cursor *c, char *out)
+/* A string into out[RTP_APP_STR_MAX + 1], checked to be an identifier. */
+static int get_ident(struct rtp_app_cursor *c, char *out)
 {
 	uint8_t n;
-	if (app_get_u8(c, &n) < 0 || n == 0 || app_get(c, out, n) < 0)
+	if (get_u8(c, &n) < 0 || n == 0 || get(c, out, n) < 0)
 		return -EPROTO;
 	out[n] = '\0';
-	return app_identifier_ok(out) ? 0 : -EPROTO;
+	return rtp_app_identifier_ok(out) ? 0 : -EPROTO;
 }
 
-int app_get_event(struct app_cursor *c, struct app_event_in *e)
+/* --- event lists ------------------------------------------------------ */
+
+static bool field_type_ok(uint32_t t)
+{
+	return t >= RT_TYPE_S8 && t <= RT_TYPE_BYTES;
+}
+
+void rtp_app_event_list_encode(struct rtp_app_buf *b, uint32_t n)
+{
+	if (n > RTP_APP_MAX_EVENTS)
+		buf_fail(b, -EINVAL);
+	put_u32(b, n);
+}
+
+void rtp_app_event_encode(struct rtp_app_buf *b, const struct rtp_app_event_out *e)
+{
+	if (e->nr_fields > RT_MAX_FIELDS) {
+		buf_fail(b, -EINVAL);
+		return;
+	}
+	put_u32(b, e->index);
+	put_u32(b, (uint32_t)e->loglevel);
+	put_str(b, e->provider);
+	put_str(b, e->name);
+	put_u8(b, (uint8_t)e->nr_fields);
+	for (uint32_t i = 0; i < e->nr_fields; i++) {
+		put_u8(b, (uint8_t)e->fields[i].type);
+		put_str(b, e->fields[i].name);
+	}
+}
+
+int rtp_app_event_list_decode(struct rtp_app_cursor *c, uint32_t *n)
+{
+	if (get_u32(c, n) < 0 || *n > left(c) / RTP_APP_EVENT_MIN_SIZE)
+		return -EPROTO;
+	return *n > RTP_APP_MAX_EVENTS ? -E2BIG : 0;
+}
+
+int rtp_app_event_decode(struct rtp_app_cursor *c, struct rtp_app_event_in *e)
 {
 	uint32_t ll;
 	uint8_t nf;
-	if (app_get_u32(c, &e->index) < 0 || e->index >= APP_MAX_EVENTS ||
-	    app_get_u32(c, &ll) < 0 || ll > RT_LOGLEVEL_DEBUG ||
+	if (get_u32(c, &e->index) < 0 || e->index >= RTP_APP_MAX_EVENTS ||
+	    get_u32(c, &ll) < 0 || ll > RT_LOGLEVEL_DEBUG ||
 	    get_ident(c, e->provider) < 0 || get_ident(c, e->name) < 0 ||
-	    app_get_u8(c, &nf) < 0 || nf > RT_MAX_FIELDS)
+	    get_u8(c, &nf) < 0 || nf > RT_MAX_FIELDS)
 		return -EPROTO;
 	e->loglevel = (int32_t)ll;
 	e->nr_fields = nf;
 	for (uint32_t i = 0; i < nf; i++) {
-		if (app_get_u8(c, &e->fields[i].type) < 0 ||
-		    e->fields[i].type < RT_TYPE_S8 || e->fields[i].type > RT_TYPE_BYTES ||
+		if (get_u8(c, &e->fields[i].type) < 0 || !field_type_ok(e->fields[i].type) ||
 		    get_ident(c, e->fields[i].name) < 0)
 			return -EPROTO;
 	}
 	return 0;
+}
+
+/* --- REGISTER, REGISTER_REPLY ----------------------------------------- */
+
+void rtp_app_register_encode(struct rtp_app_buf *b, const struct rtp_app_register *r)
+{
+	char pn[RTP_APP_PROCNAME_LEN] = { 0 };
+	memcpy(pn, r->procname, strnlen(r->procname, RTP_APP_PROCNAME_LEN - 1));
+	put_u32(b, r->pid);
+	put_u32(b, r->uid);
+	put_u32(b, r->abi);
+	put_u8(b, r->ptr_size);
+	put_u8(b, r->clocks);
+	put_u16(b, 0);
+	put(b, pn, sizeof(pn));
+}
+
+int rtp_app_register_decode(struct rtp_app_cursor *c, struct rtp_app_register *r)
+{
+	uint16_t reserved;
+	if (get_u32(c, &r->pid) < 0 || get_u32(c, &r->uid) < 0 || get_u32(c, &r->abi) < 0 ||
+	    get_u8(c, &r->ptr_size) < 0 || get_u8(c, &r->clocks) < 0 ||
+	    get(c, &reserved, sizeof(reserved)) < 0 ||
+	    get(c, r->procname, sizeof(r->procname)) < 0 ||
+	    memchr(r->procname, '\0', sizeof(r->procname)) == NULL)
+		return -EPROTO;
+	return 0;
+}
+
+void rtp_app_register_reply_encode(uint8_t out[static RTP_APP_REGISTER_REPLY_SIZE],
+				   enum rtp_app_clock clock)
+{
+	uint32_t v[2] = { (uint32_t)clock, 0 };
+	memcpy(out, v, sizeof(v));
+}
+
+int rtp_app_register_reply_decode(struct rtp_app_cursor *c, enum rtp_app_clock *clock)
+{
+	uint32_t clk, reserved;
+	if (get_u32(c, &clk) < 0 || get_u32(c, &reserved) < 0 || rtp_app_end(c) < 0 ||
+	    clk > RTP_APP_CLOCK_MONOTONIC)
+		return -EPROTO;
+	*clock = (enum rtp_app_clock)clk;
+	return 0;
+}
+
+/* --- CHANNEL, ENABLE, DISABLE_SESSION --------------------------------- */
+
+void rtp_app_channel_encode(struct rtp_app_buf *b, const struct rtp_app_channel *m)
+{
+	if (m->key == 0 || m->nr_contexts > RTP_APP_MAX_CONTEXTS) {
+		buf_fail(b, -EINVAL);
+		return;
+	}
+	put_u64(b, m->key);
+	put_u64(b, m->session_id);
+	put_u32(b, m->channel_id);
+	put_u32(b, m->nr_contexts);
+	put_u64(b, m->map_size);
+	put(b, m->uuid, sizeof(m->uuid));
+	put(b, m->contexts, m->nr_contexts);
+}
+
+int rtp_app_channel_decode(struct rtp_app_cursor *c, struct rtp_app_channel *m)
+{
+	if (get_u64(c, &m->key) < 0 || get_u64(c, &m->session_id) < 0 ||
+	    get_u32(c, &m->channel_id) < 0 || get_u32(c, &m->nr_contexts) < 0 ||
+	    get_u64(c, &m->map_size) < 0 || get(c, m->uuid, sizeof(m->uuid)) < 0 ||
+	    m->key == 0 || m->nr_contexts > RTP_APP_MAX_CONTEXTS ||
+	    get(c, m->contexts, m->nr_contexts) < 0 || rtp_app_end(c) < 0)
+		return -EPROTO;
+	return 0;
+}
+
+void rtp_app_enable_begin(struct rtp_app_buf *b, uint64_t key)
+{
+	if (b->len != 0)
+		buf_fail(b, -EINVAL);
+	put_u64(b, key);
+	put_u32(b, 0);		/* N, written by rtp_app_enable_finish */
+	put_u32(b, 0);
+}
+
+void rtp_app_enable_add(struct rtp_app_buf *b, uint32_t index, uint32_t id)
+{
+	if (index >= RTP_APP_MAX_EVENTS || id > RTP_APP_EVENT_ID_MAX ||
+	    b->len >= RTP_APP_ENABLE_FIXED +
+			      (uint64_t)RTP_APP_MAX_EVENTS * RTP_APP_ENABLE_ENTRY_SIZE) {
+		buf_fail(b, -EINVAL);
+		return;
+	}
+	put_u32(b, index);
+	put_u32(b, id);
+}
+
+void rtp_app_enable_finish(struct rtp_app_buf *b)
+{
+	if (b->err)
+		return;
+	uint32_t n = (b->len - RTP_APP_ENABLE_FIXED) / RTP_APP_ENABLE_ENTRY_SIZE;
+	memcpy(b->data + ENABLE_N_OFF, &n, sizeof(n));
+}
+
+int rtp_app_enable_decode(struct rtp_app_cursor *c, struct rtp_app_enable *m)
+{
+	uint32_t reserved;
+	if (get_u64(c, &m->key) < 0 || get_u32(c, &m->n) < 0 ||
+	    get_u32(c, &reserved) < 0 || m->n > RTP_APP_MAX_EVENTS ||
+	    (uint64_t)m->n * RTP_APP_ENABLE_ENTRY_SIZE != left(c))
+		return -EPROTO;
+	m->entries = c->p + c->pos;
+	for (uint32_t i = 0; i < m->n; i++) {
+		uint32_t index, id;
+		rtp_app_enable_entry(m, i, &index, &id);
+		if (index >= RTP_APP_MAX_EVENTS || id > RTP_APP_EVENT_ID_MAX)
+			return -EPROTO;
+	}
+	c->pos = c->len;
+	return 0;
+}
+
+void rtp_app_enable_entry(const struct rtp_app_enable *m, uint32_t i, uint32_t *index,
+			  uint32_t *id)
+{
+	const char *e = m->entries + (size_t)i * RTP_APP_ENABLE_ENTRY_SIZE;
+	memcpy(index, e, sizeof(*index));
+	memcpy(id, e + 4, sizeof(*id));
+}
+
+void rtp_app_disable_session_encode(uint8_t out[static RTP_APP_DISABLE_SESSION_SIZE],
+				    uint64_t session_id)
+{
+	memcpy(out, &session_id, sizeof(session_id));
+}
+
+int rtp_app_disable_session_decode(struct rtp_app_cursor *c, uint64_t *session_id)
+{
+	return get_u64(c, session_id) < 0 || rtp_app_end(c) < 0 ? -EPROTO : 0;
+}
+
+/* --- SYNC, SYNC_REPLY ------------------------------------------------- */
+
+void rtp_app_sync_encode(uint8_t out[static RTP_APP_SYNC_SIZE], uint64_t cookie)
+{
+	memcpy(out, &cookie, sizeof(cookie));
+}
+
+int rtp_app_sync_decode(struct rtp_app_cursor *c, uint64_t *cookie)
+{
+	return get_u64(c, cookie) < 0 || rtp_app_end(c) < 0 ? -EPROTO : 0;
 }

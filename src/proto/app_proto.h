@@ -1,20 +1,22 @@
 /*
  * app_proto.h - the binary messages between traced programs (libringtrace)
  * and ringtraced: frame types 16..63 of proto.h, their payloads byte by
- * byte, and a bounds-checked encoder/decoder used by both ends.
+ * byte, and one encoder and one bounds-checked decoder per message, used
+ * by both ends (no payload is written or read anywhere else).
  *
  * All integers are in host byte order (both ends run on one machine),
  * unaligned in the payload (read and written with memcpy). A string is
- *   u8 length L (1..APP_STR_MAX), then L bytes, no NUL.
- * An event description ("event record"):
+ *   u8 length L (1..RTP_APP_STR_MAX), then L bytes, no NUL.
+ * An event description ("event record", RTP_APP_EVENT_MIN_SIZE bytes at
+ * least):
  *    0  u32  index: the program's own number for the event class (its
- *            registry id; unique within the program, < APP_MAX_EVENTS)
+ *            registry id; unique within the program, < RTP_APP_MAX_EVENTS)
  *    4  i32  loglevel (enum rt_loglevel, 0..14)
  *    8  str  provider (a C identifier)
  *       str  name (a C identifier)
  *       u8   nr_fields F (<= RT_MAX_FIELDS)
  *       F x { u8 type (enum rt_field_type), str field name (identifier) }
- * An event list: u32 count N (<= APP_MAX_EVENTS), then N event records.
+ * An event list: u32 count N (<= RTP_APP_MAX_EVENTS), then N event records.
  *
  * Messages (program -> daemon unless marked):
  *
@@ -24,12 +26,14 @@
  *    8  u32  abi (RT_ABI_VERSION)
  *   12  u8   pointer size in bytes (8)
  *   13  u8   clocks the program can read: bit 0 tsc, bit 1 monotonic
+ *            (RTP_APP_CAN_TSC, RTP_APP_CAN_MONOTONIC)
  *   14  u16  reserved, 0
  *   16  char[16] procname, NUL-padded (at least one NUL)
  *   32  event list (every event class registered so far)
  *
- * RTP_APP_REGISTER_REPLY (daemon -> program; frame status 0 or -errno)
- *    0  u32  clock (enum app_clock) the program must timestamp with
+ * RTP_APP_REGISTER_REPLY (daemon -> program; frame status 0 or -errno;
+ * with status 0:)
+ *    0  u32  clock (enum rtp_app_clock) the program must timestamp with
  *    4  u32  reserved, 0
  *
  * RTP_APP_EVENTS: event classes registered later (dlopen): an event list.
@@ -40,7 +44,7 @@
  *            connection, not 0)
  *    8  u64  session id
  *   16  u32  channel id (CTF stream id)
- *   20  u32  nr_contexts C (<= APP_MAX_CONTEXTS)
+ *   20  u32  nr_contexts C (<= RTP_APP_MAX_CONTEXTS)
  *   24  u64  size of the mapping in bytes
  *   32  u8[16] trace uuid (written in each packet header)
  *   48  C x u8 contexts (enum rtd_context), in the event context's order
@@ -49,9 +53,10 @@
  * events written to one buffer set, replacing the previous one (N = 0:
  * none).
  *    0  u64  key (of a CHANNEL received before)
- *    8  u32  N (<= APP_MAX_EVENTS)
+ *    8  u32  N (<= RTP_APP_MAX_EVENTS)
  *   12  u32  reserved, 0
- *   16  N x { u32 index (the program's), u32 event id (in the trace) }
+ *   16  N x { u32 index (the program's, < RTP_APP_MAX_EVENTS),
+ *             u32 event id (in the trace, <= RTP_APP_EVENT_ID_MAX) }
  *
  * RTP_APP_DISABLE_SESSION (daemon -> program): stop writing to every
  * buffer set of the session (the mappings stay until the program exits).
@@ -61,19 +66,36 @@
  * empty): sent after the ENABLE messages an EVENTS message caused, so the
  * program knows its new events are set up.
  *
- * RTP_APP_SYNC (daemon -> program): u64 cookie. The program answers
- * RTP_APP_SYNC_REPLY (program -> daemon) with the same u64 once it has
- * applied every message received before, so a daemon command (start,
- * stop, rule change) returns only when the programs follow it.
+ * RTP_APP_SYNC (daemon -> program):
+ *    0  u64  cookie
+ * The program answers RTP_APP_SYNC_REPLY (program -> daemon), the same
+ * layout with the same cookie, once it has applied every message
+ * received before, so a daemon command (start, stop, rule change) returns
+ * only when the programs follow it.
  *
  * RTP_APP_GOODBYE: the program exits; empty. The daemon drains what it
  * wrote. A program that dies without it is treated alike when its socket
  * closes.
  *
+ * Reserved fields are written 0 and ignored when read.
+ *
+ * Encoders: a message of fixed size is written into the caller's array
+ * of RTP_APP_*_SIZE bytes; the others are appended to a struct
+ * rtp_app_buf, whose error is sticky (check b.err once at the end).
+ * Encoders refuse (-EINVAL) what does not fit the layout and, but for
+ * the event records' values (see rtp_app_event_encode), what the decoders
+ * would refuse.
+ *
+ * Decoders read from a struct rtp_app_cursor over the frame's payload
+ * (input from another process: untrusted). Each checks every length
+ * before reading, every count against what is left, and every value
+ * against its range; a failed check makes the whole message invalid
+ * (-EPROTO) and leaves the output unspecified. A decoder of a whole
+ * message also requires the payload to end where the message does; the
+ * event lists (REGISTER after its fixed part, EVENTS) are decoded record
+ * by record, then closed with rtp_app_end.
+ *
  * Concurrency: the functions below work on their arguments only.
- * Untrusted input: every app_get_* checks the remaining length first and
- * the decoder checks identifiers, types and counts; a failed check makes
- * the whole message invalid (-EPROTO).
  */
 #ifndef RINGTRACE_APP_PROTO_H
 #define RINGTRACE_APP_PROTO_H
@@ -85,7 +107,7 @@
 #include <ringtrace/ringtrace_pp.h>
 #include <ringtrace/ringtrace_types.h>
 
-enum app_msg_type {
+enum rtp_app_type {
 	RTP_APP_REGISTER = 16,
 	RTP_APP_REGISTER_REPLY = 17,
 	RTP_APP_EVENTS = 18,
@@ -98,38 +120,62 @@ enum app_msg_type {
 	RTP_APP_SYNC_REPLY = 25,
 };
 
-enum app_clock {
-	APP_CLOCK_TSC = 0,
-	APP_CLOCK_MONOTONIC = 1,
+enum rtp_app_clock {
+	RTP_APP_CLOCK_TSC = 0,
+	RTP_APP_CLOCK_MONOTONIC = 1,
 };
 
-#define APP_STR_MAX 255
-#define APP_MAX_EVENTS 65536
-#define APP_MAX_CONTEXTS 16
-#define APP_REGISTER_FIXED 32
-#define APP_CHANNEL_FIXED 48
-#define APP_ENABLE_FIXED 16
-#define APP_PROCNAME_LEN 16
+/* REGISTER's clocks bits. */
+#define RTP_APP_CAN_TSC 1u
+#define RTP_APP_CAN_MONOTONIC 2u
 
-/* A payload being written; err is sticky (-ENOMEM, -E2BIG, -EINVAL). */
-struct app_buf {
+#define RTP_APP_STR_MAX 255
+#define RTP_APP_MAX_EVENTS 65536
+#define RTP_APP_MAX_CONTEXTS 16
+#define RTP_APP_PROCNAME_LEN 16
+#define RTP_APP_EVENT_ID_MAX (UINT32_MAX - 2)
+/* index, loglevel, two 1-byte strings, nr_fields */
+#define RTP_APP_EVENT_MIN_SIZE 13
+/* The fixed parts, and the messages of fixed size. */
+#define RTP_APP_REGISTER_FIXED 32
+#define RTP_APP_CHANNEL_FIXED 48
+#define RTP_APP_ENABLE_FIXED 16
+#define RTP_APP_ENABLE_ENTRY_SIZE 8
+#define RTP_APP_REGISTER_REPLY_SIZE 8
+#define RTP_APP_DISABLE_SESSION_SIZE 8
+#define RTP_APP_SYNC_SIZE 8
+
+/* A payload being written; err is sticky (-ENOMEM, -E2BIG past
+ * RTP_MAX_PAYLOAD, -EINVAL for a value the decoder would refuse). Start
+ * from { 0 }; free with rtp_app_buf_free. */
+struct rtp_app_buf {
 	char *data;
 	uint32_t len;
 	uint32_t cap;
 	int err;
 };
+void rtp_app_buf_free(struct rtp_app_buf *b);
 
-void app_put(struct app_buf *b, const void *p, size_t n);
-void app_put_u8(struct app_buf *b, uint8_t v);
-void app_put_u16(struct app_buf *b, uint16_t v);
-void app_put_u32(struct app_buf *b, uint32_t v);
-void app_put_u64(struct app_buf *b, uint64_t v);
-/* A string of 1..APP_STR_MAX bytes (else err = -EINVAL). */
-void app_put_str(struct app_buf *b, const char *s);
-void app_buf_free(struct app_buf *b);
+/* A payload being read: p[pos .. len). */
+struct rtp_app_cursor {
+	const char *p;
+	uint32_t len;
+	uint32_t pos;
+};
+static inline struct rtp_app_cursor rtp_app_cursor(const void *p, uint32_t len)
+{
+	return (struct rtp_app_cursor){ (const char *)p, len, 0 };
+}
+/* 0 if the cursor is at the end of the payload, else -EPROTO. */
+int rtp_app_end(const struct rtp_app_cursor *c);
+
+/* A C identifier (as the registry requires of names). */
+bool rtp_app_identifier_ok(const char *s);
+
+/* --- event lists (REGISTER, EVENTS) ---------------------------------- */
 
 /* One event description to encode. */
-struct app_event_out {
+struct rtp_app_event_out {
 	uint32_t index;
 	int32_t loglevel;
 	const char *provider;
@@ -137,38 +183,108 @@ struct app_event_out {
 	uint32_t nr_fields;
 	const struct rt_field_desc *fields;
 };
-void app_put_event(struct app_buf *b, const struct app_event_out *e);
-
-/* A payload being read. */
-struct app_cursor {
-	const char *p;
-	uint32_t len;
-	uint32_t pos;
-};
-
-/* Each returns 0 or -EPROTO when the payload is too short. */
-int app_get(struct app_cursor *c, void *out, size_t n);
-int app_get_u8(struct app_cursor *c, uint8_t *v);
-int app_get_u32(struct app_cursor *c, uint32_t *v);
-int app_get_u64(struct app_cursor *c, uint64_t *v);
+/* The list's count (n <= RTP_APP_MAX_EVENTS, else -EINVAL), then exactly
+ * n records with rtp_app_event_encode. The record's layout is checked
+ * (strings of 1..RTP_APP_STR_MAX bytes, at most RT_MAX_FIELDS fields, else
+ * -EINVAL); its values are written as given (the registry checks the
+ * names; a log level out of range is the daemon's to refuse). */
+void rtp_app_event_list_encode(struct rtp_app_buf *b, uint32_t n);
+void rtp_app_event_encode(struct rtp_app_buf *b, const struct rtp_app_event_out *e);
 
 /* A decoded event description. Strings are NUL-terminated copies inside
  * the struct. */
-struct app_event_in {
+struct rtp_app_event_in {
 	uint32_t index;
 	int32_t loglevel;
-	char provider[APP_STR_MAX + 1];
-	char name[APP_STR_MAX + 1];
+	char provider[RTP_APP_STR_MAX + 1];
+	char name[RTP_APP_STR_MAX + 1];
 	uint32_t nr_fields;
 	struct {
 		uint8_t type;
-		char name[APP_STR_MAX + 1];
+		char name[RTP_APP_STR_MAX + 1];
 	} fields[RT_MAX_FIELDS];
 };
-/* Decode and validate one event record. 0 or -EPROTO. */
-int app_get_event(struct app_cursor *c, struct app_event_in *e);
+/* The list's count, checked against the bytes left (n records take
+ * n * RTP_APP_EVENT_MIN_SIZE at least: else -EPROTO) and then against
+ * RTP_APP_MAX_EVENTS (else -E2BIG, *n set: the records may be whole, the
+ * list is over the limit, which the daemon reports as such). 0, -EPROTO
+ * or -E2BIG. */
+int rtp_app_event_list_decode(struct rtp_app_cursor *c, uint32_t *n);
+/* One event record, validated (index, loglevel, identifiers, field
+ * count and types). 0 or -EPROTO. */
+int rtp_app_event_decode(struct rtp_app_cursor *c, struct rtp_app_event_in *e);
 
-/* A C identifier (as the registry requires). */
-bool app_identifier_ok(const char *s);
+/* --- REGISTER, REGISTER_REPLY ---------------------------------------- */
+
+struct rtp_app_register {
+	uint32_t pid;
+	uint32_t uid;
+	uint32_t abi;
+	uint8_t ptr_size;
+	uint8_t clocks;			/* RTP_APP_CAN_* */
+	/* Encoding takes up to RTP_APP_PROCNAME_LEN - 1 bytes before a NUL;
+	 * decoding gives a NUL-terminated, NUL-padded name. */
+	char procname[RTP_APP_PROCNAME_LEN];
+};
+/* The fixed part; the event list follows (rtp_app_event_list_encode). */
+void rtp_app_register_encode(struct rtp_app_buf *b, const struct rtp_app_register *r);
+/* The fixed part, leaving the cursor at the event list. What the values
+ * mean (abi, ptr_size, clocks) is the daemon's to judge. 0 or -EPROTO
+ * (too short, procname without a NUL). */
+int rtp_app_register_decode(struct rtp_app_cursor *c, struct rtp_app_register *r);
+
+void rtp_app_register_reply_encode(uint8_t out[static RTP_APP_REGISTER_REPLY_SIZE],
+				   enum rtp_app_clock clock);
+/* 0 or -EPROTO (length, clock not an enum rtp_app_clock). */
+int rtp_app_register_reply_decode(struct rtp_app_cursor *c, enum rtp_app_clock *clock);
+
+/* --- CHANNEL, ENABLE, DISABLE_SESSION -------------------------------- */
+
+struct rtp_app_channel {
+	uint64_t key;			/* not 0 */
+	uint64_t session_id;
+	uint32_t channel_id;
+	uint32_t nr_contexts;		/* <= RTP_APP_MAX_CONTEXTS */
+	uint64_t map_size;
+	uint8_t uuid[16];
+	uint8_t contexts[RTP_APP_MAX_CONTEXTS];	/* enum rtd_context */
+};
+void rtp_app_channel_encode(struct rtp_app_buf *b, const struct rtp_app_channel *m);
+/* 0 or -EPROTO (length, key 0, too many contexts). Whether each context
+ * is one the program knows is the program's to judge. */
+int rtp_app_channel_decode(struct rtp_app_cursor *c, struct rtp_app_channel *m);
+
+/* ENABLE is built entry by entry: begin (on an empty buffer), add each
+ * (index < RTP_APP_MAX_EVENTS, id <= RTP_APP_EVENT_ID_MAX, at most
+ * RTP_APP_MAX_EVENTS of them, else -EINVAL), finish (writes N). */
+void rtp_app_enable_begin(struct rtp_app_buf *b, uint64_t key);
+void rtp_app_enable_add(struct rtp_app_buf *b, uint32_t index, uint32_t id);
+void rtp_app_enable_finish(struct rtp_app_buf *b);
+
+/* A decoded ENABLE: its entries stay in the payload (valid while it is). */
+struct rtp_app_enable {
+	uint64_t key;
+	uint32_t n;
+	const char *entries;
+};
+/* 0 or -EPROTO (length not 16 + 8 N, N or any entry out of range). */
+int rtp_app_enable_decode(struct rtp_app_cursor *c, struct rtp_app_enable *m);
+/* Entry i < m->n of a decoded ENABLE (already checked). */
+void rtp_app_enable_entry(const struct rtp_app_enable *m, uint32_t i, uint32_t *index,
+			  uint32_t *id);
+
+void rtp_app_disable_session_encode(uint8_t out[static RTP_APP_DISABLE_SESSION_SIZE],
+				    uint64_t session_id);
+/* 0 or -EPROTO (length). */
+int rtp_app_disable_session_decode(struct rtp_app_cursor *c, uint64_t *session_id);
+
+/* --- SYNC and SYNC_REPLY (one layout); GOODBYE, EVENTS_REPLY --------- */
+
+void rtp_app_sync_encode(uint8_t out[static RTP_APP_SYNC_SIZE], uint64_t cookie);
+/* 0 or -EPROTO (length). */
+int rtp_app_sync_decode(struct rtp_app_cursor *c, uint64_t *cookie);
+
+/* GOODBYE and EVENTS_REPLY carry nothing: they are sent with an empty
+ * payload and decoded with rtp_app_end (0, or -EPROTO if not empty). */
 
 #endif /* RINGTRACE_APP_PROTO_H */
