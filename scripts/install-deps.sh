@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/install-deps.sh [STEP] [BUILD_DIR]: install on a Debian machine what
 # STEP needs, and nothing when it is all there already:
-#   build  compiler, CMake, pkg-config, liburcu (the daemon's hash tables);
+#   build  compiler, CMake, pkg-config, liburcu (the daemon's hash tables),
+#          libtracefs and libtraceevent (the kernel domain);
 #          Python 3 and go-md2man, which make the man pages from docs/
 #          (scripts/md2man.py)
 #   demo   build + babeltrace2 (make demo)
@@ -18,7 +19,8 @@ set -euo pipefail
 step=${1:-check}
 build_dir=${2:-}
 
-build=(build-essential cmake pkg-config liburcu-dev python3 go-md2man)
+build=(build-essential cmake pkg-config liburcu-dev libtracefs-dev libtraceevent-dev
+       python3 go-md2man)
 demo=("${build[@]}" babeltrace2)
 check=("${demo[@]}" python3-bt2 lttng-tools liblttng-ust-dev liburcu-dev clang
        man-db bash-completion chromium)

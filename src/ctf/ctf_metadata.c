@@ -166,7 +166,9 @@ int ctf_metadata_build(struct ctf_buf *b, const struct ctf_trace_info *t,
 		       "\t\tuint64_t stream_instance_id;\n\t} align(8);\n};\n\n",
 		       uuid);
 
-	ctf_buf_printf(b, "env {\n\tdomain = \"ust\";\n\ttracer_name = \"ringtrace\";\n");
+	ctf_buf_printf(b, "env {\n\tdomain = ");
+	put_quoted(b, t->domain ? t->domain : "ust");
+	ctf_buf_printf(b, ";\n\ttracer_name = \"ringtrace\";\n");
 	ctf_buf_printf(b, "\ttracer_version = ");
 	put_quoted(b, t->tracer_version);
 	ctf_buf_printf(b, ";\n\thostname = ");
@@ -241,12 +243,14 @@ int ctf_metadata_events(struct ctf_buf *b, const struct ctf_event_class *events,
 	for (size_t i = 0; i < nr_events; i++) {
 		const struct ctf_event_class *e = &events[i];
 		char full[512];
-		snprintf(full, sizeof(full), "%s:%s", e->provider, e->name);
+		if (e->provider)
+			snprintf(full, sizeof(full), "%s:%s", e->provider, e->name);
 		ctf_buf_printf(b, "event {\n\tname = ");
-		put_quoted(b, full);
-		ctf_buf_printf(b, ";\n\tid = %u;\n\tstream_id = %u;\n"
-			       "\tloglevel = %d;\n\tfields := struct {\n",
-			       e->id, e->stream_id, e->loglevel);
+		put_quoted(b, e->provider ? full : e->name);
+		ctf_buf_printf(b, ";\n\tid = %u;\n\tstream_id = %u;\n", e->id, e->stream_id);
+		if (e->loglevel >= 0)
+			ctf_buf_printf(b, "\tloglevel = %d;\n", e->loglevel);
+		ctf_buf_printf(b, "\tfields := struct {\n");
 		for (uint32_t f = 0; f < e->nr_fields; f++)
 			if (put_field(b, &e->fields[f]) < 0)
 				return -EINVAL;

@@ -53,15 +53,16 @@ struct ctf_stream_class {
 struct ctf_event_class {
 	uint32_t id;
 	uint32_t stream_id;
-	const char *provider;
+	const char *provider;	/* "provider:name"; NULL: the name alone (kernel) */
 	const char *name;
-	int32_t loglevel;
+	int32_t loglevel;	/* < 0: none (kernel events have none) */
 	uint32_t nr_fields;
 	const struct rt_field_desc *fields;
 };
 
 struct ctf_trace_info {
 	uint8_t uuid[16];
+	const char *domain;	/* env.domain: NULL is "ust"; "kernel" */
 	const char *hostname;
 	const char *procname;	/* NULL: no procname/vpid in env (a trace
 				 * shared by several programs) */

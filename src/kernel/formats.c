@@ -1,0 +1,228 @@
+/*
+ * formats.c - event classes from ftrace's format files, parsed by
+ * libtraceevent, named and laid out as LTTng's kernel traces have them
+ * (see kernel.h and docs/kernel.md):
+ *  - syscalls:sys_enter_NAME -> syscall_entry_NAME (the arguments by name,
+ *    __syscall_nr left out), sys_exit_NAME -> syscall_exit_NAME (ret);
+ *  - the sched system's thread ids, which ftrace calls pid, prev_pid,
+ *    next_pid, parent_pid, child_pid, ..., are tid, prev_tid, ...;
+ *  - every other event keeps ftrace's event and field names.
+ * common_pid becomes the event context's tid; the other common fields
+ * (type, flags, preempt count) are left out.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <traceevent/event-parse.h>
+
+#include "kernel_internal.h"
+
+struct rtk_formats {
+	struct tep_handle *tep;
+	struct rtk_class *classes;
+	size_t nr, cap;
+	/* ftrace type id (u16, common_type) -> index + 1 into classes. */
+	uint32_t *by_id;
+};
+
+#define RTK_MAX_IDS 65536
+
+struct rtk_formats *rtk_formats_new(void)
+{
+	struct rtk_formats *f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->tep = tep_alloc();
+	f->by_id = calloc(RTK_MAX_IDS, sizeof(*f->by_id));
+	if (!f->tep || !f->by_id) {
+		rtk_formats_free(f);
+		return NULL;
+	}
+	tep_set_long_size(f->tep, (int)sizeof(long));
+	return f;
+}
+
+static void free_class(struct rtk_class *c)
+{
+	for (uint32_t k = 0; k < c->nr_fields; k++)
+		free(c->names[k]);
+	free(c->names);
+	free(c->descs);
+	free(c->fields);
+	free(c->name);
+}
+
+void rtk_formats_free(struct rtk_formats *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->nr; i++)
+		free_class(&f->classes[i]);
+	free(f->classes);
+	free(f->by_id);
+	if (f->tep)
+		tep_free(f->tep);
+	free(f);
+}
+
+size_t rtk_formats_count(const struct rtk_formats *f)
+{
+	return f->nr;
+}
+
+const char *rtk_formats_name(const struct rtk_formats *f, size_t i)
+{
+	return i < f->nr ? f->classes[i].name : NULL;
+}
+
+const struct rtk_class *rtk_formats_class(const struct rtk_formats *f, size_t i)
+{
+	return i < f->nr ? &f->classes[i] : NULL;
+}
+
+const struct rtk_class *rtk_formats_find(const struct rtk_formats *f, int ftrace_id)
+{
+	if (ftrace_id < 0 || ftrace_id >= RTK_MAX_IDS || !f->by_id[ftrace_id])
+		return NULL;
+	return &f->classes[f->by_id[ftrace_id] - 1];
+}
+
+/* The CTF name of the event (see the top of the file). */
+static char *class_name(const char *system, const char *event, int *syscall)
+{
+	char *out = NULL;
+	*syscall = 0;
+	if (!strcmp(system, "syscalls") && !strncmp(event, "sys_enter_", 10)) {
+		*syscall = 1;
+		return asprintf(&out, "syscall_entry_%s", event + 10) < 0 ? NULL : out;
+	}
+	if (!strcmp(system, "syscalls") && !strncmp(event, "sys_exit_", 9)) {
+		*syscall = 1;
+		return asprintf(&out, "syscall_exit_%s", event + 9) < 0 ? NULL : out;
+	}
+	return strdup(event);
+}
+
+/* The CTF name of a field. */
+static char *field_name(const char *system, const char *name)
+{
+	size_t n = strlen(name);
+	if (!strcmp(system, "sched")) {
+		if (!strcmp(name, "pid"))
+			return strdup("tid");
+		if (n > 4 && !strcmp(name + n - 4, "_pid")) {
+			char *out = strdup(name);
+			if (out)
+				memcpy(out + n - 4, "_tid", 4);
+			return out;
+		}
+	}
+	return strdup(name);
+}
+
+/* The writer's plan and the metadata's type of one raw field. */
+static void field_layout(const struct tep_format_field *tf, struct rtk_field *out,
+			 uint32_t *type)
+{
+	bool is_char = strstr(tf->type, "char") != NULL;
+	out->offset = tf->offset;
+	out->size = tf->size;
+	out->relative = (tf->flags & TEP_FIELD_IS_RELATIVE) != 0;
+	if (tf->flags & TEP_FIELD_IS_DYNAMIC) {
+		out->kind = is_char ? RTK_STR_DYN : RTK_BYTES_DYN;
+		*type = is_char ? RT_TYPE_STRING : RT_TYPE_BYTES;
+	} else if (tf->flags & TEP_FIELD_IS_ARRAY) {
+		out->kind = is_char ? RTK_STR_ARRAY : RTK_BYTES;
+		*type = is_char ? RT_TYPE_STRING : RT_TYPE_BYTES;
+	} else if ((tf->flags & TEP_FIELD_IS_POINTER) && tf->size == (int)sizeof(void *)) {
+		out->kind = RTK_INT;
+		*type = RT_TYPE_POINTER;
+	} else {
+		bool s = (tf->flags & TEP_FIELD_IS_SIGNED) != 0;
+		out->kind = RTK_INT;
+		switch (tf->size) {
+		case 1: *type = s ? RT_TYPE_S8 : RT_TYPE_U8; break;
+		case 2: *type = s ? RT_TYPE_S16 : RT_TYPE_U16; break;
+		case 4: *type = s ? RT_TYPE_S32 : RT_TYPE_U32; break;
+		case 8: *type = s ? RT_TYPE_S64 : RT_TYPE_U64; break;
+		default:
+			out->kind = RTK_BYTES;
+			*type = RT_TYPE_BYTES;
+		}
+	}
+}
+
+static int build_class(struct rtk_class *c, const char *system, struct tep_event *ev)
+{
+	int syscall;
+	c->ftrace_id = ev->id;
+	c->name = class_name(system, ev->name, &syscall);
+	struct tep_format_field *pid = tep_find_common_field(ev, "common_pid");
+	c->pid_offset = pid && pid->size == 4 ? pid->offset : -1;
+	uint32_t n = 0;
+	for (struct tep_format_field *tf = ev->format.fields; tf; tf = tf->next)
+		n++;
+	c->fields = calloc(n + 1, sizeof(*c->fields));
+	c->descs = calloc(n + 1, sizeof(*c->descs));
+	c->names = calloc(n + 1, sizeof(*c->names));
+	if (!c->name || !c->fields || !c->descs || !c->names)
+		return -ENOMEM;
+	for (struct tep_format_field *tf = ev->format.fields; tf; tf = tf->next) {
+		if (syscall && !strcmp(tf->name, "__syscall_nr"))
+			continue;
+		uint32_t k = c->nr_fields;
+		field_layout(tf, &c->fields[k], &c->descs[k].type);
+		c->descs[k].name = c->names[k] = field_name(system, tf->name);
+		c->nr_fields++;
+		if (!c->names[k])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int format_id(const char *text, size_t len)
+{
+	for (const char *p = text; p && p < text + len; p = memchr(p, '\n', (size_t)(text + len - p))) {
+		while (p < text + len && *p == '\n')
+			p++;
+		int id;
+		if (!strncmp(p, "ID:", 3) && sscanf(p + 3, "%d", &id) == 1)
+			return id;
+	}
+	return -1;
+}
+
+int rtk_formats_add(struct rtk_formats *f, const char *system, const char *text, size_t len)
+{
+	int id = format_id(text, len);
+	if (id < 0 || id >= RTK_MAX_IDS)
+		return -EINVAL;
+	if (f->by_id[id])
+		return -EEXIST;
+	if (tep_parse_event(f->tep, text, len, system) != 0)
+		return -EINVAL;
+	struct tep_event *ev = tep_find_event(f->tep, id);
+	if (!ev)
+		return -EINVAL;
+	if (f->nr == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 64;
+		struct rtk_class *n = realloc(f->classes, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		f->classes = n;
+		f->cap = cap;
+	}
+	struct rtk_class *c = &f->classes[f->nr];
+	memset(c, 0, sizeof(*c));
+	c->ctf_id = (uint32_t)f->nr;
+	int ret = build_class(c, system, ev);
+	if (ret < 0) {
+		free_class(c);
+		return ret;
+	}
+	f->by_id[id] = (uint32_t)++f->nr;
+	return 0;
+}

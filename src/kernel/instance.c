@@ -1,0 +1,531 @@
+/*
+ * instance.c - a session's private tracefs instance through libtracefs
+ * (see kernel.h): access check, naming, configuration, per-CPU readers,
+ * removal of stale instances.
+ */
+#define _GNU_SOURCE
+#include "kernel.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tracefs/tracefs.h>
+
+#include "kernel_internal.h"
+
+struct rtk_instance {
+	struct tracefs_instance *tfs;
+	struct rtk_formats *formats;
+	size_t nr_enabled;
+	unsigned nr_cpus;
+	struct tracefs_cpu **cpus;	/* opened at the first drain */
+	void *page;			/* one sub-buffer, for reads */
+	int page_size;
+};
+
+void rtk_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (!err || !errlen)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* libtracefs reports through errno; a few paths leave it unset. */
+static int tfs_errno(void)
+{
+	return errno ? -errno : -EIO;
+}
+
+int rtk_access(char *err, size_t errlen)
+{
+	/* Mounts tracefs at /sys/kernel/tracing when it is not mounted. */
+	errno = 0;
+	const char *dir = tracefs_tracing_dir();
+	if (!dir || access(dir, F_OK) < 0) {
+		if (geteuid() != 0) {
+			rtk_errf(err, errlen, "the kernel domain needs root (or write access to "
+				 "tracefs, which this user cannot see)");
+			return -EACCES;
+		}
+		rtk_errf(err, errlen, "tracefs is not mounted and cannot be mounted: the kernel "
+			 "domain needs ftrace");
+		return -ENODEV;
+	}
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/instances", dir);
+	if (access(path, W_OK) < 0) {
+		rtk_errf(err, errlen, "the kernel domain needs root or write access to %s",
+			 path);
+		return -EACCES;
+	}
+	return 0;
+}
+
+/* "ringtrace-PID-SESSION" with SESSION's unusual bytes replaced. */
+static void instance_name(char *out, size_t len, pid_t owner, const char *session)
+{
+	int n = snprintf(out, len, RTK_INSTANCE_PREFIX "%d-", (int)owner);
+	for (const char *s = session && *session ? session : "session";
+	     *s && (size_t)n + 1 < len; s++)
+		out[n++] = (isalnum((unsigned char)*s) || *s == '_' || *s == '.') ? *s : '_';
+	out[n] = '\0';
+}
+
+static int write_file(struct rtk_instance *in, const char *file, const char *value,
+		      char *err, size_t errlen)
+{
+	errno = 0;
+	if (tracefs_instance_file_write(in->tfs, file, value) < 0) {
+		int ret = tfs_errno();
+		rtk_errf(err, errlen, "cannot write '%s' to %s of instance %s: %s", value, file,
+			 tracefs_instance_get_name(in->tfs), strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+static bool matches(const char *const *globs, size_t n, const char *a, const char *b,
+		    bool *hit)
+{
+	bool any = false;
+	for (size_t i = 0; i < n; i++)
+		if (!fnmatch(globs[i], a, 0) || (b && !fnmatch(globs[i], b, 0))) {
+			hit[i] = true;
+			any = true;
+		}
+	return any;
+}
+
+/* Load the event's format, set its filter, enable it. */
+static int enable_event(struct rtk_instance *in, const struct rtk_config *cfg,
+			const char *system, const char *event, char *err, size_t errlen)
+{
+	int size = 0;
+	errno = 0;
+	char *fmt = tracefs_event_file_read(in->tfs, system, event, "format", &size);
+	if (!fmt) {
+		int ret = tfs_errno();
+		rtk_errf(err, errlen, "cannot read the format of %s:%s: %s", system, event,
+			 strerror(-ret));
+		return ret;
+	}
+	int ret = rtk_formats_add(in->formats, system, fmt, (size_t)size);
+	free(fmt);
+	if (ret < 0) {
+		rtk_errf(err, errlen, "the format of %s:%s does not parse", system, event);
+		return ret;
+	}
+	errno = 0;
+	if (cfg->filter && tracefs_event_file_write(in->tfs, system, event, "filter",
+						    cfg->filter) < 0) {
+		ret = tfs_errno();
+		rtk_errf(err, errlen, "ftrace refuses the filter '%s' for %s:%s: %s",
+			 cfg->filter, system, event, strerror(-ret));
+		return ret == -EIO ? -EINVAL : ret;
+	}
+	errno = 0;
+	if (tracefs_event_file_write(in->tfs, system, event, "enable", "1") < 0) {
+		ret = tfs_errno();
+		rtk_errf(err, errlen, "cannot enable %s:%s: %s", system, event, strerror(-ret));
+		return ret;
+	}
+	in->nr_enabled++;
+	return 0;
+}
+
+static int enable_tracepoints(struct rtk_instance *in, const struct rtk_config *cfg,
+			      char *err, size_t errlen)
+{
+	if (!cfg->all_events && !cfg->nr_events)
+		return 0;
+	bool *hit = calloc(cfg->nr_events + 1, sizeof(*hit));
+	char **systems = tracefs_event_systems(NULL);
+	int ret = 0;
+	if (!hit || !systems) {
+		ret = -ENOMEM;
+		rtk_errf(err, errlen, "cannot list the kernel's events");
+		goto out;
+	}
+	for (char **s = systems; *s && !ret; s++) {
+		if (!strcmp(*s, "syscalls") || !strcmp(*s, "ftrace"))
+			continue;
+		char **events = tracefs_system_events(NULL, *s);
+		for (char **e = events; e && *e && !ret; e++) {
+			char full[512];
+			snprintf(full, sizeof(full), "%s:%s", *s, *e);
+			if (cfg->all_events ||
+			    matches(cfg->events, cfg->nr_events, full, *e, hit))
+				ret = enable_event(in, cfg, *s, *e, err, errlen);
+		}
+		tracefs_list_free(events);
+	}
+	for (size_t i = 0; !ret && !cfg->all_events && i < cfg->nr_events; i++)
+		if (!hit[i]) {
+			rtk_errf(err, errlen, "no kernel tracepoint matches '%s' (see ringtrace "
+				 "list -k)", cfg->events[i]);
+			ret = -ENOENT;
+		}
+out:
+	tracefs_list_free(systems);
+	free(hit);
+	return ret;
+}
+
+static int enable_syscalls(struct rtk_instance *in, const struct rtk_config *cfg,
+			   char *err, size_t errlen)
+{
+	if (!cfg->all_syscalls && !cfg->nr_syscalls)
+		return 0;
+	bool *hit = calloc(cfg->nr_syscalls + 1, sizeof(*hit));
+	char **events = tracefs_system_events(NULL, "syscalls");
+	int ret = 0;
+	if (!hit || !events) {
+		ret = hit ? -ENOENT : -ENOMEM;
+		rtk_errf(err, errlen, "this kernel has no system call events");
+		goto out;
+	}
+	for (char **e = events; *e && !ret; e++) {
+		const char *name = NULL;
+		if (!strncmp(*e, "sys_enter_", 10))
+			name = *e + 10;
+		else if (!strncmp(*e, "sys_exit_", 9))
+			name = *e + 9;
+		if (name && (cfg->all_syscalls ||
+			     matches(cfg->syscalls, cfg->nr_syscalls, name, NULL, hit)))
+			ret = enable_event(in, cfg, "syscalls", *e, err, errlen);
+	}
+	for (size_t i = 0; !ret && !cfg->all_syscalls && i < cfg->nr_syscalls; i++)
+		if (!hit[i]) {
+			rtk_errf(err, errlen, "no system call matches '%s' (see ringtrace list -k "
+				 "--syscall)", cfg->syscalls[i]);
+			ret = -ENOENT;
+		}
+out:
+	tracefs_list_free(events);
+	free(hit);
+	return ret;
+}
+
+static int set_pids(struct rtk_instance *in, const struct rtk_config *cfg, char *err,
+		    size_t errlen)
+{
+	if (!cfg->nr_pids)
+		return 0;
+	char *list = malloc(cfg->nr_pids * 12 + 1);
+	if (!list)
+		return -ENOMEM;
+	size_t n = 0;
+	for (size_t i = 0; i < cfg->nr_pids; i++)
+		n += (size_t)sprintf(list + n, "%s%d", i ? " " : "", (int)cfg->pids[i]);
+	int ret = write_file(in, "set_event_pid", list, err, errlen);
+	free(list);
+	if (ret < 0)
+		return ret;
+	/* Children join the list as they fork (and leave it as they exit). */
+	errno = 0;
+	if (tracefs_option_enable(in->tfs, TRACEFS_OPTION_EVENT_FORK) < 0) {
+		ret = tfs_errno();
+		rtk_errf(err, errlen, "cannot set the event-fork option: %s", strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+static int configure(struct rtk_instance *in, const struct rtk_config *cfg, char *err,
+		     size_t errlen)
+{
+	/* A new instance records at once: off until rtk_instance_start. */
+	int ret = write_file(in, "tracing_on", "0", err, errlen);
+	if (!ret)
+		ret = write_file(in, "trace_clock", cfg->clock_tsc ? "x86-tsc" : "mono", err,
+				 errlen);
+	if (!ret && cfg->buffer_size_kb) {
+		char v[32];
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)cfg->buffer_size_kb);
+		ret = write_file(in, "buffer_size_kb", v, err, errlen);
+	}
+	if (!ret) {
+		errno = 0;
+		int r = cfg->overwrite ? tracefs_option_enable(in->tfs, TRACEFS_OPTION_OVERWRITE)
+				       : tracefs_option_disable(in->tfs, TRACEFS_OPTION_OVERWRITE);
+		if (r < 0) {
+			ret = tfs_errno();
+			rtk_errf(err, errlen, "cannot set the overwrite option: %s",
+				 strerror(-ret));
+		}
+	}
+	if (!ret)
+		ret = set_pids(in, cfg, err, errlen);
+	if (!ret)
+		ret = enable_tracepoints(in, cfg, err, errlen);
+	if (!ret)
+		ret = enable_syscalls(in, cfg, err, errlen);
+	return ret;
+}
+
+int rtk_instance_create(const struct rtk_config *cfg, struct rtk_instance **out,
+			char *err, size_t errlen)
+{
+	int ret = rtk_access(err, errlen);
+	if (ret < 0)
+		return ret;
+	struct rtk_instance *in = calloc(1, sizeof(*in));
+	if (!in)
+		return -ENOMEM;
+	char name[128];
+	instance_name(name, sizeof(name), getpid(), cfg->session);
+	if (tracefs_instance_exists(name)) {
+		rtk_errf(err, errlen, "the tracefs instance %s exists already", name);
+		free(in);
+		return -EEXIST;
+	}
+	errno = 0;
+	in->tfs = tracefs_instance_create(name);
+	if (!in->tfs) {
+		ret = tfs_errno();
+		rtk_errf(err, errlen, "cannot create the tracefs instance %s: %s", name,
+			 strerror(-ret));
+		free(in);
+		return ret;
+	}
+	in->formats = rtk_formats_new();
+	if (!in->formats) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	ret = configure(in, cfg, err, errlen);
+	if (ret < 0)
+		goto fail;
+	if (!in->nr_enabled) {
+		rtk_errf(err, errlen, "no kernel event to record");
+		ret = -ENOENT;
+		goto fail;
+	}
+	*out = in;
+	return 0;
+fail:
+	rtk_instance_destroy(in);
+	return ret;
+}
+
+int rtk_instance_start(struct rtk_instance *in)
+{
+	errno = 0;
+	return tracefs_trace_on(in->tfs) < 0 ? tfs_errno() : 0;
+}
+
+int rtk_instance_stop(struct rtk_instance *in)
+{
+	errno = 0;
+	return tracefs_trace_off(in->tfs) < 0 ? tfs_errno() : 0;
+}
+
+const char *rtk_instance_name(const struct rtk_instance *in)
+{
+	return tracefs_instance_get_name(in->tfs);
+}
+
+const struct rtk_formats *rtk_instance_formats(const struct rtk_instance *in)
+{
+	return in->formats;
+}
+
+size_t rtk_instance_nr_events(const struct rtk_instance *in)
+{
+	return in->nr_enabled;
+}
+
+static int open_cpus(struct rtk_instance *in, char *err, size_t errlen)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	if (n < 1)
+		n = 1;
+	in->cpus = calloc((size_t)n, sizeof(*in->cpus));
+	if (!in->cpus)
+		return -ENOMEM;
+	in->nr_cpus = (unsigned)n;
+	for (unsigned c = 0; c < in->nr_cpus; c++) {
+		errno = 0;
+		in->cpus[c] = tracefs_cpu_open(in->tfs, (int)c, true);
+		if (!in->cpus[c] && errno != ENOENT) {
+			int ret = tfs_errno();
+			rtk_errf(err, errlen, "cannot open per_cpu/cpu%u/trace_pipe_raw of %s: %s",
+				 c, rtk_instance_name(in), strerror(-ret));
+			return ret;
+		}
+		int sz = in->cpus[c] ? tracefs_cpu_read_size(in->cpus[c]) : 0;
+		if (sz > in->page_size)
+			in->page_size = sz;
+	}
+	in->page = malloc(in->page_size > 0 ? (size_t)in->page_size : 4096);
+	return in->page ? 0 : -ENOMEM;
+}
+
+/* Events the kernel lost on CPU `cpu` so far (per_cpu/cpuN/stats:
+ * overwritten, lost to nesting, dropped when full), 0 when unknown. */
+static uint64_t cpu_lost(struct rtk_instance *in, unsigned cpu)
+{
+	char file[64];
+	snprintf(file, sizeof(file), "per_cpu/cpu%u/stats", cpu);
+	char *text = tracefs_instance_file_read(in->tfs, file, NULL);
+	uint64_t total = 0;
+	static const char *const keys[] = { "overrun:", "commit overrun:", "dropped events:" };
+	for (size_t k = 0; text && k < sizeof(keys) / sizeof(keys[0]); k++) {
+		const char *p = strstr(text, keys[k]);
+		/* "overrun:" also ends "commit overrun:": take a line start. */
+		while (p && p != text && p[-1] != '\n')
+			p = strstr(p + 1, keys[k]);
+		if (p)
+			total += strtoull(p + strlen(keys[k]), NULL, 10);
+	}
+	free(text);
+	return total;
+}
+
+long rtk_instance_drain(struct rtk_instance *in, struct rtk_trace *t, char *err,
+			size_t errlen)
+{
+	if (!in->cpus) {
+		int ret = open_cpus(in, err, errlen);
+		if (ret < 0)
+			return ret;
+	}
+	long pages = 0;
+	for (unsigned c = 0; c < in->nr_cpus; c++) {
+		if (!in->cpus[c])
+			continue;
+		for (;;) {
+			errno = 0;
+			int n = tracefs_cpu_read(in->cpus[c], in->page, true);
+			if (n <= 0) {
+				if (n == 0 || errno == EAGAIN || errno == EWOULDBLOCK ||
+				    errno == 0)
+					break;
+				int ret = -errno;
+				rtk_errf(err, errlen, "cannot read the pages of CPU %u: %s", c,
+					 strerror(errno));
+				return ret;
+			}
+			long r = rtk_trace_page(t, c, in->page, (size_t)n, err, errlen);
+			if (r < 0)
+				return r;
+			pages++;
+		}
+		int ret = rtk_trace_lost(t, c, cpu_lost(in, c), err, errlen);
+		if (ret < 0)
+			return ret;
+	}
+	return pages;
+}
+
+int rtk_instance_destroy(struct rtk_instance *in)
+{
+	if (!in)
+		return 0;
+	for (unsigned c = 0; c < in->nr_cpus; c++)
+		if (in->cpus[c])
+			tracefs_cpu_close(in->cpus[c]);
+	free(in->cpus);
+	free(in->page);
+	int ret = 0;
+	if (in->tfs) {
+		tracefs_trace_off(in->tfs);
+		errno = 0;
+		if (tracefs_instance_destroy(in->tfs) < 0)
+			ret = tfs_errno();
+		tracefs_instance_free(in->tfs);
+	}
+	rtk_formats_free(in->formats);
+	free(in);
+	return ret;
+}
+
+int rtk_instances_remove_stale(void)
+{
+	errno = 0;
+	char **names = tracefs_instances(NULL);
+	if (!names)
+		return errno && errno != ENOENT ? -errno : 0;
+	int removed = 0;
+	for (char **n = names; *n; n++) {
+		size_t plen = strlen(RTK_INSTANCE_PREFIX);
+		char *end;
+		if (strncmp(*n, RTK_INSTANCE_PREFIX, plen))
+			continue;
+		long pid = strtol(*n + plen, &end, 10);
+		/* Only an owner that is gone: a live pid (ours, another
+		 * daemon's, or a reused one) keeps its instance. */
+		if (pid <= 0 || *end != '-' || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		struct tracefs_instance *t = tracefs_instance_alloc(NULL, *n);
+		if (!t)
+			continue;
+		tracefs_trace_off(t);
+		if (tracefs_instance_destroy(t) == 0)
+			removed++;
+		tracefs_instance_free(t);
+	}
+	tracefs_list_free(names);
+	return removed;
+}
+
+static int list_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int rtk_list_tracepoints(int (*fn)(const char *system, const char *event, void *arg),
+			 void *arg, char *err, size_t errlen)
+{
+	int ret = rtk_access(err, errlen);
+	if (ret < 0)
+		return ret;
+	char **systems = tracefs_event_systems(NULL);
+	if (!systems) {
+		rtk_errf(err, errlen, "cannot list the kernel's events");
+		return -EIO;
+	}
+	qsort(systems, (size_t)tracefs_list_size(systems), sizeof(*systems), list_cmp);
+	for (char **s = systems; *s && !ret; s++) {
+		if (!strcmp(*s, "syscalls") || !strcmp(*s, "ftrace"))
+			continue;
+		char **events = tracefs_system_events(NULL, *s);
+		if (events)
+			qsort(events, (size_t)tracefs_list_size(events), sizeof(*events),
+			      list_cmp);
+		for (char **e = events; e && *e && !ret; e++)
+			ret = fn(*s, *e, arg);
+		tracefs_list_free(events);
+	}
+	tracefs_list_free(systems);
+	return ret;
+}
+
+int rtk_list_syscalls(int (*fn)(const char *name, void *arg), void *arg, char *err,
+		      size_t errlen)
+{
+	int ret = rtk_access(err, errlen);
+	if (ret < 0)
+		return ret;
+	char **events = tracefs_system_events(NULL, "syscalls");
+	if (!events) {
+		rtk_errf(err, errlen, "this kernel has no system call events");
+		return -ENOENT;
+	}
+	qsort(events, (size_t)tracefs_list_size(events), sizeof(*events), list_cmp);
+	for (char **e = events; *e && !ret; e++)
+		if (!strncmp(*e, "sys_enter_", 10))
+			ret = fn(*e + 10, arg);
+	tracefs_list_free(events);
+	return ret;
+}

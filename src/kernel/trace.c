@@ -1,0 +1,420 @@
+/*
+ * trace.c - ftrace pages to CTF packets (see kernel.h).
+ *
+ * An ftrace page (include/linux/ring_buffer.h, kernel/trace/ring_buffer.c;
+ * events/header_page and header_event in tracefs), little-endian:
+ *    0  u64  timestamp of the page's first event
+ *    8  u64  commit: bytes of events after the header in the low 30
+ *            bits; bit 31 (RB_MISSED_EVENTS: events were lost before this
+ *            page; the kernel's int flag is sign-extended, so bits 32-63
+ *            are set with it), bit 30 (RB_MISSED_STORED: their count is
+ *            stored as a u64 right after the events)
+ *   16  events: a 32-bit header (type_len 5 bits, time_delta 27 bits),
+ *       then the record; type_len 29 padding, 30 time extend, 31
+ *       absolute timestamp, 0 a record whose length is the next u32.
+ * libtraceevent's kbuffer walks it: it gives each record with its full
+ * timestamp (extends and absolute stamps applied), its size, and the
+ * missed count. It reads the headers it is given without bounds (the
+ * commit is trusted), so each page is first copied into a buffer with
+ * a zeroed tail and its commit checked against the page's size.
+ * Measured: kbuffer's walk is a few function calls per event, cheap next
+ * to the copy of the payload: no hand-written decoder.
+ *
+ * Each page becomes one packet of the CPU's stream file channel0_CPU
+ * (packet layout in ctf_packet.h): timestamp_begin the page's timestamp,
+ * timestamp_end its last event's, events_discarded the stream's missed
+ * events so far (at least one per page flagged "missed" without a count).
+ * Events: the compact or extended header (ctf_packet.h), the context's
+ * tid (s32, common_pid), then the fields as formats.c planned them. Time
+ * never goes back within a stream: a stamp older than the previous one
+ * (ftrace's rare "before" stamps of nested events) takes the previous
+ * one's value.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <traceevent/kbuffer.h>
+
+#include "../ctf/ctf_packet.h"
+#include "../common/fs_util.h"
+#include "kernel_internal.h"
+
+#define RTK_PAGE_HEADER 16u
+#define RTK_COMMIT_MASK ((1ull << 30) - 1)	/* below the missed-events flags */
+#define RTK_TAIL 64u			/* zeroed bytes past a copied page */
+
+struct rtk_stream {
+	int fd;			/* -1: not created yet */
+	uint64_t seq;
+	uint64_t discarded;
+	uint64_t last_ts;
+};
+
+struct rtk_trace {
+	const struct rtk_formats *formats;
+	int dirfd;
+	uint8_t uuid[16];
+	struct rtk_stream *streams;
+	unsigned nr_streams;
+	struct kbuffer *kbuf;
+	char *page;		/* the copy kbuffer reads */
+	size_t page_cap;
+	char *out;		/* the packet being built */
+	size_t out_cap;
+	struct rtk_trace_stats stats;
+};
+
+static const struct rt_field_desc rtk_context[] = { { "tid", RT_TYPE_S32 } };
+
+static int write_metadata(const char *dir, const struct rtk_formats *f,
+			  const struct rtk_trace_info *info, char *err, size_t errlen)
+{
+	size_t n = rtk_formats_count(f);
+	struct ctf_event_class *ev = calloc(n + 1, sizeof(*ev));
+	if (!ev)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct rtk_class *c = rtk_formats_class(f, i);
+		ev[i] = (struct ctf_event_class){ .id = c->ctf_id, .stream_id = 0,
+						  .provider = NULL, .name = c->name,
+						  .loglevel = -1, .nr_fields = c->nr_fields,
+						  .fields = c->descs };
+	}
+	struct ctf_trace_info ti = { .domain = "kernel", .hostname = info->hostname,
+				     .trace_name = info->trace_name,
+				     .tracer_version = RINGTRACE_VERSION, .clock = info->clock };
+	memcpy(ti.uuid, info->uuid, sizeof(ti.uuid));
+	struct ctf_stream_class sc = { .id = 0, .name = "kernel", .nr_contexts = 1,
+				       .contexts = rtk_context };
+	struct ctf_buf b = { 0 };
+	int ret = ctf_metadata_build(&b, &ti, &sc, 1, ev, n);
+	if (!ret)
+		ret = rt_file_write_atomic(dir, "metadata", b.data, b.len, true, err, errlen);
+	else
+		rtk_errf(err, errlen, "cannot build the kernel trace's metadata: %s",
+			 strerror(-ret));
+	ctf_buf_free(&b);
+	free(ev);
+	return ret;
+}
+
+int rtk_trace_open(const char *dir, const struct rtk_formats *f,
+		   const struct rtk_trace_info *info, struct rtk_trace **out, char *err,
+		   size_t errlen)
+{
+	struct rtk_trace *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->formats = f;
+	memcpy(t->uuid, info->uuid, sizeof(t->uuid));
+	t->dirfd = -1;
+	int ret = -ENOMEM;
+	t->kbuf = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
+	if (!t->kbuf)
+		goto fail;
+	ret = rt_dir_open(dir, RT_DIR_CREATE, NULL, err, errlen);
+	if (ret < 0)
+		goto fail;
+	t->dirfd = ret;
+	ret = write_metadata(dir, f, info, err, errlen);
+	if (ret < 0)
+		goto fail;
+	*out = t;
+	return 0;
+fail:
+	rtk_trace_close(t);
+	return ret;
+}
+
+static int stream_of(struct rtk_trace *t, unsigned cpu, struct rtk_stream **out, char *err,
+		     size_t errlen)
+{
+	if (cpu >= 4096) {
+		rtk_errf(err, errlen, "CPU %u is out of range", cpu);
+		return -EINVAL;
+	}
+	if (cpu >= t->nr_streams) {
+		struct rtk_stream *n = realloc(t->streams, (cpu + 1) * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		for (unsigned c = t->nr_streams; c <= cpu; c++)
+			n[c] = (struct rtk_stream){ .fd = -1 };
+		t->streams = n;
+		t->nr_streams = cpu + 1;
+	}
+	struct rtk_stream *s = &t->streams[cpu];
+	if (s->fd < 0) {
+		char name[32];
+		snprintf(name, sizeof(name), "channel0_%u", cpu);
+		int fd = rt_file_create_at(t->dirfd, name, false);
+		if (fd < 0) {
+			rtk_errf(err, errlen, "cannot create the stream file %s: %s", name,
+				 strerror(-fd));
+			return fd;
+		}
+		s->fd = fd;
+	}
+	*out = s;
+	return 0;
+}
+
+static int reserve(char **buf, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 8192;
+	while (c < need)
+		c *= 2;
+	char *n = realloc(*buf, c);
+	if (!n)
+		return -ENOMEM;
+	*buf = n;
+	*cap = c;
+	return 0;
+}
+
+static uint32_t rd32(const char *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* The bytes of a __data_loc / __rel_loc field, or -1 when they lie
+ * outside the record. */
+static int dyn_span(const struct rtk_field *fl, const char *rec, int size, int *off)
+{
+	uint32_t v = rd32(rec + fl->offset);
+	int o = (int)(v & 0xffff), len = (int)(v >> 16);
+	if (fl->relative)
+		o += fl->offset + fl->size;
+	if (o < 0 || len < 0 || o + len > size)
+		return -1;
+	*off = o;
+	return len;
+}
+
+/* Upper bound of the payload's bytes, or -1 when a field lies outside the
+ * record (the event is then skipped). */
+static long payload_bound(const struct rtk_class *c, const char *rec, int size)
+{
+	long n = 4;	/* the tid */
+	for (uint32_t i = 0; i < c->nr_fields; i++) {
+		const struct rtk_field *fl = &c->fields[i];
+		int off, len = fl->size;
+		if (fl->offset < 0 || fl->offset + fl->size > size)
+			return -1;
+		if (fl->kind == RTK_STR_DYN || fl->kind == RTK_BYTES_DYN) {
+			if (fl->size != 4 || (len = dyn_span(fl, rec, size, &off)) < 0)
+				return -1;
+		}
+		n += 5 + len;
+	}
+	return n;
+}
+
+static char *put_string(char *p, const char *s, int len)
+{
+	const char *nul = memchr(s, '\0', (size_t)len);
+	size_t n = nul ? (size_t)(nul - s) : (size_t)len;
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p + n + 1;
+}
+
+static char *put_bytes(char *p, const char *s, int len)
+{
+	uint32_t l = (uint32_t)len;
+	memcpy(p, &l, 4);
+	memcpy(p + 4, s, (size_t)len);
+	return p + 4 + len;
+}
+
+static char *put_payload(char *p, const struct rtk_class *c, const char *rec, int size)
+{
+	int32_t tid = c->pid_offset >= 0 ? (int32_t)rd32(rec + c->pid_offset) : -1;
+	memcpy(p, &tid, 4);
+	p += 4;
+	for (uint32_t i = 0; i < c->nr_fields; i++) {
+		const struct rtk_field *fl = &c->fields[i];
+		const char *src = rec + fl->offset;
+		int off = 0, len;
+		switch (fl->kind) {
+		case RTK_INT:
+			memcpy(p, src, (size_t)fl->size);
+			p += fl->size;
+			break;
+		case RTK_STR_ARRAY:
+			p = put_string(p, src, fl->size);
+			break;
+		case RTK_BYTES:
+			p = put_bytes(p, src, fl->size);
+			break;
+		case RTK_STR_DYN:
+			len = dyn_span(fl, rec, size, &off);
+			p = put_string(p, rec + off, len);
+			break;
+		case RTK_BYTES_DYN:
+			len = dyn_span(fl, rec, size, &off);
+			p = put_bytes(p, rec + off, len);
+			break;
+		}
+	}
+	return p;
+}
+
+/* Close the packet built in t->out (`used` bytes, events included) and
+ * append it to the stream's file; `discarded` is the stream's new total. */
+static int write_packet(struct rtk_trace *t, struct rtk_stream *s, unsigned cpu,
+			size_t used, uint64_t begin, uint64_t end, uint64_t discarded,
+			char *err, size_t errlen)
+{
+	/* The packet's size in whole 8-byte units (ctf_packet.h). */
+	size_t padded = (used + 7) & ~(size_t)7;
+	memset(t->out + used, 0, padded - used);
+	struct ctf_stream_info si = { .stream_id = 0, .subbuf_size = padded };
+	memcpy(si.uuid, t->uuid, sizeof(si.uuid));
+	ctf_packet_begin(&si, cpu, t->out, begin, s->seq);
+	ctf_packet_end(&si, cpu, t->out, end, used, discarded);
+	int ret = rt_write_all(s->fd, t->out, padded);
+	if (ret < 0) {
+		rtk_errf(err, errlen, "cannot write the stream file channel0_%u: %s", cpu,
+			 strerror(-ret));
+		return ret;
+	}
+	t->stats.lost += discarded - s->discarded;
+	t->stats.packets++;
+	s->discarded = discarded;
+	s->seq++;
+	s->last_ts = end;
+	return 0;
+}
+
+/* Copy and check the page; load it into kbuffer. */
+static int load_page(struct rtk_trace *t, const void *page, size_t size, uint64_t *commit,
+		     char *err, size_t errlen)
+{
+	if (size < RTK_PAGE_HEADER || size > (1u << 24)) {
+		rtk_errf(err, errlen, "an ftrace page of %zu bytes", size);
+		return -EINVAL;
+	}
+	if (reserve(&t->page, &t->page_cap, size + RTK_TAIL) < 0)
+		return -ENOMEM;
+	memcpy(t->page, page, size);
+	memset(t->page + size, 0, RTK_TAIL);
+	uint64_t c;
+	memcpy(&c, t->page + 8, 8);
+	c &= RTK_COMMIT_MASK;
+	if (c > size - RTK_PAGE_HEADER) {
+		rtk_errf(err, errlen, "an ftrace page whose commit (%llu bytes) exceeds its "
+			 "size (%zu)", (unsigned long long)c, size);
+		return -EINVAL;
+	}
+	if (kbuffer_load_subbuffer(t->kbuf, t->page) < 0) {
+		rtk_errf(err, errlen, "an ftrace page that does not parse");
+		return -EINVAL;
+	}
+	*commit = c;
+	return 0;
+}
+
+long rtk_trace_page(struct rtk_trace *t, unsigned cpu, const void *page, size_t size,
+		    char *err, size_t errlen)
+{
+	uint64_t commit;
+	int ret = load_page(t, page, size, &commit, err, errlen);
+	if (ret < 0)
+		return ret;
+	struct rtk_stream *s;
+	ret = stream_of(t, cpu, &s, err, errlen);
+	if (ret < 0)
+		return ret;
+	int missed = kbuffer_missed_events(t->kbuf);
+	uint64_t lost = missed > 0 ? (uint64_t)missed : missed < 0 ? 1u : 0u;
+	uint64_t begin = kbuffer_subbuf_timestamp(t->kbuf, t->page);
+	if (begin < s->last_ts)
+		begin = s->last_ts;
+
+	if (reserve(&t->out, &t->out_cap, CTF_PACKET_HEADER_SIZE) < 0)
+		return -ENOMEM;
+	size_t used = CTF_PACKET_HEADER_SIZE;
+	uint64_t prev = begin, skipped = 0;
+	long nr = 0;
+	unsigned long long ts;
+	const char *end = t->page + RTK_PAGE_HEADER + commit;
+	for (const char *rec = kbuffer_read_event(t->kbuf, &ts); rec;
+	     rec = kbuffer_next_event(t->kbuf, &ts)) {
+		int rsize = kbuffer_event_size(t->kbuf);
+		if (rsize < 2 || rec < t->page + RTK_PAGE_HEADER || rec + rsize > end) {
+			rtk_errf(err, errlen, "CPU %u: an ftrace record outside its page", cpu);
+			return -EINVAL;
+		}
+		uint16_t type;
+		memcpy(&type, rec, 2);
+		const struct rtk_class *c = rtk_formats_find(t->formats, type);
+		long bound = c ? payload_bound(c, rec, rsize) : -1;
+		if (bound < 0) {
+			skipped++;
+			continue;
+		}
+		uint64_t when = ts < prev ? prev : ts;
+		if (reserve(&t->out, &t->out_cap, used + CTF_EVENT_HEADER_EXTENDED +
+						     (size_t)bound + 8) < 0)
+			return -ENOMEM;
+		int full = when - prev >= (1ull << CTF_COMPACT_TSC_BITS);
+		char *p = t->out + used;
+		p += ctf_write_event_header(p, c->ctf_id, when, full);
+		p = put_payload(p, c, rec, rsize);
+		used = (size_t)(p - t->out);
+		prev = when;
+		nr++;
+	}
+	ret = write_packet(t, s, cpu, used, begin, prev, s->discarded + lost, err, errlen);
+	if (ret < 0)
+		return ret;
+	t->stats.events += (uint64_t)nr;
+	t->stats.unknown += skipped;
+	return nr;
+}
+
+int rtk_trace_lost(struct rtk_trace *t, unsigned cpu, uint64_t total, char *err,
+		   size_t errlen)
+{
+	struct rtk_stream *s;
+	int ret = stream_of(t, cpu, &s, err, errlen);
+	if (ret < 0 || total <= s->discarded)
+		return ret;
+	if (reserve(&t->out, &t->out_cap, CTF_PACKET_HEADER_SIZE + 8) < 0)
+		return -ENOMEM;
+	return write_packet(t, s, cpu, CTF_PACKET_HEADER_SIZE, s->last_ts, s->last_ts, total,
+			    err, errlen);
+}
+
+void rtk_trace_stats(const struct rtk_trace *t, struct rtk_trace_stats *s)
+{
+	*s = t->stats;
+}
+
+int rtk_trace_close(struct rtk_trace *t)
+{
+	if (!t)
+		return 0;
+	int ret = 0;
+	for (unsigned c = 0; c < t->nr_streams; c++)
+		if (t->streams[c].fd >= 0 && close(t->streams[c].fd) < 0 && !ret)
+			ret = -errno;
+	if (t->dirfd >= 0)
+		close(t->dirfd);
+	if (t->kbuf)
+		kbuffer_free(t->kbuf);
+	free(t->streams);
+	free(t->page);
+	free(t->out);
+	free(t);
+	return ret;
+}

@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+"""The kernel domain on this machine's kernel (root, tracefs): kcapture
+records its own write(2) calls in a private tracefs instance and converts
+the pages; the trace is read back with babeltrace2 (bt2) and `ringtrace
+view`, event by event. Also: fork following, removal of the instance, and
+of stale instances left by a killed owner. Exit 77 with the reason when
+the kernel domain cannot be used here.
+
+usage: test_kernel.py BUILD_DIR
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import bt2
+
+BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
+KCAPTURE = os.path.join(BUILD, "tests/kernel/kcapture")
+RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
+INSTANCES = "/sys/kernel/tracing/instances"
+
+
+def capture(trace, *args):
+    p = subprocess.run([KCAPTURE, trace, *map(str, args)], capture_output=True, text=True,
+                       timeout=120)
+    if p.returncode != 0:
+        raise AssertionError("kcapture failed (%d): %s%s" % (p.returncode, p.stdout, p.stderr))
+    return json.loads(p.stdout)
+
+
+def read_bt2(path):
+    """(name, tid, payload dict) of every event, in order; the env."""
+    events, env = [], None
+    for msg in bt2.TraceCollectionMessageIterator(path):
+        if type(msg) is bt2._StreamBeginningMessageConst and env is None:
+            env = dict(msg.stream.trace.environment)
+        if type(msg) is not bt2._EventMessageConst:
+            continue
+        ev = msg.event
+        payload = {k: (str(v) if isinstance(v, bt2._StringFieldConst) else int(v))
+                   for k, v in ev.payload_field.items()}
+        events.append((ev.name, int(ev.common_context_field["tid"]), payload))
+    return events, env
+
+
+def write_pairs(events, tid, fd):
+    """The (entry, exit) pairs of write(2) on fd by tid, in order."""
+    pairs, pending = [], None
+    for name, t, p in events:
+        if t != tid:
+            continue
+        if name == "syscall_entry_write":
+            pending = p if p["fd"] == fd else None
+        elif name == "syscall_exit_write" and pending is not None:
+            pairs.append((pending, p))
+            pending = None
+    return pairs
+
+
+class Kernel(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="rt-kernel-")
+        self.trace = os.path.join(self.tmp.name, "kernel")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_write_pairs_bt2_and_view(self):
+        info = capture(self.trace, 500)
+        self.assertEqual(info["lost"], 0)
+        self.assertFalse(os.path.exists(os.path.join(INSTANCES, info["instance"])),
+                         "the instance is removed")
+        events, env = read_bt2(self.trace)
+        self.assertEqual(env["domain"], "kernel")
+        pairs = write_pairs(events, info["tid"], info["fd"])
+        self.assertEqual(len(pairs), 500)
+        for entry, exit_ in pairs:
+            self.assertEqual(entry["count"], info["count"])
+            self.assertEqual(exit_["ret"], info["count"])
+            self.assertNotIn("__syscall_nr", entry)
+        self.assertEqual(len(events), info["events"])
+
+        out = subprocess.run([RINGTRACE, "view", self.trace], capture_output=True, text=True,
+                             timeout=60)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        lines = out.stdout.splitlines()
+        self.assertEqual(len(lines), len(events))
+        entry_re = re.compile(r"syscall_entry_write: \{ tid = %d \}, \{ fd = %d, buf = 0x[0-9a-f]+, "
+                              r"count = %d \}$" % (info["tid"], info["fd"], info["count"]))
+        exit_re = re.compile(r"syscall_exit_write: \{ tid = %d \}, \{ ret = %d \}$"
+                             % (info["tid"], info["count"]))
+        self.assertEqual(sum(1 for l in lines if entry_re.search(l)), 500)
+        self.assertGreaterEqual(sum(1 for l in lines if exit_re.search(l)), 500)
+        # Our reader and bt2 give the same events in the same order.
+        names = [l.split(": ")[0].split()[-1] for l in lines]
+        self.assertEqual(names, [e[0] for e in events])
+
+    def test_fork_following(self):
+        info = capture(self.trace, 10, 3)
+        events, _ = read_bt2(self.trace)
+        forks = [p for n, t, p in events if n == "sched_process_fork"]
+        self.assertEqual(len(forks), 3)
+        for p in forks:
+            self.assertEqual(p["parent_tid"], info["tid"])
+        for p in forks:
+            pairs = write_pairs(events, p["child_tid"], info["fd"])
+            self.assertEqual(len(pairs), 1, "child %d's write" % p["child_tid"])
+            self.assertEqual(pairs[0][1]["ret"], info["count"])
+
+    def test_stale_instance_removed(self):
+        p = subprocess.Popen([KCAPTURE, "--hold"], stdout=subprocess.PIPE, text=True)
+        try:
+            name = p.stdout.readline().strip()
+            self.assertTrue(name.startswith("ringtrace-%d-" % p.pid), name)
+            self.assertTrue(os.path.isdir(os.path.join(INSTANCES, name)))
+        finally:
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+            p.stdout.close()
+        self.assertTrue(os.path.isdir(os.path.join(INSTANCES, name)), "left by kill -9")
+        out = subprocess.run([KCAPTURE, "--remove-stale"], capture_output=True, text=True,
+                             timeout=60)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertGreaterEqual(int(out.stdout), 1)
+        self.assertFalse(os.path.exists(os.path.join(INSTANCES, name)))
+
+
+if __name__ == "__main__":
+    probe = subprocess.run([KCAPTURE, "--remove-stale"], capture_output=True, text=True)
+    if probe.returncode == 77:
+        print(probe.stdout.strip())
+        sys.exit(77)
+    unittest.main(verbosity=2)

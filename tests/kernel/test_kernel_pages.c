@@ -1,0 +1,429 @@
+/*
+ * test_kernel_pages.c - src/kernel's formats and page conversion on pages
+ * recorded from this kernel's ftrace (tests/kernel/data):
+ *  - pages_cpu0.bin: two pages of CPU 0 (x86-tsc clock) with sched_switch,
+ *    sched_waking and the write system call's entries and exits;
+ *    trace_cpu0.txt is ftrace's own text of the same buffer (its `trace`
+ *    file, read before the pages were consumed): every event converted
+ *    must match it one by one, timestamp (raw TSC), name, tid and fields;
+ *  - pages_missed.bin: three pages of a full 8 KiB overwrite buffer, the
+ *    first flagged "events missed";
+ *  - damaged pages: never a crash, -EINVAL or a trace that still reads.
+ * The converted traces are read back with ringtrace's reader.
+ *
+ *   test_kernel_pages DATA_DIR
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernel/kernel.h"
+#include "reader/reader.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                    \
+	do {                                                                \
+		if (!(cond)) {                                              \
+			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);     \
+			fprintf(stderr, __VA_ARGS__);                       \
+			fprintf(stderr, "\n");                              \
+			failures++;                                         \
+		}                                                           \
+	} while (0)
+
+static const char *data_dir;
+
+static char *slurp(const char *name, size_t *len)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", data_dir, name);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "cannot open %s\n", path);
+		exit(1);
+	}
+	char *buf = NULL;
+	size_t n = 0, cap = 0, r;
+	do {
+		if (n + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 65536;
+			buf = realloc(buf, cap);
+			if (!buf)
+				exit(1);
+		}
+		r = fread(buf + n, 1, 4096, f);
+		n += r;
+	} while (r == 4096);
+	fclose(f);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+static struct rtk_formats *load_formats(void)
+{
+	static const char *const files[][2] = {
+		{ "sched", "sched.sched_switch.format" },
+		{ "sched", "sched.sched_waking.format" },
+		{ "syscalls", "syscalls.sys_enter_write.format" },
+		{ "syscalls", "syscalls.sys_exit_write.format" },
+	};
+	struct rtk_formats *f = rtk_formats_new();
+	for (size_t i = 0; i < 4; i++) {
+		size_t len;
+		char *text = slurp(files[i][1], &len);
+		CHECK(rtk_formats_add(f, files[i][0], text, len) == 0, "format %s", files[i][1]);
+		CHECK(rtk_formats_add(f, files[i][0], text, len) == -EEXIST, "twice %s",
+		      files[i][1]);
+		free(text);
+	}
+	CHECK(rtk_formats_add(f, "sched", "no id", 5) == -EINVAL, "no ID");
+	return f;
+}
+
+/* A new directory's path for a trace (the trace writer creates it). */
+static char *tmpdir(const char *tag)
+{
+	char tmpl[] = "/tmp/rt-kpages-XXXXXX";
+	char *d = mkdtemp(tmpl);
+	if (!d)
+		exit(1);
+	char *out;
+	if (asprintf(&out, "%s/%s", d, tag) < 0)
+		exit(1);
+	return out;
+}
+
+/* Remove what tmpdir made and the trace in it. */
+static void rmtrace(char *dir)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/metadata", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/channel0_0", dir);
+	unlink(path);
+	rmdir(dir);
+	*strrchr(dir, '/') = '\0';
+	rmdir(dir);
+	free(dir);
+}
+
+static struct rtk_trace *open_trace(const struct rtk_formats *f, const char *dir)
+{
+	/* Ticks are the TSC; 1 GHz keeps the test free of calibration. */
+	struct rtk_trace_info info = {
+		.uuid = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 },
+		.hostname = "test", .trace_name = "kpages",
+		.clock = { .name = "tsc", .description = "test", .freq = 1000000000 },
+	};
+	struct rtk_trace *t;
+	char err[512];
+	int ret = rtk_trace_open(dir, f, &info, &t, err, sizeof(err));
+	if (ret < 0) {
+		fprintf(stderr, "rtk_trace_open: %s\n", err);
+		exit(1);
+	}
+	return t;
+}
+
+/* One event of ftrace's text. */
+struct text_event {
+	unsigned long long ts;
+	int tid;
+	char name[64];
+	char comm[2][32];
+	int tids[2];
+	unsigned long long value;	/* count, ret or target_cpu */
+};
+
+static int between(const char *s, const char *from, const char *to, char *out, size_t n)
+{
+	const char *a = strstr(s, from);
+	if (!a)
+		return -1;
+	a += strlen(from);
+	const char *b = strstr(a, to);
+	if (!b || (size_t)(b - a) >= n)
+		return -1;
+	memcpy(out, a, (size_t)(b - a));
+	out[b - a] = '\0';
+	return 0;
+}
+
+static int parse_line(char *line, struct text_event *e)
+{
+	memset(e, 0, sizeof(*e));
+	char *br = strstr(line, " [");
+	if (!br)
+		return -1;
+	char *dash = br;
+	while (dash > line && *dash != '-')
+		dash--;
+	e->tid = atoi(dash + 1);
+	char *p = strchr(br, ']');
+	if (!p || sscanf(p + 1, " %*s %llu:", &e->ts) != 1)
+		return -1;
+	p = strchr(strchr(p + 1, ':') ? strstr(p + 1, ": ") : p, ' ');
+	if (!p)
+		return -1;
+	p++;
+	char num[64];
+	if (!strncmp(p, "sys_write(", 10)) {
+		strcpy(e->name, "syscall_entry_write");
+		if (between(p, "count: ", ")", num, sizeof(num)) < 0)
+			return -1;
+		e->value = strtoull(num, NULL, 16);
+	} else if (!strncmp(p, "sys_write -> ", 13)) {
+		strcpy(e->name, "syscall_exit_write");
+		e->value = strtoull(p + 13, NULL, 16);
+	} else if (!strncmp(p, "sched_switch: ", 14)) {
+		strcpy(e->name, "sched_switch");
+		if (between(p, "prev_comm=", " prev_pid=", e->comm[0], 32) < 0 ||
+		    between(p, "next_comm=", " next_pid=", e->comm[1], 32) < 0)
+			return -1;
+		e->tids[0] = atoi(strstr(p, "prev_pid=") + 9);
+		e->tids[1] = atoi(strstr(p, "next_pid=") + 9);
+	} else if (!strncmp(p, "sched_waking: ", 14)) {
+		strcpy(e->name, "sched_waking");
+		if (between(p, "comm=", " pid=", e->comm[0], 32) < 0)
+			return -1;
+		e->tids[0] = atoi(strstr(p, " pid=") + 5);
+		e->value = strtoull(strstr(p, "target_cpu=") + 11, NULL, 10);
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
+static int64_t field_i(const struct rtr_event *ev, const char *name)
+{
+	struct rtr_value v;
+	if (rtr_field_by_name(ev, name, &v) < 0)
+		return -999999;
+	return v.type == RTR_INT ? v.i : (int64_t)v.u;
+}
+
+static int field_s(const struct rtr_event *ev, const char *name, char *out, size_t n)
+{
+	struct rtr_value v;
+	if (rtr_field_by_name(ev, name, &v) < 0 || v.type != RTR_STRING || v.s.len >= n)
+		return -1;
+	memcpy(out, v.s.p, v.s.len);
+	out[v.s.len] = '\0';
+	return 0;
+}
+
+static int64_t context_tid(const struct rtr_event *ev)
+{
+	struct rtr_value v;
+	const char *name;
+	if (rtr_scope_count(ev, RTR_SCOPE_STREAM_EVENT_CONTEXT) != 1 ||
+	    rtr_scope_field(ev, RTR_SCOPE_STREAM_EVENT_CONTEXT, 0, &v, &name) < 0 ||
+	    strcmp(name, "tid"))
+		return -999999;
+	return v.i;
+}
+
+static void test_names(const struct rtk_formats *f)
+{
+	static const char *const want[] = { "sched_switch", "sched_waking",
+					    "syscall_entry_write", "syscall_exit_write" };
+	CHECK(rtk_formats_count(f) == 4, "4 classes, got %zu", rtk_formats_count(f));
+	for (size_t i = 0; i < 4; i++)
+		CHECK(rtk_formats_name(f, i) && !strcmp(rtk_formats_name(f, i), want[i]),
+		      "class %zu is %s", i, rtk_formats_name(f, i));
+}
+
+static void test_pages(const struct rtk_formats *f)
+{
+	size_t len, tlen;
+	char *pages = slurp("pages_cpu0.bin", &len);
+	char *text = slurp("trace_cpu0.txt", &tlen);
+	char *dir = tmpdir("kernel");
+	struct rtk_trace *t = open_trace(f, dir);
+	char err[512];
+	long total = 0;
+	for (size_t off = 0; off + 4096 <= len; off += 4096) {
+		long n = rtk_trace_page(t, 0, pages + off, 4096, err, sizeof(err));
+		CHECK(n >= 0, "page at %zu: %s", off, err);
+		total += n;
+	}
+	struct rtk_trace_stats st;
+	rtk_trace_stats(t, &st);
+	CHECK(st.lost == 0 && st.unknown == 0 && st.packets == 2, "stats %llu %llu %llu",
+	      (unsigned long long)st.lost, (unsigned long long)st.unknown,
+	      (unsigned long long)st.packets);
+	CHECK(rtk_trace_close(t) == 0, "close");
+
+	struct rtr_trace *r;
+	CHECK(rtr_open(dir, &r, err, sizeof(err)) == 0, "rtr_open: %s", err);
+	if (failures)
+		exit(1);
+	const struct rtr_env *dom = rtr_trace_env_get(r, 0, "domain");
+	CHECK(dom && dom->is_string && !strcmp(dom->s, "kernel"), "env domain");
+	struct rtr_event ev;
+	long n = 0, writes = 0, switches = 0;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		struct text_event e;
+		if (parse_line(line, &e) < 0) {
+			CHECK(0, "unparsed text line: %s", line);
+			continue;
+		}
+		int rr = rtr_next(r, &ev);
+		CHECK(rr == 1, "event %ld missing (%s)", n, rtr_error(r));
+		if (rr != 1)
+			break;
+		n++;
+		CHECK(ev.ticks == e.ts, "event %ld: ts %llu, text %llu", n,
+		      (unsigned long long)ev.ticks, e.ts);
+		CHECK(!strcmp(ev.cls->name, e.name), "event %ld: %s, text %s", n, ev.cls->name,
+		      e.name);
+		CHECK(context_tid(&ev) == e.tid, "event %ld: tid %lld, text %d", n,
+		      (long long)context_tid(&ev), e.tid);
+		CHECK(ev.cpu == 0, "cpu");
+		char comm[32];
+		if (!strcmp(e.name, "syscall_entry_write")) {
+			CHECK(field_i(&ev, "count") == (int64_t)e.value, "event %ld: count", n);
+			CHECK(field_i(&ev, "__syscall_nr") == -999999, "no __syscall_nr");
+			writes++;
+		} else if (!strcmp(e.name, "syscall_exit_write")) {
+			CHECK(field_i(&ev, "ret") == (int64_t)e.value, "event %ld: ret %lld, %llu",
+			      n, (long long)field_i(&ev, "ret"), e.value);
+		} else if (!strcmp(e.name, "sched_switch")) {
+			CHECK(field_i(&ev, "prev_tid") == e.tids[0] &&
+			      field_i(&ev, "next_tid") == e.tids[1], "event %ld: tids", n);
+			CHECK(field_s(&ev, "prev_comm", comm, sizeof(comm)) == 0 &&
+			      !strcmp(comm, e.comm[0]), "event %ld: prev_comm %s", n, comm);
+			CHECK(field_s(&ev, "next_comm", comm, sizeof(comm)) == 0 &&
+			      !strcmp(comm, e.comm[1]), "event %ld: next_comm %s", n, comm);
+			switches++;
+		} else {
+			CHECK(field_i(&ev, "tid") == e.tids[0], "event %ld: waking tid", n);
+			CHECK(field_s(&ev, "comm", comm, sizeof(comm)) == 0 &&
+			      !strcmp(comm, e.comm[0]), "event %ld: comm %s", n, comm);
+			CHECK(field_i(&ev, "target_cpu") == (int64_t)e.value, "target_cpu");
+		}
+	}
+	CHECK(rtr_next(r, &ev) == 0, "more events than ftrace's text");
+	CHECK(n == total && n > 100 && writes >= 15 && switches > 10,
+	      "%ld events (%ld written), %ld writes, %ld switches", n, total, writes, switches);
+	rtr_close(r);
+	free(pages);
+	free(text);
+	rmtrace(dir);
+}
+
+static void test_missed(const struct rtk_formats *f)
+{
+	size_t len;
+	char *pages = slurp("pages_missed.bin", &len);
+	char *dir = tmpdir("kernel");
+	struct rtk_trace *t = open_trace(f, dir);
+	char err[512];
+	for (size_t off = 0; off + 4096 <= len; off += 4096)
+		CHECK(rtk_trace_page(t, 0, pages + off, 4096, err, sizeof(err)) > 0,
+		      "page at %zu: %s", off, err);
+	/* The stats file's count (per_cpu/cpu0/stats said 3729 overrun). */
+	CHECK(rtk_trace_lost(t, 0, 3729, err, sizeof(err)) == 0, "lost: %s", err);
+	CHECK(rtk_trace_lost(t, 0, 3729, err, sizeof(err)) == 0, "lost again");
+	struct rtk_trace_stats st;
+	rtk_trace_stats(t, &st);
+	CHECK(st.lost == 3729 && st.packets == 4, "lost %llu, packets %llu",
+	      (unsigned long long)st.lost, (unsigned long long)st.packets);
+	CHECK(rtk_trace_close(t) == 0, "close");
+	struct rtr_trace *r;
+	CHECK(rtr_open(dir, &r, err, sizeof(err)) == 0, "rtr_open: %s", err);
+	if (failures)
+		exit(1);
+	struct rtr_event ev;
+	long n = 0, entries = 0;
+	int rr;
+	while ((rr = rtr_next(r, &ev)) == 1) {
+		n++;
+		if (!strcmp(ev.cls->name, "syscall_entry_write") && field_i(&ev, "count") == 123)
+			entries++;
+	}
+	CHECK(rr == 0, "read: %s", rtr_error(r));
+	const struct rtr_stream_stats *ss;
+	CHECK(rtr_streams(r, &ss) == 1 && ss[0].events_discarded == 3729 &&
+	      ss[0].packets == 4, "discarded %llu",
+	      (unsigned long long)ss[0].events_discarded);
+	CHECK(n > 100 && entries > 50, "%ld events, %ld writes of 123 bytes", n, entries);
+	rtr_close(r);
+	free(pages);
+	rmtrace(dir);
+}
+
+static void test_damage(const struct rtk_formats *f)
+{
+	size_t len;
+	char *pages = slurp("pages_cpu0.bin", &len);
+	char *dir = tmpdir("kernel");
+	struct rtk_trace *t = open_trace(f, dir);
+	char err[512], page[4096];
+	CHECK(rtk_trace_page(t, 0, pages, 10, err, sizeof(err)) == -EINVAL, "short page");
+	memcpy(page, pages, sizeof(page));
+	uint64_t big = 5000;
+	memcpy(page + 8, &big, 8);
+	CHECK(rtk_trace_page(t, 0, page, sizeof(page), err, sizeof(err)) == -EINVAL,
+	      "commit past the page");
+	CHECK(strstr(err, "commit") != NULL, "message: %s", err);
+	CHECK(rtk_trace_page(t, 5000, pages, 4096, err, sizeof(err)) == -EINVAL, "cpu");
+	/* Random damage: flipped bytes anywhere in the page. */
+	unsigned seed = 12345;
+	long ok = 0, refused = 0;
+	for (int i = 0; i < 3000; i++) {
+		memcpy(page, pages + (i % 2) * 4096, sizeof(page));
+		int flips = 1 + (int)(rand_r(&seed) % 8);
+		for (int k = 0; k < flips; k++)
+			page[16 + rand_r(&seed) % (4096 - 16)] = (char)rand_r(&seed);
+		if (i % 7 == 0)
+			page[8 + rand_r(&seed) % 8] = (char)rand_r(&seed);
+		long r = rtk_trace_page(t, 0, page, sizeof(page), err, sizeof(err));
+		CHECK(r >= 0 || r == -EINVAL, "damaged page %d: %ld", i, r);
+		if (r >= 0)
+			ok++;
+		else
+			refused++;
+	}
+	CHECK(rtk_trace_close(t) == 0, "close");
+	struct rtr_trace *r;
+	CHECK(rtr_open(dir, &r, err, sizeof(err)) == 0, "damaged input, trace: %s", err);
+	if (!failures) {
+		struct rtr_event ev;
+		int rr;
+		while ((rr = rtr_next(r, &ev)) == 1)
+			;
+		CHECK(rr == 0, "the trace of damaged pages reads: %s", rtr_error(r));
+		rtr_close(r);
+	}
+	CHECK(ok > 0, "%ld pages converted, %ld refused", ok, refused);
+	free(pages);
+	rmtrace(dir);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: test_kernel_pages DATA_DIR\n");
+		return 2;
+	}
+	data_dir = argv[1];
+	struct rtk_formats *f = load_formats();
+	test_names(f);
+	test_pages(f);
+	test_missed(f);
+	test_damage(f);
+	rtk_formats_free(f);
+	if (failures) {
+		fprintf(stderr, "%d failures\n", failures);
+		return 1;
+	}
+	printf("test_kernel_pages: ok\n");
+	return 0;
+}
