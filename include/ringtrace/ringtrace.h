@@ -160,8 +160,6 @@ static inline size_t rt__size_bytes(const void *v, size_t n)
  * linker for each executable and shared object. */
 #define RT__SECTION "rt_events"
 
-#define RT__STR(x) RT__STR_(x)
-#define RT__STR_(x) #x
 /* Misuses of rt_event that must fail to compile with one message saying
  * why: a provider or event given as a string (pasting it to an
  * identifier is the error; the result is only stringified, so nothing

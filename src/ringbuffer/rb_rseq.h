@@ -14,6 +14,25 @@
 
 #define RB_HAVE_RSEQ RT__HAVE_RSEQ
 
+#if RB_HAVE_RSEQ
+#include <linux/rseq.h>
+
+/* The offsets the sections below use (internal/fast_layout.h): the
+ * kernel's struct rseq; the compare of RB_RSEQ_CMPEQ is on the word at
+ * ctl itself, which for rb_rseq_reserve is write_count, stored with
+ * announced in one aligned 16-byte store; rb_rseq_hot_store's memory
+ * operand covers the first 6 words of the control area (the control
+ * words' own assertions are in ringbuffer.c). */
+_Static_assert(offsetof(struct rseq, cpu_id) == RT__RSEQ_CPU_ID &&
+	       offsetof(struct rseq, rseq_cs) == RT__RSEQ_CS,
+	       "struct rseq: the offsets the sections use");
+_Static_assert(RT__CTL_WRITE_COUNT == 0 && RT__CTL_WRITE_COUNT % 16 == 0 &&
+	       RT__CTL_ANNOUNCE == RT__CTL_WRITE_COUNT + 8,
+	       "rb_rseq_reserve: write_count at ctl, announced after it");
+_Static_assert(RT__CTL_HOT + 8 <= 6 * 8 && RT__CTL_HOT_OFF + 8 <= 6 * 8,
+	       "rb_rseq_hot_store: the hot word within its memory operand");
+#endif
+
 /* glibc's registration: `__rseq_offset` is the rseq area's place
  * relative to the thread pointer, `__rseq_size` is 0 when registration
  * failed or was disabled (GLIBC_TUNABLES=glibc.pthread.rseq=0). */
@@ -27,7 +46,7 @@ static inline int32_t rb_rseq_cpu(ptrdiff_t off)
 #if RB_HAVE_RSEQ
 	int32_t cpu;
 	/* Volatile: a fresh read each time (the kernel updates it). */
-	__asm__ __volatile__("movl %%fs:4(%1), %0" : "=r"(cpu) : "r"(off));
+	__asm__ __volatile__("movl %%fs:" RT__S(RT__RSEQ_CPU_ID) "(%1), %0" : "=r"(cpu) : "r"(off));
 	return cpu;
 #else
 	(void)off;
@@ -52,8 +71,8 @@ static inline ptrdiff_t rb_rseq_off(void)
  * %[cpu]; clobbers rax. */
 #define RB_RSEQ_ENTER(desc, start, abort)                                     \
 	"leaq " desc "b(%%rip), %%rax\n\t"                                     \
-	"movq %%rax, %%fs:8(%[off])\n\t" start ":\n\t"                         \
-	"cmpl %[cpu], %%fs:4(%[off])\n\t"                                      \
+	"movq %%rax, %%fs:" RT__S(RT__RSEQ_CS) "(%[off])\n\t" start ":\n\t"     \
+	"cmpl %[cpu], %%fs:" RT__S(RT__RSEQ_CPU_ID) "(%[off])\n\t"              \
 	"jnz " abort "f\n\t"
 
 /* The body of a compare-and-commit section: enter, leave for `differ`
@@ -136,12 +155,12 @@ aborted:
 static inline int rb_rseq_reserve(char *ctl, uint64_t expect, uint64_t newv,
 				  uint64_t units, int32_t cpu, ptrdiff_t off)
 {
-	__asm__ goto(RB_RSEQ_CMPEQ("movq 8(%[ctl]), %%rcx\n\t"
+	__asm__ goto(RB_RSEQ_CMPEQ("movq " RT__S(RT__CTL_ANNOUNCE) "(%[ctl]), %%rcx\n\t"
 				   "addq %[units], %%rcx\n\t"
 				   "movq %[newv], %%xmm0\n\t"
 				   "movq %%rcx, %%xmm1\n\t"
 				   "punpcklqdq %%xmm1, %%xmm0\n\t"
-				   "movdqa %%xmm0, (%[ctl])\n")
+				   "movdqa %%xmm0, " RT__S(RT__CTL_WRITE_COUNT) "(%[ctl])\n")
 		     : "+m"(*(uint64_t(*)[2])ctl)
 		     : [ctl] "r"(ctl), [off] "r"(off), [cpu] "r"(cpu),
 		       [expect] "r"(expect), [newv] "r"(newv), [units] "r"(units)
@@ -166,12 +185,12 @@ static inline void rb_rseq_hot_store(char *ctl, uint64_t tag, uint64_t hoff,
 {
 	__asm__ goto(RT__RSEQ_CS_DESC("3", "1", "2", "4")
 		     RB_RSEQ_ENTER("3", "1", "4")
-		     "movq (%[ctl]), %%rcx\n\t"
+		     "movq " RT__S(RT__CTL_WRITE_COUNT) "(%[ctl]), %%rcx\n\t"
 		     "andq %[nmask], %%rcx\n\t"
 		     "cmpq %[tag], %%rcx\n\t"
 		     "jnz %l[skip]\n\t"
-		     "movq %[hoff], 40(%[ctl])\n\t"
-		     "movq %[tag], 24(%[ctl])\n"
+		     "movq %[hoff], " RT__S(RT__CTL_HOT_OFF) "(%[ctl])\n\t"
+		     "movq %[tag], " RT__S(RT__CTL_HOT) "(%[ctl])\n"
 		     "2:\n\t"
 		     RT__RSEQ_ABORT("4", "skip")
 		     : "+m"(*(uint64_t(*)[6])ctl)

@@ -54,9 +54,9 @@
 #define RB_NOINLINE __attribute__((noinline))
 #define RB_CACHELINE 64
 
-/* The per-CPU control words call sites use (ringtrace/internal/fast.h), where
- * struct rb_cpu_ctl has them, and the geometry offsets rt__fast_event's
- * assembly uses. */
+/* The per-CPU control words call sites and rb_rseq.h use
+ * (ringtrace/internal/fast_layout.h, whose own assertions cover struct
+ * rt_fast_buf), where struct rb_cpu_ctl has them. */
 _Static_assert(offsetof(struct rb_cpu_ctl, write_count) == RT__CTL_WRITE_COUNT,
 	       "write_count offset is ABI");
 _Static_assert(offsetof(struct rb_cpu_ctl, announced) == RT__CTL_ANNOUNCE,
@@ -68,15 +68,6 @@ _Static_assert(offsetof(struct rb_cpu_ctl, hot_tag) == RT__CTL_HOT &&
 	       "hot word offsets are ABI (and rb_rseq_hot_store's)");
 _Static_assert(offsetof(struct rb_cpu_ctl, committed) == RT__CTL_COMMIT,
 	       "committed offset");
-_Static_assert(offsetof(struct rt_fast_buf, cpu_ctl) == 0 &&
-		       offsetof(struct rt_fast_buf, cpu_ctl_stride) == 8 &&
-		       offsetof(struct rt_fast_buf, data) == 16 &&
-		       offsetof(struct rt_fast_buf, off_max) == 24 &&
-		       offsetof(struct rt_fast_buf, subbuf_size) == 32 &&
-		       offsetof(struct rt_fast_buf, tsc_max) == 40 &&
-		       offsetof(struct rt_fast_buf, nr_cpus) == 56 &&
-		       offsetof(struct rt_fast_buf, offset_mask) == 64,
-	       "rt__fast_event's offsets are ABI");
 
 static bool is_pow2(uint64_t x)
 {

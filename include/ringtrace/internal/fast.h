@@ -1,10 +1,11 @@
 /*
- * fast.h - the ring buffer's producer fast path for fixed-size
- * events (Desnoyers & Dagenais 2012 Algorithm 2, RESERVE_SLOT, and Algorithm 3,
- * COMMIT_SLOT, in their common case, in one rseq critical section),
- * public so that a call site can inline it. Programs include
- * <ringtrace/ringtrace.h>, whose rt_event() uses it; the library's own
- * fast path (src/ringbuffer/ringbuffer_api.h) shares the layouts below.
+ * fast.h - INTERNAL, not API: the ring buffer's producer fast path for
+ * fixed-size events (Desnoyers & Dagenais 2012 Algorithm 2,
+ * RESERVE_SLOT, and Algorithm 3, COMMIT_SLOT, in their common case, in
+ * one rseq critical section), installed so that a call site can inline
+ * it. Programs include <ringtrace/ringtrace.h>, whose rt_event() uses
+ * it; the library's own fast path (src/ringbuffer/ringbuffer_api.h)
+ * shares its layouts (internal/fast_layout.h).
  *
  * How a call site records without calling the library: when one buffer
  * without contexts records the event (embedded mode, or daemon mode with
@@ -19,8 +20,8 @@
  *
  * This is ABI between instrumented programs and the library, covered by
  * RT_ABI_VERSION: the site's layout, the per-CPU control words the fast
- * path touches (RT__CTL_*, checked against src/ringbuffer/ringbuffer.h by
- * static assertions) and the compact header's encoding.
+ * path touches and the compact header's encoding (internal/fast_layout.h,
+ * whose named offsets the assembly below uses).
  *
  * Concurrency contract: no lock, no system call, no allocation, no
  * floating point; safe in signal handlers (a handler that interrupts the
@@ -35,6 +36,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <ringtrace/internal/fast_layout.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,9 +62,8 @@ extern "C" {
  * instead, so the section
  * is atomic with respect to everything else that runs on the same CPU:
  * the paper's LCAS (local compare-and-swap) and localAdd() without a lock
- * prefix. The kernel's struct rseq: u32 cpu_id_start at 0, s32 cpu_id at
- * 4 (negative if unregistered), u64 rseq_cs at 8 (the running section's
- * descriptor).
+ * prefix. The kernel's struct rseq: internal/fast_layout.h
+ * (RT__RSEQ_CPU_ID, RT__RSEQ_CS).
  *
  * Rule that keeps this correct (docs/ring-buffer.md): a word updated by
  * these per-CPU sections is never updated by an SMP atomic from another
@@ -109,66 +111,6 @@ static inline uint64_t rt__rdtsc(void)
 #define RT__HAVE_TSC 0
 #endif
 
-/* --- the buffer as the fast path sees it ---------------------------- */
-
-/*
- * Per-CPU control words the fast paths use, as byte offsets into a CPU's
- * control area (struct rb_cpu_ctl in src/ringbuffer/ringbuffer.h, which
- * documents them): all in its first cache line.
- */
-#define RT__CTL_WRITE_COUNT 0
-#define RT__CTL_ANNOUNCE 8
-#define RT__CTL_LAST_TSC 16
-#define RT__CTL_HOT 24
-#define RT__CTL_COMMIT 32
-#define RT__CTL_HOT_OFF 40
-
-/* The compact event header (CTF, 4 bytes): id in bits 0-4 (at most
- * RT__COMPACT_ID_MAX, 31 announces the extended header), the timestamp's
- * low 27 bits in bits 5-31. */
-#define RT__COMPACT_ID_MAX 30u
-#define RT__COMPACT_TSC_BITS 27u
-#define RT__COMPACT_HEADER_SIZE 4u
-#define RT__COMPACT_HEADER(id, tsc) ((uint32_t)(id) | (uint32_t)((tsc) << 5))
-
-/*
- * A buffer set's geometry, what the fast paths read. Constant once the
- * buffer is mapped; lives in process-private memory, but everything it
- * points to is shared memory, whose contents are bounds-checked before
- * use. Byte by byte (x86-64; rt__fast_event's assembly uses the offsets):
- *    0  char *  cpu_ctl        CPU 0's control area
- *    8  u64     cpu_ctl_stride bytes between two CPUs' control areas
- *   16  char *  data           CPU 0's sub-buffers
- *   24  u64     off_max        largest byte offset of a sub-buffer from
- *                              data (nr_cpus x the CPUs' stride - S)
- *   32  u64     subbuf_size    S, a power of two
- *   40  u64     tsc_max        largest compact timestamp delta
- *   48  i64     rseq_off       __rseq_offset
- *   56  u32     nr_cpus
- *   60  u32     padding
- *   64  u64     offset_mask    S - 1
- */
-struct rt_fast_buf {
-	char *cpu_ctl;
-	uint64_t cpu_ctl_stride;
-	char *data;
-	uint64_t off_max;
-	uint64_t subbuf_size;
-	uint64_t tsc_max;
-	int64_t rseq_off;
-	uint32_t nr_cpus;
-	uint32_t pad;
-	uint64_t offset_mask;
-};
-
-/* What a call site needs for one event: its buffer and its id there
- * (at most RT__COMPACT_ID_MAX). Published by the library in ev->fast. */
-struct rt_fast_site {
-	struct rt_fast_buf buf;
-	uint32_t id;
-	uint32_t pad;
-};
-
 /* Largest payload a call site records by itself (rt__fast_event). */
 #define RT__FAST_PAYLOAD_MAX 256u
 
@@ -207,12 +149,12 @@ struct rt_fast_site {
 /* Copy of payload word k (4 bytes) into the slot, after the header. */
 #define RT__FAST_CP(k)                                                         \
 	"movl " #k "*4(%[src]), %k[t]\n\t"                                     \
-	"movl %k[t], 4+" #k "*4(%[s])\n\t"
+	"movl %k[t], %c[hs]+" #k "*4(%[s])\n\t"
 /* More than 8 words: a loop, last word first (%[n] = words). */
 #define RT__FAST_CP_LOOP                                                       \
 	"6:\n\t"                                                               \
 	"movl -4(%[src],%[n],4), %k[t]\n\t"                                    \
-	"movl %k[t], (%[s],%[n],4)\n\t"                                        \
+	"movl %k[t], %c[hs]-4(%[s],%[n],4)\n\t"                              \
 	"decq %[n]\n\t"                                                        \
 	"jnz 6b\n\t"
 
@@ -226,34 +168,34 @@ struct rt_fast_site {
 	__asm__ goto(RT__RSEQ_CS_DESC("3", "1", "2", "4")                         \
 		     /* Enter: rseq_cs = our descriptor (rcx = rseq_off). */   \
 		     "leaq 3b(%%rip), %%rax\n\t"                               \
-		     "movq 48(%[b]), %%rcx\n\t"                                \
-		     "movq %%rax, %%fs:8(%%rcx)\n"                             \
+		     "movq " RT__S(RT__FB_RSEQ_OFF) "(%[b]), %%rcx\n\t"                                \
+		     "movq %%rax, %%fs:" RT__S(RT__RSEQ_CS) "(%%rcx)\n"                             \
 		     "1:\n\t"                                                  \
 		     /* The CPU, read inside the section so that it stays    \
 		      * ours until the commit. Unsigned: -1 fails too. */      \
-		     "movl %%fs:4(%%rcx), %k[c]\n\t"                           \
-		     "cmpl 56(%[b]), %k[c]\n\t"                                \
+		     "movl %%fs:" RT__S(RT__RSEQ_CPU_ID) "(%%rcx), %k[c]\n\t"                           \
+		     "cmpl " RT__S(RT__FB_NR_CPUS) "(%[b]), %k[c]\n\t"                                \
 		     "jae %l[fail]\n\t"                                        \
-		     "imulq 8(%[b]), %[c]\n\t"                                 \
-		     "addq (%[b]), %[c]\n\t"                                   \
-		     "movq (%[c]), %[wc]\n\t"                                  \
+		     "imulq " RT__S(RT__FB_CPU_CTL_STRIDE) "(%[b]), %[c]\n\t"                                 \
+		     "addq " RT__S(RT__FB_CPU_CTL) "(%[b]), %[c]\n\t"                                   \
+		     "movq " RT__S(RT__CTL_WRITE_COUNT) "(%[c]), %[wc]\n\t"                                  \
 		     /* The TSC; compact timestamp: tsc - last_tsc <=         \
 		      * tsc_max. */                                            \
 		     "rdtsc\n\t"                                               \
 		     "shlq $32, %%rdx\n\t"                                     \
 		     "orq %%rax, %%rdx\n\t"                                    \
 		     "movq %%rdx, %[t]\n\t"                                    \
-		     "subq 16(%[c]), %[t]\n\t"                                 \
-		     "cmpq 40(%[b]), %[t]\n\t"                                 \
+		     "subq " RT__S(RT__CTL_LAST_TSC) "(%[c]), %[t]\n\t"                                 \
+		     "cmpq " RT__S(RT__FB_TSC_MAX) "(%[b]), %[t]\n\t"                                 \
 		     "ja %l[fail]\n\t"                                         \
 		     /* The slot and the bytes copied after it stay before   \
 		      * the sub-buffer's end: in_sb + 4 + 4 * words < S.      \
 		      * This also keeps the slot from ending exactly at the   \
 		      * boundary (END_SWITCH_CURRENT, the library's path). */ \
-		     "movq 64(%[b]), %[t]\n\t"                                 \
+		     "movq " RT__S(RT__FB_OFFSET_MASK) "(%[b]), %[t]\n\t"                                 \
 		     "andq %[wc], %[t]\n\t"                                    \
-		     "leaq 4(%[t],%[n],4), %%rcx\n\t"                          \
-		     "cmpq 32(%[b]), %%rcx\n\t"                                \
+		     "leaq %c[hs](%[t],%[n],4), %%rcx\n\t"                          \
+		     "cmpq " RT__S(RT__FB_SUBBUF_SIZE) "(%[b]), %%rcx\n\t"                                \
 		     "jae %l[fail]\n\t"                                        \
 		     /* The hot word: its tag is this sub-buffer's start    \
 		      * (write_count - in_sb), which also refuses a           \
@@ -261,28 +203,29 @@ struct rt_fast_site {
 		      * then its byte offset from data, <= off_max. */        \
 		     "movq %[wc], %%rdi\n\t"                                   \
 		     "subq %[t], %%rdi\n\t"                                    \
-		     "cmpq 24(%[c]), %%rdi\n\t"                                \
+		     "cmpq " RT__S(RT__CTL_HOT) "(%[c]), %%rdi\n\t"                                \
 		     "jne %l[fail]\n\t"                                        \
-		     "movq 40(%[c]), %[s]\n\t"                                 \
-		     "cmpq 24(%[b]), %[s]\n\t"                                 \
+		     "movq " RT__S(RT__CTL_HOT_OFF) "(%[c]), %[s]\n\t"                                 \
+		     "cmpq " RT__S(RT__FB_OFF_MAX) "(%[b]), %[s]\n\t"                                 \
 		     "ja %l[fail]\n\t"                                         \
-		     "addq 16(%[b]), %[s]\n\t"                                 \
+		     "addq " RT__S(RT__FB_DATA) "(%[b]), %[s]\n\t"                                 \
 		     "addq %[t], %[s]\n\t"                                     \
 		     /* The compact header, then the payload. */               \
 		     "movl %%edx, %k[t]\n\t"                                   \
-		     "shll $5, %k[t]\n\t"                                      \
+		     "shll %[idb], %k[t]\n\t"                                      \
 		     "orl %[id], %k[t]\n\t"                                    \
 		     "movl %k[t], (%[s])\n\t"                                  \
 		     copy                                                      \
 		     /* Commit: Algorithms 2 and 3 in one store. */            \
 		     "addq %[slot], %[wc]\n\t"                                 \
-		     "movq %[wc], (%[c])\n"                                    \
+		     "movq %[wc], " RT__S(RT__CTL_WRITE_COUNT) "(%[c])\n"                                    \
 		     "2:\n\t"                                                  \
 		     RT__RSEQ_ABORT("4", "aborted")                            \
 		     : "=&a"(lo), "=&d"(tsc), [c] "=&r"(ctl), [wc] "=&r"(wc),  \
 		       [t] "=&r"(t), [s] "=&r"(s), [n] "+r"(n)                 \
 		     : [b] "r"(b), [id] "rm"(id), [src] "r"(payload),          \
-		       [slot] "rm"(slot)                                       \
+		       [slot] "rm"(slot), [hs] "i"(RT__COMPACT_HEADER_SIZE),   \
+		       [idb] "i"(RT__COMPACT_ID_BITS)                          \
 		     : "cc", "memory", "rcx", "rdi"                            \
 		     : fail, aborted)
 
