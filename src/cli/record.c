@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../daemon/rtd.h"
+#include "../common/context.h"
 #include "../ctf/ctf_metadata.h"
 #include "../ctf/ctf_walk.h"
 #include "../common/config_parse.h"
@@ -208,7 +208,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		}
 		case 't': {
 			size_t l = strlen(o->contexts);
-			uint8_t ctx[RTD_CTX_COUNT];
+			uint8_t ctx[RT_CTX_COUNT];
 			uint32_t nr;
 			have_contexts = true;
 			if (rt_parse_contexts(optarg, ctx, &nr, err) < 0)

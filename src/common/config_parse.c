@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "config_parse.h"
+#include "context.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -13,7 +14,6 @@
 
 #include <ringtrace/ringtrace_types.h>
 
-#include "../daemon/rtd.h"
 #include "../ringbuffer/ringbuffer.h"
 
 static const char *const levels[] = {
@@ -132,40 +132,6 @@ int rt_check_subbuf(uint64_t size, uint32_t num, char *err)
 	return 0;
 }
 
-_Static_assert(sizeof(void *) == 8, "the ip context is a 64-bit pointer");
-
-static const struct {
-	const char *name;
-	uint32_t type;
-} contexts[RTD_CTX_COUNT] = {
-	[RTD_CTX_VPID] = { "vpid", RT_TYPE_S32 },
-	[RTD_CTX_VTID] = { "vtid", RT_TYPE_S32 },
-	/* The thread's name (its comm) when the event was recorded. */
-	[RTD_CTX_PROCNAME] = { "procname", RT_TYPE_STRING },
-	[RTD_CTX_CPU_ID] = { "cpu_id", RT_TYPE_U32 },
-	[RTD_CTX_IP] = { "ip", RT_TYPE_POINTER },	/* uint64, base 16 */
-	[RTD_CTX_PRIO] = { "prio", RT_TYPE_S32 },
-	[RTD_CTX_HOSTNAME] = { "hostname", RT_TYPE_STRING },
-};
-
-const char *rt_context_name(unsigned ctx)
-{
-	return ctx < RTD_CTX_COUNT ? contexts[ctx].name : NULL;
-}
-
-uint32_t rt_context_type(unsigned ctx)
-{
-	return ctx < RTD_CTX_COUNT ? contexts[ctx].type : 0;
-}
-
-int rt_context_by_name(const char *name)
-{
-	for (unsigned i = 0; i < RTD_CTX_COUNT; i++)
-		if (!strcmp(contexts[i].name, name))
-			return (int)i;
-	return -EINVAL;
-}
-
 int rt_parse_contexts(const char *s, uint8_t *out, uint32_t *nr, char *err)
 {
 	*nr = 0;
@@ -183,8 +149,8 @@ int rt_parse_contexts(const char *s, uint8_t *out, uint32_t *nr, char *err)
 		name[len] = '\0';
 		int c = rt_context_by_name(name);
 		if (c < 0) {
-			snprintf(err, RT_ERRLEN, "unknown context '%s' (vpid vtid procname "
-				 "cpu_id ip prio hostname)", name);
+			snprintf(err, RT_ERRLEN, "unknown context '%s' (%s)", name,
+				 rt_context_names);
 			return -EINVAL;
 		}
 		for (uint32_t i = 0; i < *nr; i++)

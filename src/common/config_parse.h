@@ -25,15 +25,8 @@ int rt_parse_loglevel(const char *s, int32_t *out, char *err);
 int rt_check_subbuf(uint64_t size, uint32_t num, char *err);
 const char *rt_loglevel_name(int32_t level);
 
-/* Context fields (rtd.h's enum rtd_context): the name as on the command
- * line and in the CTF ("vtid"), NULL for an unknown one; its CTF field
- * type (enum rt_field_type), 0 for an unknown one. */
-const char *rt_context_name(unsigned ctx);
-uint32_t rt_context_type(unsigned ctx);
-/* The context named `name` (enum rtd_context) or -EINVAL. */
-int rt_context_by_name(const char *name);
-/* A comma-separated list of context names ("vtid,procname"; "" or
- * "none": no context) into out[] (RTD_CTX_COUNT entries), *nr set.
+/* A comma-separated list of context names (context.h: "vtid,procname";
+ * "" or "none": no context) into out[] (RT_CTX_COUNT entries), *nr set.
  * Unknown or repeated names are errors. */
 int rt_parse_contexts(const char *s, uint8_t *out, uint32_t *nr, char *err);
 

@@ -66,7 +66,7 @@ static int metadata_build(struct dp_trace *t, struct ctf_buf *out, uint64_t *gen
 	int ret = -ENOMEM;
 	uint32_t nr = t->nr_bufsets;
 	struct ctf_stream_class *sc = calloc(nr ? nr : 1, sizeof(*sc));
-	struct rt_field_desc *ctx = calloc((size_t)(nr ? nr : 1) * RTD_CTX_COUNT, sizeof(*ctx));
+	struct rt_field_desc *ctx = calloc((size_t)(nr ? nr : 1) * RT_CTX_COUNT, sizeof(*ctx));
 	struct ctf_event_class *ev = NULL;
 	size_t nsc = 0;
 	if (!sc || !ctx)
@@ -77,10 +77,10 @@ static int metadata_build(struct dp_trace *t, struct ctf_buf *out, uint64_t *gen
 		const struct rtd_channel *ch = t->bufsets[i].channel;
 		if (!ch)
 			continue;
-		struct rt_field_desc *c = &ctx[(size_t)i * RTD_CTX_COUNT];
+		struct rt_field_desc *c = &ctx[(size_t)i * RT_CTX_COUNT];
 		uint32_t nc = 0;
-		for (uint32_t k = 0; k < ch->nr_contexts && k < RTD_CTX_COUNT; k++) {
-			if ((unsigned)ch->contexts[k] >= RTD_CTX_COUNT)
+		for (uint32_t k = 0; k < ch->nr_contexts && k < RT_CTX_COUNT; k++) {
+			if ((unsigned)ch->contexts[k] >= RT_CTX_COUNT)
 				continue;
 			c[nc].name = rt_context_name(ch->contexts[k]);
 			c[nc].type = rt_context_type(ch->contexts[k]);

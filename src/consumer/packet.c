@@ -122,14 +122,14 @@ int cons_packet_check(struct cons_bufset *cb, uint32_t cpu, struct cons_packet_p
 	if (!header_ok(cb, cpu, prev, &h, size, seq))
 		return -EBADMSG;
 	const struct rtd_channel *ch = cb->b->channel;
-	uint32_t ctx[RTD_CTX_COUNT];
-	for (uint32_t c = 0; c < ch->nr_contexts && c < RTD_CTX_COUNT; c++)
+	uint32_t ctx[RT_CTX_COUNT];
+	for (uint32_t c = 0; c < ch->nr_contexts && c < RT_CTX_COUNT; c++)
 		ctx[c] = rt_context_type(ch->contexts[c]);
 	pthread_mutex_lock(&cb->t->lock);
 	refresh_classes(cb);
 	int64_t n = ctf_walk_events(copy + CTF_PACKET_HEADER_SIZE, copy + used, ctx,
-				    ch->nr_contexts < RTD_CTX_COUNT ? ch->nr_contexts
-								    : RTD_CTX_COUNT,
+				    ch->nr_contexts < RT_CTX_COUNT ? ch->nr_contexts
+								    : RT_CTX_COUNT,
 				    class_fields, cb, h.timestamp_begin, h.timestamp_end);
 	pthread_mutex_unlock(&cb->t->lock);
 	if (n < 0)

@@ -169,7 +169,7 @@ int rt_trace_dir_write_metadata(const char *dir, struct rt_channel *ch,
 		},
 	};
 	memcpy(t.uuid, ch->stream.uuid, sizeof(t.uuid));
-	struct rt_field_desc ctx[RTD_CTX_COUNT];
+	struct rt_field_desc ctx[RT_CTX_COUNT];
 	for (uint32_t i = 0; i < ch->nr_ctx; i++)
 		ctx[i] = (struct rt_field_desc){ .name = rt_context_name(ch->ctx[i]),
 						 .type = rt_context_type(ch->ctx[i]) };

@@ -407,7 +407,7 @@ int ctl_add_context(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, ch
 		    size_t errlen)
 {
 	struct strlist types = { 0 };
-	int ids[RTD_CTX_COUNT];
+	int ids[RT_CTX_COUNT];
 	int ret = -EINVAL;
 	struct rtd_session *s = ctl_session_of(r, err, errlen);
 	if (!s)
@@ -419,15 +419,15 @@ int ctl_add_context(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, ch
 	}
 	if (strlist_get(r, "type", &types, err, errlen) < 0)
 		return -EINVAL;
-	if (!types.n || types.n > RTD_CTX_COUNT) {
-		snprintf(err, errlen, "name 1 to %d context types with -t", RTD_CTX_COUNT);
+	if (!types.n || types.n > RT_CTX_COUNT) {
+		snprintf(err, errlen, "name 1 to %d context types with -t", RT_CTX_COUNT);
 		goto out;
 	}
 	for (size_t i = 0; i < types.n; i++) {
 		ids[i] = rt_context_by_name(types.v[i]);
 		if (ids[i] < 0) {
-			snprintf(err, errlen, "unknown context type '%s' (vpid vtid procname cpu_id "
-				 "ip prio hostname)", types.v[i]);
+			snprintf(err, errlen, "unknown context type '%s' (%s)", types.v[i],
+				 rt_context_names);
 			goto out;
 		}
 		for (size_t j = 0; j < i; j++) {
@@ -463,7 +463,7 @@ int ctl_add_context(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, ch
 		if (only && c != only)
 			continue;
 		for (size_t i = 0; i < types.n; i++) {
-			c->contexts[c->nr_contexts++] = (enum rtd_context)ids[i];
+			c->contexts[c->nr_contexts++] = (enum rt_context)ids[i];
 			fprintf(out, "Context %s added to channel %s of session %s.\n",
 				types.v[i], c->name, s->name);
 		}

@@ -18,7 +18,7 @@
  *
  * Event layout with contexts: header (ctf_packet.h), then the channel's
  * contexts in rtd_channel.contexts order (CTF stream event context; each
- * packed, byte-aligned, types as listed in rtd.h's enum rtd_context;
+ * packed, byte-aligned, as src/common/context.h's table says;
  * strings NUL-terminated), then the payload.
  *
  * Concurrency: the app registry creates and retires traces and buffer

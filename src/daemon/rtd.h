@@ -29,6 +29,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "../common/context.h"
+
 #define RTD_NAME_MAX 64		/* session and channel names, with NUL */
 #define RTD_PATTERN_MAX 256	/* event name globs, with NUL */
 
@@ -45,21 +47,6 @@ enum rtd_loglevel_type {
 	RTD_LOGLEVEL_RANGE = 1,		/* --loglevel L: L or more severe */
 	RTD_LOGLEVEL_SINGLE = 2,	/* --loglevel-only L: exactly L */
 };
-
-/* Context fields (add-context -t NAME), written in the CTF stream event
- * context of the channel, in the order they were added. */
-enum rtd_context {
-	RTD_CTX_VPID = 0,	/* int32 */
-	RTD_CTX_VTID,		/* int32 */
-	RTD_CTX_PROCNAME,	/* string (char[16] as a CTF string) */
-	RTD_CTX_CPU_ID,		/* uint32 */
-	RTD_CTX_IP,		/* uint64, hexadecimal: the call site */
-	RTD_CTX_PRIO,		/* int32 */
-	RTD_CTX_HOSTNAME,	/* string */
-	RTD_CTX_COUNT
-};
-/* Their names and CTF types: rt_context_name, rt_context_type
- * (src/common/config_parse.h, the one table). */
 
 /* An enable-event rule. Owner: its channel. */
 struct rtd_rule {
@@ -86,7 +73,7 @@ struct rtd_channel {
 	uint32_t tracefile_count;	/* 0: unlimited */
 	enum rtd_buffer_type buffers;
 	bool enabled;
-	enum rtd_context contexts[RTD_CTX_COUNT];
+	enum rt_context contexts[RT_CTX_COUNT];
 	uint32_t nr_contexts;
 	struct rtd_rule *rules;
 	void *dp;			/* the data plane's, NULL until it sets it */

@@ -136,7 +136,7 @@ static uint64_t packet_events(const char *data, uint64_t used)
 {
 	struct ctf_packet_header h;
 	memcpy(&h, data, sizeof(h));
-	uint32_t ctx[RTD_CTX_COUNT];
+	uint32_t ctx[RT_CTX_COUNT];
 	for (uint32_t i = 0; i < cons.ch->nr_ctx; i++)
 		ctx[i] = rt_context_type(cons.ch->ctx[i]);
 	pthread_mutex_lock(&rt_registry_lock);

@@ -56,7 +56,7 @@ struct rt_dbuf {
 	struct ctf_stream_info stream;	/* packet headers (client priv) */
 	uint64_t key;
 	uint64_t session_id;
-	uint8_t ctx[RTP_APP_MAX_CONTEXTS];	/* enum rtd_context */
+	uint8_t ctx[RTP_APP_MAX_CONTEXTS];	/* enum rt_context */
 	uint32_t nr_ctx;
 	uint32_t ctx_size;		/* rt_ctx_size */
 	bool live;			/* false after DISABLE_SESSION */

@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../daemon/rtd.h"
+#include "../common/context.h"
 #include "daemon_client.h"
 
 /* Under rt_registry_lock (or a fork child alone). bufs[first_buf ..
@@ -29,24 +29,12 @@ uint32_t rt_ctx_size(const uint8_t *ctx, uint32_t nr)
 {
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < nr; i++) {
-		switch (ctx[i]) {
-		case RTD_CTX_VPID:
-		case RTD_CTX_VTID:
-		case RTD_CTX_CPU_ID:
-		case RTD_CTX_PRIO:
-			n += 4;
-			break;
-		case RTD_CTX_IP:
-			n += 8;
-			break;
-		case RTD_CTX_PROCNAME:
-			break;	/* the thread's name: its size is the probe's */
-		case RTD_CTX_HOSTNAME:
+		/* The strings: the thread's name is sized by the probe at
+		 * each event; the hostname is this process's. */
+		if (ctx[i] == RT_CTX_HOSTNAME)
 			n += rt_dc_hostname_size;
-			break;
-		default:
-			break;
-		}
+		else
+			n += rt_context_size(ctx[i]);
 	}
 	return n;
 }
@@ -64,7 +52,7 @@ int rt_dbuf_add(const struct rtp_app_channel *m, int memfd, char *err, size_t er
 	uint64_t key = m->key, map_size = m->map_size;
 	int ret = -EPROTO;
 	for (uint32_t i = 0; i < m->nr_contexts; i++)
-		if (m->contexts[i] >= RTD_CTX_COUNT) {
+		if (m->contexts[i] >= RT_CTX_COUNT) {
 			snprintf(err, errlen, "unknown context %u", m->contexts[i]);
 			return -EPROTO;
 		}

@@ -55,7 +55,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "../daemon/rtd.h"
+#include "../common/context.h"
 #include "../ringbuffer/ringbuffer_api.h"
 #include "daemon_client.h"
 #include "rt_internal.h"
@@ -121,45 +121,48 @@ static RT_NOINLINE void fill_thread_cache(void)
 	rt_prio = 20 + getpriority(PRIO_PROCESS, 0);
 }
 
-/* The buffer's contexts, in its order (dp.h: packed, byte-aligned). */
+/* The buffer's contexts, in its order (context.h: packed, byte-aligned). */
 static char *write_contexts(char *p, const uint8_t *ctx, uint32_t nr,
 			    const struct rt_tname *tn, int32_t cpu, uintptr_t ip)
 {
+	_Static_assert(sizeof(rt_pid) == RT_CTX_SIZE_VPID && sizeof(rt_tid) == RT_CTX_SIZE_VTID &&
+		       sizeof(cpu) == RT_CTX_SIZE_CPU_ID && sizeof(uint64_t) == RT_CTX_SIZE_IP &&
+		       sizeof(rt_prio) == RT_CTX_SIZE_PRIO, "context.h's sizes");
 	for (uint32_t i = 0; i < nr; i++) {
 		switch (ctx[i]) {
-		case RTD_CTX_VPID:
+		case RT_CTX_VPID:
 			if (__builtin_expect(!rt_tid, 0))
 				fill_thread_cache();
-			memcpy(p, &rt_pid, 4);
-			p += 4;
+			memcpy(p, &rt_pid, RT_CTX_SIZE_VPID);
+			p += RT_CTX_SIZE_VPID;
 			break;
-		case RTD_CTX_VTID:
+		case RT_CTX_VTID:
 			if (__builtin_expect(!rt_tid, 0))
 				fill_thread_cache();
-			memcpy(p, &rt_tid, 4);
-			p += 4;
+			memcpy(p, &rt_tid, RT_CTX_SIZE_VTID);
+			p += RT_CTX_SIZE_VTID;
 			break;
-		case RTD_CTX_PROCNAME:
+		case RT_CTX_PROCNAME:
 			memcpy(p, tn->s, tn->size);
 			p += tn->size;
 			break;
-		case RTD_CTX_CPU_ID:
-			memcpy(p, &cpu, 4);
-			p += 4;
+		case RT_CTX_CPU_ID:
+			memcpy(p, &cpu, RT_CTX_SIZE_CPU_ID);
+			p += RT_CTX_SIZE_CPU_ID;
 			break;
-		case RTD_CTX_IP: {
+		case RT_CTX_IP: {
 			uint64_t v = ip;
-			memcpy(p, &v, 8);
-			p += 8;
+			memcpy(p, &v, RT_CTX_SIZE_IP);
+			p += RT_CTX_SIZE_IP;
 			break;
 		}
-		case RTD_CTX_PRIO:
+		case RT_CTX_PRIO:
 			if (__builtin_expect(!rt_tid, 0))
 				fill_thread_cache();
-			memcpy(p, &rt_prio, 4);
-			p += 4;
+			memcpy(p, &rt_prio, RT_CTX_SIZE_PRIO);
+			p += RT_CTX_SIZE_PRIO;
 			break;
-		case RTD_CTX_HOSTNAME:
+		case RT_CTX_HOSTNAME:
 			memcpy(p, rt_dc_hostname, rt_dc_hostname_size);
 			p += rt_dc_hostname_size;
 			break;
@@ -243,7 +246,7 @@ one_reserve(const struct rt_one *o, uintptr_t ip, struct rb_ctx *ctx)
 	struct rt_tname tn = { .size = 0 };
 	uint64_t size = o->size;
 	for (uint32_t i = 0; i < o->nr_ctx; i++)
-		if (o->ctx[i] == RTD_CTX_PROCNAME) {
+		if (o->ctx[i] == RT_CTX_PROCNAME) {
 			thread_name(&tn);
 			size += tn.size;
 			break;

@@ -16,7 +16,7 @@
 #include <ringtrace/ringtrace.h>
 
 #include "../ctf/ctf_metadata.h"
-#include "../daemon/rtd.h"
+#include "../common/context.h"
 #include "../ctf/ctf_packet.h"
 #include "../ringbuffer/ringbuffer.h"
 #include "../common/clock.h"
@@ -91,7 +91,7 @@ struct rt_config {
 	int32_t loglevel_max;		/* record events at this level or more severe */
 	bool force_monotonic;
 	bool no_rseq;
-	uint8_t ctx[RTD_CTX_COUNT];	/* contexts recorded with each event */
+	uint8_t ctx[RT_CTX_COUNT];	/* contexts recorded with each event */
 	uint32_t nr_ctx;
 };
 
@@ -103,7 +103,7 @@ struct rt_channel {
 	char name[32];
 	/* Contexts (rt_config's), written after each event header like a
 	 * daemon buffer set's (probe.c): constant once tracing started. */
-	uint8_t ctx[RTD_CTX_COUNT];
+	uint8_t ctx[RT_CTX_COUNT];
 	uint32_t nr_ctx;
 	uint32_t ctx_size;		/* rt_ctx_size */
 	/* This process's slot in the trace and its declarations' file

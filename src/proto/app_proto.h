@@ -47,7 +47,7 @@
  *   20  u32  nr_contexts C (<= RTP_APP_MAX_CONTEXTS)
  *   24  u64  size of the mapping in bytes
  *   32  u8[16] trace uuid (written in each packet header)
- *   48  C x u8 contexts (enum rtd_context), in the event context's order
+ *   48  C x u8 contexts (enum rt_context, context.h), in the event context's order
  *
  * RTP_APP_ENABLE (daemon -> program): the complete set of the program's
  * events written to one buffer set, replacing the previous one (N = 0:
@@ -247,7 +247,7 @@ struct rtp_app_channel {
 	uint32_t nr_contexts;		/* <= RTP_APP_MAX_CONTEXTS */
 	uint64_t map_size;
 	uint8_t uuid[16];
-	uint8_t contexts[RTP_APP_MAX_CONTEXTS];	/* enum rtd_context */
+	uint8_t contexts[RTP_APP_MAX_CONTEXTS];	/* enum rt_context, context.h */
 };
 void rtp_app_channel_encode(struct rtp_app_buf *b, const struct rtp_app_channel *m);
 /* 0 or -EPROTO (length, key 0, too many contexts). Whether each context

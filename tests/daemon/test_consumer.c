@@ -106,8 +106,8 @@ static void fx_channel(struct fixture *f, const char *name, uint64_t S, uint32_t
 	ch->num_subbuf = N;
 	ch->read_timer_ms = 5;
 	if (contexts)
-		for (int c = 0; c < RTD_CTX_COUNT; c++)
-			ch->contexts[ch->nr_contexts++] = (enum rtd_context)c;
+		for (int c = 0; c < RT_CTX_COUNT; c++)
+			ch->contexts[ch->nr_contexts++] = (enum rt_context)c;
 	f->s.nr_channels++;
 	struct dp_bufset *b = &f->sets[id];
 	b->trace = &f->t;
@@ -168,9 +168,9 @@ static int write_event(struct dp_bufset *b, uint32_t id, uint64_t seq, uint32_t 
 	uint32_t payload = id == LATE_ID ? 4 : 12 + (uint32_t)strlen(msg) + 1;
 	uint32_t ctx_size = 0;
 	for (uint32_t c = 0; c < ch->nr_contexts; c++)
-		ctx_size += ch->contexts[c] == RTD_CTX_PROCNAME ? sizeof(CTX_NAME)
-			    : ch->contexts[c] == RTD_CTX_HOSTNAME ? sizeof(CTX_HOST)
-			    : ch->contexts[c] == RTD_CTX_IP	  ? 8 : 4;
+		ctx_size += ch->contexts[c] == RT_CTX_PROCNAME ? sizeof(CTX_NAME)
+			    : ch->contexts[c] == RT_CTX_HOSTNAME ? sizeof(CTX_HOST)
+			    : ch->contexts[c] == RT_CTX_IP	  ? 8 : 4;
 	struct rb_ctx ctx = {
 		.payload_size = payload + ctx_size,
 		.hdr_compact = ctf_event_header_size(id, 0),
@@ -185,12 +185,12 @@ static int write_event(struct dp_bufset *b, uint32_t id, uint64_t seq, uint32_t 
 		uint32_t u32;
 		uint64_t u64;
 		switch (ch->contexts[c]) {
-		case RTD_CTX_VPID: i32 = getpid(); memcpy(p, &i32, 4); p += 4; break;
-		case RTD_CTX_VTID: i32 = gettid(); memcpy(p, &i32, 4); p += 4; break;
-		case RTD_CTX_PROCNAME: memcpy(p, CTX_NAME, sizeof(CTX_NAME)); p += sizeof(CTX_NAME); break;
-		case RTD_CTX_CPU_ID: u32 = (uint32_t)ctx.r.cpu; memcpy(p, &u32, 4); p += 4; break;
-		case RTD_CTX_IP: u64 = 0x400000 + seq; memcpy(p, &u64, 8); p += 8; break;
-		case RTD_CTX_PRIO: i32 = CTX_PRIO; memcpy(p, &i32, 4); p += 4; break;
+		case RT_CTX_VPID: i32 = getpid(); memcpy(p, &i32, 4); p += 4; break;
+		case RT_CTX_VTID: i32 = gettid(); memcpy(p, &i32, 4); p += 4; break;
+		case RT_CTX_PROCNAME: memcpy(p, CTX_NAME, sizeof(CTX_NAME)); p += sizeof(CTX_NAME); break;
+		case RT_CTX_CPU_ID: u32 = (uint32_t)ctx.r.cpu; memcpy(p, &u32, 4); p += 4; break;
+		case RT_CTX_IP: u64 = 0x400000 + seq; memcpy(p, &u64, 8); p += 8; break;
+		case RT_CTX_PRIO: i32 = CTX_PRIO; memcpy(p, &i32, 4); p += 4; break;
 		default: memcpy(p, CTX_HOST, sizeof(CTX_HOST)); p += sizeof(CTX_HOST); break;
 		}
 	}

@@ -1,0 +1,64 @@
+/*
+ * test_common.c - the shared foundations (src/common): the context table.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "common/config_parse.h"
+#include "common/context.h"
+#include "unit.h"
+
+static void test_context_table(void)
+{
+	unit_case = "context table";
+	static const struct {
+		const char *name;
+		uint32_t type, size;
+	} want[] = {
+		{ "vpid", RT_TYPE_S32, 4 },	  { "vtid", RT_TYPE_S32, 4 },
+		{ "procname", RT_TYPE_STRING, 0 }, { "cpu_id", RT_TYPE_U32, 4 },
+		{ "ip", RT_TYPE_POINTER, 8 },	  { "prio", RT_TYPE_S32, 4 },
+		{ "hostname", RT_TYPE_STRING, 0 },
+	};
+	/* The numbers are a wire format: the order must not change. */
+	CHECK_EQ(RT_CTX_COUNT, sizeof(want) / sizeof(want[0]));
+	for (unsigned i = 0; i < RT_CTX_COUNT; i++) {
+		CHECK(rt_context_name(i) && !strcmp(rt_context_name(i), want[i].name),
+		      "context %u is %s", i, rt_context_name(i));
+		CHECK_EQ(rt_context_type(i), want[i].type);
+		CHECK_EQ(rt_context_size(i), want[i].size);
+		CHECK_EQ(rt_context_by_name(want[i].name), i);
+	}
+	CHECK_EQ(RT_CTX_SIZE_IP, 8);
+	CHECK_EQ(RT_CTX_SIZE_CPU_ID, 4);
+	CHECK(rt_context_name(RT_CTX_COUNT) == NULL, "unknown context has a name");
+	CHECK_EQ(rt_context_type(RT_CTX_COUNT), 0);
+	CHECK_EQ(rt_context_size(RT_CTX_COUNT), 0);
+	CHECK(rt_context_by_name("pid") == -EINVAL, "'pid' is not a context");
+	CHECK(!strcmp(rt_context_names, "vpid vtid procname cpu_id ip prio hostname"),
+	      "names: '%s'", rt_context_names);
+}
+
+static void test_parse_contexts(void)
+{
+	unit_case = "rt_parse_contexts";
+	uint8_t ctx[RT_CTX_COUNT];
+	uint32_t nr = 99;
+	char err[RT_ERRLEN] = "";
+	CHECK(rt_parse_contexts("vtid,ip,hostname", ctx, &nr, err) == 0, "%s", err);
+	CHECK_EQ(nr, 3);
+	CHECK(ctx[0] == RT_CTX_VTID && ctx[1] == RT_CTX_IP && ctx[2] == RT_CTX_HOSTNAME,
+	      "order kept");
+	CHECK(rt_parse_contexts("none", ctx, &nr, err) == 0 && nr == 0, "none");
+	CHECK(rt_parse_contexts("vtid,vtid", ctx, &nr, err) == -EINVAL, "twice");
+	CHECK(rt_parse_contexts("vtid,pid", ctx, &nr, err) == -EINVAL, "unknown");
+	CHECK(!strcmp(err, "unknown context 'pid' (vpid vtid procname cpu_id ip prio hostname)"),
+	      "message: '%s'", err);
+}
+
+int main(void)
+{
+	test_context_table();
+	test_parse_contexts();
+	return unit_finish();
+}
