@@ -1,9 +1,10 @@
 /*
- * metadata.c - the metadata of a daemon trace: one stream class per
- * channel (id = channel id) with the channel's contexts as its stream
- * event context, every event class the app registry assigned in the
- * trace, env (hostname, domain "ust", tracer "ringtrace", and procname
- * and vpid for per-pid traces), the trace's clock.
+ * metadata.c - the one metadata builder (consumer.h): one stream class
+ * per channel (id = its stream id) with the channel's contexts, from the
+ * context table, as its stream event context; the trace's event classes;
+ * env (hostname, domain "ust", tracer "ringtrace", procname and vpid for
+ * a one-program trace); the trace's clock. And the metadata of a trace
+ * with one writer: written whole, then appended to.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -11,47 +12,21 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/context.h"
 #include "../common/fs_util.h"
-#include "../common/config_parse.h"
-#include "consumer_internal.h"
+#include "consumer.h"
 
-/* The trace's event classes from `from` on, copied under its lock (their
- * names and fields stay valid as long as the trace: the registry only
- * appends), so that the text is built without holding it. *events is
- * malloc'ed; *nr the number copied. 0 or -ENOMEM. */
-static int copy_classes(struct dp_trace *t, uint32_t from, struct ctf_event_class **events,
-			uint32_t *nr, uint64_t *generation)
-{
-	pthread_mutex_lock(&t->lock);
-	*generation = t->generation;
-	uint32_t n = t->nr_events > from ? t->nr_events - from : 0;
-	struct ctf_event_class *ev = calloc(n ? n : 1, sizeof(*ev));
-	for (uint32_t i = 0; ev && i < n; i++) {
-		const struct dp_event_class *e = &t->events[from + i];
-		ev[i] = (struct ctf_event_class){
-			.id = e->id, .stream_id = e->channel_id,
-			.provider = e->provider, .name = e->name,
-			.loglevel = e->loglevel, .nr_fields = e->nr_fields,
-			.fields = e->fields,
-		};
-	}
-	pthread_mutex_unlock(&t->lock);
-	*events = ev;
-	*nr = n;
-	return ev ? 0 : -ENOMEM;
-}
-
-/* The whole metadata; *nr_events: the classes it describes. */
-static int metadata_build(struct dp_trace *t, struct ctf_buf *out, uint64_t *generation,
-			  uint32_t *nr_events)
+/* The header (trace, env, clock): ctf_metadata_build without streams or
+ * events. */
+static int build_header(struct ctf_buf *out, const struct cons_trace_desc *t)
 {
 	char host[256] = "unknown";
 	gethostname(host, sizeof(host) - 1);
 	struct ctf_trace_info ti = {
 		.hostname = host,
-		.procname = t->pid ? t->procname : NULL,
-		.vpid = t->pid,
-		.trace_name = t->session ? t->session->name : "ringtrace",
+		.procname = t->procname,
+		.vpid = t->vpid,
+		.trace_name = t->trace_name,
 		.tracer_version = RINGTRACE_VERSION,
 		.clock = t->clock,
 	};
@@ -62,93 +37,92 @@ static int metadata_build(struct dp_trace *t, struct ctf_buf *out, uint64_t *gen
 	}
 	if (!ti.clock.description)
 		ti.clock.description = "";
+	return ctf_metadata_build(out, &ti, NULL, 0, NULL, 0);
+}
 
-	int ret = -ENOMEM;
-	uint32_t nr = t->nr_bufsets;
+static int build_streams(struct ctf_buf *out, const struct cons_channel_desc *const *chans,
+			 size_t nr)
+{
 	struct ctf_stream_class *sc = calloc(nr ? nr : 1, sizeof(*sc));
-	struct rt_field_desc *ctx = calloc((size_t)(nr ? nr : 1) * RT_CTX_COUNT, sizeof(*ctx));
-	struct ctf_event_class *ev = NULL;
-	size_t nsc = 0;
+	struct rt_field_desc *ctx = calloc((nr ? nr : 1) * RT_CTX_COUNT, sizeof(*ctx));
+	int ret = -ENOMEM;
 	if (!sc || !ctx)
-		goto out_free;
-	/* Channels are immutable once the session started (rtd.h): no lock
-	 * needed for their name, id and contexts. */
-	for (uint32_t i = 0; i < nr; i++) {
-		const struct rtd_channel *ch = t->bufsets[i].channel;
-		if (!ch)
-			continue;
-		struct rt_field_desc *c = &ctx[(size_t)i * RT_CTX_COUNT];
+		goto out;
+	for (size_t i = 0; i < nr; i++) {
+		const struct cons_channel_desc *ch = chans[i];
+		struct rt_field_desc *c = &ctx[i * RT_CTX_COUNT];
 		uint32_t nc = 0;
 		for (uint32_t k = 0; k < ch->nr_contexts && k < RT_CTX_COUNT; k++) {
-			if ((unsigned)ch->contexts[k] >= RT_CTX_COUNT)
+			const char *name = rt_context_name(ch->contexts[k]);
+			if (!name)
 				continue;
-			c[nc].name = rt_context_name(ch->contexts[k]);
-			c[nc].type = rt_context_type(ch->contexts[k]);
-			nc++;
+			c[nc++] = (struct rt_field_desc){ .name = name,
+							  .type = rt_context_type(ch->contexts[k]) };
 		}
-		sc[nsc++] = (struct ctf_stream_class){
-			.id = ch->id, .name = ch->name, .nr_contexts = nc, .contexts = c,
-		};
+		sc[i] = (struct ctf_stream_class){ .id = ch->stream_id, .name = ch->name,
+						   .nr_contexts = nc, .contexts = c };
 	}
-
-	ret = copy_classes(t, 0, &ev, nr_events, generation);
-	if (ret == 0)
-		ret = ctf_metadata_build(out, &ti, sc, nsc, ev, *nr_events);
-	free(ev);
-out_free:
+	ret = ctf_metadata_streams(out, sc, nr);
+out:
 	free(ctx);
 	free(sc);
 	return ret;
 }
 
-int cons_metadata_build(struct dp_trace *t, struct ctf_buf *out, uint64_t *generation)
+int cons_metadata_build(struct ctf_buf *out, const struct cons_trace_desc *t,
+			const struct cons_channel_desc *const *chans, size_t nr, unsigned parts,
+			uint32_t from, uint32_t *nr_events, uint64_t *generation)
 {
-	uint32_t nr;
-	return metadata_build(t, out, generation, &nr);
+	int ret = 0;
+	if (parts & CONS_META_HEADER)
+		ret = build_header(out, t);
+	if (!ret && (parts & CONS_META_STREAMS))
+		ret = build_streams(out, chans, nr);
+	if (!ret && (parts & CONS_META_EVENTS)) {
+		struct ctf_event_class *ev = NULL;
+		uint32_t n = 0;
+		uint64_t gen = 0;
+		ret = t->classes.copy(t->classes.arg, from, &ev, &n, &gen);
+		if (!ret)
+			ret = ctf_metadata_events(out, ev, n);
+		free(ev);
+		if (nr_events)
+			*nr_events = n;
+		if (generation)
+			*generation = gen;
+	}
+	return ret ? ret : out->err;
 }
 
-/* Append the classes added since the last write (ct->meta_events on). */
-static int metadata_append(struct cons_trace *ct)
+int cons_metadata_update(struct cons_metadata_state *st, const struct cons_trace_desc *t,
+			 const struct cons_channel_desc *const *chans, size_t nr, bool force)
 {
-	struct ctf_event_class *ev;
-	uint32_t nr;
-	uint64_t gen;
-	int ret = copy_classes(ct->t, ct->meta_events, &ev, &nr, &gen);
-	struct ctf_buf b = { 0 };
-	if (ret == 0)
-		ret = ctf_metadata_events(&b, ev, nr);
-	if (ret == 0 && b.len)
-		ret = rt_file_append(ct->t->dir, "metadata", b.data, b.len);
-	if (ret == 0) {
-		ct->meta_generation = gen;
-		ct->meta_events += nr;
-	}
-	ctf_buf_free(&b);
-	free(ev);
-	return ret;
-}
-
-int cons_metadata_update(struct cons_trace *ct, bool force)
-{
-	struct dp_trace *t = ct->t;
-	if (!force && ct->meta_written) {
-		pthread_mutex_lock(&t->lock);
-		bool same = t->generation == ct->meta_generation;
-		pthread_mutex_unlock(&t->lock);
-		return same ? 0 : metadata_append(ct);
-	}
+	if (!force && st->written && t->classes.generation(t->classes.arg) == st->generation)
+		return 0;
 	struct ctf_buf b = { 0 };
 	uint64_t gen;
-	uint32_t nr;
-	int ret = metadata_build(t, &b, &gen, &nr);
-	/* The first write must not replace another trace's metadata. */
-	if (!ret)
-		ret = rt_file_write_atomic(t->dir, "metadata", b.data, b.len, !ct->meta_written,
-					   NULL, 0);
+	uint32_t n;
+	int ret;
+	if (!force && st->written) {
+		/* The classes registered since the last write, appended. */
+		ret = cons_metadata_build(&b, t, chans, nr, CONS_META_EVENTS, st->nr_events, &n,
+					  &gen);
+		if (!ret && b.len)
+			ret = rt_file_append(t->dir, "metadata", b.data, b.len);
+		if (!ret)
+			st->nr_events += n;
+	} else {
+		ret = cons_metadata_build(&b, t, chans, nr, CONS_META_ALL, 0, &n, &gen);
+		/* The first write must not replace another trace's metadata. */
+		if (!ret)
+			ret = rt_file_write_atomic(t->dir, "metadata", b.data, b.len, !st->written,
+						   NULL, 0);
+		if (!ret)
+			st->nr_events = n;
+	}
 	if (!ret) {
-		ct->meta_generation = gen;
-		ct->meta_written = true;
-		ct->meta_events = nr;
+		st->generation = gen;
+		st->written = true;
 	}
 	ctf_buf_free(&b);
 	return ret;

@@ -1,7 +1,7 @@
 /*
- * trace_dir.c - stream files and metadata of an embedded-mode trace,
- * which every traced process of a process tree writes into (each its own
- * stream class, see trace_dir.h).
+ * trace_dir.c - the metadata of an embedded-mode trace, which every
+ * traced process of a process tree writes into (each its own stream
+ * class and fragment, see trace_dir.h), built by metadata.c.
  */
 #define _GNU_SOURCE
 #include "trace_dir.h"
@@ -19,19 +19,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../common/config_parse.h"
-
-extern char *program_invocation_short_name;
-
-int rt_trace_dir_create_file(const char *dir, const char *name)
-{
-	return rt_file_create(dir, name, false, NULL, 0);
-}
-
 #define RT_FRAGMENT_PREFIX ".proc-"
 #define RT_FRAGMENT_MAX (64u << 20)	/* bytes of one process's declarations */
 
-int rt_trace_dir_claim(const char *dir, uint32_t first, uint32_t tries, uint32_t *slot)
+int cons_trace_dir_claim(const char *dir, uint32_t first, uint32_t tries, uint32_t *slot)
 {
 	for (uint32_t k = first; k - first < tries && k < UINT32_MAX; k++) {
 		char name[32];
@@ -145,68 +136,15 @@ static int append_fragments(int dfd, struct ctf_buf *b)
 	return ret;
 }
 
-int rt_trace_dir_write_metadata(const char *dir, struct rt_channel *ch,
-				const struct rt_clock_desc *clk,
-				uint64_t *generation)
+int cons_trace_dir_metadata(const struct cons_trace_desc *t, const struct cons_channel_desc *ch,
+			    uint32_t slot, struct rt_owned_fd *fragment, uint64_t *generation)
 {
-	char host[256] = "unknown";
-	gethostname(host, sizeof(host) - 1);
-	const char *slash = strrchr(dir, '/');
-
-	struct ctf_trace_info t = {
-		.hostname = host,
-		.procname = program_invocation_short_name,
-		.vpid = getpid(),
-		.trace_name = slash ? slash + 1 : dir,
-		.tracer_version = RINGTRACE_VERSION,
-		.clock = {
-			.name = clk->name,
-			.description = clk->description,
-			.freq = clk->freq,
-			.offset_s = clk->offset_s,
-			.offset = clk->offset,
-			.precision = clk->precision,
-		},
-	};
-	memcpy(t.uuid, ch->stream.uuid, sizeof(t.uuid));
-	struct rt_field_desc ctx[RT_CTX_COUNT];
-	for (uint32_t i = 0; i < ch->nr_ctx; i++)
-		ctx[i] = (struct rt_field_desc){ .name = rt_context_name(ch->ctx[i]),
-						 .type = rt_context_type(ch->ctx[i]) };
-	struct ctf_stream_class sc = { .id = ch->stream.stream_id, .name = ch->name,
-				       .nr_contexts = ch->nr_ctx, .contexts = ctx };
-
 	struct ctf_buf b = { 0 }, frag = { 0 };
-	struct ctf_event_class *ev = NULL;
-	int ret;
-
-	pthread_mutex_lock(&rt_registry_lock);
-	/* Acquire: pairs with the registry's release increment. */
-	*generation = __atomic_load_n(&rt_registry_generation, __ATOMIC_ACQUIRE);
-	struct rt_event_class **cls;
-	size_t n = rt_registry_classes(&cls);
-	ev = calloc(n ? n : 1, sizeof(*ev));
-	if (!ev) {
-		pthread_mutex_unlock(&rt_registry_lock);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		ev[i] = (struct ctf_event_class){
-			.id = cls[i]->id,
-			.stream_id = sc.id,
-			.provider = cls[i]->provider,
-			.name = cls[i]->name,
-			.loglevel = cls[i]->loglevel,
-			.nr_fields = cls[i]->nr_fields,
-			.fields = cls[i]->fields,
-		};
-	}
-	ret = ctf_metadata_streams(&frag, &sc, 1);
+	const char *dir = t->dir;
+	int ret = cons_metadata_build(&frag, t, &ch, 1, CONS_META_STREAMS | CONS_META_EVENTS, 0,
+				      NULL, generation);
 	if (!ret)
-		ret = ctf_metadata_events(&frag, ev, n);
-	pthread_mutex_unlock(&rt_registry_lock);
-	if (!ret)
-		ret = ctf_metadata_build(&b, &t, NULL, 0, NULL, 0);
+		ret = cons_metadata_build(&b, t, NULL, 0, CONS_META_HEADER, 0, NULL, NULL);
 	if (ret)
 		goto out;
 	/* This process's declarations go to its fragment, then the metadata
@@ -223,16 +161,16 @@ int rt_trace_dir_write_metadata(const char *dir, struct rt_channel *ch,
 			goto close_dir;
 		}
 	}
-	if (!rt_owned_fd_ok(&ch->fragment)) {
+	if (!rt_owned_fd_ok(fragment)) {
 		/* The program closed it under us: made anew (ours to
 		 * replace, under the directory's lock). */
 		char name[32];
-		snprintf(name, sizeof(name), RT_FRAGMENT_PREFIX "%u", ch->slot);
+		snprintf(name, sizeof(name), RT_FRAGMENT_PREFIX "%u", slot);
 		int fd = rt_file_create(dir, name, true, NULL, 0);
-		ret = fd < 0 ? fd : rt_owned_fd_take(&ch->fragment, fd);
+		ret = fd < 0 ? fd : rt_owned_fd_take(fragment, fd);
 	}
 	if (!ret)
-		ret = rewrite_fd(ch->fragment.fd, frag.data, frag.len);
+		ret = rewrite_fd(fragment->fd, frag.data, frag.len);
 	if (!ret)
 		ret = append_fragments(dfd, &b);
 	if (!ret)
@@ -245,6 +183,5 @@ close_dir:
 out:
 	ctf_buf_free(&b);
 	ctf_buf_free(&frag);
-	free(ev);
 	return ret;
 }

@@ -16,32 +16,31 @@
  * so the last rewrite describes every process's streams.
  *
  * Concurrency: the consumer thread only, or the session's start and
- * fork child handler for rt_trace_dir_claim; between processes, the
+ * fork child handler for cons_trace_dir_claim; between processes, the
  * directory's flock.
  */
 #ifndef RINGTRACE_TRACE_DIR_H
 #define RINGTRACE_TRACE_DIR_H
 
-#include "../lib/rt_internal.h"
+#include <stdint.h>
 
-/* Create a new stream file in dir (fs_util.h: the directory checked, the
- * file created O_EXCL without following symbolic links); returns an fd
- * or -errno. */
-RT_HIDDEN int rt_trace_dir_create_file(const char *dir, const char *name);
+#include "../common/owned_fd.h"
+#include "consumer.h"
 
 /* Claim the first free slot of first .. first + tries - 1: creates
  * DIR/.proc-K exclusively. Returns its fd (this process's fragment) with
  * *slot = K, or -errno (-ENOSPC: all taken). */
-RT_HIDDEN int rt_trace_dir_claim(const char *dir, uint32_t first, uint32_t tries,
-				 uint32_t *slot);
+CONS_HIDDEN int cons_trace_dir_claim(const char *dir, uint32_t first, uint32_t tries,
+				     uint32_t *slot);
 
 /* Write this process's declarations (the channel's stream class and
- * every registered event class) to its fragment ch->fragment (made anew
- * if the program closed our descriptor), then the metadata from every
- * slot's fragment; `*generation` receives the registry generation it
- * describes. Returns 0 or -errno. */
-RT_HIDDEN int rt_trace_dir_write_metadata(const char *dir, struct rt_channel *ch,
-					  const struct rt_clock_desc *clk,
-					  uint64_t *generation);
+ * every event class of the trace, cons_metadata_build) to its fragment
+ * (slot's, *fragment; made anew if the program closed our descriptor),
+ * then t->dir/metadata: the header and every slot's fragment;
+ * `*generation` receives the classes' generation it describes. Returns 0
+ * or -errno. */
+CONS_HIDDEN int cons_trace_dir_metadata(const struct cons_trace_desc *t,
+					const struct cons_channel_desc *ch, uint32_t slot,
+					struct rt_owned_fd *fragment, uint64_t *generation);
 
 #endif /* RINGTRACE_TRACE_DIR_H */

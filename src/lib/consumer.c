@@ -1,19 +1,16 @@
 /*
- * consumer.c - the embedded consumer: a thread of the traced process that
- * takes complete sub-buffers from every CPU's buffer (rb_get_subbuf),
- * writes each as one CTF packet to the channel's stream file for that CPU
- * and gives it back (rb_put_subbuf). It wakes on its read timer (Desnoyers & Dagenais 2012
- * Algorithm 8: delivery is polled, the fast path never wakes anyone),
- * flushes on its switch timer (Algorithm 4), and rewrites the metadata
- * when new events register.
+ * consumer.c - embedded mode's consumer: a thread of the traced process
+ * that reads the channel's buffers through src/consumer (consumer.h: the
+ * ring buffer as source, the stream files `channel0_CPU[-SLOT]` as sink,
+ * every packet trimmed, write errors cut back and counted in the trace,
+ * stuck sub-buffers given up, the bounded drain) and writes this process's
+ * metadata fragment (trace_dir.h). It wakes on its read timer (Desnoyers &
+ * Dagenais 2012 Algorithm 8: delivery is polled, the fast path never wakes
+ * anyone), flushes on its switch timer (Algorithm 4), and rewrites the
+ * metadata when new events register.
  *
- * A packet that cannot be written (disk full, ...) is cut off its file
- * again, so the file always ends on a whole packet, and counted as lost
- * in the trace itself (ctf_walk.h's struct ctf_out: a header-only packet
- * in its place, events_discarded of later packets), so readers see how
- * many events are missing; writing resumes when space returns. Under
- * `ringtrace record`, RINGTRACE_ERROR_FD names a pipe on which the
- * consumer reports such errors in one line each (non-blocking: the
+ * Under `ringtrace record`, RINGTRACE_ERROR_FD names a pipe on which the
+ * consumer reports write errors in one line each (non-blocking: the
  * program never waits for it), so that record can say the trace is
  * incomplete and exit non-zero.
  *
@@ -35,12 +32,13 @@
 
 #include <sys/stat.h>
 
-#include "../ctf/ctf_walk.h"
-#include "../common/fs_util.h"
 #include "../common/config_parse.h"
-#include "rt_internal.h"
+#include "../common/owned_fd.h"
+#include "../consumer/consumer.h"
 #include "../consumer/trace_dir.h"
-#include "owned_fd.h"
+#include "rt_internal.h"
+
+extern char *program_invocation_short_name;
 
 struct rt_consumer {
 	struct rt_channel *ch;
@@ -50,21 +48,18 @@ struct rt_consumer {
 	 * poll (owned_fd.h: the program may close them under us). */
 	int stop_requested;
 	struct rt_owned_fd wake_r, wake_w;
-	/* Per-CPU stream files: fd -1 until created; RT_STREAM_REOPEN once
-	 * the program closed it under us (then appended to by name). */
-	struct rt_owned_fd *fds;
-	struct ctf_out *outs;		/* per-CPU: whole packets, losses */
+	/* The channel and trace as the consumer sees them. */
+	struct cons_channel_desc desc;
+	char suffix[16];
+	struct cons_trace_desc trace;
+	struct cons_rb_source rs;
+	struct cons_files files;
+	struct cons_channel cc;
+	struct cons_errors errors;
 	uint64_t generation;		/* registry generation in the metadata */
-	uint64_t packets, bytes;
-	bool failing;			/* the last write failed */
-	int first_err;			/* -errno of the first failure */
-	char first_what[24];
-	uint64_t lost_packets, lost_events;
 	int error_fd;			/* record's pipe, -1: none */
 	int stop_signal;		/* set by the signal handler */
 };
-
-#define RT_STREAM_REOPEN (-2)
 
 static struct rt_consumer cons = { .wake_r = RT_OWNED_FD_NONE, .wake_w = RT_OWNED_FD_NONE,
 				   .error_fd = -1 };
@@ -89,39 +84,34 @@ static void tell_record(const char *fmt, ...)
 	(void)w;
 }
 
-/* A write of `what` failed with -err, losing `events` events of one
- * packet (0, 0 for the metadata): warn once per failing stretch. */
-static void write_failed(const char *what, int err, uint64_t packets, uint64_t events)
-{
-	if (!cons.failing) {
-		rt_warn("cannot write %s in %s: %s; events are being lost", what,
-			rt_cfg.output, strerror(-err));
-		tell_record("cannot write %s in %s: %s", what, rt_cfg.output, strerror(-err));
-	}
-	cons.failing = true;
-	if (!cons.first_err) {
-		cons.first_err = err;
-		snprintf(cons.first_what, sizeof(cons.first_what), "%s", what);
-	}
-	cons.lost_packets += packets;
-	cons.lost_events += events;
-}
-
-static void write_ok(void)
-{
-	if (cons.failing)
-		rt_warn("writing in %s again; %llu events in %llu packets could not be written",
-			rt_cfg.output, (unsigned long long)cons.lost_events,
-			(unsigned long long)cons.lost_packets);
-	cons.failing = false;
-}
-
-/* ctf_class_fn over the registry (caller holds rt_registry_lock): an
- * event's id is its index there. */
-static bool registry_fields(void *arg, uint32_t id, const struct rt_field_desc **fields,
-			    uint32_t *nr)
+/* cons_errors' report: writes start failing (err < 0) or work again. */
+static void log_error(void *arg, int err, const char *what, const char *line)
 {
 	(void)arg;
+	rt_warn("%s", line);
+	if (err < 0)
+		tell_record("cannot write %s in %s: %s", what, rt_cfg.output, strerror(-err));
+}
+
+/* struct cons_classes over the registry: an event's id is its index
+ * there, and every class is of this process's stream class. */
+static void registry_lock(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&rt_registry_lock);
+}
+
+static void registry_unlock(void *arg)
+{
+	(void)arg;
+	pthread_mutex_unlock(&rt_registry_lock);
+}
+
+static bool registry_fields(void *arg, uint32_t stream_id, uint32_t id,
+			    const struct rt_field_desc **fields, uint32_t *nr)
+{
+	(void)arg;
+	(void)stream_id;
 	struct rt_event_class **cls;
 	size_t n = rt_registry_classes(&cls);
 	if (id >= n)
@@ -131,179 +121,83 @@ static bool registry_fields(void *arg, uint32_t id, const struct rt_field_desc *
 	return true;
 }
 
-/* Events in a trimmed packet of ours (0 if it does not decode). */
-static uint64_t packet_events(const char *data, uint64_t used)
+static int registry_copy(void *arg, uint32_t from, struct ctf_event_class **events,
+			 uint32_t *nr, uint64_t *generation)
 {
-	struct ctf_packet_header h;
-	memcpy(&h, data, sizeof(h));
-	uint32_t ctx[RT_CTX_COUNT];
-	for (uint32_t i = 0; i < cons.ch->nr_ctx; i++)
-		ctx[i] = rt_context_type(cons.ch->ctx[i]);
+	(void)arg;
 	pthread_mutex_lock(&rt_registry_lock);
-	int64_t n = ctf_walk_events(data + CTF_PACKET_HEADER_SIZE, data + used, ctx,
-				    cons.ch->nr_ctx, registry_fields, NULL, h.timestamp_begin,
-				    h.timestamp_end);
+	/* Acquire: pairs with the registry's release increment. */
+	*generation = __atomic_load_n(&rt_registry_generation, __ATOMIC_ACQUIRE);
+	struct rt_event_class **cls;
+	size_t n = rt_registry_classes(&cls);
+	n = n > from ? n - from : 0;
+	struct ctf_event_class *ev = calloc(n ? n : 1, sizeof(*ev));
+	for (size_t i = 0; ev && i < n; i++) {
+		const struct rt_event_class *c = cls[from + i];
+		ev[i] = (struct ctf_event_class){
+			.id = c->id, .stream_id = cons.desc.stream_id,
+			.provider = c->provider, .name = c->name,
+			.loglevel = c->loglevel, .nr_fields = c->nr_fields,
+			.fields = c->fields,
+		};
+	}
 	pthread_mutex_unlock(&rt_registry_lock);
-	return n > 0 ? (uint64_t)n : 0;
+	*events = ev;
+	*nr = ev ? (uint32_t)n : 0;
+	return ev ? 0 : -ENOMEM;
 }
 
-/* channel0_CPU, or channel0_CPU-SLOT for the other processes of a
- * traced process tree (trace_dir.h). */
-static void stream_name(uint32_t cpu, char *name, size_t len)
+static uint64_t registry_generation(void *arg)
 {
-	if (cons.ch->slot)
-		snprintf(name, len, "%s_%u-%u", cons.ch->name, cpu, cons.ch->slot);
-	else
-		snprintf(name, len, "%s_%u", cons.ch->name, cpu);
+	(void)arg;
+	/* Acquire: pairs with the registry's release increment. */
+	return __atomic_load_n(&rt_registry_generation, __ATOMIC_ACQUIRE);
 }
 
-/* Append the packet (len bytes) to CPU cpu's stream file: created at the
- * first packet, written through its struct ctf_out (a packet that cannot
- * be written is cut off and accounted for there, as a packet of 0 events:
- * the caller adds them); when the program closed our descriptor (and may
- * use the number for its own file), appended by name from then on (a
- * failure there cannot be cut off). Returns 0 or -errno. */
-static int stream_write(uint32_t cpu, char *data, size_t len)
-{
-	struct ctf_out *out = &cons.outs[cpu];
-	struct rt_owned_fd *o = &cons.fds[cpu];
-	char name[64];
-	stream_name(cpu, name, sizeof(name));
-	if (o->fd >= 0 && !rt_owned_fd_ok(o))
-		o->fd = RT_STREAM_REOPEN;
-	int ret = 0;
-	if (o->fd == RT_STREAM_REOPEN) {
-		ret = rt_file_append(rt_cfg.output, name, data, len);
-	} else if (o->fd < 0) {
-		int fd = rt_trace_dir_create_file(rt_cfg.output, name);
-		ret = fd < 0 ? fd : rt_owned_fd_take(o, fd);
-	}
-	if (ret < 0)
-		ctf_out_lose(out, data, 0);
-	if (ret < 0 || o->fd == RT_STREAM_REOPEN)
-		return ret;
-	return ctf_out_append(out, o->fd, data, len, 0);
-}
-
-/* Write one packet: trim packet_size to the content (rounded up to 8
- * bytes; the sub-buffer is ours until rb_put_subbuf) and append it. */
-static void write_packet(uint32_t cpu, const struct rb_read *r)
-{
-	struct ctf_packet_header *h = (struct ctf_packet_header *)r->data;
-	uint64_t content_bits;
-	memcpy(&content_bits, &h->content_size, 8);
-	uint64_t bytes = (content_bits + 7) / 8;
-	if (bytes < CTF_PACKET_HEADER_SIZE || bytes > r->data_size)
-		bytes = r->data_size; /* cannot happen; keep the packet whole */
-	uint64_t used = bytes;
-	bytes = (bytes + 7) & ~7ULL;
-	if (bytes > r->data_size)
-		bytes = r->data_size;
-	/* The padding up to the 8-byte boundary holds stale bytes of an
-	 * earlier pass: zero it so traces are deterministic. */
-	memset(r->data + used, 0, bytes - used);
-	uint64_t packet_bits = bytes * 8;
-	memcpy(&h->packet_size, &packet_bits, 8);
-	int ret = stream_write(cpu, r->data, bytes);
-	if (ret < 0) {
-		/* The events are counted only when they are lost: a walk of
-		 * every packet would cost the consumer time for nothing. */
-		uint64_t n = packet_events(r->data, used);
-		cons.outs[cpu].lost_events += n;
-		write_failed("a stream file", ret, 1, n);
-		return;
-	}
-	write_ok();
-	cons.packets++;
-	cons.bytes += bytes;
-}
-
-static void write_metadata(bool final)
+/* This process's declarations and the trace's metadata (trace_dir.h),
+ * with the clock's calibration now (`final`: at the end). 0 or -errno. */
+static int write_metadata(bool final)
 {
 	struct rt_clock_desc clk;
 	rt_clock_describe(&clk, final);
-	int ret = rt_trace_dir_write_metadata(rt_cfg.output, cons.ch, &clk,
-					      &cons.generation);
+	cons.trace.clock = (struct ctf_clock_info){
+		.name = clk.name, .description = clk.description, .freq = clk.freq,
+		.offset_s = clk.offset_s, .offset = clk.offset, .precision = clk.precision,
+	};
+	cons.trace.vpid = getpid();
+	return cons_trace_dir_metadata(&cons.trace, &cons.desc, cons.ch->slot,
+				       &cons.ch->fragment, &cons.generation);
+}
+
+static void write_metadata_or_report(bool final)
+{
+	int ret = write_metadata(final);
 	if (ret < 0)
-		write_failed("the metadata", ret, 0, 0);
+		cons_errors_failed(&cons.errors, "the metadata", ret, 0, 0);
 }
 
-/* Move every complete sub-buffer to disk. Returns the most packets
- * written for one CPU. */
-static uint32_t drain(void)
+/* Before a packet: the metadata goes to disk first when the packet's
+ * events may be of classes it lacks, so that a program dying right after
+ * still leaves a readable trace. Every event of the packet was recorded
+ * after its class's registration incremented the generation (release);
+ * registry_generation's acquire load pairs with it. */
+static int metadata_before_packet(void *arg)
 {
-	uint32_t most = 0;
-	for (uint32_t cpu = 0; cpu < cons.ch->rb.nr_cpus; cpu++) {
-		struct rb_read r;
-		uint32_t n = 0;
-		while (rb_get_subbuf(&cons.ch->rb, cpu, &r) == 0) {
-			/* The metadata goes to disk before a packet whose
-			 * events may be of classes it lacks, so that a
-			 * program dying right after still leaves a readable
-			 * trace. Every event of the packet was recorded after
-			 * its class's registration incremented the generation
-			 * (release); this acquire load pairs with it. */
-			if (__atomic_load_n(&rt_registry_generation, __ATOMIC_ACQUIRE) !=
-			    cons.generation)
-				write_metadata(false);
-			write_packet(cpu, &r);
-			rb_put_subbuf(&cons.ch->rb, cpu, &r);
-			n++;
-		}
-		if (n > most)
-			most = n;
-	}
-	return most;
-}
-
-/* Everything reserved has been consumed on every CPU. */
-static bool all_consumed(void)
-{
-	for (uint32_t cpu = 0; cpu < cons.ch->rb.nr_cpus; cpu++) {
-		struct rb_stats st;
-		rb_get_stats(&cons.ch->rb, cpu, &st);
-		if (st.bytes_consumed != st.bytes_reserved)
-			return false;
-	}
-	return true;
+	(void)arg;
+	return registry_generation(NULL) != cons.generation ? write_metadata(false) : 0;
 }
 
 static void final_flush(void)
 {
-	/* Bounded: a thread stopped between reserve and commit (killed by
-	 * a signal, or still running at exit) must not hang us. */
-	for (int round = 0; round < 200; round++) {
-		/* -EAGAIN: the flush could not finish, e.g. a full buffer
-		 * (discard mode) had no room for the packet that carries the
-		 * last lost events: drain and flush again, even if everything
-		 * reserved so far is consumed. */
-		bool pending = false;
-		for (uint32_t cpu = 0; cpu < cons.ch->rb.nr_cpus; cpu++)
-			pending |= rb_flush_cpu(&cons.ch->rb, cpu, true) == -EAGAIN;
-		drain();
-		if (!pending && all_consumed())
-			break;
-		struct timespec ts = { 0, 1000000 };
-		nanosleep(&ts, NULL);
-	}
-	for (uint32_t cpu = 0; cpu < cons.ch->rb.nr_cpus; cpu++) {
-		struct rt_owned_fd *o = &cons.fds[cpu];
-		int ret = o->fd >= 0 && rt_owned_fd_ok(o) ? ctf_out_settle(&cons.outs[cpu], o->fd)
-							   : 0;
-		if (ret < 0)
-			write_failed("a stream file", ret, 0, 0);
-	}
-	write_metadata(true);
-	if (cons.first_err)
-		tell_record("cannot write %s in %s: %s; %llu events in %llu packets could not "
-			    "be written%s", cons.first_what, rt_cfg.output,
-			    strerror(-cons.first_err), (unsigned long long)cons.lost_events,
-			    (unsigned long long)cons.lost_packets,
-			    cons.failing ? "" : " (written again since)");
+	struct cons_channel *c = &cons.cc;
+	cons_drain(&c, 1, true);
+	write_metadata_or_report(true);
+	char msg[PATH_MAX + 256];
+	if (cons_errors_message(&cons.errors, true, msg, sizeof(msg)))
+		tell_record("%s", msg);
 	/* No fsync: the program's exit must not wait for the disk; the
 	 * page cache has the data. */
-	for (uint32_t cpu = 0; cpu < cons.ch->rb.nr_cpus; cpu++)
-		rt_owned_fd_close(&cons.fds[cpu]);
+	cons_files_close(&cons.files);
 }
 
 /* CLOCK_MONOTONIC in milliseconds. */
@@ -321,7 +215,7 @@ static void *consumer_main(void *arg)
 	 * user gave after that whole period. */
 	const uint64_t max_wait = rt_cfg.read_timer_ms;
 	uint64_t wait = rt_cfg.read_timer_set ? max_wait : 1, last_switch = now_ms();
-	write_metadata(false);
+	write_metadata_or_report(false);
 	for (;;) {
 		/* Without our wake pipe (closed by the program), the stop
 		 * flag is seen at the next read timer. */
@@ -334,14 +228,14 @@ static void *consumer_main(void *arg)
 		uint64_t now = now_ms();
 		if (rt_cfg.switch_timer_ms && now - last_switch >= rt_cfg.switch_timer_ms) {
 			last_switch = now;
-			for (uint32_t cpu = 0; cpu < cons.ch->rb.nr_cpus; cpu++)
-				rb_flush_cpu(&cons.ch->rb, cpu, false);
+			cons_channel_flush(&cons.cc);
 		}
-		wait = rb_read_wait(wait, max_wait, 1, drain(), cons.ch->rb.num_subbuf);
-		/* Acquire: pairs with the registry's release increment. */
-		if (__atomic_load_n(&rt_registry_generation, __ATOMIC_ACQUIRE) !=
-		    cons.generation)
-			write_metadata(false);
+		wait = rb_read_wait(wait, max_wait, 1, cons_channel_read(&cons.cc, CONS_STUCK_MS),
+				    cons.ch->rb.num_subbuf);
+		/* registry_generation's acquire load pairs with the
+		 * registry's release increment. */
+		if (registry_generation(NULL) != cons.generation)
+			write_metadata_or_report(false);
 	}
 	int sig = __atomic_load_n(&cons.stop_signal, __ATOMIC_ACQUIRE);
 	if (sig)
@@ -358,16 +252,49 @@ static void *consumer_main(void *arg)
 	return NULL;
 }
 
+static const struct cons_classes registry_classes = {
+	.lock = registry_lock, .unlock = registry_unlock, .fields = registry_fields,
+	.copy = registry_copy, .generation = registry_generation,
+};
+
 int rt_consumer_start(struct rt_channel *ch)
 {
 	cons.ch = ch;
-	cons.fds = malloc(sizeof(*cons.fds) * ch->rb.nr_cpus);
-	cons.outs = calloc(ch->rb.nr_cpus, sizeof(*cons.outs));
-	if (!cons.fds || !cons.outs)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < ch->rb.nr_cpus; i++)
-		cons.fds[i] = RT_OWNED_FD_NONE;
-	int wake[2], ret;
+	const char *slash = strrchr(rt_cfg.output, '/');
+	cons.trace = (struct cons_trace_desc){
+		.dir = rt_cfg.output, .procname = program_invocation_short_name,
+		.trace_name = slash ? slash + 1 : rt_cfg.output, .classes = registry_classes,
+	};
+	memcpy(cons.trace.uuid, ch->stream.uuid, sizeof(cons.trace.uuid));
+	/* channel0_CPU, or channel0_CPU-SLOT for the other processes of a
+	 * traced process tree (trace_dir.h). */
+	if (ch->slot)
+		snprintf(cons.suffix, sizeof(cons.suffix), "-%u", ch->slot);
+	cons.desc = (struct cons_channel_desc){
+		.name = ch->name, .stream_id = ch->stream.stream_id,
+		.nr_contexts = ch->nr_ctx, .switch_timer_ms = rt_cfg.switch_timer_ms,
+		.read_timer_ms = (uint32_t)rt_cfg.read_timer_ms,
+		.overwrite = ch->rb.mode == RB_MODE_OVERWRITE,
+		.file_suffix = ch->slot ? cons.suffix : NULL,
+	};
+	for (uint32_t i = 0; i < ch->nr_ctx && i < RT_CTX_COUNT; i++)
+		cons.desc.contexts[i] = ch->ctx[i];
+	cons_errors_init(&cons.errors, rt_cfg.output, log_error, NULL);
+	struct cons_source src;
+	struct cons_sink sink;
+	int ret = cons_rb_source_init(&cons.rs, &ch->rb, &src);
+	if (!ret)
+		ret = cons_files_init(&cons.files, rt_cfg.output, &cons.desc, ch->rb.nr_cpus);
+	cons_files_sink(&sink, &cons.files);
+	/* The buffers are this process's own memory: packets are trimmed in
+	 * place, not checked. */
+	if (!ret)
+		ret = cons_channel_init(&cons.cc, &cons.desc, &cons.trace, &src, &sink,
+					&cons.errors, false);
+	if (ret < 0)
+		return ret;
+	cons.cc.metadata = metadata_before_packet;
+	int wake[2];
 	if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -errno;
 	if ((ret = rt_owned_fd_take(&cons.wake_r, wake[0])) < 0 ||
@@ -389,10 +316,11 @@ int rt_consumer_start(struct rt_channel *ch)
 
 void rt_consumer_fork_child(void)
 {
-	for (uint32_t cpu = 0; cons.fds && cpu < cons.ch->rb.nr_cpus; cpu++)
-		rt_owned_fd_close(&cons.fds[cpu]);
-	free(cons.fds);
-	free(cons.outs);
+	/* The parent's consumer thread may have held the errors' lock at the
+	 * fork: rt_consumer_start initialises them anew. */
+	cons_files_free(&cons.files);
+	cons_channel_fini(&cons.cc);
+	cons_rb_source_fini(&cons.rs);
 	rt_owned_fd_close(&cons.wake_r);
 	rt_owned_fd_close(&cons.wake_w);
 	/* The child reports its own write errors to `record` too. */

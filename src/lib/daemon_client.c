@@ -51,7 +51,7 @@
 
 #include "../proto/proto.h"
 #include "daemon_client.h"
-#include "owned_fd.h"
+#include "../common/owned_fd.h"
 
 #define RT_DC_TIMEOUT_MS 50	/* connect + register + reply, in all; also
 				 * EVENTS until its reply */

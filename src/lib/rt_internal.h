@@ -20,7 +20,7 @@
 #include "../ctf/ctf_packet.h"
 #include "../ringbuffer/ringbuffer.h"
 #include "../common/clock.h"
-#include "owned_fd.h"
+#include "../common/owned_fd.h"
 
 #define RT_HIDDEN __attribute__((visibility("hidden")))
 #define RT_NOINLINE __attribute__((noinline))

@@ -238,9 +238,9 @@ void rt_session_fork_parent(void)
  * buffers. Returns 0 or -errno (message printed). */
 static int channel_open(struct rt_channel *ch, bool first, const uint8_t uuid[16])
 {
-	int fd = first ? rt_trace_dir_claim(rt_cfg.output, 0, 1, &ch->slot) : -ENOSPC;
+	int fd = first ? cons_trace_dir_claim(rt_cfg.output, 0, 1, &ch->slot) : -ENOSPC;
 	if (fd == -ENOSPC)
-		fd = rt_trace_dir_claim(rt_cfg.output, (uint32_t)getpid(), 64, &ch->slot);
+		fd = cons_trace_dir_claim(rt_cfg.output, (uint32_t)getpid(), 64, &ch->slot);
 	if (fd < 0) {
 		rt_warn("cannot claim a place in the trace %s: %s", rt_cfg.output,
 			strerror(-fd));

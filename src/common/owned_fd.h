@@ -31,6 +31,10 @@ struct rt_owned_fd {
 RT_HIDDEN int rt_owned_fd_take(struct rt_owned_fd *o, int fd);
 /* Whether o->fd still is the file the library opened. */
 RT_HIDDEN bool rt_owned_fd_ok(const struct rt_owned_fd *o);
+/* The same, and whether the file is still in the file system (a removed
+ * directory leaves open files writable, and what is written lost): 0,
+ * -EBADF (not ours any more, or none), -ENOENT (ours, removed). */
+RT_HIDDEN int rt_owned_fd_check(const struct rt_owned_fd *o);
 /* Close o->fd if it still is ours; o->fd becomes -1 either way. */
 RT_HIDDEN void rt_owned_fd_close(struct rt_owned_fd *o);
 

@@ -21,11 +21,17 @@ int rt_owned_fd_take(struct rt_owned_fd *o, int fd)
 	return 0;
 }
 
-bool rt_owned_fd_ok(const struct rt_owned_fd *o)
+int rt_owned_fd_check(const struct rt_owned_fd *o)
 {
 	struct stat st;
-	return o->fd >= 0 && fstat(o->fd, &st) == 0 && st.st_dev == o->dev &&
-	       st.st_ino == o->ino;
+	if (o->fd < 0 || fstat(o->fd, &st) < 0 || st.st_dev != o->dev || st.st_ino != o->ino)
+		return -EBADF;
+	return st.st_nlink ? 0 : -ENOENT;
+}
+
+bool rt_owned_fd_ok(const struct rt_owned_fd *o)
+{
+	return rt_owned_fd_check(o) != -EBADF;
 }
 
 void rt_owned_fd_close(struct rt_owned_fd *o)

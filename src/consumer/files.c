@@ -1,0 +1,152 @@
+/*
+ * files.c - the stream-file sink (consumer.h): one file per stream,
+ * CHANNEL_STREAM, or with tracefile_size CHANNEL_STREAM_N (N = 0, 1, ...,
+ * a new file when the next packet would make the current one larger than
+ * tracefile_size; a file always holds at least one packet) of which
+ * tracefile_count are kept (the oldest deleted when a new one opens); the
+ * channel's file suffix last (embedded mode's other processes: "-K").
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../common/fs_util.h"
+#include "consumer.h"
+
+int cons_files_init(struct cons_files *fs, const char *dir, const struct cons_channel_desc *ch,
+		    uint32_t nr)
+{
+	*fs = (struct cons_files){ .dir = dir, .ch = ch, .nr = nr };
+	fs->f = calloc(nr ? nr : 1, sizeof(*fs->f));
+	if (!fs->f)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nr; i++)
+		fs->f[i].fd = RT_OWNED_FD_NONE;
+	return 0;
+}
+
+void cons_files_close(struct cons_files *fs)
+{
+	for (uint32_t i = 0; fs->f && i < fs->nr; i++)
+		rt_owned_fd_close(&fs->f[i].fd);
+}
+
+void cons_files_free(struct cons_files *fs)
+{
+	cons_files_close(fs);
+	free(fs->f);
+	fs->f = NULL;
+}
+
+static int file_name(char *out, size_t len, const struct cons_channel_desc *ch,
+		     uint32_t stream, uint64_t index)
+{
+	const char *suffix = ch->file_suffix ? ch->file_suffix : "";
+	int n = ch->tracefile_size ? snprintf(out, len, "%s_%u_%llu%s", ch->name, stream,
+					      (unsigned long long)index, suffix)
+				   : snprintf(out, len, "%s_%u%s", ch->name, stream, suffix);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* Create the stream's current file: a new file (O_EXCL, no symbolic link
+ * followed) in the checked directory (fs_util.h), never another trace's
+ * file. */
+static int file_open(struct cons_files *fs, uint32_t stream)
+{
+	struct cons_file *f = &fs->f[stream];
+	char name[NAME_MAX + 1];
+	int ret = file_name(name, sizeof(name), fs->ch, stream, f->file_index);
+	if (ret < 0)
+		return ret;
+	int fd = rt_file_create(fs->dir, name, false, NULL, 0);
+	if (fd < 0)
+		return fd;
+	f->out.size = 0;
+	f->out.torn = false;
+	return rt_owned_fd_take(&f->fd, fd);
+}
+
+/* Rotation: the next packet does not fit in the current file. */
+static int file_rotate(struct cons_files *fs, uint32_t stream)
+{
+	struct cons_file *f = &fs->f[stream];
+	const struct cons_channel_desc *ch = fs->ch;
+	rt_owned_fd_close(&f->fd);
+	f->file_index++;
+	/* LTTng's tracefile_count: keep the `count` newest files. Deleting
+	 * the oldest leaves a packet_seq_num gap at the start of the stream,
+	 * which readers report as lost packets. */
+	while (ch->tracefile_count && f->file_index - f->oldest_index >= ch->tracefile_count) {
+		char name[NAME_MAX + 1];
+		if (file_name(name, sizeof(name), ch, stream, f->oldest_index) == 0)
+			rt_file_remove(fs->dir, name);
+		f->oldest_index++;
+	}
+	return file_open(fs, stream);
+}
+
+static int files_write(void *arg, uint32_t stream, char *data, uint64_t len, uint64_t events)
+{
+	struct cons_files *fs = arg;
+	struct cons_file *f = &fs->f[stream];
+	int ret = 0;
+	if (f->by_name) {
+		/* The program closed our descriptor (and may use the number
+		 * for a file of its own): appended by name; a failure there
+		 * cannot be cut off. */
+		char name[NAME_MAX + 1];
+		ret = file_name(name, sizeof(name), fs->ch, stream, f->file_index);
+		return ret ? ret : rt_file_append(fs->dir, name, data, len);
+	}
+	if (f->fd.fd < 0)
+		ret = file_open(fs, stream);
+	if (!ret && fs->ch->tracefile_size && f->out.size > 0 &&
+	    f->out.size + len > fs->ch->tracefile_size)
+		ret = file_rotate(fs, stream);
+	if (!ret) {
+		ret = rt_owned_fd_check(&f->fd);
+		if (ret == -EBADF) {
+			f->by_name = true;
+			f->fd.fd = -1;
+			return files_write(arg, stream, data, len, events);
+		}
+	}
+	if (ret < 0) {
+		ctf_out_lose(&f->out, data, events);
+		return ret;
+	}
+	return ctf_out_append(&f->out, f->fd.fd, data, len, events);
+}
+
+static void files_lose(void *arg, uint32_t stream, const char *data, uint64_t events)
+{
+	struct cons_files *fs = arg;
+	ctf_out_lose(&fs->f[stream].out, data, events);
+}
+
+static void files_lost_events(void *arg, uint32_t stream, uint64_t events)
+{
+	struct cons_files *fs = arg;
+	fs->f[stream].out.lost_events += events;
+}
+
+static int files_settle(void *arg, uint32_t stream)
+{
+	struct cons_files *fs = arg;
+	struct cons_file *f = &fs->f[stream];
+	return f->fd.fd >= 0 && rt_owned_fd_ok(&f->fd) ? ctf_out_settle(&f->out, f->fd.fd) : 0;
+}
+
+static const struct cons_sink_ops files_ops = {
+	.write = files_write,
+	.lose = files_lose,
+	.lost_events = files_lost_events,
+	.settle = files_settle,
+};
+
+void cons_files_sink(struct cons_sink *s, struct cons_files *fs)
+{
+	*s = (struct cons_sink){ .ops = &files_ops, .arg = fs };
+}
