@@ -688,6 +688,74 @@ def trace_events(path):
     return sorted(out, key=lambda e: (e[0], -1 if e[1] is None else e[1]))
 
 
+def _bt2_value(f):
+    """A bt2 field as plain Python (structures as dicts, arrays as lists)."""
+    import bt2
+    if isinstance(f, bt2._StructureFieldConst):
+        return {k: _bt2_value(v) for k, v in f.items()}
+    if isinstance(f, (bt2._ArrayFieldConst,)):
+        return [_bt2_value(v) for v in f]
+    if isinstance(f, bt2._StringFieldConst):
+        return str(f)
+    if isinstance(f, bt2._BoolFieldConst):
+        return bool(f)
+    if isinstance(f, bt2._RealFieldConst):
+        return float(f)
+    return int(f)
+
+
+# Context values that differ from run to run of the same program.
+RUN_CONTEXTS = ("vpid", "vtid")
+
+
+def _record(name, stream_id, fields, context):
+    """One event record as a comparable string: everything but the time, the
+    CPU and the process and thread ids (whose presence is kept)."""
+    ctx = {k: (None if k in RUN_CONTEXTS else v) for k, v in (context or {}).items()}
+    return repr((name, stream_id, sorted((fields or {}).items()), sorted(ctx.items())))
+
+
+def bt2_records(path):
+    """Every event record of the trace, via babeltrace2, sorted."""
+    import bt2
+    out = []
+    for msg in bt2.TraceCollectionMessageIterator(path):
+        if type(msg) is bt2._EventMessageConst:
+            ev = msg.event
+            ctx = ev.common_context_field
+            out.append(_record(ev.name, ev.stream.cls.id,
+                               _bt2_value(ev.payload_field) if ev.payload_field else {},
+                               _bt2_value(ctx) if ctx is not None else {}))
+    return sorted(out)
+
+
+def view_records(path):
+    """Every event record of the trace, via our reader (ringtrace view
+    --format=json), sorted. The stream class is not in its output: None."""
+    import json
+    r = subprocess.run([RINGTRACE, "view", "--format=json", path], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    out = []
+    for line in r.stdout.splitlines():
+        e = json.loads(line)
+        out.append(_record(e["name"], None, e.get("fields"), e.get("context")))
+    return sorted(out)
+
+
+def normalized_metadata(path):
+    """The trace's metadata without what differs between two recordings of
+    one program: the uuids, the trace environment (env block: vpid,
+    trace_name, ...) and the clock's calibration (freq, offsets)."""
+    import re
+    with open(os.path.join(path, "metadata")) as f:
+        text = f.read()
+    text = re.sub(r'uuid = "[0-9a-f-]{36}";', 'uuid = "UUID";', text)
+    text = re.sub(r"\nenv \{.*?\n\};\n", "\nenv {ENV};\n", text, count=1, flags=re.S)
+    text = re.sub(r"\t(freq|offset_s|offset) = -?[0-9]+;", r"\t\1 = N;", text)
+    return text
+
+
 class DocsExample(DaemonCase):
     def test_complete_example_of_sessions_md(self):
         """The shell blocks of docs/sessions.md's "A complete example" run
@@ -752,6 +820,28 @@ class Record(DaemonCase):
         self.assertIn("1) other [inactive]", listing)
         self.assertNotIn("record", listing)
         self.assertNotIn("record", self.ok("save", "-a"))
+
+    def test_embedded_and_daemon_traces_identical(self):
+        """One consumer for both modes: the same program recorded in embedded
+        mode and through the daemon gives the same metadata (apart from the
+        uuids, the trace environment and the clock's calibration) and the
+        same event records, read by babeltrace2 and by our reader."""
+        self.ok("create", "other")
+        ctx = ("-t", "vpid,vtid,procname,prio")
+        embedded = os.path.join(self.tmp, "embedded")
+        self.record(embedded, "--embedded", *ctx)
+        through = os.path.join(self.tmp, "daemon")
+        r = self.record(through, *ctx)
+        self.assertNotIn("embedded mode instead", r.stderr)
+        meta = normalized_metadata(through)
+        self.assertIn("event.context := struct", meta)
+        self.assertEqual(normalized_metadata(embedded), meta)
+        records = bt2_records(through)
+        # demo:start and demo:stop, 3 workers x 20 requests, each started and
+        # done, and the 3 of them not found.
+        self.assertEqual(len(records), 2 + 3 * 20 * 2 + 3)
+        self.assertEqual(bt2_records(embedded), records)
+        self.assertEqual(view_records(embedded), view_records(through))
 
     def test_record_options_through_daemon(self):
         self.ok("create", "other")

@@ -15,7 +15,8 @@ session.
   records everything and stop and destroy succeed.
 - `ringtrace record` through the daemon on a full disk: exits non-zero
   with the message, the trace is readable.
-- a session whose trace directory is removed: destroy reports it.
+- a session whose trace directory is removed: destroy reports it; the
+  same in embedded mode: record reports the stream file it cannot write.
 
 usage: test_disk_full.py BUILD_DIR
 """
@@ -147,6 +148,48 @@ class Embedded(unittest.TestCase):
         self.assertEqual(events[-2000:], emitted[-2000:])
         self.assertEqual(view_count(out, env), events)
         print(f"(embedded: {len(events)} recorded, {lost} lost)", end=" ")
+
+    def test_record_removed_directory(self):
+        """The stream files removed while the program records: the events
+        written after are lost, and record says so (the one consumer checks
+        that its stream file is still in the file system in both modes)."""
+        tmp = tempfile.mkdtemp(prefix="rt-df-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        out = os.path.join(tmp, "t")
+        env = dict(os.environ, RINGTRACE_RUNDIR=os.path.join(tmp, "run"))
+        # One CPU: the events after the removal go to the stream file that
+        # was removed.
+        cpu = min(os.sched_getaffinity(0))
+        p = subprocess.Popen([RINGTRACE, "record", "--embedded", "-o", out, "--subbuf-size",
+                              "4k", "--", APP_PROG],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=env, text=True,
+                             preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+        self.assertTrue(p.stdout.readline().startswith("ready"))
+
+        def cmd(line):
+            p.stdin.write(line + "\n")
+            p.stdin.flush()
+            self.assertTrue(p.stdout.readline().startswith("ok"), line)
+
+        cmd("emit 500 a")
+        for _ in range(3000):
+            if any(f.startswith("channel0_") for f in os.listdir(out)):
+                break
+            time.sleep(0.01)
+        else:
+            self.fail("no stream file")
+        for f in os.listdir(out):
+            if f.startswith("channel0_"):
+                os.unlink(os.path.join(out, f))
+        cmd("emit 2000 b")
+        p.stdin.write("exit\n")
+        p.stdin.flush()
+        _, err = p.communicate(timeout=60)
+        self.assertNotEqual(p.returncode, 0, err)
+        self.assertIn("is incomplete", err)
+        self.assertIn("cannot write a stream file", err)
+        self.assertIn("No such file or directory", err)
 
 
 class DaemonSession(AppCase):
