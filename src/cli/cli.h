@@ -82,6 +82,11 @@ struct rtp_msg;
 int cli_ctl_request(const struct rtp_kv *req, bool autostart, int timeout_ms,
 		    struct rtp_msg *reply);
 
+/* `ringtrace list -k`: the kernel's tracepoints, or with `syscalls` its
+ * system calls (src/kernel). Returns an exit status; a user without
+ * access to tracefs gets one line saying so. */
+int cli_list_kernel(bool syscalls);
+
 /* Errors, in one style: "ringtrace: CMD: MESSAGE" on stderr (CMD: the
  * command running, cli_cmd, set by main before it runs the command).
  * cli_usage_error adds the hint " (see 'ringtrace CMD --help')" and

@@ -242,6 +242,16 @@ static int run(const struct ctl_cmd *c, int argc, char **argv)
 			goto out;
 	}
 	int npos = argc - optind;
+	if (!strcmp(c->name, "list") && (rtp_kv_get(kv.data, kv.len, "kernel") ||
+					  rtp_kv_get(kv.data, kv.len, "syscall"))) {
+		if (!rtp_kv_get(kv.data, kv.len, "kernel"))
+			cli_usage_error("--syscall goes with -k: ringtrace list -k --syscall");
+		else if (rtp_kv_get(kv.data, kv.len, "events") || npos)
+			cli_usage_error("-k takes no session and no -u: %s", c->synopsis);
+		else
+			ret = cli_list_kernel(rtp_kv_get(kv.data, kv.len, "syscall") != NULL);
+		goto out;
+	}
 	if (npos < c->pos_min || npos > c->pos_max) {
 		cli_usage_error("%s: %s", npos < c->pos_min ? "missing argument" : "too many arguments",
 				c->synopsis);

@@ -47,12 +47,15 @@ const struct ctl_cmd ctl_cmds[] = {
   "Make SESSION the one commands use when -s is omitted.",
   "session", ARG_STR, 1, 1, false, SHORT_MS, { { NULL, 0, 0, NULL, NULL, NULL, NULL } } },
 { "list", "list sessions, a session's setup, or programs' events",
-  "ringtrace list [SESSION] | ringtrace list -u",
+  "ringtrace list [SESSION] | ringtrace list -u | ringtrace list -k [--syscall]",
   "Without argument: every session. With SESSION: its channels, attributes, contexts,\n"
   "event rules and tracked processes. With -u: the events of the registered programs\n"
-  "(pid, process name, event, log level).",
+  "(pid, process name, event, log level). With -k: the kernel's tracepoints, or with\n"
+  "--syscall its system calls (root, or write access to tracefs; no daemon needed).",
   "session", ARG_STR, 0, 1, true, SHORT_MS, {
 	{ "userspace", 'u', ARG_SET, "events", "1", NULL, "list the events of running programs" },
+	{ "kernel", 'k', ARG_SET, "kernel", "1", NULL, "list the kernel's tracepoints" },
+	{ "syscall", 0, ARG_SET, "syscall", "1", NULL, "with -k: list the system calls" },
 } },
 { "status", "show a session and its statistics", "ringtrace status [SESSION]",
   "Per channel: buffer usage, events recorded (while the session runs, what the\n"

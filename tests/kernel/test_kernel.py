@@ -130,6 +130,55 @@ class Kernel(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(INSTANCES, name)))
 
 
+class List(unittest.TestCase):
+    def run_list(self, *args, user=None):
+        pre = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if user else []
+        return subprocess.run(pre + [RINGTRACE, "list", "-k", *args], capture_output=True,
+                              text=True, timeout=60)
+
+    def test_tracepoints(self):
+        p = self.run_list()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertEqual(lines[:2], ["Kernel events:", "-------------"])
+        names = [l.split()[0] for l in lines[2:]]
+        self.assertIn("sched_switch", names)
+        self.assertNotIn("sys_enter_write", names)
+        for l in lines[2:]:
+            self.assertRegex(l, r"^      \S+ \(type: tracepoint\)$")
+        systems = os.listdir("/sys/kernel/tracing/events")
+        want = sum(len([e for e in os.listdir("/sys/kernel/tracing/events/" + s)
+                        if os.path.isdir("/sys/kernel/tracing/events/%s/%s" % (s, e))])
+                   for s in systems if s not in ("syscalls", "ftrace")
+                   and os.path.isdir("/sys/kernel/tracing/events/" + s))
+        self.assertEqual(len(names), want)
+
+    def test_syscalls(self):
+        p = self.run_list("--syscall")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertEqual(lines[:2], ["System calls:", "-------------"])
+        self.assertIn("      write (type: syscall)", lines)
+        self.assertIn("      openat (type: syscall)", lines)
+        self.assertEqual(len(lines) - 2, len([e for e in os.listdir(
+            "/sys/kernel/tracing/events/syscalls") if e.startswith("sys_enter_")]))
+
+    def test_other_user_gets_one_line(self):
+        for args in ((), ("--syscall",)):
+            p = self.run_list(*args, user="nobody")
+            self.assertEqual(p.returncode, 1)
+            self.assertEqual(p.stdout, "")
+            self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
+            self.assertIn("the kernel domain needs root", p.stderr)
+
+    def test_usage(self):
+        p = subprocess.run([RINGTRACE, "list", "--syscall"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--syscall goes with -k", p.stderr)
+        p = subprocess.run([RINGTRACE, "list", "-k", "-u"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+
+
 if __name__ == "__main__":
     probe = subprocess.run([KCAPTURE, "--remove-stale"], capture_output=True, text=True)
     if probe.returncode == 77:
