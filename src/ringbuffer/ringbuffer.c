@@ -42,6 +42,7 @@
  */
 #define _GNU_SOURCE
 #include "ringbuffer_api.h"
+#include "rb_check.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -82,6 +83,83 @@ static unsigned ilog2(uint64_t x)
 static size_t align_up(size_t x, size_t a)
 {
 	return (x + a - 1) & ~(a - 1);
+}
+
+#if RB_CHECKS
+static void rb_check_write(const char *str)
+{
+	ssize_t w = write(2, str, strlen(str));
+	(void)w;
+}
+
+/* rb_check.h: one line on stderr, then abort; write(2) and abort only
+ * (async-signal-safe: the slow paths run in signal handlers too). */
+static void rb_check_abort(const char *file, int line, const char *cond)
+{
+	char num[16];
+	size_t i = sizeof(num);
+	num[--i] = '\0';
+	do
+		num[--i] = (char)('0' + line % 10);
+	while ((line /= 10) > 0 && i > 0);
+	rb_check_write(file);
+	rb_check_write(":");
+	rb_check_write(num + i);
+	rb_check_write(": ring buffer invariant broken: ");
+	rb_check_write(cond);
+	rb_check_write("\n");
+	abort();
+}
+
+void (*rb_check_hook)(const char *file, int line, const char *cond) = rb_check_abort;
+#endif
+
+/* How much announced work a CPU's buffer can have outstanding: the slots
+ * of writers between their reservation and their commit all lie in the N
+ * sub-buffers from the oldest incomplete one (equation (3) keeps writers
+ * out of the next), so at most N x S bytes, plus one unit per packet
+ * opened or closed there (2N); plus, per writer between its announcement
+ * and a failed compare-and-store that voids it, up to a slot and a unit
+ * that were never reserved. The checks allow RB_CHECK_WRITERS of those at
+ * once (the tests run a handful of threads per CPU). */
+#define RB_CHECK_WRITERS 16u
+static __attribute__((unused)) uint64_t rb_outstanding_max(const struct rb *rb)
+{
+	return (uint64_t)rb->num_subbuf * (rb->subbuf_size + 2) +
+	       RB_CHECK_WRITERS * (rb->subbuf_size + 1);
+}
+
+/* Outstanding work read the other way round from the completion test:
+ * announced first, then what is committed, so concurrent work can only
+ * make it smaller, even negative (work announced and committed between
+ * the loads): an upper bound of what was outstanding (checks only). */
+static __attribute__((unused)) int64_t rb_outstanding_now(struct rb_cpu_ctl *c)
+{
+	uint64_t a = __atomic_load_n(&c->announced, __ATOMIC_ACQUIRE);
+	return (int64_t)(a - __atomic_load_n(&c->committed, __ATOMIC_ACQUIRE) -
+			 __atomic_load_n(&c->committed_remote, __ATOMIC_ACQUIRE));
+}
+
+/* Overwrite mode: the table's physical indexes and the reader's spare
+ * are N + 1 different sub-buffers, so no writer is ever given the one the
+ * reader holds. Only the reader changes indexes (its swap), so the reader
+ * can check this one CPU at a time (checks only; O(N)). */
+static __attribute__((unused)) bool rb_phys_permutation(const struct rb *rb,
+							 struct rb_cpu_ctl *c)
+{
+	uint64_t seen[(RB_MAX_NUM_SUBBUF + 1 + 63) / 64];
+	uint32_t words = (rb->num_subbuf + 1 + 63) / 64;
+	memset(seen, 0, words * sizeof(seen[0]));
+	for (uint32_t i = 0; i <= rb->num_subbuf; i++) {
+		uint64_t p = i < rb->num_subbuf
+				     ? RB_TABLE_IDX(__atomic_load_n(&c->sb[i].table,
+								     __ATOMIC_RELAXED))
+				     : c->reader_subbuf;
+		if (p > rb->num_subbuf || (seen[p / 64] >> (p % 64)) & 1)
+			return false;
+		seen[p / 64] |= 1ULL << (p % 64);
+	}
+	return true;
 }
 
 bool rb_rseq_usable(void)
@@ -465,6 +543,10 @@ RB_NOINLINE bool rb_subbuf_try_complete(struct rb *rb, uint32_t cpu,
 			__atomic_load_n(&c->committed_remote, __ATOMIC_ACQUIRE);
 	uint64_t wc = __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE);
 	uint64_t announced = __atomic_load_n(&c->announced, __ATOMIC_ACQUIRE);
+	/* Outstanding work is never negative (every commit was announced
+	 * before, and `done` was read first) and bounded. */
+	RB_ASSERT((int64_t)(announced - done) >= 0);
+	RB_ASSERT(rb_outstanding_now(c) <= (int64_t)rb_outstanding_max(rb));
 	uint64_t end = rb_mask_high_u64(offset, rb->geom.sbfbits) + rb->subbuf_size;
 	if ((int64_t)(wc - end) < 0 || announced != done)
 		return false;
@@ -506,6 +588,7 @@ static RB_NOINLINE uint32_t rb_table_acquire_slow(struct rb *rb, uint32_t cpu,
 		 * physical sub-buffers means it was corrupted; write into the
 		 * logical sub-buffer instead (the trace may be garbage, the
 		 * writes stay inside the mapping). */
+		RB_ASSERT(RB_TABLE_IDX(e) <= rb->num_subbuf);
 		if (RB_TABLE_IDX(e) > rb->num_subbuf)
 			return idx;
 		if ((e & RB_TABLE_FLAG) && RB_TABLE_TAG(e) == pass)
@@ -552,6 +635,7 @@ static void rb_hot_store(struct rb *rb, uint32_t cpu, uint64_t offset, uint64_t 
 {
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
 	uint64_t tag = RB_HOT_TAG(offset, rb->subbuf_size);
+	RB_ASSERT(hoff <= rb->fast.off_max);
 #if RB_HAVE_RSEQ
 	if (rb->rseq) {
 		rb_rseq_hot_store((char *)c, tag, hoff, rb->subbuf_size - 1, (int32_t)cpu,
@@ -570,6 +654,8 @@ static void rb_hot_store(struct rb *rb, uint32_t cpu, uint64_t offset, uint64_t 
 static void rb_ctx_place(struct rb *rb, struct rb_ctx *ctx, uint32_t cpu,
 			 uint64_t offset)
 {
+	/* A slot never crosses a sub-buffer's end. */
+	RB_ASSERT((offset & (rb->subbuf_size - 1)) + ctx->slot_size <= rb->subbuf_size);
 	char *sub = rb_phys_addr(rb, cpu, rb_writer_phys(rb, cpu, offset));
 	rb_hot_store(rb, cpu, offset, (uint64_t)(sub - rb->data));
 	rb_slot_at(rb, cpu, offset, &ctx->r);
@@ -693,6 +779,9 @@ static void rb_close_packet(struct rb *rb, uint32_t cpu, uint64_t at,
 {
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
 	uint64_t start = at - 1;	/* an offset inside the packet */
+	/* A packet holds at least its header (a flush never closes an
+	 * empty one) and fits its sub-buffer. */
+	RB_ASSERT(used >= rb->hdr_size && used <= rb->subbuf_size);
 	uint32_t phys = rb_writer_phys(rb, cpu, start);
 	uint64_t lost = __atomic_load_n(&c->events_lost, __ATOMIC_RELAXED);
 	rb->client.subbuf_end(rb->client.priv, cpu, rb_phys_addr(rb, cpu, phys),
@@ -760,6 +849,14 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 			 * first (a migrated committer may have missed it). */
 			uint64_t wcommit = __atomic_load_n(&c->sb[nidx].commit_seq,
 							   __ATOMIC_ACQUIRE);
+			/* commit_seq moves one pass at a time, in order: the
+			 * sub-buffer we are to enter for pass p has completed
+			 * pass p - 2 (writers entered p - 1 only then) and not
+			 * pass p (no writer has entered it), unless write_count
+			 * has moved since we read it (then the LCAS fails). */
+			RB_ASSERT(rb_mask_low_u64(rb_ctx_target(rb, begin) - wcommit,
+						  64 - rb->geom.nsbbits) - S <= S ||
+				  __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE) != wc);
 			if (!rb_eq3_fully_committed_u64(&rb->geom, begin, wcommit)) {
 				rb_subbuf_try_complete(rb, (uint32_t)cpu, nidx,
 						       begin - (1ULL << rb->geom.bfbits));
@@ -798,6 +895,17 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 			continue;
 		}
 		__atomic_store_n(&c->last_tsc, tsc, __ATOMIC_RELAXED);
+		/* commit_seq moves one pass at a time, in order: the
+		 * sub-buffer we entered for pass p has completed pass p - 1
+		 * (equation (3)) and cannot complete pass p before our
+		 * announced unit is committed. */
+		RB_ASSERT(!switch_new ||
+			  rb_mask_low_u64(__atomic_load_n(&c->sb[rb_subbuf_index(rb, begin)]
+								 .commit_seq,
+							 __ATOMIC_RELAXED),
+					  64 - rb->geom.nsbbits) ==
+				  rb_mask_low_u64(rb_ctx_target(rb, begin) - rb->subbuf_size,
+						  64 - rb->geom.nsbbits));
 
 		/* Out-of-order part (Algorithm 2 lines 7-11). */
 		if (switch_new && rb->mode == RB_MODE_OVERWRITE)
@@ -953,6 +1061,13 @@ int rb_get_subbuf(struct rb *rb, uint32_t cpu, struct rb_read *r)
 	uint64_t wcnt = __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE);
 	if (rb_eq4_subbuf_written_u64(&rb->geom, wcnt, rcnt))
 		return -EAGAIN;
+	/* The reader is never ahead of the writers; in discard mode they
+	 * are never more than the buffer ahead of it (equation (1); only we
+	 * move read_count there, so rcnt is still current). */
+	RB_ASSERT((int64_t)(wcnt - rcnt) > 0);
+	RB_ASSERT(rb->mode != RB_MODE_DISCARD ||
+		  wcnt - rb_mask_high_u64(rcnt, rb->geom.sbfbits) <=
+			  (uint64_t)rb->num_subbuf * rb->subbuf_size);
 
 	uint32_t phys = idx;
 	if (rb->mode == RB_MODE_OVERWRITE) {
@@ -964,6 +1079,8 @@ int rb_get_subbuf(struct rb *rb, uint32_t cpu, struct rb_read *r)
 			return -EAGAIN;
 		/* Both indexes come from shared memory: refuse a corrupted
 		 * one rather than hand out memory outside the buffer. */
+		RB_ASSERT(RB_TABLE_IDX(e) <= rb->num_subbuf &&
+			  c->reader_subbuf <= rb->num_subbuf);
 		if (RB_TABLE_IDX(e) > rb->num_subbuf || c->reader_subbuf > rb->num_subbuf)
 			return -EIO;
 		uint64_t n = RB_TABLE_MAKE(c->reader_subbuf, pass, 0);
@@ -974,6 +1091,9 @@ int rb_get_subbuf(struct rb *rb, uint32_t cpu, struct rb_read *r)
 			return -EAGAIN;
 		phys = RB_TABLE_IDX(e);
 		c->reader_subbuf = phys;
+		/* The sub-buffer we now own is in no table entry: no writer
+		 * can be given it until we swap it back. */
+		RB_ASSERT(rb_phys_permutation(rb, c));
 	}
 	r->count = rcnt;
 	r->seq = rb_packet_seq(rb, rcnt);
@@ -1073,6 +1193,7 @@ int rb_snapshot_copy(const struct rb *rb, uint32_t cpu, uint64_t off, void *dst,
 		phys = RB_TABLE_IDX(e);
 		/* Shared with the programs: the index must stay inside the
 		 * CPU's N + 1 physical sub-buffers. */
+		RB_ASSERT(phys <= rb->num_subbuf);
 		if (phys > rb->num_subbuf)
 			return -EIO;
 	}

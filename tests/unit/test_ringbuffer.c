@@ -37,8 +37,43 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "ringbuffer/rb_check.h"
 #include "ringbuffer/ringbuffer_api.h"
 #include "unit.h"
+
+/* ---- the ring buffer's invariant checks (rb_check.h) ---------------------
+ * Compiled in here (RB_CHECKS=1): a broken invariant aborts the test,
+ * except while a test damages shared memory on purpose, when the checks
+ * that trip are counted instead (damage_begin / damage_end). */
+
+#if !RB_CHECKS
+#error "test_ringbuffer is built with the ring buffer's invariant checks (RB_CHECKS=1)"
+#endif
+
+static unsigned damage_trips;
+static void (*default_hook)(const char *file, int line, const char *cond);
+
+static void count_trip(const char *file, int line, const char *cond)
+{
+	(void)file;
+	(void)line;
+	(void)cond;
+	damage_trips++;
+}
+
+static void damage_begin(void)
+{
+	damage_trips = 0;
+	default_hook = rb_check_hook;
+	rb_check_hook = count_trip;
+}
+
+/* The checks that tripped since damage_begin; the default hook again. */
+static unsigned damage_end(void)
+{
+	rb_check_hook = default_hook;
+	return damage_trips;
+}
 
 /* ---- the fake client ------------------------------------------------- */
 
@@ -1042,6 +1077,7 @@ static void test_corrupt_table(const struct variant *v)
 	}
 	struct rb_cpu_ctl *c = ctl0(w);
 	unsigned written = 0, refused = 0;
+	damage_begin();
 	for (uint32_t round = 0; round < 4 * 4 * 40; round++) {
 		for (uint32_t i = 0; i < w->N; i++)
 			c->sb[i].table = RB_TABLE_MAKE(0xfffffff0u - i - round,
@@ -1088,6 +1124,8 @@ static void test_corrupt_table(const struct variant *v)
 	}
 	CHECK(written > 0, "no event could be written");
 	CHECK(refused > 0, "the reader never noticed the corrupted table");
+	/* the invariant checks saw the damage too (table indexes in range) */
+	CHECK(damage_end() > 0, "no invariant check tripped on a damaged table");
 	world_fini(w);
 	free(w);
 }
@@ -2239,7 +2277,9 @@ static void test_snapshot(const struct variant *v, enum rb_mode mode)
 		uint32_t idx = rb_subbuf_index(&w->rb, off);
 		uint64_t saved = ctl0(w)->sb[idx].table;
 		ctl0(w)->sb[idx].table = RB_TABLE_MAKE(0xfffffff0u, RB_TABLE_TAG(saved), 0);
+		damage_begin();
 		CHECK_EQ(rb_snapshot_copy(&w->rb, 0, off, copy, &seq), (uint64_t)-EIO);
+		CHECK_EQ(damage_end(), 1);
 		ctl0(w)->sb[idx].table = saved;
 		CHECK_EQ(snap_one(w, off, &p), 0);
 	}
@@ -2317,7 +2357,9 @@ static void test_skip_stuck(const struct variant *v, enum rb_mode mode)
 		uint32_t idx = rb_subbuf_index(&w->rb, rc);
 		uint64_t e = ctl0(w)->sb[idx].table;
 		ctl0(w)->sb[idx].table = RB_TABLE_MAKE(0xfffffff0u, RB_TABLE_TAG(e), 0);
+		damage_begin();
 		CHECK_EQ(rb_get_subbuf(&w->rb, 0, &r), (uint64_t)-EIO);
+		CHECK_EQ(damage_end(), 1);
 		CHECK_EQ(rb_skip_stuck(&w->rb, 0, &stuck, 6000, 50), 0);
 		CHECK_EQ(rb_skip_stuck(&w->rb, 0, &stuck, 6050, 50), 1);
 		ctl0(w)->sb[idx].table = e;
