@@ -282,9 +282,9 @@ enum ra_section { RA_RATES = 1, RA_DURATIONS = 2, RA_THREADS = 4 };
 void ra_write_text(FILE *f, const struct ra_stats *s, unsigned sections);
 void ra_write_json(FILE *f, const struct ra_stats *s, unsigned sections);
 
-/* JSON string with quotes; '<', '>', '&' and controls as \u escapes, so
- * the text can sit inside an HTML <script>. Invalid UTF-8 bytes become
- * U+FFFD. */
+/* JSON string with quotes (rt_json_escape with RT_JSON_HTML: '<', '>',
+ * '&' and controls escaped, so the text can sit inside an HTML <script>;
+ * invalid UTF-8 bytes become U+FFFD). */
 void ra_json_string(FILE *f, const char *s, size_t len);
 
 /* Chrome trace-event JSON (see docs/export.md). 0 or -errno (message). */

@@ -10,8 +10,6 @@
 /* Indexes of the names with events, most frequent first (ties: name
  * order); *nr gets their number. NULL if out of memory. Caller frees. */
 uint32_t *ra_names_by_count(const uint64_t *counts, uint32_t nr_names, uint32_t *nr);
-/* Length of the valid UTF-8 sequence at s (1 to 4), 0 if invalid. */
-size_t ra_utf8_len(const uint8_t *s, size_t left);
 /* Make *(void **)arrp, an array of *nr elements of elem bytes, hold at
  * least need + 1 of them, the new ones zeroed (*nr updated). Returns 0 or
  * -ENOMEM (the array left as it was). */

@@ -8,80 +8,26 @@
 #include <string.h>
 
 #include "analysis_internal.h"
+#include "../common/escape.h"
 
 #define JSON_BUSIEST 10		/* event names listed per key */
 
-size_t ra_utf8_len(const uint8_t *s, size_t left)
+void ra_json_string(FILE *f, const char *s, size_t len)
 {
-	size_t n;
-	uint32_t min;
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0) {
-		n = 2;
-		min = 0x80;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		n = 3;
-		min = 0x800;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		n = 4;
-		min = 0x10000;
-	} else {
-		return 0;
+	char buf[256];
+	char *p = buf;
+	*p++ = '"';
+	size_t i = 0;
+	for (;;) {
+		p = rt_json_escape(p, buf + sizeof(buf) - RT_JSON_STEP - 1, s, len, &i,
+				   RT_JSON_HTML);
+		if (i >= len)
+			break;
+		fwrite(buf, 1, (size_t)(p - buf), f);
+		p = buf;
 	}
-	if (n > left)
-		return 0;
-	uint32_t cp = s[0] & (0x7f >> n);
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-void ra_json_string(FILE *f, const char *str, size_t len)
-{
-	const uint8_t *s = (const uint8_t *)str;
-	fputc('"', f);
-	for (size_t i = 0; i < len;) {
-		size_t run = i;	/* printable ASCII that needs no escape */
-		while (run < len && s[run] >= 0x20 && s[run] < 0x7f && s[run] != '"' &&
-		       s[run] != '\\' && s[run] != '<' && s[run] != '>' && s[run] != '&')
-			run++;
-		if (run > i) {
-			fwrite(s + i, 1, run - i, f);
-			i = run;
-			continue;
-		}
-		uint8_t c = s[i];
-		if (c == '"' || c == '\\') {
-			fputc('\\', f);
-			fputc(c, f);
-			i++;
-		} else if (c == '\n') {
-			fputs("\\n", f);
-			i++;
-		} else if (c == '\t') {
-			fputs("\\t", f);
-			i++;
-		} else if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x7f) {
-			fprintf(f, "\\u%04x", c);
-			i++;
-		} else {
-			size_t n = ra_utf8_len(s + i, len - i);
-			if (!n) {
-				fputs("\\ufffd", f);
-				i++;
-			} else {
-				fwrite(s + i, 1, n, f);
-				i += n;
-			}
-		}
-	}
-	fputc('"', f);
+	*p++ = '"';
+	fwrite(buf, 1, (size_t)(p - buf), f);
 }
 
 static void jstr(FILE *f, const char *s)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis_internal.h"
+#include "../common/escape.h"
 
 static uint32_t hash_str(const char *s)
 {
@@ -198,7 +199,7 @@ static int set_thread_name(struct ra_source *src, uint32_t key)
 	const uint8_t *in = (const uint8_t *)v.s.p;
 	size_t o = 0;
 	for (size_t i = 0; i < len;) {
-		size_t n = ra_utf8_len(in + i, len - i);
+		size_t n = rt_utf8_len(in + i, len - i);
 		if (!n || (n == 1 && (in[i] < 0x20 || in[i] == 0x7f))) {
 			name[o++] = '?';
 			i++;

@@ -9,6 +9,8 @@
 
 #include "fmt.h"
 
+#include "../common/escape.h"
+
 int fmt_open(struct fmt_out *o, FILE *f, size_t cap)
 {
 	if (cap < FMT_MIN_ROOM * 2)
@@ -366,130 +368,34 @@ void fmt_bytes(struct fmt_out *o, const uint8_t *b, size_t n, int base, bool jso
 		fmt_str(o, " ]", 2);
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	size_t len;
-	unsigned min;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		min = 0x80;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		min = 0x800;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	unsigned cp = c & (0x7f >> len);
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 static const char hexdig[] = "0123456789abcdef";
 
-/* What each byte becomes in a JSON string: 0 itself, 1 the start of a
- * UTF-8 sequence to check, else the letter after the backslash ('u':
- * \u00XX). */
-static const uint8_t json_esc[256] = {
-	[0 ... 7] = 'u', ['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n', [0x0b] = 'u',
-	['\f'] = 'f', ['\r'] = 'r', [0x0e ... 0x1f] = 'u', ['"'] = '"', ['\\'] = '\\',
-	[0x80 ... 0xff] = 1,
-};
-
-/* The same for the text output ('x': \xXX); bytes from 0x80 stay as they
- * are (UTF-8). */
+/* What each byte becomes in the text output: 0 itself, else the letter
+ * after the backslash ('x': \xXX); bytes from 0x80 stay as they are
+ * (UTF-8). */
 static const uint8_t text_esc[256] = {
 	[0 ... 8] = 'x', ['\t'] = 't', ['\n'] = 'n', [0x0b ... 0x0c] = 'x', ['\r'] = 'r',
 	[0x0e ... 0x1f] = 'x', ['"'] = '"', ['\\'] = '\\', [0x7f] = 'x',
 };
 
-#define ONES 0x0101010101010101ull
-#define HIGHS 0x8080808080808080ull
-
-/* Nonzero if one of the 8 bytes of x is below 0x20 or equals c1, c2 or c3
- * (c3 0: no third), or, when `high`, has its top bit set: x must then go
- * byte by byte. (x - b * ONES) & ~x & HIGHS is nonzero exactly when a
- * byte of x is below b, for b <= 0x80 (b = 1: a zero byte). */
-static inline uint64_t needs_care(uint64_t x, unsigned c1, unsigned c2, unsigned c3, bool high)
-{
-	uint64_t a = x ^ (c1 * ONES), b = x ^ (c2 * ONES), c = x ^ (c3 * ONES);
-	uint64_t r = ((x - 0x20 * ONES) & ~x) | ((a - ONES) & ~a) | ((b - ONES) & ~b);
-	if (c3)
-		r |= (c - ONES) & ~c;
-	if (high)
-		r |= x;
-	return r & HIGHS;
-}
-
 /*
- * Both string writers: the quotes and the bytes through the table, in
- * reservations of FMT_MIN_ROOM with 8 bytes to spare (one byte becomes at
- * most 6, and the closing quote follows).
+ * Both string writers: the quotes and the bytes, in reservations of
+ * FMT_MIN_ROOM with 8 bytes to spare (one byte becomes at most 6, 8 plain
+ * ones are copied at once, and the closing quote follows).
  */
 void fmt_json_string(struct fmt_out *o, const char *s, size_t n)
 {
-	const unsigned char *u = (const unsigned char *)s;
 	char *p = fmt_reserve(o, FMT_MIN_ROOM);
-	char *end = p + FMT_MIN_ROOM - 8;
+	char *end = p + FMT_MIN_ROOM - RT_JSON_STEP;
 	*p++ = '"';
 	size_t i = 0;
 	for (;;) {
-		while (i < n && p < end) {
-			uint64_t x;
-			if (n - i >= 8 && (memcpy(&x, u + i, 8), !needs_care(x, '"', '\\', 0, true))) {
-				memcpy(p, &x, 8);	/* 8 plain ASCII bytes */
-				p += 8;
-				i += 8;
-				continue;
-			}
-			unsigned c = u[i], e = json_esc[c];
-			if (!e) {
-				*p++ = (char)c;
-				i++;
-				continue;
-			}
-			if (e == 1) {
-				size_t l = utf8_len(u + i, n - i);
-				if (l) {
-					memcpy(p, u + i, l);
-					p += l;
-					i += l;
-				} else {
-					memcpy(p, "\\ufffd", 6);
-					p += 6;
-					i++;
-				}
-				continue;
-			}
-			*p++ = '\\';
-			*p++ = (char)e;
-			if (e == 'u') {
-				memcpy(p, "00", 2);
-				p[2] = hexdig[c >> 4];
-				p[3] = hexdig[c & 15];
-				p += 4;
-			}
-			i++;
-		}
+		p = rt_json_escape(p, end, s, n, &i, 0);
 		if (i >= n)
 			break;
 		fmt_commit(o, p);
 		p = fmt_reserve(o, FMT_MIN_ROOM);
-		end = p + FMT_MIN_ROOM - 8;
+		end = p + FMT_MIN_ROOM - RT_JSON_STEP;
 	}
 	*p++ = '"';
 	fmt_commit(o, p);
@@ -505,7 +411,7 @@ void fmt_text_string(struct fmt_out *o, const char *s, size_t n)
 	for (;;) {
 		for (; i < n && p < end; i++) {
 			uint64_t x;
-			if (n - i >= 8 && (memcpy(&x, u + i, 8), !needs_care(x, '"', '\\', 0x7f, false))) {
+			if (n - i >= 8 && (memcpy(&x, u + i, 8), !rt_word_needs_care(x, '"', '\\', 0x7f, false))) {
 				memcpy(p, &x, 8);	/* 8 bytes as they are */
 				p += 8;
 				i += 7;

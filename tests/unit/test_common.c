@@ -1,11 +1,13 @@
 /*
- * test_common.c - the shared foundations (src/common): the context table.
+ * test_common.c - the shared foundations (src/common): the context table,
+ * the JSON escaper.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "common/config_parse.h"
 #include "common/context.h"
+#include "common/escape.h"
 #include "unit.h"
 
 static void test_context_table(void)
@@ -56,8 +58,44 @@ static void test_parse_contexts(void)
 	      "message: '%s'", err);
 }
 
+/* s escaped whole, `room` bytes at a time (plus RT_JSON_STEP). */
+static void check_escape(const char *s, size_t n, unsigned flags, size_t room, const char *want)
+{
+	char out[512], *p = out;
+	size_t i = 0, calls = 0;
+	while (i < n && calls++ < n + 1)
+		p = rt_json_escape(p, p + room, s, n, &i, flags);
+	*p = '\0';
+	CHECK(i == n && !strcmp(out, want), "escape of %zu bytes (flags %u, room %zu): '%s', not '%s'",
+	      n, flags, room, out, want);
+}
+
+static void test_json_escape(void)
+{
+	unit_case = "rt_json_escape";
+	for (size_t room = 1; room < 40; room += 7) {
+		check_escape("plain text, long enough for blocks", 34, 0, room,
+			     "plain text, long enough for blocks");
+		check_escape("a\"b\\c\b\f\n\r\t\x01\x7f", 12, 0, room,
+			     "a\\\"b\\\\c\\b\\f\\n\\r\\t\\u0001\x7f");
+		/* HTML: also < > & and DEL, in blocks of 8 as well as alone. */
+		check_escape("</script>&\x7f", 11, RT_JSON_HTML, room,
+			     "\\u003c/script\\u003e\\u0026\\u007f");
+		check_escape("</script>&", 10, 0, room, "</script>&");
+		check_escape("\r", 1, RT_JSON_HTML, room, "\\r");
+		check_escape("caf\xc3\xa9 \xe2\x82 \xff", 10, 0, room,
+			     "caf\xc3\xa9 \\ufffd\\ufffd \\ufffd");
+	}
+	CHECK_EQ(rt_utf8_len((const uint8_t *)"\xf0\x9f\x98\x80", 4), 4);
+	CHECK_EQ(rt_utf8_len((const uint8_t *)"\xf0\x9f\x98\x80", 3), 0);
+	CHECK_EQ(rt_utf8_len((const uint8_t *)"\xc0\x80", 2), 0);
+	CHECK_EQ(rt_utf8_len((const uint8_t *)"\xed\xa0\x80", 3), 0);
+	CHECK_EQ(rt_utf8_len((const uint8_t *)"A", 1), 1);
+}
+
 int main(void)
 {
+	test_json_escape();
 	test_context_table();
 	test_parse_contexts();
 	return unit_finish();
