@@ -14,14 +14,21 @@
  *
  * Cost: a disabled event is one load and a branch predicted not taken; the
  * value expressions are not evaluated. An enabled event evaluates each value
- * once; one of fixed-size fields is usually recorded by the call site itself
- * (ringtrace/internal/fast.h), one with strings or byte sequences in one library
- * call. Events register themselves when the code that contains them is
- * loaded (the program, its libraries, and libraries loaded later with
- * dlopen), and unregister when a library is unloaded.
+ * once; one of fixed-size fields is usually recorded by the call site itself,
+ * inline, one with strings or byte sequences in one library call. Defining
+ * RT_NO_INLINE before including this header keeps call sites small (about
+ * 200 bytes less each): they always make the library call. Events register
+ * themselves when the code that contains them is loaded (the program, its
+ * libraries, and libraries loaded later with dlopen), and unregister when
+ * a library is unloaded.
  *
  * Link with `pkg-config --libs ringtrace`. Safe in signal handlers and in
  * any thread; never blocks, never allocates, never makes a system call.
+ * A program built against this header keeps tracing with later versions
+ * of the library (RT_ABI_VERSION, ringtrace_types.h).
+ *
+ * Everything named rt__* or RT__* (and the headers under internal/) is
+ * what rt_event expands to: not API, free to change with RT_ABI_VERSION.
  */
 #ifndef RINGTRACE_RINGTRACE_H
 #define RINGTRACE_RINGTRACE_H
@@ -41,6 +48,8 @@ extern "C" {
 
 #define RT_API __attribute__((visibility("default")))
 
+/* --- internal: the library calls rt_event makes --------------------- */
+
 /* Record an event whose payload (`size` bytes at `payload`) is already
  * serialized (events without strings or byte sequences): what the call
  * site could not record by itself (rt__fast_record below). */
@@ -56,10 +65,9 @@ RT_API void rt__record_parts(struct rt_event_desc *ev,
  * `size` rounded up to 4 bytes) without calling the library, when it
  * published a fast site for the call site (ringtrace/internal/fast.h,
  * rt__fast_event); returns 0 when it did not or when the fast path does
- * not apply (nothing was written: call rt__record). Defining RT_NO_INLINE
- * before including this header keeps call sites small (about 200 bytes
- * less each, and no 32-byte rseq descriptor): they always call the
- * library. */
+ * not apply (nothing was written: call rt__record). Under RT_NO_INLINE
+ * it always returns 0 (and the call site has no 32-byte rseq
+ * descriptor). */
 static inline __attribute__((always_inline)) int
 rt__fast_record(struct rt_event_desc *ev, const void *payload, uint32_t size)
 {
