@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "../unit/unit.h"
+#include "rt_test.h"
 #include "reader/reader.h"
 #include "daemon/dp.h"
 #include "ringbuffer/ringbuffer_api.h"
@@ -52,7 +53,7 @@
 #define CTX_PRIO 20
 
 static const char *checker;
-static char tmp_root[256];
+static char *tmp_root;
 
 /* Not const: dp_event_class points at them like at the registry's copies. */
 static struct rt_field_desc ev_fields[] = {
@@ -207,23 +208,6 @@ static int write_event(struct dp_bufset *b, uint32_t id, uint64_t seq, uint32_t 
 	if (commit)
 		rb_commit(&b->rb, &ctx);
 	return 0;
-}
-
-/* Pin the calling thread to the n-th CPU we may run on; returns it, -1. */
-static int pin_nth_cpu(int n)
-{
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		return -1;
-	for (int cpu = 0, k = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &set) || k++ != n)
-			continue;
-		cpu_set_t one;
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		return sched_setaffinity(0, sizeof(one), &one) < 0 ? -1 : cpu;
-	}
-	return -1;
 }
 
 static int run_checker(const char *dir, const char *expected, bool subset)
@@ -538,7 +522,7 @@ struct snap_writer {
 static void *snapshot_writer(void *arg)
 {
 	struct snap_writer *w = arg;
-	w->cpu = pin_nth_cpu((int)w->tid);
+	w->cpu = rt_test_pin_nth_cpu((int)w->tid);
 	uint64_t seq = 0;
 	for (;;) {
 		/* Acquire/release: the main thread's pause request and our
@@ -712,7 +696,7 @@ struct stuck_writer {
 static void *stuck_writer_main(void *arg)
 {
 	struct stuck_writer *w = arg;
-	pin_nth_cpu(0);
+	rt_test_pin_nth_cpu(0);
 	for (uint32_t i = 0; i < w->before_hole; i++)
 		write_event(&w->f->sets[0], EV_ID, i, 0, true, NULL);
 	/* Killed between reserve and commit, as far as the buffer knows. */
@@ -773,7 +757,7 @@ static void test_drain_stuck(void)
 static void *damage_writer(void *arg)
 {
 	struct fixture *f = arg;
-	int cpu = pin_nth_cpu(0);
+	int cpu = rt_test_pin_nth_cpu(0);
 	for (uint32_t i = 0; i < 500; i++)
 		write_event(&f->sets[0], EV_ID, i, 0, true, NULL);
 	/* Scribble on the first packet's magic, as a broken program could. */
@@ -880,7 +864,7 @@ struct scribbler {
 static void *scribble_writer(void *arg)
 {
 	struct scribbler *w = arg;
-	w->cpu = pin_nth_cpu(0);
+	w->cpu = rt_test_pin_nth_cpu(0);
 	for (uint32_t i = 0; i < 500; i++)
 		write_event(&w->f->sets[0], EV_ID, i, 0, true, NULL);
 	if (w->cpu >= 0)
@@ -963,7 +947,7 @@ static const char *const counter_names[CNT_COUNT] = {
 static void *counter_writer(void *arg)
 {
 	struct scribbler *w = arg;
-	w->cpu = pin_nth_cpu(0);
+	w->cpu = rt_test_pin_nth_cpu(0);
 	for (uint32_t i = 0; i < 500; i++)
 		write_event(&w->f->sets[0], EV_ID, i, 0, true, NULL);
 	if (w->cpu < 0)
@@ -1022,7 +1006,7 @@ static void test_scribbled_counters(enum counter_damage d)
 static void *bulk_writer(void *arg)
 {
 	struct fixture *f = arg;
-	pin_nth_cpu(0);
+	rt_test_pin_nth_cpu(0);
 	for (uint32_t i = 0; i < BULK_EVENTS; i++)
 		write_event(&f->sets[0], EV_ID, i, 0, true, NULL);
 	return NULL;
@@ -1065,12 +1049,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	checker = argv[1];
-	const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	snprintf(tmp_root, sizeof(tmp_root), "%s/test_consumer.XXXXXX", base);
-	if (!mkdtemp(tmp_root)) {
-		perror("mkdtemp");
-		return 1;
-	}
+	tmp_root = rt_test_tmpdir("test_consumer");
 	test_streaming(false);
 	test_streaming(true);
 	test_rotation();
@@ -1085,12 +1064,11 @@ int main(int argc, char **argv)
 	int ret = unit_finish();
 	/* RINGTRACE_TEST_KEEP=1 keeps the traces for a look by hand. */
 	if (!ret && !getenv("RINGTRACE_TEST_KEEP")) {
-		char cmd[PATH_MAX + 16];
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_root);
-		if (system(cmd) != 0)
+		if (rt_test_rmtree(tmp_root) < 0)
 			fprintf(stderr, "cannot remove %s\n", tmp_root);
 	} else {
 		fprintf(stderr, "traces kept in %s\n", tmp_root);
 	}
+	free(tmp_root);
 	return ret;
 }

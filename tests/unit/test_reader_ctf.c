@@ -18,9 +18,10 @@
 #include <unistd.h>
 
 #include "reader.h"
+#include "rt_test.h"
 #include "unit.h"
 
-static char root[] = "/tmp/test_reader_ctf.XXXXXX";
+static char *root;
 
 /* ------------------------------------------------------------------ */
 /* Files and bits                                                       */
@@ -434,10 +435,7 @@ static void test_errors(const struct bw *good)
 
 int main(void)
 {
-	if (!mkdtemp(root)) {
-		perror("mkdtemp");
-		return 2;
-	}
+	root = rt_test_tmpdir("test_reader_ctf");
 	static struct bw w;
 	build_be_stream(&w);
 
@@ -494,9 +492,8 @@ int main(void)
 
 	test_errors(&w);
 
-	char cmd[600];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	if (system(cmd) != 0)
+	if (rt_test_rmtree(root) < 0)
 		fprintf(stderr, "could not remove %s\n", root);
+	free(root);
 	return unit_finish();
 }
