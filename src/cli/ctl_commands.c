@@ -94,12 +94,7 @@ static int add_arg(enum ctl_arg arg, const char *key, const char *v,
 		rtp_kv_addf(kv, key, "%d", (int)l);
 		return 0;
 	}
-	case ARG_KERNEL:
-		cli_usage_error("the kernel domain (-k) is not supported: ringtrace traces user "
-				"space (-u)");
-		return -EINVAL;
 	case ARG_SET:
-	case ARG_IGNORE:
 	case ARG_LOCAL:
 	default:
 		return 0;

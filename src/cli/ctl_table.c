@@ -6,9 +6,10 @@
 
 #include "ctl_table.h"
 
-#define OPT_U { "userspace", 'u', ARG_IGNORE, NULL, NULL, NULL, \
-		"user-space domain (the default and only one)" }
-#define OPT_K { "kernel", 'k', ARG_KERNEL, NULL, NULL, NULL, "kernel domain: not supported" }
+#define OPT_U { "userspace", 'u', ARG_SET, "domain", "user", NULL, \
+		"user-space domain (the default)" }
+#define OPT_K { "kernel", 'k', ARG_SET, "domain", "kernel", NULL, \
+		"kernel domain (ftrace; root only)" }
 #define OPT_S { "session", 's', ARG_STR, "session", NULL, "SESSION", \
 		"the session (default: the current one)" }
 #define OPT_C { "channel", 'c', ARG_STR, "channel", NULL, "CHANNEL", \
@@ -64,11 +65,14 @@ const struct ctl_cmd ctl_cmds[] = {
   "session's setup as 'list SESSION' prints it.",
   "session", ARG_STR, 0, 1, true, SHORT_MS, { OPT_S } },
 { "enable-channel", "create (or re-enable) a channel",
-  "ringtrace enable-channel -u NAME [-s SESSION] [OPTIONS]",
+  "ringtrace enable-channel (-u | -k) NAME [-s SESSION] [OPTIONS]",
   "Create channel NAME in the session (before its first start). Naming an existing\n"
   "channel without options re-enables it. Sizes accept k, M, G suffixes; timers are\n"
   "in microseconds. Defaults: discard mode (overwrite in snapshot sessions), 512k\n"
-  "sub-buffers, 4 of them, no switch timer, read timer 100000 us, per-user buffers.",
+  "sub-buffers, 4 of them, no switch timer, read timer 100000 us, per-user buffers.\n"
+  "A session has one kernel channel (-k): ftrace's buffer of --subbuf-size times\n"
+  "--num-subbuf bytes per CPU (default 1M x 4), --overwrite or --discard, and\n"
+  "--read-timer; the other options are user space's.",
   "channel", ARG_STR, 1, 1, false, SHORT_MS, {
 	OPT_U, OPT_K, OPT_S,
 	{ "overwrite", 0, ARG_SET, "overwrite", "1", NULL, "overwrite the oldest data when full" },
@@ -90,33 +94,47 @@ const struct ctl_cmd ctl_cmds[] = {
 } },
 { "enable-event", "enable an event rule",
   "ringtrace enable-event -u [-s SESSION] [-c CHANNEL] (PATTERN[,PATTERN...] | -a)\n"
-  "       [--exclude NAME[,NAME...]] [--loglevel LEVEL | --loglevel-only LEVEL]",
+  "       [--exclude NAME[,NAME...]] [--loglevel LEVEL | --loglevel-only LEVEL]\n"
+  "       ringtrace enable-event -k [--syscall] [-s SESSION] [-c CHANNEL]\n"
+  "       (NAME[,NAME...] | -a) [--filter EXPR]",
   "Record the events whose 'provider:event' name matches a PATTERN (a glob), except\n"
   "those matching an exclusion, at the given log level: --loglevel LEVEL means LEVEL\n"
   "or more severe, --loglevel-only exactly LEVEL. Levels: EMERG ALERT CRIT ERR\n"
   "WARNING NOTICE INFO DEBUG_SYSTEM ... DEBUG_LINE DEBUG (optionally TRACE_...), or\n"
   "0-14. The rule applies to running programs and to those started later. Without\n"
-  "-c, channel0 (created with the defaults when missing).",
+  "-c, channel0 (created with the defaults when missing).\n"
+  "With -k: the kernel's tracepoints whose 'system:event' or 'event' name matches a\n"
+  "NAME (a glob; see 'ringtrace list -k'), or with --syscall the system calls whose\n"
+  "name matches (entry and exit); -a: every tracepoint and every system call (with\n"
+  "--syscall: every system call). --filter EXPR: ftrace's filter expression on the\n"
+  "events' fields (all kernel rules of a session share it). Kernel rules are fixed\n"
+  "at the session's first start.",
   "pattern", ARG_STR, 0, 64, false, SHORT_MS, {
 	OPT_U, OPT_K, OPT_S, OPT_C,
 	{ "all", 'a', ARG_SET, "all", "1", NULL, "every event" },
+	{ "syscall", 0, ARG_SET, "syscall", "1", NULL, "kernel: system calls by name" },
+	{ "filter", 'f', ARG_STR, "filter", NULL, "EXPR", "kernel: ftrace filter expression" },
 	{ "exclude", 'x', ARG_STR, "exclude", NULL, "NAME[,NAME]", "globs to leave out" },
 	{ "loglevel", 0, ARG_LOGLEVEL, "loglevel", NULL, "LEVEL", "LEVEL or more severe" },
 	{ "loglevel-only", 0, ARG_LOGLEVEL, "loglevel-only", NULL, "LEVEL", "exactly LEVEL" },
 } },
 { "disable-event", "disable event rules",
-  "ringtrace disable-event -u [-s SESSION] [-c CHANNEL] (PATTERN[,PATTERN...] | -a)",
+  "ringtrace disable-event (-u | -k [--syscall]) [-s SESSION] [-c CHANNEL]\n"
+  "       (PATTERN[,PATTERN...] | -a)",
   "Disable the rules of the channel whose pattern is exactly PATTERN (or all of them\n"
-  "with -a). 'enable-event' with the same rule enables it again.",
+  "with -a). 'enable-event' with the same rule enables it again. With -k, the\n"
+  "kernel tracepoint rules (with --syscall, the system call rules), before the\n"
+  "session's first start.",
   "pattern", ARG_STR, 0, 64, false, SHORT_MS, {
 	OPT_U, OPT_K, OPT_S, OPT_C,
 	{ "all", 'a', ARG_SET, "all", "1", NULL, "every rule of the channel" },
+	{ "syscall", 0, ARG_SET, "syscall", "1", NULL, "kernel: the system call rules" },
 } },
 { "add-context", "add context fields to events",
-  "ringtrace add-context -u -t TYPE [-t TYPE...] [-s SESSION] [-c CHANNEL]",
+  "ringtrace add-context (-u | -k) -t TYPE [-t TYPE...] [-s SESSION] [-c CHANNEL]",
   "Write TYPE in every event of the channel (default: every channel of the session),\n"
   "before the session's first start. Types: vpid vtid procname cpu_id ip prio\n"
-  "hostname.",
+  "hostname. Kernel events (-k) carry what ftrace records with each: tid.",
   NULL, ARG_STR, 0, 0, false, SHORT_MS, {
 	OPT_U, OPT_K, OPT_S,
 	{ "channel", 'c', ARG_STR, "channel", NULL, "CHANNEL", "only this channel" },
@@ -125,7 +143,9 @@ const struct ctl_cmd ctl_cmds[] = {
 { "track", "record only some processes",
   "ringtrace track -u (--pid PID[,PID...] | --all) [-s SESSION]",
   "A session records every process until 'track --pid' restricts it to the listed\n"
-  "ones; 'track --all' goes back to every process.",
+  "ones; 'track --all' goes back to every process. The kernel domain records the\n"
+  "processes tracked at the session's first start, with the threads and children\n"
+  "they start (ftrace's set_event_pid); -u and -k name the same list.",
   NULL, ARG_STR, 0, 0, false, SHORT_MS, {
 	OPT_U, OPT_K, OPT_S,
 	{ "pid", 'p', ARG_STR, "pid", NULL, "PID[,PID]", "process ids" },

@@ -15,8 +15,6 @@ enum ctl_arg {
 	ARG_SIZE,	/* key=bytes; ARG accepts k/M/G */
 	ARG_NUM,	/* key=ARG, a decimal number */
 	ARG_LOGLEVEL,	/* key=level number; ARG a name or a number */
-	ARG_KERNEL,	/* -k: refused */
-	ARG_IGNORE,	/* -u: user space, the only domain */
 	ARG_LOCAL,	/* handled by the command itself (key: its name) */
 };
 

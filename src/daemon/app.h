@@ -119,5 +119,8 @@ enum rtp_app_clock app_clock_kind(void);
 /* Calibrate the clock for the traces' metadata now (waits up to 20 ms
  * the first time). */
 void app_clock_prepare(void);
+/* The one clock description of every trace the daemon writes, the kernel
+ * domain's included (same uuid and calibration: readers merge them). */
+void app_clock_info(struct ctf_clock_info *ci);
 
 #endif /* RINGTRACE_APP_H */

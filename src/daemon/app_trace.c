@@ -55,7 +55,7 @@ struct app_session *app_session_of(struct rtd_session *s)
  * calibration), so that readers can merge them. The first call waits for
  * a 20 ms calibration baseline, once (app_clock_prepare, at the first
  * session start, so that no registration pays for it). */
-static void fill_clock(struct ctf_clock_info *ci)
+void app_clock_info(struct ctf_clock_info *ci)
 {
 	static struct ctf_clock_info clock;
 	if (!clock.name) {
@@ -75,7 +75,7 @@ static void fill_clock(struct ctf_clock_info *ci)
 void app_clock_prepare(void)
 {
 	struct ctf_clock_info ci;
-	fill_clock(&ci);
+	app_clock_info(&ci);
 }
 
 /* Whether a per-pid trace directory name is taken: by a trace of the
@@ -256,7 +256,7 @@ static struct dp_trace *get_trace(struct rtd_session *s, const struct app *a, bo
 		goto fail;
 	}
 	ctf_uuid_generate(t->uuid);
-	fill_clock(&t->clock);
+	app_clock_info(&t->clock);
 	int ret = trace_dir(s, as, a, per_pid, t->dir, sizeof(t->dir));
 	if (ret < 0) {
 		snprintf(err, errlen, ret == -EEXIST ? "no free per-pid trace directory name"

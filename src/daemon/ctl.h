@@ -27,6 +27,9 @@
 #define CTL_DEFAULT_NUM_SUBBUF 4u
 #define CTL_DEFAULT_READ_TIMER_MS 100u
 #define CTL_DEFAULT_CHANNEL "channel0"
+/* Kernel channels: ftrace's buffer per CPU is their product (4 MiB). */
+#define CTL_DEFAULT_KERNEL_SUBBUF_SIZE (1024u * 1024)
+#define CTL_DEFAULT_KERNEL_NUM_SUBBUF 4u
 
 /* --- ctl_log.c -------------------------------------------------------- */
 
@@ -48,13 +51,19 @@ struct rtd_session *model_session_find(const char *name);
 struct rtd_session *model_session_new(const char *name);
 /* Unlink and free (after dp_session_destroy). */
 void model_session_free(struct rtd_session *s);
-struct rtd_channel *model_channel_find(const struct rtd_session *s, const char *name);
-/* A new channel with the defaults (overwrite in snapshot sessions). */
-struct rtd_channel *model_channel_new(struct rtd_session *s, const char *name);
-/* A new rule at the end of c->rules; excludes copied. NULL on ENOMEM. */
+/* The channel `name` of domain d (s->channels or s->kchannels). */
+struct rtd_channel *model_channel_find(const struct rtd_session *s, enum rtd_domain d,
+				       const char *name);
+/* A new channel of domain d with its domain's defaults (overwrite in
+ * snapshot sessions). */
+struct rtd_channel *model_channel_new(struct rtd_session *s, enum rtd_domain d,
+				      const char *name);
+/* A new rule at the end of c->rules; excludes and filter (NULL: none)
+ * copied. NULL on ENOMEM. */
 struct rtd_rule *model_rule_new(struct rtd_channel *c, const char *pattern,
 				char *const *excludes, size_t nr_excludes,
-				enum rtd_loglevel_type lt, int loglevel);
+				enum rtd_loglevel_type lt, int loglevel, bool syscall,
+				const char *filter);
 /* The session `ringtrace` commands use when -s is omitted (NULL if none). */
 extern struct rtd_session *model_current;
 
@@ -91,6 +100,10 @@ int ctl_status(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *e
 int ctl_save(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
 int ctl_load(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
 
+/* Stop the session if active, destroy its data in both domains and free
+ * it. 0, or the write errors not reported yet (the first: -errno, with
+ * the message in err); the session is destroyed in every case. */
+int ctl_session_destroy(struct rtd_session *s, char *err, size_t errlen);
 /* The session named by "session", else the current one; err when none. */
 struct rtd_session *ctl_session_of(const struct ctl_req *r, char *err, size_t errlen);
 /* Parse a decimal number of the request, bounded; "what" names it in err. */

@@ -35,30 +35,51 @@ static void describe_rule(FILE *out, const struct rtd_rule *r)
 	fprintf(out, " [%s]\n", r->enabled ? "enabled" : "disabled");
 }
 
+/* A kernel rule, as LTTng lists them. */
+static void describe_kernel_rule(FILE *out, const struct rtd_rule *r)
+{
+	fprintf(out, "      %s (type: %s)", r->pattern, r->syscall ? "syscall" : "tracepoint");
+	if (r->filter)
+		fprintf(out, " [filter: %s]", r->filter);
+	fprintf(out, " [%s]\n", r->enabled ? "enabled" : "disabled");
+}
+
+/* A channel; a kernel channel has ftrace's buffer (no switch timer, trace
+ * files or buffer sharing) and the thread id as its one context. */
 static void describe_channel(FILE *out, const struct rtd_channel *c)
 {
+	bool kernel = c->domain == RTD_DOMAIN_KERNEL;
 	fprintf(out, "- %s: [%s]\n", c->name, c->enabled ? "enabled" : "disabled");
 	fprintf(out, "    Attributes:\n");
 	fprintf(out, "      %-18s%s\n", "Event-loss mode:", c->overwrite ? "overwrite" : "discard");
 	fprintf(out, "      %-18s%llu bytes\n", "Sub-buffer size:",
 		(unsigned long long)c->subbuf_size);
 	fprintf(out, "      %-18s%u\n", "Sub-buffer count:", c->num_subbuf);
-	fprintf(out, "      %-18s%u ms\n", "Switch timer:", c->switch_timer_ms);
+	if (!kernel)
+		fprintf(out, "      %-18s%u ms\n", "Switch timer:", c->switch_timer_ms);
 	fprintf(out, "      %-18s%u ms\n", "Read timer:", c->read_timer_ms);
-	print_limit(out, "Trace file size:", c->tracefile_size, " bytes");
-	print_limit(out, "Trace file count:", c->tracefile_count, "");
-	fprintf(out, "      %-18s%s\n", "Buffers:",
-		c->buffers == RTD_BUFFERS_PER_PID ? "per-pid" : "per-uid");
+	if (!kernel) {
+		print_limit(out, "Trace file size:", c->tracefile_size, " bytes");
+		print_limit(out, "Trace file count:", c->tracefile_count, "");
+		fprintf(out, "      %-18s%s\n", "Buffers:",
+			c->buffers == RTD_BUFFERS_PER_PID ? "per-pid" : "per-uid");
+	}
 	fprintf(out, "    Contexts:");
-	if (!c->nr_contexts)
+	if (kernel)
+		fprintf(out, " tid");
+	else if (!c->nr_contexts)
 		fprintf(out, " none");
 	for (uint32_t i = 0; i < c->nr_contexts; i++)
 		fprintf(out, "%s%s", i ? ", " : " ", rt_context_name(c->contexts[i]));
 	fprintf(out, "\n    Event rules:\n");
 	if (!c->rules)
 		fprintf(out, "      none\n");
-	for (const struct rtd_rule *r = c->rules; r; r = r->next)
-		describe_rule(out, r);
+	for (const struct rtd_rule *r = c->rules; r; r = r->next) {
+		if (kernel)
+			describe_kernel_rule(out, r);
+		else
+			describe_rule(out, r);
+	}
 }
 
 static void ctl_describe_session(FILE *out, const struct rtd_session *s)
@@ -73,7 +94,13 @@ static void ctl_describe_session(FILE *out, const struct rtd_session *s)
 		fprintf(out, " none");
 	for (size_t i = 0; i < (s->track_all ? 0 : s->nr_tracked); i++)
 		fprintf(out, "%s%d", i ? ", " : " ", (int)s->tracked[i]);
-	fprintf(out, "\n\n=== Domain: User space ===\n\nChannels:\n");
+	fprintf(out, "\n");
+	if (s->kchannels) {
+		fprintf(out, "\n=== Domain: Linux kernel ===\n\nChannels:\n");
+		for (const struct rtd_channel *c = s->kchannels; c; c = c->next)
+			describe_channel(out, c);
+	}
+	fprintf(out, "\n=== Domain: User space ===\n\nChannels:\n");
 	if (!s->channels)
 		fprintf(out, "  none\n");
 	for (const struct rtd_channel *c = s->channels; c; c = c->next)
@@ -136,7 +163,7 @@ int ctl_status(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *e
 	/* While it runs, count what the buffers hold too. */
 	if (s->active)
 		dp_session_sync(s);
-	if (!s->channels)
+	if (!s->channels && !s->kchannels)
 		fprintf(out, "  no channel\n");
 	for (const struct rtd_channel *c = s->channels; c; c = c->next) {
 		struct rtd_channel_stats st = { 0 };
@@ -160,6 +187,16 @@ int ctl_status(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *e
 			st.nr_buffer_sets == 1 ? "" : "s", (unsigned long long)st.events,
 			(unsigned long long)st.events_lost, (unsigned long long)st.subbufs_lost,
 			(unsigned long long)st.packets_corrupt, (unsigned long long)st.bytes_written);
+	}
+	for (const struct rtd_channel *c = s->kchannels; c; c = c->next) {
+		struct rtd_channel_stats st;
+		if (!s->ever_started || dp_kernel_stats(s, &st) < 0 || !st.nr_buffer_sets) {
+			fprintf(out, "  kernel %s: not started yet\n", c->name);
+			continue;
+		}
+		fprintf(out, "  kernel %s: ftrace buffers %llu bytes, events %llu, lost %llu\n",
+			c->name, (unsigned long long)st.buffer_bytes,
+			(unsigned long long)st.events, (unsigned long long)st.events_lost);
 	}
 	char msg[RTD_ERRLEN];
 	if (dp_session_errors(s, false, msg, sizeof(msg)) < 0)

@@ -206,17 +206,31 @@ too_long:
 	return -ENAMETOOLONG;
 }
 
-/* Stop (if active) and destroy; the write errors not reported yet go to
- * err (the first one: -errno), the session is destroyed anyway. */
-static int destroy_one(struct rtd_session *s, char *err, size_t errlen)
+/* Stop both domains of an active session: programs no longer record for
+ * it, the kernel's instance is off, and everything recorded is written.
+ * 0, or the first -errno of the domains with its message in err. */
+static int session_stop(struct rtd_session *s, char *err, size_t errlen)
+{
+	char kerr[RTD_ERRLEN] = "";
+	int ret = dp_session_stop(s, err, errlen);
+	int kret = dp_kernel_stop(s, kerr, sizeof(kerr));
+	if (kret < 0 && ret == 0) {
+		ret = kret;
+		snprintf(err, errlen, "%s", kerr);
+	}
+	return ret;
+}
+
+int ctl_session_destroy(struct rtd_session *s, char *err, size_t errlen)
 {
 	char msg[RTD_ERRLEN] = "";
-	int ret = s->active ? dp_session_stop(s, msg, sizeof(msg))
+	int ret = s->active ? session_stop(s, msg, sizeof(msg))
 			    : dp_session_errors(s, true, msg, sizeof(msg));
 	if (ret < 0)
 		snprintf(err, errlen, "session %s destroyed, but its trace is incomplete: %s",
 			 s->name, msg);
 	s->active = false;
+	dp_kernel_destroy(s);
 	dp_session_destroy(s);
 	model_session_free(s);
 	return ret;
@@ -237,7 +251,7 @@ int ctl_destroy(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *
 			struct rtd_session *next = s->next;
 			if (!s->flat) {
 				char e[CTL_ERRLEN];
-				int one = destroy_one(s, e, sizeof(e));
+				int one = ctl_session_destroy(s, e, sizeof(e));
 				if (one < 0 && !ret) {
 					ret = one;
 					snprintf(err, errlen, "%s", e);
@@ -253,7 +267,7 @@ int ctl_destroy(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *
 	if (!s)
 		return -ENOENT;
 	fprintf(out, "Session %s destroyed.\n", s->name);
-	return destroy_one(s, err, errlen);
+	return ctl_session_destroy(s, err, errlen);
 }
 
 static int ctl_start(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err,
@@ -267,9 +281,17 @@ static int ctl_start(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, c
 		snprintf(err, errlen, "session %s is already started", s->name);
 		return -EALREADY;
 	}
-	int ret = dp_session_start(s, err, errlen);
+	/* The kernel first: its instance is what may be refused (no access,
+	 * a rule matching no event, a filter ftrace refuses). */
+	int ret = dp_kernel_start(s, err, errlen);
 	if (ret < 0)
 		return ret;
+	ret = dp_session_start(s, err, errlen);
+	if (ret < 0) {
+		char kerr[RTD_ERRLEN];
+		dp_kernel_stop(s, kerr, sizeof(kerr));
+		return ret;
+	}
 	s->active = true;
 	s->ever_started = true;
 	fprintf(out, "Tracing started for session %s.\n", s->name);
@@ -290,7 +312,7 @@ static int ctl_stop(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, ch
 	/* Stopped even when some of the trace could not be written: the
 	 * programs no longer record for it and its buffers are drained. */
 	char msg[RTD_ERRLEN];
-	int ret = dp_session_stop(s, msg, sizeof(msg));
+	int ret = session_stop(s, msg, sizeof(msg));
 	s->active = false;
 	fprintf(out, "Tracing stopped for session %s.\n", s->name);
 	if (ret < 0)
@@ -327,7 +349,7 @@ static int ctl_snapshot_record(const struct ctl_req *r, FILE *out, struct rtp_kv
 		return ret;
 	char path[PATH_MAX] = "";
 	ret = dp_snapshot_record(s, dir, max, path, sizeof(path), err, errlen);
-	if (ret < 0)
+	if (ret < 0 || (ret = dp_kernel_snapshot(s, path, err, errlen)) < 0)
 		return ret;
 	rtp_kv_add(reply, "path", path);
 	fprintf(out, "Snapshot recorded in %s\n", path);

@@ -72,19 +72,61 @@ static bool flag(const struct ctl_req *r, const char *key)
 	return v && !strcmp(v, "1");
 }
 
-/* The channel named by "channel" (or channel0); created when `create` and
- * the session has never been started. */
-static struct rtd_channel *channel_of(const struct ctl_req *r, struct rtd_session *s, bool create,
-				      char *err, size_t errlen)
+/* The domain of the request: domain=user (-u, the default) or kernel
+ * (-k), each named at most once; the kernel domain only when this daemon
+ * may use it. */
+static int domain_of(const struct ctl_req *r, enum rtd_domain *d, char *err, size_t errlen)
+{
+	uint32_t pos = 0;
+	const char *k, *v;
+	size_t kl;
+	bool user = false, kernel = false;
+	while (rtp_kv_next(r->p, r->len, &pos, &k, &kl, &v)) {
+		if (kl != 6 || memcmp(k, "domain", 6))
+			continue;
+		if (!strcmp(v, "kernel")) {
+			kernel = true;
+		} else if (!strcmp(v, "user")) {
+			user = true;
+		} else {
+			snprintf(err, errlen, "unknown domain '%s' (user or kernel)", v);
+			return -EINVAL;
+		}
+	}
+	if (user && kernel) {
+		snprintf(err, errlen, "-u and -k exclude each other: one domain per command");
+		return -EINVAL;
+	}
+	*d = kernel ? RTD_DOMAIN_KERNEL : RTD_DOMAIN_USER;
+	return kernel ? dp_kernel_access(err, errlen) : 0;
+}
+
+/* Kernel channels and rules configure the session's ftrace instance, made
+ * at the first start: from then on they are fixed. */
+static int kernel_fixed(const struct rtd_session *s, char *err, size_t errlen)
+{
+	if (!s->ever_started)
+		return 0;
+	snprintf(err, errlen, "session %s has been started: its kernel channel and rules are "
+		 "fixed at the first start (its ftrace instance was configured then)", s->name);
+	return -EBUSY;
+}
+
+/* The channel of domain d named by "channel" (or channel0); created when
+ * `create` and the session has never been started. A session has one
+ * kernel channel at most. */
+static struct rtd_channel *channel_of(const struct ctl_req *r, struct rtd_session *s,
+				      enum rtd_domain d, bool create, char *err, size_t errlen)
 {
 	const char *name = ctl_get(r, "channel");
 	if (!name)
 		name = CTL_DEFAULT_CHANNEL;
-	struct rtd_channel *c = model_channel_find(s, name);
+	struct rtd_channel *c = model_channel_find(s, d, name);
 	if (c)
 		return c;
 	if (!create || strcmp(name, CTL_DEFAULT_CHANNEL)) {
-		snprintf(err, errlen, "channel '%s' not found in session %s", name, s->name);
+		snprintf(err, errlen, "%s channel '%s' not found in session %s",
+			 d == RTD_DOMAIN_KERNEL ? "kernel" : "user-space", name, s->name);
 		return NULL;
 	}
 	if (s->ever_started) {
@@ -92,7 +134,12 @@ static struct rtd_channel *channel_of(const struct ctl_req *r, struct rtd_sessio
 			 "(channels are fixed at the first start)", s->name);
 		return NULL;
 	}
-	c = model_channel_new(s, name);
+	if (d == RTD_DOMAIN_KERNEL && s->kchannels) {
+		snprintf(err, errlen, "session %s has kernel channel %s already: a session has one "
+			 "kernel channel (one ftrace instance)", s->name, s->kchannels->name);
+		return NULL;
+	}
+	c = model_channel_new(s, d, name);
 	if (!c)
 		snprintf(err, errlen, "out of memory");
 	return c;
@@ -103,16 +150,33 @@ static const char *const channel_attrs[] = {
 	"tracefile-size", "tracefile-count", "buffers",
 };
 
-/* enable-channel: channel, overwrite=0|1, subbuf-size, num-subbuf,
- * switch-timer-us, read-timer-us, tracefile-size, tracefile-count,
- * buffers=uid|pid. An existing channel named without attributes is
- * re-enabled. */
+/* The attributes a kernel channel takes (ftrace has one buffer per CPU,
+ * written by the kernel: no switch timer, no trace file rotation, no
+ * per-user or per-program buffers). */
+static bool kernel_attr(const char *a)
+{
+	return !strcmp(a, "overwrite") || !strcmp(a, "subbuf-size") || !strcmp(a, "num-subbuf") ||
+	       !strcmp(a, "read-timer-us");
+}
+
+/* ftrace allocates the buffer of every CPU at the first start. */
+#define KERNEL_BUFFER_MAX (1ull << 30)
+
+/* enable-channel: domain, channel, overwrite=0|1, subbuf-size,
+ * num-subbuf, switch-timer-us, read-timer-us, tracefile-size,
+ * tracefile-count, buffers=uid|pid (kernel channels: the first four
+ * only). An existing channel named without attributes is re-enabled. */
 int ctl_enable_channel(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err,
 		       size_t errlen)
 {
 	struct rtd_session *s = ctl_session_of(r, err, errlen);
 	if (!s)
 		return -ENOENT;
+	enum rtd_domain d;
+	int ret = domain_of(r, &d, err, errlen);
+	if (ret < 0)
+		return ret;
+	bool kernel = d == RTD_DOMAIN_KERNEL;
 	const char *name = ctl_get(r, "channel");
 	if (!name || !model_name_ok(name, false)) {
 		snprintf(err, errlen, "invalid channel name '%s' (1-63 letters, digits, '_', "
@@ -120,9 +184,19 @@ int ctl_enable_channel(const struct ctl_req *r, FILE *out, struct rtp_kv *reply,
 		return -EINVAL;
 	}
 	bool attrs = false;
-	for (size_t i = 0; i < sizeof(channel_attrs) / sizeof(channel_attrs[0]); i++)
-		attrs |= ctl_get(r, channel_attrs[i]) != NULL;
-	struct rtd_channel *c = model_channel_find(s, name);
+	for (size_t i = 0; i < sizeof(channel_attrs) / sizeof(channel_attrs[0]); i++) {
+		bool has = ctl_get(r, channel_attrs[i]) != NULL;
+		if (has && kernel && !kernel_attr(channel_attrs[i])) {
+			snprintf(err, errlen, "%s does not apply to kernel channels (they take "
+				 "--overwrite/--discard, --subbuf-size, --num-subbuf, --read-timer)",
+				 channel_attrs[i]);
+			return -EINVAL;
+		}
+		attrs |= has;
+	}
+	if (kernel && (ret = kernel_fixed(s, err, errlen)) < 0)
+		return ret;
+	struct rtd_channel *c = model_channel_find(s, d, name);
 	if (c) {
 		if (attrs) {
 			snprintf(err, errlen, "channel %s already exists in session %s; its "
@@ -131,8 +205,14 @@ int ctl_enable_channel(const struct ctl_req *r, FILE *out, struct rtp_kv *reply,
 		}
 		c->enabled = true;
 		ctl_rules_changed(s, reply);
-		fprintf(out, "Channel %s enabled in session %s.\n", name, s->name);
+		fprintf(out, "%s %s enabled in session %s.\n", kernel ? "Kernel channel" : "Channel",
+			name, s->name);
 		return 0;
+	}
+	if (kernel && s->kchannels) {
+		snprintf(err, errlen, "session %s has kernel channel %s already: a session has one "
+			 "kernel channel (one ftrace instance)", s->name, s->kchannels->name);
+		return -EEXIST;
 	}
 	if (s->ever_started) {
 		snprintf(err, errlen, "session %s has been started: it cannot get a new channel "
@@ -141,15 +221,14 @@ int ctl_enable_channel(const struct ctl_req *r, FILE *out, struct rtp_kv *reply,
 	}
 	struct rtd_channel t = {
 		.overwrite = s->snapshot,
-		.subbuf_size = CTL_DEFAULT_SUBBUF_SIZE,
-		.num_subbuf = CTL_DEFAULT_NUM_SUBBUF,
+		.subbuf_size = kernel ? CTL_DEFAULT_KERNEL_SUBBUF_SIZE : CTL_DEFAULT_SUBBUF_SIZE,
+		.num_subbuf = kernel ? CTL_DEFAULT_KERNEL_NUM_SUBBUF : CTL_DEFAULT_NUM_SUBBUF,
 		.read_timer_ms = CTL_DEFAULT_READ_TIMER_MS,
 		.buffers = RTD_BUFFERS_PER_UID,
 	};
 	uint64_t v;
 	bool has;
 	char perr[RT_ERRLEN];
-	int ret;
 	const char *ow = ctl_get(r, "overwrite");
 	if (ow) {
 		if (strcmp(ow, "0") && strcmp(ow, "1")) {
@@ -171,6 +250,12 @@ int ctl_enable_channel(const struct ctl_req *r, FILE *out, struct rtp_kv *reply,
 		t.num_subbuf = (uint32_t)v;
 	if (rt_check_subbuf(t.subbuf_size, t.num_subbuf, perr) < 0) {
 		snprintf(err, errlen, "%s", perr);
+		return -EINVAL;
+	}
+	if (kernel && t.subbuf_size * t.num_subbuf > KERNEL_BUFFER_MAX) {
+		snprintf(err, errlen, "a kernel buffer of %llu bytes per CPU is too large (at most "
+			 "%llu: --subbuf-size times --num-subbuf)",
+			 (unsigned long long)(t.subbuf_size * t.num_subbuf), KERNEL_BUFFER_MAX);
 		return -EINVAL;
 	}
 	/* Timers come in microseconds (LTTng's unit) and run in milliseconds:
@@ -213,7 +298,7 @@ int ctl_enable_channel(const struct ctl_req *r, FILE *out, struct rtp_kv *reply,
 			return -EINVAL;
 		}
 	}
-	c = model_channel_new(s, name);
+	c = model_channel_new(s, d, name);
 	if (!c) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -227,15 +312,22 @@ int ctl_enable_channel(const struct ctl_req *r, FILE *out, struct rtp_kv *reply,
 	c->tracefile_count = t.tracefile_count;
 	c->buffers = t.buffers;
 	ctl_rules_changed(s, reply);
-	fprintf(out, "Channel %s enabled in session %s.\n", name, s->name);
+	fprintf(out, "%s %s enabled in session %s.\n", kernel ? "Kernel channel" : "Channel", name,
+		s->name);
 	return 0;
 }
 
+static bool same_filter(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
 static bool same_rule(const struct rtd_rule *a, const char *pattern, const struct strlist *ex,
-		      enum rtd_loglevel_type lt, int ll)
+		      enum rtd_loglevel_type lt, int ll, bool syscall, const char *filter)
 {
 	if (strcmp(a->pattern, pattern) || a->loglevel_type != lt ||
-	    (lt != RTD_LOGLEVEL_ALL && a->loglevel != ll) || a->nr_excludes != ex->n)
+	    (lt != RTD_LOGLEVEL_ALL && a->loglevel != ll) || a->nr_excludes != ex->n ||
+	    a->syscall != syscall || !same_filter(a->filter, filter))
 		return false;
 	for (size_t i = 0; i < ex->n; i++)
 		if (strcmp(a->excludes[i], ex->v[i]))
@@ -264,39 +356,114 @@ static int loglevel_of(const struct ctl_req *r, enum rtd_loglevel_type *lt, int3
 	return 0;
 }
 
-/* enable-event: channel, pattern (repeated, comma lists), all=1 (every
- * event), exclude (repeated, comma lists), loglevel | loglevel-only,
- * enabled=0. */
+/* What a rule's domain allows: syscall and filter are the kernel's,
+ * excludes and log levels user space's. */
+static int check_domain_keys(const struct ctl_req *r, enum rtd_domain d, char *err,
+			     size_t errlen)
+{
+	static const char *const user_only[] = { "exclude", "loglevel", "loglevel-only" };
+	static const char *const kernel_only[] = { "syscall", "filter" };
+	if (d == RTD_DOMAIN_KERNEL) {
+		for (size_t i = 0; i < sizeof(user_only) / sizeof(user_only[0]); i++) {
+			if (ctl_get(r, user_only[i])) {
+				snprintf(err, errlen, "--%s does not apply to kernel rules (-k)",
+					 user_only[i]);
+				return -EINVAL;
+			}
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(kernel_only) / sizeof(kernel_only[0]); i++) {
+		if (ctl_get(r, kernel_only[i])) {
+			snprintf(err, errlen, "--%s is for kernel rules (-k)", kernel_only[i]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/*
+ * ftrace keeps one filter per event and src/kernel applies one filter to
+ * every event of the instance: the enabled kernel rules of a session must
+ * all have the same filter (or none). 0, or -EINVAL naming the rule that
+ * differs.
+ */
+static int kernel_filter_conflict(const struct rtd_channel *c, const char *filter, char *err,
+				  size_t errlen)
+{
+	for (const struct rtd_rule *r = c->rules; r; r = r->next) {
+		if (!r->enabled || same_filter(r->filter, filter))
+			continue;
+		snprintf(err, errlen, "kernel rule '%s' has %s%s%s: the kernel rules of a session "
+			 "share one filter (ftrace filters every event of the session's instance "
+			 "alike); disable that rule first", r->pattern,
+			 r->filter ? "the filter '" : "no filter", r->filter ? r->filter : "",
+			 r->filter ? "'" : "");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The patterns of an enable-event -a: every event; in the kernel domain
+ * every tracepoint and every system call (LTTng's -k -a), or with
+ * --syscall every system call. */
+static int all_patterns(struct strlist *pats, size_t n, char *err, size_t errlen)
+{
+	pats->v = calloc(n, sizeof(char *));
+	for (size_t i = 0; pats->v && i < n; i++, pats->n++) {
+		if (!(pats->v[i] = strdup("*")))
+			break;
+	}
+	if (pats->n == n)
+		return 0;
+	snprintf(err, errlen, "out of memory");
+	strlist_free(pats);
+	return -ENOMEM;
+}
+
+/* enable-event: domain, channel, pattern (repeated, comma lists), all=1
+ * (every event), exclude (repeated, comma lists), loglevel |
+ * loglevel-only, enabled=0; kernel rules: syscall=1, filter. */
 int ctl_enable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err,
 		     size_t errlen)
 {
 	struct strlist pats = { 0 }, ex = { 0 };
-	int ret = -EINVAL;
 	struct rtd_session *s = ctl_session_of(r, err, errlen);
 	if (!s)
 		return -ENOENT;
+	enum rtd_domain d;
+	int ret = domain_of(r, &d, err, errlen);
+	if (ret < 0)
+		return ret;
+	bool kernel = d == RTD_DOMAIN_KERNEL, syscall = flag(r, "syscall");
+	const char *filter = ctl_get(r, "filter");
+	if ((ret = check_domain_keys(r, d, err, errlen)) < 0)
+		return ret;
+	if (kernel && (ret = kernel_fixed(s, err, errlen)) < 0)
+		return ret;
+	if (filter && (!*filter || strlen(filter) >= RTD_FILTER_MAX)) {
+		snprintf(err, errlen, "a filter is 1 to %d characters", RTD_FILTER_MAX - 1);
+		return -EINVAL;
+	}
 	enum rtd_loglevel_type lt;
 	int32_t ll;
 	if (loglevel_of(r, &lt, &ll, err, errlen) < 0)
 		return -EINVAL;
+	ret = -EINVAL;
 	if (strlist_get(r, "pattern", &pats, err, errlen) < 0)
 		return -EINVAL;
 	if (strlist_get(r, "exclude", &ex, err, errlen) < 0)
 		goto out_pats;
+	/* -k -a: two rules, every tracepoint and every system call. */
+	bool both = kernel && flag(r, "all") && !syscall;
 	if (flag(r, "all")) {
 		if (pats.n) {
 			snprintf(err, errlen, "-a and event patterns exclude each other");
 			goto out_ex;
 		}
-		pats.v = malloc(sizeof(char *));
-		if (!pats.v || !(pats.v[0] = strdup("*"))) {
-			free(pats.v);
-			pats.v = NULL;
-			snprintf(err, errlen, "out of memory");
-			ret = -ENOMEM;
+		if ((ret = all_patterns(&pats, both ? 2 : 1, err, errlen)) < 0)
 			goto out_ex;
-		}
-		pats.n = 1;
+		ret = -EINVAL;
 	}
 	if (!pats.n) {
 		snprintf(err, errlen, "no event pattern (name one, or -a for every event)");
@@ -316,7 +483,7 @@ int ctl_enable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, c
 			goto out_ex;
 		}
 	}
-	struct rtd_channel *c = channel_of(r, s, true, err, errlen);
+	struct rtd_channel *c = channel_of(r, s, d, true, err, errlen);
 	if (!c) {
 		ret = -ENOENT;
 		goto out_ex;
@@ -324,20 +491,29 @@ int ctl_enable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, c
 	/* enabled=0 (saved configurations): the rule exists, disabled. */
 	const char *en = ctl_get(r, "enabled");
 	bool enable = !en || strcmp(en, "0");
+	if (kernel && enable && (ret = kernel_filter_conflict(c, filter, err, errlen)) < 0)
+		goto out_ex;
 	for (size_t i = 0; i < pats.n; i++) {
+		bool sc = syscall || (both && i == 1);
 		struct rtd_rule *rule = c->rules;
-		while (rule && !same_rule(rule, pats.v[i], &ex, lt, ll))
+		while (rule && !same_rule(rule, pats.v[i], &ex, lt, ll, sc, filter))
 			rule = rule->next;
 		if (!rule)
-			rule = model_rule_new(c, pats.v[i], ex.v, ex.n, lt, ll);
+			rule = model_rule_new(c, pats.v[i], ex.v, ex.n, lt, ll, sc, filter);
 		if (!rule) {
 			snprintf(err, errlen, "out of memory");
 			ret = -ENOMEM;
 			goto out_ex;
 		}
 		rule->enabled = enable;
-		fprintf(out, "Event rule '%s' %s in channel %s of session %s.\n",
-			pats.v[i], enable ? "enabled" : "added (disabled)", c->name, s->name);
+		if (kernel)
+			fprintf(out, "Kernel %s rule '%s' %s in channel %s of session %s.\n",
+				sc ? "system call" : "tracepoint", pats.v[i],
+				enable ? "enabled" : "added (disabled)", c->name, s->name);
+		else
+			fprintf(out, "Event rule '%s' %s in channel %s of session %s.\n",
+				pats.v[i], enable ? "enabled" : "added (disabled)", c->name,
+				s->name);
 	}
 	ctl_rules_changed(s, reply);
 	ret = 0;
@@ -348,8 +524,17 @@ out_pats:
 	return ret;
 }
 
-/* disable-event: channel, pattern (repeated, comma lists) | all=1. A
- * pattern disables every rule with exactly that pattern. */
+/* A disable-event pattern names this rule: in the kernel domain, of the
+ * kind (tracepoint or syscall) the request names. */
+static bool names_rule(const struct rtd_rule *rule, const char *pattern, enum rtd_domain d,
+		       bool syscall)
+{
+	return !strcmp(rule->pattern, pattern) && (d != RTD_DOMAIN_KERNEL || rule->syscall == syscall);
+}
+
+/* disable-event: domain, channel, pattern (repeated, comma lists) | all=1;
+ * kernel: syscall=1 (the system call rules). A pattern disables every
+ * rule with exactly that pattern. */
 int ctl_disable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err,
 		      size_t errlen)
 {
@@ -357,20 +542,31 @@ int ctl_disable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, 
 	struct rtd_session *s = ctl_session_of(r, err, errlen);
 	if (!s)
 		return -ENOENT;
-	struct rtd_channel *c = channel_of(r, s, false, err, errlen);
+	enum rtd_domain d;
+	int ret = domain_of(r, &d, err, errlen);
+	if (ret < 0)
+		return ret;
+	bool syscall = flag(r, "syscall");
+	if (syscall && d != RTD_DOMAIN_KERNEL) {
+		snprintf(err, errlen, "--syscall is for kernel rules (-k)");
+		return -EINVAL;
+	}
+	if (d == RTD_DOMAIN_KERNEL && (ret = kernel_fixed(s, err, errlen)) < 0)
+		return ret;
+	struct rtd_channel *c = channel_of(r, s, d, false, err, errlen);
 	if (!c)
 		return -ENOENT;
 	if (flag(r, "all")) {
 		for (struct rtd_rule *rule = c->rules; rule; rule = rule->next)
 			rule->enabled = false;
 		ctl_rules_changed(s, reply);
-		fprintf(out, "All event rules of channel %s of session %s disabled.\n",
-			c->name, s->name);
+		fprintf(out, "All event rules of %schannel %s of session %s disabled.\n",
+			d == RTD_DOMAIN_KERNEL ? "kernel " : "", c->name, s->name);
 		return 0;
 	}
 	if (strlist_get(r, "pattern", &pats, err, errlen) < 0)
 		return -EINVAL;
-	int ret = -EINVAL;
+	ret = -EINVAL;
 	if (!pats.n) {
 		snprintf(err, errlen, "no event pattern (name one, or -a for every rule)");
 		goto out;
@@ -378,9 +574,11 @@ int ctl_disable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, 
 	for (size_t i = 0; i < pats.n; i++) {
 		bool found = false;
 		for (struct rtd_rule *rule = c->rules; rule; rule = rule->next)
-			found |= !strcmp(rule->pattern, pats.v[i]);
+			found |= names_rule(rule, pats.v[i], d, syscall);
 		if (!found) {
-			snprintf(err, errlen, "no event rule '%s' in channel %s of session %s",
+			snprintf(err, errlen, "no %s rule '%s' in channel %s of session %s",
+				 d != RTD_DOMAIN_KERNEL ? "event" :
+				 syscall ? "kernel system call" : "kernel tracepoint",
 				 pats.v[i], c->name, s->name);
 			ret = -ENOENT;
 			goto out;
@@ -388,7 +586,7 @@ int ctl_disable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, 
 	}
 	for (size_t i = 0; i < pats.n; i++) {
 		for (struct rtd_rule *rule = c->rules; rule; rule = rule->next)
-			if (!strcmp(rule->pattern, pats.v[i]))
+			if (names_rule(rule, pats.v[i], d, syscall))
 				rule->enabled = false;
 		fprintf(out, "Event rule '%s' disabled in channel %s of session %s.\n",
 			pats.v[i], c->name, s->name);
@@ -400,18 +598,62 @@ out:
 	return ret;
 }
 
-/* add-context: type (repeated, comma lists), channel (default: every
- * channel; channel0 is created when the session has none). Only before
- * the session's first start. */
+/* The kernel contexts: what ftrace records with every event. Its thread
+ * id (common_pid) is in every kernel event's context already, so `tid` is
+ * the one type taken (and changes nothing). */
+static int kernel_add_context(const struct ctl_req *r, struct rtd_session *s, FILE *out,
+			      char *err, size_t errlen)
+{
+	struct strlist types = { 0 };
+	int ret = kernel_fixed(s, err, errlen);
+	if (ret < 0)
+		return ret;
+	if (strlist_get(r, "type", &types, err, errlen) < 0)
+		return -EINVAL;
+	ret = -EINVAL;
+	if (!types.n) {
+		snprintf(err, errlen, "name a context type with -t");
+		goto out;
+	}
+	for (size_t i = 0; i < types.n; i++) {
+		if (strcmp(types.v[i], "tid")) {
+			snprintf(err, errlen, "kernel context '%s' is not available: ftrace records "
+				 "the thread id (tid) of every event, nothing else per event",
+				 types.v[i]);
+			goto out;
+		}
+	}
+	struct rtd_channel *c = channel_of(r, s, RTD_DOMAIN_KERNEL, true, err, errlen);
+	if (!c) {
+		ret = -ENOENT;
+		goto out;
+	}
+	fprintf(out, "Context tid added to kernel channel %s of session %s (every kernel event "
+		"has it).\n", c->name, s->name);
+	ret = 0;
+out:
+	strlist_free(&types);
+	return ret;
+}
+
+/* add-context: domain, type (repeated, comma lists), channel (default:
+ * every channel; channel0 is created when the session has none). Only
+ * before the session's first start. */
 int ctl_add_context(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err,
 		    size_t errlen)
 {
 	struct strlist types = { 0 };
 	int ids[RT_CTX_COUNT];
-	int ret = -EINVAL;
 	struct rtd_session *s = ctl_session_of(r, err, errlen);
 	if (!s)
 		return -ENOENT;
+	enum rtd_domain d;
+	int ret = domain_of(r, &d, err, errlen);
+	if (ret < 0)
+		return ret;
+	if (d == RTD_DOMAIN_KERNEL)
+		return kernel_add_context(r, s, out, err, errlen);
+	ret = -EINVAL;
 	if (s->ever_started) {
 		snprintf(err, errlen, "session %s has been started: contexts are fixed at the "
 			 "first start", s->name);
@@ -439,7 +681,7 @@ int ctl_add_context(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, ch
 	}
 	struct rtd_channel *only = NULL;
 	if (ctl_get(r, "channel") || !s->channels) {
-		only = channel_of(r, s, true, err, errlen);
+		only = channel_of(r, s, RTD_DOMAIN_USER, true, err, errlen);
 		if (!only) {
 			ret = -ENOENT;
 			goto out;

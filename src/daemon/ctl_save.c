@@ -6,6 +6,8 @@
  *   # comment                   (also blank lines)
  *   VERB key=value key=value... (VERB: create, enable-channel, add-context,
  *                                enable-event, track, untrack)
+ * The kernel domain's lines carry domain=kernel (its channel, then its
+ * rules: syscall=1, filter=EXPR), before user space's.
  * Keys and values are those of the control requests (ctl_requests.c);
  * values are percent-encoded: a byte <= ' ', '%' or >= 0x7f is written
  * as %XX. Every line after `create name=S` carries session=S.
@@ -47,6 +49,29 @@ static void ctl_save_session(FILE *out, const struct rtd_session *s)
 	if (s->snapshot)
 		fprintf(out, " snapshot=1");
 	fputc('\n', out);
+	for (const struct rtd_channel *c = s->kchannels; c; c = c->next) {
+		fprintf(out, "enable-channel domain=kernel");
+		put_value(out, "session", s->name);
+		put_value(out, "channel", c->name);
+		put_u64(out, "overwrite", c->overwrite);
+		put_u64(out, "subbuf-size", c->subbuf_size);
+		put_u64(out, "num-subbuf", c->num_subbuf);
+		put_u64(out, "read-timer-us", (uint64_t)c->read_timer_ms * 1000);
+		fputc('\n', out);
+		for (const struct rtd_rule *r = c->rules; r; r = r->next) {
+			fprintf(out, "enable-event domain=kernel");
+			put_value(out, "session", s->name);
+			put_value(out, "channel", c->name);
+			put_value(out, "pattern", r->pattern);
+			if (r->syscall)
+				fprintf(out, " syscall=1");
+			if (r->filter)
+				put_value(out, "filter", r->filter);
+			if (!r->enabled)
+				fprintf(out, " enabled=0");
+			fputc('\n', out);
+		}
+	}
 	for (const struct rtd_channel *c = s->channels; c; c = c->next) {
 		fprintf(out, "enable-channel");
 		put_value(out, "session", s->name);

@@ -138,6 +138,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ringtraced: %s\n", err);
 		goto out_sig;
 	}
+	/* The ftrace instances of a ringtraced that was killed (kill -9)
+	 * would record for ever: remove them (the run dir's lock is ours, so
+	 * no other daemon of this user runs). Nothing to do without access. */
+	if (dp_kernel_access(err, sizeof(err)) == 0) {
+		int n = dp_kernel_remove_stale();
+		if (n > 0)
+			fprintf(stderr, "ringtraced: removed %d stale ftrace instance%s\n", n,
+				n == 1 ? "" : "s");
+	}
 	if (rtd_loop_add(lfd, ctl_conn_accept, NULL) < 0) {
 		fprintf(stderr, "ringtraced: out of memory\n");
 		goto out_sock;
@@ -150,13 +159,8 @@ int main(int argc, char **argv)
 	pthread_mutex_lock(&rtd_lock);
 	ctl_conn_close_all();
 	while (rtd_sessions) {
-		struct rtd_session *s = rtd_sessions;
 		char derr[CTL_ERRLEN];
-		if (s->active)
-			dp_session_stop(s, derr, sizeof(derr));
-		s->active = false;
-		dp_session_destroy(s);
-		model_session_free(s);
+		ctl_session_destroy(rtd_sessions, derr, sizeof(derr));
 	}
 	dp_shutdown();
 	ctl_io_fini();

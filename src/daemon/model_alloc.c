@@ -54,7 +54,23 @@ static void rule_free(struct rtd_rule *r)
 	for (size_t i = 0; i < r->nr_excludes; i++)
 		free(r->excludes[i]);
 	free(r->excludes);
+	free(r->filter);
 	free(r);
+}
+
+static void channels_free(struct rtd_channel *c)
+{
+	while (c) {
+		struct rtd_channel *cn = c->next;
+		struct rtd_rule *r = c->rules;
+		while (r) {
+			struct rtd_rule *rn = r->next;
+			rule_free(r);
+			r = rn;
+		}
+		free(c);
+		c = cn;
+	}
 }
 
 void model_session_free(struct rtd_session *s)
@@ -67,59 +83,59 @@ void model_session_free(struct rtd_session *s)
 	}
 	if (model_current == s)
 		model_current = NULL;
-	struct rtd_channel *c = s->channels;
-	while (c) {
-		struct rtd_channel *cn = c->next;
-		struct rtd_rule *r = c->rules;
-		while (r) {
-			struct rtd_rule *rn = r->next;
-			rule_free(r);
-			r = rn;
-		}
-		free(c);
-		c = cn;
-	}
+	channels_free(s->channels);
+	channels_free(s->kchannels);
 	free(s->tracked);
 	free(s);
 }
 
-struct rtd_channel *model_channel_find(const struct rtd_session *s, const char *name)
+struct rtd_channel *model_channel_find(const struct rtd_session *s, enum rtd_domain d,
+				       const char *name)
 {
-	for (struct rtd_channel *c = s->channels; c; c = c->next)
+	for (struct rtd_channel *c = d == RTD_DOMAIN_KERNEL ? s->kchannels : s->channels; c;
+	     c = c->next)
 		if (!strcmp(c->name, name))
 			return c;
 	return NULL;
 }
 
-struct rtd_channel *model_channel_new(struct rtd_session *s, const char *name)
+struct rtd_channel *model_channel_new(struct rtd_session *s, enum rtd_domain d,
+				      const char *name)
 {
 	struct rtd_channel *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
+	bool kernel = d == RTD_DOMAIN_KERNEL;
 	snprintf(c->name, sizeof(c->name), "%s", name);
-	c->id = s->nr_channels;
+	c->domain = d;
 	c->overwrite = s->snapshot;
-	c->subbuf_size = CTL_DEFAULT_SUBBUF_SIZE;
-	c->num_subbuf = CTL_DEFAULT_NUM_SUBBUF;
+	c->subbuf_size = kernel ? CTL_DEFAULT_KERNEL_SUBBUF_SIZE : CTL_DEFAULT_SUBBUF_SIZE;
+	c->num_subbuf = kernel ? CTL_DEFAULT_KERNEL_NUM_SUBBUF : CTL_DEFAULT_NUM_SUBBUF;
 	c->read_timer_ms = CTL_DEFAULT_READ_TIMER_MS;
 	c->buffers = RTD_BUFFERS_PER_UID;
 	c->enabled = true;
-	struct rtd_channel **pp = &s->channels;
+	struct rtd_channel **pp = kernel ? &s->kchannels : &s->channels;
 	while (*pp)
 		pp = &(*pp)->next;
 	*pp = c;
-	s->nr_channels++;
+	/* Stream class ids number the user-space channels only. */
+	if (!kernel)
+		c->id = s->nr_channels++;
 	return c;
 }
 
 struct rtd_rule *model_rule_new(struct rtd_channel *c, const char *pattern,
 				char *const *excludes, size_t nr_excludes,
-				enum rtd_loglevel_type lt, int loglevel)
+				enum rtd_loglevel_type lt, int loglevel, bool syscall,
+				const char *filter)
 {
 	struct rtd_rule *r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
 	snprintf(r->pattern, sizeof(r->pattern), "%s", pattern);
+	r->syscall = syscall;
+	if (filter && !(r->filter = strdup(filter)))
+		goto fail;
 	if (nr_excludes) {
 		r->excludes = calloc(nr_excludes, sizeof(char *));
 		if (!r->excludes)

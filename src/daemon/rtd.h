@@ -33,8 +33,16 @@
 
 #define RTD_NAME_MAX 64		/* session and channel names, with NUL */
 #define RTD_PATTERN_MAX 256	/* event name globs, with NUL */
+#define RTD_FILTER_MAX 1024	/* kernel rules' ftrace filters, with NUL */
 
 extern pthread_mutex_t rtd_lock;
+
+/* The tracing domains of a session: programs' events (user space) and the
+ * kernel's, through a private ftrace instance (docs/kernel.md). */
+enum rtd_domain {
+	RTD_DOMAIN_USER = 0,
+	RTD_DOMAIN_KERNEL = 1,
+};
 
 enum rtd_buffer_type {
 	RTD_BUFFERS_PER_UID = 0,	/* default: one buffer set per user, shared
@@ -48,9 +56,14 @@ enum rtd_loglevel_type {
 	RTD_LOGLEVEL_SINGLE = 2,	/* --loglevel-only L: exactly L */
 };
 
-/* An enable-event rule. Owner: its channel. */
+/* An enable-event rule. Owner: its channel. In the kernel domain the
+ * pattern is a glob on "system:event" or "event" (tracepoints) or on the
+ * system call's name (syscall), and neither excludes nor log levels
+ * apply. */
 struct rtd_rule {
 	char pattern[RTD_PATTERN_MAX];	/* glob on "provider:event" */
+	bool syscall;			/* kernel: a system call rule */
+	char *filter;			/* kernel: ftrace filter expression, or NULL */
 	char **excludes;		/* globs; nr_excludes entries */
 	size_t nr_excludes;
 	enum rtd_loglevel_type loglevel_type;
@@ -60,9 +73,14 @@ struct rtd_rule {
 };
 
 /* A channel of a session. Owner: its session. Immutable once the session
- * has been started, except for `rules` and `enabled`. */
+ * has been started, except for `rules` and `enabled` (user space; a
+ * kernel channel is wholly fixed at the first start, when its ftrace
+ * instance is configured). A kernel channel uses overwrite, subbuf_size
+ * and num_subbuf (ftrace's buffer of subbuf_size * num_subbuf bytes per
+ * CPU) and read_timer_ms; the rest stays at its defaults. */
 struct rtd_channel {
 	char name[RTD_NAME_MAX];
+	enum rtd_domain domain;
 	uint32_t id;			/* CTF stream class id, 0.. in creation order */
 	bool overwrite;
 	uint64_t subbuf_size;
@@ -95,13 +113,16 @@ struct rtd_session {
 	bool active;			/* started */
 	bool ever_started;
 	uint32_t nr_channels;
-	struct rtd_channel *channels;
+	struct rtd_channel *channels;	/* user space */
+	struct rtd_channel *kchannels;	/* the kernel domain: at most one
+					 * (one ftrace instance per session) */
 	bool track_all;			/* no `track` yet: every process */
 	pid_t *tracked;			/* when !track_all */
 	size_t nr_tracked;
 	bool track_descendants;		/* `ringtrace record`: a process whose
 					 * ancestor is tracked is tracked */
 	void *dp;
+	void *kdp;			/* the kernel data plane's */
 	struct rtd_session *next;
 };
 
@@ -271,5 +292,32 @@ void dp_list_events(void (*fn)(const struct rtd_app_event *e, void *arg), void *
 
 /* The daemon is exiting: stop consumers, flush and close everything. */
 void dp_shutdown(void);
+
+/*
+ * The kernel domain's data plane (kernel_session.c), same conventions as
+ * the dp_* hooks. A session with an enabled kernel channel gets a private
+ * ftrace instance at its first start (configured from the channel and its
+ * enabled rules, which stay fixed from then on) and a reader thread that
+ * writes the instance's buffers as CTF under OUTPUT/kernel; snapshot
+ * sessions are read only by dp_kernel_snapshot.
+ *  - dp_kernel_access: this daemon may use the kernel domain (root, or
+ *    write access to tracefs); -EACCES/-ENODEV with one line in err.
+ *  - dp_kernel_start / dp_kernel_stop: tracing on (creating the instance
+ *    the first time) / off, with everything recorded written (stop
+ *    reports the write errors). Sessions without kernel rules: 0.
+ *  - dp_kernel_destroy: remove the instance and close the trace.
+ *  - dp_kernel_snapshot: what the kernel buffers hold now, as a complete
+ *    trace in DIR/kernel, tracing going on.
+ *  - dp_kernel_stats: the kernel channel's counters (0 when not started).
+ *  - dp_kernel_remove_stale: remove the instances of ringtraced
+ *    processes that died (kill -9); the number removed or -errno.
+ */
+int dp_kernel_access(char *err, size_t errlen);
+int dp_kernel_start(struct rtd_session *s, char *err, size_t errlen);
+int dp_kernel_stop(struct rtd_session *s, char *err, size_t errlen);
+void dp_kernel_destroy(struct rtd_session *s);
+int dp_kernel_snapshot(struct rtd_session *s, const char *dir, char *err, size_t errlen);
+int dp_kernel_stats(struct rtd_session *s, struct rtd_channel_stats *st);
+int dp_kernel_remove_stale(void);
 
 #endif /* RINGTRACE_RTD_H */

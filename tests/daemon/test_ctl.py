@@ -281,7 +281,7 @@ class Channels(DaemonCase):
                    "--tracefile-count", "2")
         self.fails(2, "invalid channel name", "enable-channel", "-u", "a b")
         self.fails(2, "missing argument", "enable-channel", "-u")
-        self.fails(2, "kernel domain", "enable-channel", "-k", "c")
+        self.fails(2, "exclude each other", "enable-channel", "-u", "-k", "c")
         self.assertIn("Channels:\n  none", self.ok("list", "s"))
 
     def test_snapshot_session_channels(self):

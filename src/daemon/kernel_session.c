@@ -1,0 +1,353 @@
+/*
+ * kernel_session.c - the kernel domain's data plane (the dp_kernel_*
+ * hooks of rtd.h): a session's kernel channel and rules become a private
+ * ftrace instance (src/kernel) at the first start, and a reader thread
+ * per session writes the instance's buffers as CTF under OUTPUT/kernel
+ * on the channel's read timer. Snapshot sessions have no reader: their
+ * instance runs in overwrite mode and dp_kernel_snapshot reads it.
+ *
+ * Concurrency: the hooks run on the main thread with rtd_lock held. The
+ * instance and the trace of a session are used by its reader thread and
+ * by the hooks (stop, snapshot, statistics), never at once: each use
+ * holds the session's `lock`. The reader reads nothing of the model and
+ * never takes rtd_lock, so that the main thread may join it while it
+ * holds rtd_lock.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "../kernel/kernel.h"
+#include "app.h"
+
+struct kdp_session {
+	pthread_mutex_t lock;		/* in, trace, err, errmsg */
+	struct rtk_instance *in;
+	struct rtk_trace *trace;	/* NULL in snapshot sessions */
+	pthread_t reader;
+	bool reading;			/* main thread only: reader started */
+	bool quit;			/* under lock: the reader returns */
+	int wake;			/* eventfd: the reader polls it */
+	uint32_t period_ms;
+	uint64_t buffer_bytes;		/* all CPUs */
+	int err;			/* first write error not reported */
+	char errmsg[RTD_ERRLEN + 16];
+};
+
+int dp_kernel_access(char *err, size_t errlen)
+{
+	char why[RTD_ERRLEN];
+	int ret = rtk_access(why, sizeof(why));
+	if (ret < 0)
+		snprintf(err, errlen, "the kernel domain is not available to this session daemon: "
+			 "%s (run it as root)", why);
+	return ret;
+}
+
+int dp_kernel_remove_stale(void)
+{
+	return rtk_instances_remove_stale();
+}
+
+/* Caller holds k->lock. Everything the instance's buffers hold now goes
+ * to the trace; the first error is kept for dp_kernel_stop. */
+static void drain_locked(struct kdp_session *k)
+{
+	if (!k->trace)
+		return;
+	char msg[RTD_ERRLEN];
+	long n = rtk_instance_drain(k->in, k->trace, msg, sizeof(msg));
+	if (n < 0 && !k->err) {
+		k->err = (int)n;
+		snprintf(k->errmsg, sizeof(k->errmsg), "kernel trace: %s", msg);
+	}
+}
+
+static void *reader_main(void *arg)
+{
+	struct kdp_session *k = arg;
+	for (;;) {
+		struct pollfd p = { .fd = k->wake, .events = POLLIN };
+		if (poll(&p, 1, (int)k->period_ms) > 0) {
+			uint64_t v;
+			if (read(k->wake, &v, sizeof(v)) < 0)
+				(void)0;	/* drained: a wake-up only */
+		}
+		pthread_mutex_lock(&k->lock);
+		bool quit = k->quit;
+		if (!quit)
+			drain_locked(k);
+		pthread_mutex_unlock(&k->lock);
+		if (quit)
+			return NULL;
+	}
+}
+
+static int reader_start(struct kdp_session *k, char *err, size_t errlen)
+{
+	if (!k->trace || k->reading)
+		return 0;
+	k->quit = false;
+	int ret = pthread_create(&k->reader, NULL, reader_main, k);
+	if (ret) {
+		snprintf(err, errlen, "cannot start the kernel trace's reader: %s", strerror(ret));
+		return -ret;
+	}
+	k->reading = true;
+	return 0;
+}
+
+static void reader_stop(struct kdp_session *k)
+{
+	if (!k->reading)
+		return;
+	pthread_mutex_lock(&k->lock);
+	k->quit = true;
+	pthread_mutex_unlock(&k->lock);
+	uint64_t one = 1;
+	if (write(k->wake, &one, sizeof(one)) < 0)
+		(void)0;	/* the reader wakes at its period anyway */
+	pthread_join(k->reader, NULL);
+	k->reading = false;
+}
+
+static void kdp_free(struct kdp_session *k)
+{
+	reader_stop(k);
+	if (k->trace)
+		rtk_trace_close(k->trace);
+	rtk_instance_destroy(k->in);
+	if (k->wake >= 0)
+		close(k->wake);
+	pthread_mutex_destroy(&k->lock);
+	free(k);
+}
+
+/* What the session's instance records: its kernel channel's enabled
+ * rules. The arrays point into the rules (which outlive the call). */
+struct kcfg {
+	struct rtk_config cfg;
+	const char **events;
+	const char **syscalls;
+};
+
+static int config_of(struct rtd_session *s, const struct rtd_channel *c, struct kcfg *k,
+		     char *err, size_t errlen)
+{
+	size_t n = 0;
+	for (const struct rtd_rule *r = c->rules; r; r = r->next)
+		n++;
+	k->events = calloc(n + 1, sizeof(char *));
+	k->syscalls = calloc(n + 1, sizeof(char *));
+	if (!k->events || !k->syscalls) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	struct rtk_config *cfg = &k->cfg;
+	cfg->session = s->name;
+	cfg->clock_tsc = app_clock_kind() == RTP_APP_CLOCK_TSC;
+	cfg->buffer_size_kb = c->subbuf_size * c->num_subbuf / 1024;
+	cfg->overwrite = c->overwrite;
+	cfg->events = k->events;
+	cfg->syscalls = k->syscalls;
+	for (const struct rtd_rule *r = c->rules; r; r = r->next) {
+		if (!r->enabled)
+			continue;
+		if (r->syscall)
+			k->syscalls[cfg->nr_syscalls++] = r->pattern;
+		else
+			k->events[cfg->nr_events++] = r->pattern;
+		/* ctl_rules.c keeps the enabled rules' filters equal. */
+		cfg->filter = r->filter;
+	}
+	if (!s->track_all) {
+		if (!s->nr_tracked) {
+			snprintf(err, errlen, "session %s tracks no process: its kernel events "
+				 "would all be dropped ('track --pid PID' or 'track --all')", s->name);
+			return -EINVAL;
+		}
+		cfg->pids = s->tracked;
+		cfg->nr_pids = s->nr_tracked;
+	}
+	return 0;
+}
+
+/* The session's instance, configured, and (but in snapshot sessions) its
+ * trace directory OUTPUT/kernel. */
+static int kdp_create(struct rtd_session *s, const struct rtd_channel *c,
+		      struct kdp_session **out, char *err, size_t errlen)
+{
+	struct kcfg kc = { 0 };
+	struct kdp_session *k = calloc(1, sizeof(*k));
+	if (!k) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&k->lock, NULL);
+	k->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	k->period_ms = c->read_timer_ms ? c->read_timer_ms : 100;
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	k->buffer_bytes = c->subbuf_size * c->num_subbuf * (uint64_t)(cpus > 0 ? cpus : 1);
+	int ret = k->wake < 0 ? -errno : 0;
+	if (ret < 0) {
+		snprintf(err, errlen, "eventfd: %s", strerror(-ret));
+		goto fail;
+	}
+	if ((ret = config_of(s, c, &kc, err, errlen)) < 0)
+		goto fail;
+	char why[RTD_ERRLEN];
+	if ((ret = rtk_instance_create(&kc.cfg, &k->in, why, sizeof(why))) < 0) {
+		snprintf(err, errlen, "kernel domain of session %s: %s", s->name, why);
+		goto fail;
+	}
+	if (!s->snapshot) {
+		char dir[PATH_MAX], host[256] = "";
+		if (snprintf(dir, sizeof(dir), "%s/kernel", s->output) >= (int)sizeof(dir)) {
+			snprintf(err, errlen, "output path too long");
+			ret = -ENAMETOOLONG;
+			goto fail;
+		}
+		gethostname(host, sizeof(host) - 1);
+		struct rtk_trace_info info = { .hostname = host, .trace_name = s->name };
+		ctf_uuid_generate(info.uuid);
+		app_clock_info(&info.clock);
+		ret = rtk_trace_open(dir, rtk_instance_formats(k->in), &info, &k->trace, why,
+				     sizeof(why));
+		if (ret < 0) {
+			snprintf(err, errlen, "kernel trace of session %s: %s", s->name, why);
+			goto fail;
+		}
+	}
+	*out = k;
+	ret = 0;
+	goto out;
+fail:
+	kdp_free(k);
+out:
+	free(kc.events);
+	free(kc.syscalls);
+	return ret;
+}
+
+/* The session's kernel channel when it records something. */
+static const struct rtd_channel *kernel_channel(const struct rtd_session *s)
+{
+	const struct rtd_channel *c = s->kchannels;
+	if (!c || !c->enabled)
+		return NULL;
+	for (const struct rtd_rule *r = c->rules; r; r = r->next)
+		if (r->enabled)
+			return c;
+	return NULL;
+}
+
+int dp_kernel_start(struct rtd_session *s, char *err, size_t errlen)
+{
+	struct kdp_session *k = s->kdp;
+	if (!k) {
+		const struct rtd_channel *c = kernel_channel(s);
+		if (!c)
+			return 0;
+		int ret = dp_kernel_access(err, errlen);
+		if (ret < 0 || (ret = kdp_create(s, c, &k, err, errlen)) < 0)
+			return ret;
+		s->kdp = k;
+	}
+	int ret = rtk_instance_start(k->in);
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot start the kernel tracing of session %s: %s", s->name,
+			 strerror(-ret));
+		return ret;
+	}
+	ret = reader_start(k, err, errlen);
+	if (ret < 0)
+		rtk_instance_stop(k->in);
+	return ret;
+}
+
+int dp_kernel_stop(struct rtd_session *s, char *err, size_t errlen)
+{
+	struct kdp_session *k = s->kdp;
+	if (!k)
+		return 0;
+	reader_stop(k);
+	int ret = rtk_instance_stop(k->in);
+	pthread_mutex_lock(&k->lock);
+	drain_locked(k);
+	if (k->err) {
+		ret = k->err;
+		snprintf(err, errlen, "%s", k->errmsg);
+		k->err = 0;
+	} else if (ret < 0) {
+		snprintf(err, errlen, "cannot stop the kernel tracing of session %s: %s", s->name,
+			 strerror(-ret));
+	}
+	pthread_mutex_unlock(&k->lock);
+	return ret;
+}
+
+void dp_kernel_destroy(struct rtd_session *s)
+{
+	if (s->kdp)
+		kdp_free(s->kdp);
+	s->kdp = NULL;
+}
+
+int dp_kernel_snapshot(struct rtd_session *s, const char *dir, char *err, size_t errlen)
+{
+	struct kdp_session *k = s->kdp;
+	if (!k)
+		return 0;
+	char path[PATH_MAX], host[256] = "", why[RTD_ERRLEN];
+	if (snprintf(path, sizeof(path), "%s/kernel", dir) >= (int)sizeof(path)) {
+		snprintf(err, errlen, "snapshot directory name too long");
+		return -ENAMETOOLONG;
+	}
+	gethostname(host, sizeof(host) - 1);
+	struct rtk_trace_info info = { .hostname = host, .trace_name = s->name };
+	ctf_uuid_generate(info.uuid);
+	app_clock_info(&info.clock);
+	struct rtk_trace *t;
+	int ret = rtk_trace_open(path, rtk_instance_formats(k->in), &info, &t, why, sizeof(why));
+	if (ret < 0) {
+		snprintf(err, errlen, "kernel snapshot: %s", why);
+		return ret;
+	}
+	pthread_mutex_lock(&k->lock);
+	long n = rtk_instance_drain(k->in, t, why, sizeof(why));
+	pthread_mutex_unlock(&k->lock);
+	ret = rtk_trace_close(t);
+	if (n < 0) {
+		snprintf(err, errlen, "kernel snapshot: %s", why);
+		return (int)n;
+	}
+	if (ret < 0)
+		snprintf(err, errlen, "kernel snapshot: cannot close %s: %s", path, strerror(-ret));
+	return ret;
+}
+
+int dp_kernel_stats(struct rtd_session *s, struct rtd_channel_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	struct kdp_session *k = s->kdp;
+	if (!k)
+		return 0;
+	st->buffer_bytes = k->buffer_bytes;
+	st->nr_buffer_sets = 1;
+	if (!k->trace)
+		return 0;
+	struct rtk_trace_stats ts;
+	pthread_mutex_lock(&k->lock);
+	if (s->active)
+		drain_locked(k);
+	rtk_trace_stats(k->trace, &ts);
+	pthread_mutex_unlock(&k->lock);
+	st->events = ts.events;
+	st->events_lost = ts.lost;
+	return 0;
+}

@@ -1,0 +1,309 @@
+#!/usr/bin/python3
+"""The kernel domain in ringtraced's sessions (root, tracefs): a session
+with `enable-event -k sched_switch` and `enable-event -k --syscall write`
+records a workload whose write(2) calls (fd, count, ret) and threads (in
+sched_switch) are read back with babeltrace2 and `ringtrace view`; a
+snapshot session keeps the newest kernel events; a user other than root
+gets one line saying why not; the session's tracefs instance is gone after
+destroy, and after kill -9 of the daemon once a new daemon starts. Exit 77
+with the reason when the kernel domain cannot be used here.
+
+usage: test_kernel_sessions.py BUILD_DIR
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import bt2
+
+BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
+RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
+DAEMON_DIR = os.path.join(BUILD, "src/daemon")
+WORKLOAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel_workload.py")
+INSTANCES = "/sys/kernel/tracing/instances"
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def read_bt2(path):
+    """(name, tid, payload) of every event of the traces under path, in
+    time order, and the number of events reported lost."""
+    events, lost = [], 0
+    for msg in bt2.TraceCollectionMessageIterator(path):
+        if type(msg) is bt2._DiscardedEventsMessageConst:
+            lost += msg.count or 0
+        if type(msg) is not bt2._EventMessageConst:
+            continue
+        ev = msg.event
+        payload = {k: (str(v) if isinstance(v, bt2._StringFieldConst) else int(v))
+                   for k, v in ev.payload_field.items()}
+        events.append((ev.name, int(ev.common_context_field["tid"]), payload))
+    return events, lost
+
+
+def writes_of(events, tid, fd):
+    """The (count, ret) of each write(2) on fd by tid, in order."""
+    out, pending = [], None
+    for name, t, p in events:
+        if t != tid:
+            continue
+        if name == "syscall_entry_write":
+            pending = p["count"] if p["fd"] == fd else None
+        elif name == "syscall_exit_write" and pending is not None:
+            out.append((pending, p["ret"]))
+            pending = None
+    return out
+
+
+def ours(daemon_pid):
+    prefix = "ringtrace-%d-" % daemon_pid
+    return sorted(n for n in os.listdir(INSTANCES) if n.startswith(prefix))
+
+
+class KernelSession(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="rt-ksess-")
+        os.chmod(self.tmp, 0o755)
+        self.env = dict(os.environ, RINGTRACE_RUNDIR=os.path.join(self.tmp, "run"),
+                        HOME=self.tmp,
+                        PATH=DAEMON_DIR + os.pathsep + os.environ.get("PATH", ""))
+        self.env.pop("RINGTRACED", None)
+
+    def tearDown(self):
+        pid = self.daemon_pid()
+        if pid:
+            try:
+                os.kill(pid, signal.SIGTERM)
+                for _ in range(100):
+                    os.kill(pid, 0)
+                    time.sleep(0.05)
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def daemon_pid(self):
+        try:
+            with open(os.path.join(self.tmp, "run", "ringtraced.pid")) as f:
+                return int(f.read())
+        except (OSError, ValueError):
+            return None
+
+    def rt(self, *args, env=None, pre=()):
+        return subprocess.run([*pre, RINGTRACE, *args], capture_output=True, text=True,
+                              env=env or self.env, timeout=120)
+
+    def ok(self, *args):
+        r = self.rt(*args)
+        self.assertEqual(r.returncode, 0, "ringtrace %s: %s%s" % (" ".join(args), r.stdout,
+                                                                  r.stderr))
+        return r.stdout
+
+    def workload(self, nthreads, writes, *pin):
+        """Start the workload: its pid, and a function that lets it run and
+        returns what it did."""
+        p = subprocess.Popen(["/usr/bin/python3", WORKLOAD, str(nthreads), str(writes), *pin],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.addCleanup(p.kill)
+        pid = int(p.stdout.readline())
+
+        def run():
+            out, _ = p.communicate("go\n", timeout=120)
+            self.assertEqual(p.returncode, 0)
+            return json.loads(out)
+        return pid, run
+
+    def test_session_records_writes_and_threads(self):
+        out = os.path.join(self.tmp, "trace")
+        self.ok("create", "k", "-o", out)
+        # The workload's threads only (set_event_pid, following its clones).
+        pid, run = self.workload(3, 400)
+        self.ok("track", "-k", "--pid", str(pid))
+        self.ok("enable-event", "-k", "sched_switch")
+        self.ok("enable-event", "-k", "--syscall", "write")
+        listing = self.ok("list", "k")
+        self.assertIn("=== Domain: Linux kernel ===", listing)
+        self.assertIn("sched_switch (type: tracepoint) [enabled]", listing)
+        self.assertIn("write (type: syscall) [enabled]", listing)
+        self.ok("start")
+        names = ours(self.daemon_pid())
+        self.assertEqual(names, ["ringtrace-%d-k" % self.daemon_pid()])
+        with open(os.path.join(INSTANCES, names[0], "trace_clock")) as f:
+            self.assertRegex(f.read(), r"\[(x86-tsc|mono)\]")
+        info = run()
+        self.ok("stop")
+        status = self.ok("status")
+        m = re.search(r"kernel channel0: ftrace buffers \d+ bytes, events (\d+), lost (\d+)",
+                      status)
+        self.assertTrue(m, status)
+
+        kdir = os.path.join(out, "kernel")
+        events, lost = read_bt2(kdir)
+        self.assertEqual(int(m.group(1)), len(events), "status counts what was written")
+        self.assertEqual(lost, 0, "a 4 MiB buffer per CPU loses nothing here")
+        switched_in = {p["next_tid"]: p["next_comm"] for n, _, p in events
+                       if n == "sched_switch"}
+        for t in info["threads"]:
+            got = writes_of(events, t["tid"], info["fd"])
+            want = [(t["base"] + i, t["base"] + i) for i in range(info["writes"])]
+            self.assertEqual(got, want, "thread %s's write(2) calls" % t["name"])
+            self.assertEqual(switched_in.get(t["tid"]), t["name"],
+                             "thread %s in sched_switch" % t["name"])
+
+        # Our reader: the same events in the same order.
+        r = subprocess.run([RINGTRACE, "view", kdir], capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual([l.split(": ")[0].split()[-1] for l in lines], [e[0] for e in events])
+        t0 = info["threads"][0]
+        entry = re.compile(r"syscall_entry_write: \{ tid = %d \}, \{ fd = %d, buf = 0x[0-9a-f]+, "
+                           r"count = (\d+) \}$" % (t0["tid"], info["fd"]))
+        counts = [int(m.group(1)) for m in map(entry.search, lines) if m]
+        self.assertEqual(counts, [t0["base"] + i for i in range(info["writes"])])
+
+        self.ok("destroy", "k")
+        self.assertEqual(ours(self.daemon_pid()), [], "destroy removes the instance")
+
+    def test_snapshot_keeps_newest(self):
+        snaps = os.path.join(self.tmp, "snaps")
+        self.ok("create", "snap", "--snapshot", "-o", snaps)
+        # 8 KiB of ftrace buffer per CPU: a fraction of the writes fit.
+        self.ok("enable-channel", "-k", "channel0", "--subbuf-size", "4k", "--num-subbuf", "2")
+        self.ok("enable-event", "-k", "--syscall", "write")
+        self.assertIn("Event-loss mode:  overwrite", self.ok("list", "snap"))
+        # On one CPU: its buffer holds the newest writes, a run without gap.
+        pid, run = self.workload(1, 3000, "pin")
+        self.ok("track", "-k", "--pid", str(pid))
+        self.ok("start")
+        info = run()
+        r = self.ok("snapshot", "record")
+        path = r.split("Snapshot recorded in ")[1].strip()
+        events, lost = read_bt2(os.path.join(path, "kernel"))
+        t = info["threads"][0]
+        got = writes_of(events, t["tid"], info["fd"])
+        last = t["base"] + info["writes"] - 1
+        self.assertTrue(got, "the snapshot holds the workload's last writes")
+        self.assertEqual(got[-1], (last, last), "the newest write is kept")
+        counts = [c for c, _ in got]
+        self.assertEqual(counts, list(range(counts[0], last + 1)),
+                         "a run of the newest writes, none missing")
+        self.assertGreater(counts[0], t["base"], "the oldest were overwritten")
+        # The loss is carried by each stream's first packet, which
+        # babeltrace2 does not report: `ringtrace summary` counts it.
+        r = subprocess.run([RINGTRACE, "summary", os.path.join(path, "kernel")],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        m = re.search(r"channel0: (\d+) events recorded, (\d+) lost", r.stdout)
+        self.assertTrue(m, r.stdout)
+        self.assertEqual(int(m.group(1)), len(events))
+        self.assertGreaterEqual(int(m.group(2)) + lost, 2 * (counts[0] - t["base"]) - 1,
+                                "the overwritten writes (entry and exit; the exit of the "
+                                "one before the first kept may be there) are counted lost")
+        self.ok("destroy", "snap")
+
+    def test_refusals(self):
+        self.ok("create", "r")
+        self.ok("enable-event", "-k", "--syscall", "write", "--filter", "common_pid != 1")
+        err = self.rt("enable-event", "-k", "sched_switch", "--filter", "prev_tid == 1")
+        self.assertEqual(err.returncode, 2)
+        self.assertIn("share one filter", err.stderr)
+        err = self.rt("enable-event", "-k", "sched_switch", "--exclude", "x")
+        self.assertIn("does not apply to kernel rules", err.stderr)
+        err = self.rt("enable-event", "-u", "a:b", "--syscall")
+        self.assertIn("is for kernel rules", err.stderr)
+        err = self.rt("enable-channel", "-k", "other")
+        self.assertIn("one kernel channel", err.stderr)
+        err = self.rt("enable-event", "-k", "-u", "x")
+        self.assertIn("exclude each other", err.stderr)
+        err = self.rt("add-context", "-k", "-t", "prio")
+        self.assertNotEqual(err.returncode, 0)
+        self.assertIn("not available", err.stderr)
+        self.ok("add-context", "-k", "-t", "tid")
+        saved = self.ok("save", "r")
+        self.assertIn("enable-event domain=kernel session=r channel=channel0 pattern=write "
+                      "syscall=1 filter=common_pid%20!=%201", saved)
+        # A glob that matches nothing: start says which.
+        self.ok("enable-event", "-k", "no_such_event_xyz", "--filter", "common_pid != 1")
+        err = self.rt("start", "r")
+        self.assertEqual(err.returncode, 1)
+        self.assertIn("no_such_event_xyz", err.stderr)
+        self.assertEqual(ours(self.daemon_pid()), [], "nothing left by a refused start")
+        self.ok("disable-event", "-k", "no_such_event_xyz")
+        self.ok("start", "r")
+        err = self.rt("enable-event", "-k", "sched_wakeup")
+        self.assertIn("fixed at the first start", err.stderr)
+        self.ok("destroy", "r")
+        # Saved and loaded back: the same listing.
+        cfg = os.path.join(self.tmp, "r.cfg")
+        with open(cfg, "w") as f:
+            f.write(saved)
+        self.ok("load", cfg, "--force")
+        self.assertIn("write (type: syscall) [filter: common_pid != 1] [enabled]", self.ok("list", "r"))
+
+    def test_not_root(self):
+        home = os.path.join(self.tmp, "nobody")
+        os.mkdir(home)
+        os.chown(home, 65534, 65534)
+        env = dict(self.env, HOME=home, RINGTRACE_RUNDIR=os.path.join(home, "run"))
+        try:
+            self.assertEqual(self.rt("create", "n", env=env, pre=NOBODY).returncode, 0)
+            r = self.rt("enable-event", "-k", "sched_switch", env=env, pre=NOBODY)
+            self.assertEqual(r.returncode, 1)
+            lines = r.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 1, r.stderr)
+            self.assertIn("kernel domain is not available", lines[0])
+            self.assertIn("root", lines[0])
+        finally:
+            subprocess.run([*NOBODY, RINGTRACE, "destroy", "-a"], env=env,
+                           capture_output=True, timeout=60)
+            try:
+                with open(os.path.join(home, "run", "ringtraced.pid")) as f:
+                    os.kill(int(f.read()), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass
+
+    def test_killed_daemon_instance_removed(self):
+        self.ok("create", "x")
+        self.ok("enable-event", "-k", "sched_switch")
+        self.ok("start")
+        pid = self.daemon_pid()
+        left = ours(pid)
+        self.assertEqual(len(left), 1)
+        os.kill(pid, signal.SIGKILL)
+        for _ in range(200):
+            if not os.path.exists("/proc/%d" % pid):
+                break
+            time.sleep(0.05)
+        self.assertTrue(os.path.isdir(os.path.join(INSTANCES, left[0])), "left by kill -9")
+        self.ok("create", "y")  # starts a new daemon
+        self.assertNotEqual(self.daemon_pid(), pid)
+        self.assertFalse(os.path.exists(os.path.join(INSTANCES, left[0])),
+                         "the new daemon removed the stale instance")
+
+
+def usable():
+    if os.geteuid() != 0:
+        return "not root: the kernel domain needs root"
+    if not os.path.isdir(INSTANCES):
+        return "no tracefs instances directory at " + INSTANCES
+    try:
+        os.mkdir(os.path.join(INSTANCES, "rt-probe-%d" % os.getpid()))
+        os.rmdir(os.path.join(INSTANCES, "rt-probe-%d" % os.getpid()))
+    except OSError as e:
+        return "cannot create a tracefs instance: %s" % e
+    return None
+
+
+if __name__ == "__main__":
+    why = usable()
+    if why:
+        print("SKIP:", why)
+        sys.exit(77)
+    unittest.main(verbosity=2)
