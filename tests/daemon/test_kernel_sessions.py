@@ -27,6 +27,7 @@ BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
 RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
 DAEMON_DIR = os.path.join(BUILD, "src/daemon")
 WORKLOAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernel_workload.py")
+KERNEL_APP = os.path.join(BUILD, "tests/daemon/kernel_app")
 INSTANCES = "/sys/kernel/tracing/instances"
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
@@ -71,7 +72,7 @@ class KernelSession(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix="rt-ksess-")
         os.chmod(self.tmp, 0o755)
         self.env = dict(os.environ, RINGTRACE_RUNDIR=os.path.join(self.tmp, "run"),
-                        HOME=self.tmp,
+                        HOME=self.tmp, RINGTRACE_DAEMON_TIMEOUT_MS="5000",
                         PATH=DAEMON_DIR + os.pathsep + os.environ.get("PATH", ""))
         self.env.pop("RINGTRACED", None)
 
@@ -170,6 +171,52 @@ class KernelSession(unittest.TestCase):
 
         self.ok("destroy", "k")
         self.assertEqual(ours(self.daemon_pid()), [], "destroy removes the instance")
+
+    def test_user_and_kernel_merged(self):
+        """kernel_app emits kapp:before, calls write(2), emits kapp:after,
+        10,000 times: in the session's directory read as one collection,
+        each write's entry and exit lie between its two user events."""
+        out = os.path.join(self.tmp, "merged")
+        self.ok("create", "m", "-o", out)
+        p = subprocess.Popen([KERNEL_APP, "10000"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True, env=self.env)
+        self.addCleanup(p.kill)
+        pid = int(p.stdout.readline().split()[1])
+        self.ok("track", "-u", "--pid", str(pid))
+        self.ok("enable-event", "-k", "--syscall", "write")
+        self.ok("enable-event", "-u", "kapp:*")
+        self.ok("add-context", "-u", "-t", "vtid")
+        self.ok("start")
+        done, _ = p.communicate("go\n", timeout=120)
+        self.assertEqual(p.returncode, 0)
+        fd = int(done.split()[1])
+        self.ok("stop")
+        seq, state = 0, "before"
+        for msg in bt2.TraceCollectionMessageIterator(out):
+            if type(msg) is not bt2._EventMessageConst:
+                continue
+            ev = msg.event
+            ctx = ev.common_context_field
+            tid = int(ctx["tid"] if "tid" in ctx else ctx["vtid"])
+            if tid != pid:
+                continue
+            p_ = ev.payload_field
+            step = (ev.name, state)
+            if step == ("kapp:before", "before"):
+                self.assertEqual(int(p_["seq"]), seq)
+                state = "entry"
+            elif step == ("syscall_entry_write", "entry") and int(p_["fd"]) == fd:
+                self.assertEqual(int(p_["count"]), 1 + seq % 100)
+                state = "exit"
+            elif step == ("syscall_exit_write", "exit"):
+                self.assertEqual(int(p_["ret"]), 1 + seq % 100)
+                state = "after"
+            elif step == ("kapp:after", "after"):
+                self.assertEqual((int(p_["seq"]), int(p_["ret"])), (seq, 1 + seq % 100))
+                seq, state = seq + 1, "before"
+            elif ev.name.startswith("kapp:") or state in ("exit", "after"):
+                self.fail("write %d: %s where %s was due" % (seq, ev.name, state))
+        self.assertEqual(seq, 10000, "every write between its two user events")
 
     def test_snapshot_keeps_newest(self):
         snaps = os.path.join(self.tmp, "snaps")
