@@ -369,9 +369,10 @@ CONS_HIDDEN void cons_drain(struct cons_channel *const *chs, size_t nr, bool rea
 /* Relaxed loads of the statistics, added to *st. */
 CONS_HIDDEN void cons_channel_stats(const struct cons_channel *c, struct cons_stats *st);
 
-/* Events in a packet (0 if it does not decode). */
+/* Events in the packet at `data` (`size` bytes at most; its content_size
+ * says where the events end), 0 if it does not decode. */
 CONS_HIDDEN uint64_t cons_packet_events(const struct cons_channel *c, const char *data,
-					uint64_t used);
+					uint64_t size);
 /*
  * Trim a packet (packet.c): `shared` (`size` bytes) is copied into `copy`
  * (private, `size` bytes; copy == shared for a trusted packet, trimmed in

@@ -59,10 +59,13 @@ static int64_t walk(const struct cons_channel *c, const char *data, const char *
 	return n;
 }
 
-uint64_t cons_packet_events(const struct cons_channel *c, const char *data, uint64_t used)
+uint64_t cons_packet_events(const struct cons_channel *c, const char *data, uint64_t size)
 {
 	struct ctf_packet_header h;
 	memcpy(&h, data, sizeof(h));
+	uint64_t used = h.content_size / 8;
+	if (used < CTF_PACKET_HEADER_SIZE || used > size)
+		return 0;
 	int64_t n = walk(c, data, data + used, &h);
 	return n > 0 ? (uint64_t)n : 0;
 }
