@@ -7,16 +7,17 @@ field by field, against what callsite.c computed.
 
 usage: test_abi.py BUILD_DIR
 """
-import json
 import os
 import subprocess
 import sys
 import tempfile
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../support"))
+import rtfixtures  # noqa: E402
+
 BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
 RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
-RTR_DUMP = os.path.join(BUILD, "tests/reader/rtr_dump")
 VERSIONS = ["1", "2", "5", "current"]
 
 
@@ -55,9 +56,7 @@ class OldCallSites(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertRegex(r.stdout, r"^abi \d+: done\n$")
         self.assertNotIn("ignored", r.stderr)
-        d = subprocess.run([RTR_DUMP, trace], capture_output=True, text=True, timeout=120)
-        self.assertEqual(d.returncode, 0, d.stderr)
-        events = [json.loads(line) for line in d.stdout.splitlines()]
+        events = rtfixtures.rtr_dump(BUILD, trace)
         got = [(e["name"], e["payload"]) for e in events]
         want = expected(version, n)
         self.assertEqual(len(got), len(want))

@@ -13,11 +13,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../support"))
+import rtfixtures  # noqa: E402
 
 P = common.Paths(sys.argv.pop(1) if len(sys.argv) > 1 else "build")
 PROGRAM = os.path.join(P.build, "tests/analysis/threads")
@@ -169,21 +170,9 @@ class Daemon(Embedded):
 
     @classmethod
     def record_env(cls):
-        run = os.path.join(cls.tmp, "run")
-        home = os.path.join(cls.tmp, "home")
-        os.mkdir(home)
-        env = dict(os.environ, RINGTRACE_RUNDIR=run, HOME=home,
-                   RINGTRACE_DAEMON_TIMEOUT_MS="5000")
-        for var in ("RINGTRACE_OUTPUT", "RINGTRACE_NO_DAEMON"):
-            env.pop(var, None)
+        env = rtfixtures.private_env(cls.tmp)
         cls.log = open(os.path.join(cls.tmp, "daemon.log"), "a")
-        cls.daemon = subprocess.Popen([RINGTRACED, "--foreground"], env=env,
-                                      stdout=cls.log, stderr=cls.log)
-        sock = os.path.join(run, "ringtraced.sock")
-        for _ in range(500):
-            if os.path.exists(sock):
-                break
-            time.sleep(0.01)
+        cls.daemon = rtfixtures.start_daemon(RINGTRACED, env, cls.log)
         return env
 
     @classmethod

@@ -5,14 +5,15 @@ and traces read back with babeltrace2's Python bindings."""
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
 import bt2
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../support"))
+import rtfixtures  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
 RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
@@ -60,34 +61,17 @@ class AppCase(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="rt-apps-")
         self.rundir = os.path.join(self.tmp, "run")
-        # A generous registration timeout: on a loaded machine the 50 ms
-        # default could expire and the test would check timing, not tracing.
-        self.env = dict(os.environ, RINGTRACE_RUNDIR=self.rundir,
-                        HOME=os.path.join(self.tmp, "home"),
-                        RINGTRACE_DAEMON_TIMEOUT_MS="5000")
-        for var in ("RINGTRACE_OUTPUT", "RINGTRACE_NO_DAEMON"):
-            self.env.pop(var, None)
-        os.mkdir(self.env["HOME"])
+        self.env = rtfixtures.private_env(self.tmp)
         self.programs = []
         self.daemon = None
         self.start_daemon()
 
     def start_daemon(self):
         self.daemon_log = open(os.path.join(self.tmp, "daemon.log"), "a")
-        self.daemon = subprocess.Popen([RINGTRACED, "--foreground"], env=self.env,
-                                       stdout=self.daemon_log, stderr=self.daemon_log)
-        sock = os.path.join(self.rundir, "ringtraced.sock")
-        # Until it accepts: the socket file exists from bind(), a moment
-        # before listen() (long on a loaded machine).
-        for _ in range(500):
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
-                try:
-                    c.connect(sock)
-                    return
-                except OSError:
-                    pass
-            time.sleep(0.01)
-        self.fail("the daemon did not listen on its socket")
+        try:
+            self.daemon = rtfixtures.start_daemon(RINGTRACED, self.env, self.daemon_log)
+        except RuntimeError as e:
+            self.fail(str(e))
 
     def tearDown(self):
         for prog in self.programs:
@@ -131,9 +115,7 @@ def read_events(path):
     """Every event of the traces under `path`, in time order, as dicts:
     event (its name), payload fields, context fields (ctx_NAME) and stream_class (the channel's id)."""
     events = []
-    for msg in bt2.TraceCollectionMessageIterator(path):
-        if type(msg) is not bt2._EventMessageConst:
-            continue
+    for msg in rtfixtures.bt2_read(path)[0]:
         ev = msg.event
         e = {"event": ev.name}
         if ev.payload_field is not None:

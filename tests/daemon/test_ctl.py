@@ -23,6 +23,9 @@ import tempfile
 import time
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../support"))
+import rtfixtures  # noqa: E402
+
 BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
 RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
 DAEMON_DIR = os.path.join(BUILD, "src/daemon")
@@ -39,13 +42,10 @@ class DaemonCase(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix="rt-ctl-")
         self.rundir = os.path.join(self.tmp, "run")
         self.home = os.path.join(self.tmp, "home")
-        os.mkdir(self.home)
-        # A generous registration timeout for the programs (as AppCase's):
-        # on a loaded machine the 50 ms default can expire, and a program
-        # then runs untraced (test_cycle counted 0 events of 125).
-        self.env = dict(os.environ, RINGTRACE_RUNDIR=self.rundir, HOME=self.home,
-                        RINGTRACE_DAEMON_TIMEOUT_MS="5000",
-                        PATH=DAEMON_DIR + os.pathsep + os.environ.get("PATH", ""))
+        # (test_cycle counted 0 events of 125 with the 50 ms default
+        # registration timeout.)
+        self.env = rtfixtures.private_env(
+            self.tmp, PATH=DAEMON_DIR + os.pathsep + os.environ.get("PATH", ""))
         self.env.pop("RINGTRACED", None)
         self.procs = []
 
@@ -678,13 +678,11 @@ class Protocol(DaemonCase):
 
 def trace_events(path):
     """(event name, its 'id' field or None) of every event, via bt2."""
-    import bt2
     out = []
-    for msg in bt2.TraceCollectionMessageIterator(path):
-        if type(msg) is bt2._EventMessageConst:
-            ev = msg.event
-            fields = ev.payload_field
-            out.append((ev.name, int(fields["id"]) if fields and "id" in fields else None))
+    for msg in rtfixtures.bt2_read(path)[0]:
+        ev = msg.event
+        fields = ev.payload_field
+        out.append((ev.name, int(fields["id"]) if fields and "id" in fields else None))
     return sorted(out, key=lambda e: (e[0], -1 if e[1] is None else e[1]))
 
 

@@ -37,19 +37,14 @@ if os.geteuid() != 0:
 
 from apps_common import APP_PROG, RINGTRACE, RINGTRACED, AppCase, read_events  # noqa: E402
 
-import bt2  # noqa: E402
+import rtfixtures  # noqa: E402
 
 
 def bt2_counts(path):
     """(events as (tag, seq), discarded events) as babeltrace2 reads them."""
-    events, lost = [], 0
-    for msg in bt2.TraceCollectionMessageIterator(path):
-        if type(msg) is bt2._EventMessageConst:
-            f = msg.event.payload_field
-            events.append((str(f["tag"]), int(f["seq"])))
-        elif type(msg) is bt2._DiscardedEventsMessageConst:
-            lost += msg.count or 0
-    return events, lost
+    msgs, lost, _ = rtfixtures.bt2_read(path)
+    return [(str(m.event.payload_field["tag"]), int(m.event.payload_field["seq"]))
+            for m in msgs], lost
 
 
 def summary_counts(path, env):

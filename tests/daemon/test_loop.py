@@ -19,6 +19,7 @@ import unittest
 
 from apps_common import RINGTRACE, RINGTRACED, AppCase, read_events, trace_dirs
 import raw_app
+import rtfixtures
 
 
 def read(path):
@@ -27,23 +28,6 @@ def read(path):
 
 
 class LoopCase(AppCase):
-    def setUp(self):
-        super().setUp()
-        self.wait_listening()
-
-    def wait_listening(self):
-        """The socket file exists from bind(), a moment before listen():
-        wait for the latter (the raw clients and `list` do not retry)."""
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                raw_app.connect(self.rundir).close()
-                return
-            except (ConnectionRefusedError, FileNotFoundError):
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.01)
-
     def list_ok(self):
         """`ringtrace list` succeeds (its own timeout applies)."""
         r = subprocess.run([RINGTRACE, "list"], capture_output=True, text=True,
@@ -272,10 +256,8 @@ class Descriptors(LoopCase):
         os.unlink(os.path.join(self.rundir, "ringtraced.sock"))
         lim = lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (32, 32))
         self.daemon_log = open(os.path.join(self.tmp, "daemon.log"), "a")
-        self.daemon = subprocess.Popen([RINGTRACED, "--foreground"], env=self.env,
-                                       stdout=self.daemon_log, stderr=self.daemon_log,
-                                       preexec_fn=lim)
-        self.wait_listening()
+        self.daemon = rtfixtures.start_daemon(RINGTRACED, self.env, self.daemon_log,
+                                              preexec_fn=lim)
         self.list_ok()
         # 60 connections that say nothing: the daemon runs out of
         # descriptors (they would be closed after 5 s without a frame).

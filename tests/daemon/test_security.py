@@ -14,6 +14,9 @@ import tempfile
 import time
 import unittest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../support"))
+import rtfixtures  # noqa: E402
+
 BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
 RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
 RINGTRACED = os.path.join(BUILD, "src/daemon/ringtraced")
@@ -51,12 +54,7 @@ class Base(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix="rt-sec-")
         os.chmod(self.tmp, 0o755)     # nobody may look inside, not write
         self.rundir = os.path.join(self.tmp, "run")
-        self.env = dict(os.environ, RINGTRACE_RUNDIR=self.rundir,
-                        HOME=os.path.join(self.tmp, "home"), RINGTRACED=RINGTRACED,
-                        RINGTRACE_DAEMON_TIMEOUT_MS="2000")
-        for var in ("RINGTRACE_OUTPUT", "RINGTRACE_NO_DAEMON"):
-            self.env.pop(var, None)
-        os.mkdir(self.env["HOME"])
+        self.env = rtfixtures.private_env(self.tmp, timeout_ms=2000, RINGTRACED=RINGTRACED)
         self.procs = []
 
     def tearDown(self):
@@ -226,9 +224,7 @@ def as_nobody(fn):
 
 
 def count_events(path):
-    import bt2
-    return sum(1 for m in bt2.TraceCollectionMessageIterator(path)
-               if type(m) is bt2._EventMessageConst)
+    return len(rtfixtures.bt2_read(path)[0])
 
 
 def tree_modes(root):

@@ -14,8 +14,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../support"))
+import rtfixtures  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv.pop(1))
 CC = sys.argv.pop(1)
@@ -207,20 +209,9 @@ class ActiveSession(unittest.TestCase):
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="rt-msg-")
-        home = os.path.join(self.tmp, "home")
-        os.mkdir(home)
-        self.env = dict(os.environ, RINGTRACE_RUNDIR=os.path.join(self.tmp, "run"),
-                        HOME=home, RINGTRACE_DAEMON_TIMEOUT_MS="5000")
-        for var in ("RINGTRACE_OUTPUT", "RINGTRACE_NO_DAEMON"):
-            self.env.pop(var, None)
+        self.env = rtfixtures.private_env(self.tmp)
         self.log = open(os.path.join(self.tmp, "daemon.log"), "a")
-        self.daemon = subprocess.Popen([RINGTRACED, "--foreground"], env=self.env,
-                                       stdout=self.log, stderr=self.log)
-        sock = os.path.join(self.tmp, "run", "ringtraced.sock")
-        for _ in range(500):
-            if os.path.exists(sock):
-                break
-            time.sleep(0.01)
+        self.daemon = rtfixtures.start_daemon(RINGTRACED, self.env, self.log)
 
     def tearDown(self):
         self.daemon.kill()

@@ -17,6 +17,9 @@ import unittest
 
 import bt2
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../support"))
+import rtfixtures  # noqa: E402
+
 BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
 RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
 TYPES = os.path.join(BUILD, "tests/integration/types")
@@ -37,17 +40,8 @@ def record(trace, cmd, *opts, env=None):
                           capture_output=True, text=True, env=env, timeout=120)
 
 
-def read_trace(path):
-    """All event messages and the discarded-event counts, via bt2."""
-    events, discarded, lost_packets = [], 0, 0
-    for msg in bt2.TraceCollectionMessageIterator(path):
-        if type(msg) is bt2._EventMessageConst:
-            events.append(msg)
-        elif type(msg) is bt2._DiscardedEventsMessageConst:
-            discarded += msg.count or 0
-        elif type(msg) is bt2._DiscardedPacketsMessageConst:
-            lost_packets += msg.count or 0
-    return events, discarded, lost_packets
+# All event messages and the discarded-event counts, via bt2.
+read_trace = rtfixtures.bt2_read
 
 
 def payload(msg):
