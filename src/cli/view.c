@@ -7,7 +7,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -15,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/rule.h"
 #include "cli.h"
 #include "view.h"
 
@@ -266,10 +266,9 @@ static int open_traces(struct view_run *r)
 	for (size_t k = 0; k < r->nr_classes; k++) {
 		struct view_class *vc = &r->classes[k];
 		vc->cls = &r->cls_base[k];
-		vc->selected = !r->opt.nr_patterns;
-		for (size_t p = 0; p < r->opt.nr_patterns; p++)
-			if (!fnmatch(r->opt.patterns[p], vc->cls->name, 0))
-				vc->selected = true;
+		vc->selected = !r->opt.nr_patterns ||
+			       rt_glob_any((const char *const *)r->opt.patterns, r->opt.nr_patterns,
+					   vc->cls->name);
 	}
 	return 0;
 }

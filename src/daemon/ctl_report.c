@@ -26,9 +26,9 @@ static void print_limit(FILE *out, const char *what, uint64_t v, const char *uni
 static void describe_rule(FILE *out, const struct rtd_rule *r)
 {
 	fprintf(out, "      %s", r->pattern);
-	if (r->loglevel_type == RTD_LOGLEVEL_RANGE)
+	if (r->loglevel_type == RT_LEVEL_RANGE)
 		fprintf(out, " (loglevel <= %s)", rt_loglevel_name(r->loglevel));
-	else if (r->loglevel_type == RTD_LOGLEVEL_SINGLE)
+	else if (r->loglevel_type == RT_LEVEL_ONLY)
 		fprintf(out, " (loglevel == %s)", rt_loglevel_name(r->loglevel));
 	for (size_t i = 0; i < r->nr_excludes; i++)
 		fprintf(out, "%s%s", i ? "," : " excluding ", r->excludes[i]);

@@ -323,10 +323,10 @@ static bool same_filter(const char *a, const char *b)
 }
 
 static bool same_rule(const struct rtd_rule *a, const char *pattern, const struct strlist *ex,
-		      enum rtd_loglevel_type lt, int ll, bool syscall, const char *filter)
+		      enum rt_level_match lt, int ll, bool syscall, const char *filter)
 {
 	if (strcmp(a->pattern, pattern) || a->loglevel_type != lt ||
-	    (lt != RTD_LOGLEVEL_ALL && a->loglevel != ll) || a->nr_excludes != ex->n ||
+	    (lt != RT_LEVEL_ANY && a->loglevel != ll) || a->nr_excludes != ex->n ||
 	    a->syscall != syscall || !same_filter(a->filter, filter))
 		return false;
 	for (size_t i = 0; i < ex->n; i++)
@@ -335,12 +335,12 @@ static bool same_rule(const struct rtd_rule *a, const char *pattern, const struc
 	return true;
 }
 
-static int loglevel_of(const struct ctl_req *r, enum rtd_loglevel_type *lt, int32_t *ll,
+static int loglevel_of(const struct ctl_req *r, enum rt_level_match *lt, int32_t *ll,
 		       char *err, size_t errlen)
 {
 	const char *range = ctl_get(r, "loglevel"), *single = ctl_get(r, "loglevel-only");
 	char perr[RT_ERRLEN];
-	*lt = RTD_LOGLEVEL_ALL;
+	*lt = RT_LEVEL_ANY;
 	*ll = 0;
 	if (range && single) {
 		snprintf(err, errlen, "--loglevel and --loglevel-only exclude each other");
@@ -352,7 +352,7 @@ static int loglevel_of(const struct ctl_req *r, enum rtd_loglevel_type *lt, int3
 		snprintf(err, errlen, "%s", perr);
 		return -EINVAL;
 	}
-	*lt = range ? RTD_LOGLEVEL_RANGE : RTD_LOGLEVEL_SINGLE;
+	*lt = range ? RT_LEVEL_RANGE : RT_LEVEL_ONLY;
 	return 0;
 }
 
@@ -445,7 +445,7 @@ int ctl_enable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, c
 		snprintf(err, errlen, "a filter is 1 to %d characters", RTD_FILTER_MAX - 1);
 		return -EINVAL;
 	}
-	enum rtd_loglevel_type lt;
+	enum rt_level_match lt;
 	int32_t ll;
 	if (loglevel_of(r, &lt, &ll, err, errlen) < 0)
 		return -EINVAL;

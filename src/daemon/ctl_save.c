@@ -100,9 +100,9 @@ static void ctl_save_session(FILE *out, const struct rtd_session *s)
 			put_value(out, "pattern", r->pattern);
 			for (size_t i = 0; i < r->nr_excludes; i++)
 				put_value(out, "exclude", r->excludes[i]);
-			if (r->loglevel_type == RTD_LOGLEVEL_RANGE)
+			if (r->loglevel_type == RT_LEVEL_RANGE)
 				fprintf(out, " loglevel=%d", r->loglevel);
-			else if (r->loglevel_type == RTD_LOGLEVEL_SINGLE)
+			else if (r->loglevel_type == RT_LEVEL_ONLY)
 				fprintf(out, " loglevel-only=%d", r->loglevel);
 			if (!r->enabled)
 				fprintf(out, " enabled=0");

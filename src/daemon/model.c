@@ -5,7 +5,6 @@
  */
 #define _GNU_SOURCE
 #include <stdio.h>
-#include <fnmatch.h>
 #include <string.h>
 
 #include "rtd.h"
@@ -13,23 +12,16 @@
 pthread_mutex_t rtd_lock = PTHREAD_MUTEX_INITIALIZER;
 struct rtd_session *rtd_sessions;
 
-/* Log levels: smaller is more severe (EMERG = 0 ... DEBUG = 14). */
 bool rtd_rule_matches(const struct rtd_rule *r, const char *full_name, int loglevel)
 {
-	if (!r->enabled || fnmatch(r->pattern, full_name, 0) != 0)
-		return false;
-	for (size_t i = 0; i < r->nr_excludes; i++)
-		if (fnmatch(r->excludes[i], full_name, 0) == 0)
-			return false;
-	switch (r->loglevel_type) {
-	case RTD_LOGLEVEL_RANGE:
-		return loglevel <= r->loglevel;
-	case RTD_LOGLEVEL_SINGLE:
-		return loglevel == r->loglevel;
-	case RTD_LOGLEVEL_ALL:
-	default:
-		return true;
-	}
+	const struct rt_rule m = {
+		.pattern = r->pattern,
+		.excludes = (const char *const *)r->excludes,
+		.nr_excludes = r->nr_excludes,
+		.level_match = r->loglevel_type,
+		.level = r->loglevel,
+	};
+	return r->enabled && rt_rule_matches(&m, full_name, loglevel);
 }
 
 bool rtd_channel_wants(const struct rtd_channel *c, const char *full_name, int loglevel)

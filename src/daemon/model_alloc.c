@@ -126,7 +126,7 @@ struct rtd_channel *model_channel_new(struct rtd_session *s, enum rtd_domain d,
 
 struct rtd_rule *model_rule_new(struct rtd_channel *c, const char *pattern,
 				char *const *excludes, size_t nr_excludes,
-				enum rtd_loglevel_type lt, int loglevel, bool syscall,
+				enum rt_level_match lt, int loglevel, bool syscall,
 				const char *filter)
 {
 	struct rtd_rule *r = calloc(1, sizeof(*r));

@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include "../common/context.h"
+#include "../common/rule.h"
 
 #define RTD_NAME_MAX 64		/* session and channel names, with NUL */
 #define RTD_PATTERN_MAX 256	/* event name globs, with NUL */
@@ -50,12 +51,6 @@ enum rtd_buffer_type {
 	RTD_BUFFERS_PER_PID = 1,	/* one buffer set per program */
 };
 
-enum rtd_loglevel_type {
-	RTD_LOGLEVEL_ALL = 0,		/* any level */
-	RTD_LOGLEVEL_RANGE = 1,		/* --loglevel L: L or more severe */
-	RTD_LOGLEVEL_SINGLE = 2,	/* --loglevel-only L: exactly L */
-};
-
 /* An enable-event rule. Owner: its channel. In the kernel domain the
  * pattern is a glob on "system:event" or "event" (tracepoints) or on the
  * system call's name (syscall), and neither excludes nor log levels
@@ -66,7 +61,7 @@ struct rtd_rule {
 	char *filter;			/* kernel: ftrace filter expression, or NULL */
 	char **excludes;		/* globs; nr_excludes entries */
 	size_t nr_excludes;
-	enum rtd_loglevel_type loglevel_type;
+	enum rt_level_match loglevel_type;
 	int loglevel;			/* enum rt_loglevel */
 	bool enabled;			/* disable-event clears it */
 	struct rtd_rule *next;

@@ -46,7 +46,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -60,6 +59,7 @@
 #include "../common/config_parse.h"
 #include "daemon_client.h"
 #include "../common/fs_util.h"
+#include "../common/rule.h"
 #include "rt_internal.h"
 #include "../consumer/trace_dir.h"
 
@@ -90,16 +90,13 @@ void rt_warn(const char *fmt, ...)
 
 bool rt_event_wanted(const struct rt_event_class *c)
 {
-	if (c->loglevel > rt_cfg.loglevel_max)
+	if (!rt_level_matches(RT_LEVEL_RANGE, rt_cfg.loglevel_max, c->loglevel))
 		return false;
 	if (rt_cfg.nr_patterns == 0)
 		return true;
 	char full[512];
 	snprintf(full, sizeof(full), "%s:%s", c->provider, c->name);
-	for (size_t i = 0; i < rt_cfg.nr_patterns; i++)
-		if (fnmatch(rt_cfg.patterns[i], full, 0) == 0)
-			return true;
-	return false;
+	return rt_glob_any((const char *const *)rt_cfg.patterns, rt_cfg.nr_patterns, full);
 }
 
 static int split_patterns(const char *s, struct rt_config *cfg)

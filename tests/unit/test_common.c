@@ -1,6 +1,6 @@
 /*
  * test_common.c - the shared foundations (src/common): the context table,
- * the JSON escaper.
+ * the JSON escaper, the rule matcher.
  */
 #include <errno.h>
 #include <string.h>
@@ -8,6 +8,7 @@
 #include "common/config_parse.h"
 #include "common/context.h"
 #include "common/escape.h"
+#include "common/rule.h"
 #include "unit.h"
 
 static void test_context_table(void)
@@ -93,8 +94,32 @@ static void test_json_escape(void)
 	CHECK_EQ(rt_utf8_len((const uint8_t *)"A", 1), 1);
 }
 
+static void test_rules(void)
+{
+	unit_case = "rules";
+	const char *ex[] = { "app:debug_*", "app:noisy" };
+	struct rt_rule r = { .pattern = "app:*", .excludes = ex, .nr_excludes = 2 };
+	CHECK(rt_rule_matches(&r, "app:start", 14), "glob");
+	CHECK(!rt_rule_matches(&r, "lib:start", 6), "other provider");
+	CHECK(!rt_rule_matches(&r, "app:debug_x", 6), "excluded by glob");
+	CHECK(!rt_rule_matches(&r, "app:noisy", 6), "excluded by name");
+	r.level_match = RT_LEVEL_RANGE;
+	r.level = 4;	/* WARNING */
+	CHECK(rt_rule_matches(&r, "app:start", 3) && rt_rule_matches(&r, "app:start", 4),
+	      "range: as severe or more");
+	CHECK(!rt_rule_matches(&r, "app:start", 5), "range: less severe");
+	r.level_match = RT_LEVEL_ONLY;
+	CHECK(rt_rule_matches(&r, "app:start", 4), "only: that level");
+	CHECK(!rt_rule_matches(&r, "app:start", 3), "only: not a more severe one");
+	CHECK(rt_level_matches(RT_LEVEL_ANY, 0, 14), "any level");
+	const char *globs[] = { "a:x", "b:*" };
+	CHECK(rt_glob_any(globs, 2, "b:y") && !rt_glob_any(globs, 2, "a:y"), "glob_any");
+	CHECK(!rt_glob_any(globs, 0, "a:x"), "no globs match nothing");
+}
+
 int main(void)
 {
+	test_rules();
 	test_json_escape();
 	test_context_table();
 	test_parse_contexts();
