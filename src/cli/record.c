@@ -26,6 +26,7 @@
 #include "../ctf/ctf_walk.h"
 #include "../common/config_parse.h"
 #include "../common/fs_util.h"
+#include "../common/hex.h"
 #include "cli.h"
 #include "record.h"
 
@@ -292,8 +293,7 @@ static void set_child_env(const struct record_opts *o, const char *dir)
 	char hex[33];
 	if (!o->no_inherit) {
 		ctf_uuid_generate(u);
-		for (size_t i = 0; i < sizeof(u); i++)
-			snprintf(hex + 2 * i, 3, "%02x", u[i]);
+		rt_hex_encode(u, sizeof(u), hex);
 		setenv("RINGTRACE_TRACE_UUID", hex, 1);
 	}
 	setenv("RINGTRACE_CONTEXTS", o->contexts[0] ? o->contexts : "none", 1);

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "../common/config_parse.h"
+#include "../common/hex.h"
 #include "ctl.h"
 
 static void put_value(FILE *out, const char *key, const char *v)
@@ -149,17 +150,6 @@ struct load_line {
 	struct rtp_kv kv;
 };
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decode %XX in place; false on a bad escape or an encoded NUL. */
 static bool decode(char *v)
 {
@@ -169,7 +159,8 @@ static bool decode(char *v)
 			*w++ = *p;
 			continue;
 		}
-		int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
+		int hi = rt_hex_digit((unsigned char)p[1]);
+		int lo = hi < 0 ? -1 : rt_hex_digit((unsigned char)p[2]);
 		if (lo < 0 || (hi | lo) == 0)
 			return false;
 		*w++ = (char)(hi * 16 + lo);

@@ -59,6 +59,7 @@
 #include "../common/config_parse.h"
 #include "daemon_client.h"
 #include "../common/fs_util.h"
+#include "../common/hex.h"
 #include "../common/rule.h"
 #include "rt_internal.h"
 #include "../consumer/trace_dir.h"
@@ -287,15 +288,7 @@ static int trace_uuid(uint8_t uuid[16], bool *join)
 	const char *v = getenv("RINGTRACE_TRACE_UUID");
 	*join = v != NULL;
 	if (v) {
-		for (int i = 0; i < 16; i++) {
-			unsigned x;
-			if (sscanf(v + 2 * i, "%2x", &x) != 1) {
-				rt_warn("RINGTRACE_TRACE_UUID: '%s' is not 32 hex digits; tracing disabled", v);
-				return -EINVAL;
-			}
-			uuid[i] = (uint8_t)x;
-		}
-		if (strlen(v) != 32) {
+		if (rt_hex_decode(v, uuid, 16) < 0) {
 			rt_warn("RINGTRACE_TRACE_UUID: '%s' is not 32 hex digits; tracing disabled", v);
 			return -EINVAL;
 		}
@@ -358,8 +351,7 @@ static int session_start(void)
 		return ret;
 	if (inherit && !join) {
 		char hex[33];
-		for (int i = 0; i < 16; i++)
-			snprintf(hex + 2 * i, 3, "%02x", uuid[i]);
+		rt_hex_encode(uuid, 16, hex);
 		setenv("RINGTRACE_TRACE_UUID", hex, 1);
 	}
 	atexit(rt_session_stop);

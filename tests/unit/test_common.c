@@ -1,6 +1,6 @@
 /*
  * test_common.c - the shared foundations (src/common): the context table,
- * the JSON escaper, the rule matcher.
+ * the JSON escaper, the rule matcher, hexadecimal.
  */
 #include <errno.h>
 #include <string.h>
@@ -8,6 +8,7 @@
 #include "common/config_parse.h"
 #include "common/context.h"
 #include "common/escape.h"
+#include "common/hex.h"
 #include "common/rule.h"
 #include "unit.h"
 
@@ -117,8 +118,28 @@ static void test_rules(void)
 	CHECK(!rt_glob_any(globs, 0, "a:x"), "no globs match nothing");
 }
 
+static void test_hex(void)
+{
+	unit_case = "hex";
+	uint8_t b[4];
+	char text[9];
+	CHECK(rt_hex_decode("00fFa9", b, 3) == 0 && b[0] == 0 && b[1] == 0xff && b[2] == 0xa9,
+	      "decode");
+	rt_hex_encode(b, 3, text);
+	CHECK(!strcmp(text, "00ffa9"), "encode: %s", text);
+	CHECK(rt_hex_decode("00ff", b, 3) == -EINVAL, "too short");
+	CHECK(rt_hex_decode("00ffa9b", b, 3) == -EINVAL, "too long");
+	CHECK(rt_hex_decode("+fffff", b, 3) == -EINVAL, "sign");
+	CHECK(rt_hex_decode(" fffff", b, 3) == -EINVAL, "space");
+	CHECK(rt_hex_decode("0xffff", b, 3) == -EINVAL, "prefix");
+	CHECK(rt_hex_decode("", b, 0) == 0, "empty");
+	CHECK_EQ(rt_hex_digit('g'), (uint64_t)-1);
+	CHECK_EQ(rt_hex_digit('F'), 15);
+}
+
 int main(void)
 {
+	test_hex();
 	test_rules();
 	test_json_escape();
 	test_context_table();
