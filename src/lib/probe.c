@@ -616,6 +616,8 @@ bool rt__reserve(struct rt_event_desc *ev, size_t payload_size, struct rt_v1_slo
 bool rt__commit(struct rt_v1_slot *slot)
 {
 	struct rt_v1_state st;
+	if (rt_v1_depth == 0)
+		return false;	/* no reservation of ours: a misuse, ignored */
 	memcpy(&st, slot->opaque, sizeof(st));
 	uint32_t d = rt_v1_depth - 1;
 	rb_commit(st.rb, &rt_v1_ctx[d]);
