@@ -255,6 +255,66 @@ class KernelSession(unittest.TestCase):
                                 "one before the first kept may be there) are counted lost")
         self.ok("destroy", "snap")
 
+    def test_tiny_buffer_counts_losses(self):
+        """8 KiB per CPU in discard mode, read once a second: ftrace drops
+        what does not fit; the trace reads back whole, and status and the
+        trace count the drops."""
+        out = os.path.join(self.tmp, "tiny")
+        self.ok("create", "t", "-o", out)
+        self.ok("enable-channel", "-k", "channel0", "--subbuf-size", "4k", "--num-subbuf", "2",
+                "--discard", "--read-timer", "1000000")
+        self.ok("enable-event", "-k", "--syscall", "write")
+        pid, run = self.workload(1, 3000, "pin")
+        self.ok("track", "-k", "--pid", str(pid))
+        self.ok("start")
+        info = run()
+        self.ok("stop")
+        m = re.search(r"kernel channel0: ftrace buffers \d+ bytes, events (\d+), lost (\d+)",
+                      self.ok("status"))
+        self.assertTrue(m)
+        written, lost = int(m.group(1)), int(m.group(2))
+        self.assertGreater(lost, 0, "a full buffer in discard mode drops events")
+        events, _ = read_bt2(os.path.join(out, "kernel"))
+        self.assertEqual(len(events), written)
+        t = info["threads"][0]
+        got = writes_of(events, t["tid"], info["fd"])
+        self.assertTrue(got)
+        for count, ret in got:
+            self.assertEqual(count, ret, "every write kept is whole")
+        counts = [c for c, _ in got]
+        self.assertEqual(counts, sorted(set(counts)), "in order, none twice")
+        self.assertGreaterEqual(written + lost, 2 * info["writes"],
+                                "every write is either in the trace or counted lost")
+        r = subprocess.run([RINGTRACE, "summary", os.path.join(out, "kernel")],
+                           capture_output=True, text=True, timeout=60)
+        m = re.search(r"channel0: (\d+) events recorded, (\d+) lost", r.stdout)
+        self.assertTrue(m, r.stdout + r.stderr)
+        self.assertEqual((int(m.group(1)), int(m.group(2))), (written, lost),
+                         "the trace says what status says")
+
+    def test_sigterm_removes_instance(self):
+        """A daemon ended by SIGTERM stops its sessions (the trace is
+        complete) and removes their instances."""
+        out = os.path.join(self.tmp, "term")
+        self.ok("create", "s", "-o", out)
+        pid, run = self.workload(1, 200)
+        self.ok("track", "-k", "--pid", str(pid))
+        self.ok("enable-event", "-k", "--syscall", "write")
+        self.ok("start")
+        info = run()
+        daemon = self.daemon_pid()
+        self.assertEqual(len(ours(daemon)), 1)
+        os.kill(daemon, signal.SIGTERM)
+        for _ in range(400):
+            if not os.path.exists("/proc/%d" % daemon):
+                break
+            time.sleep(0.05)
+        self.assertFalse(os.path.exists("/proc/%d" % daemon), "the daemon exits")
+        self.assertEqual(ours(daemon), [])
+        events, _ = read_bt2(os.path.join(out, "kernel"))
+        t = info["threads"][0]
+        self.assertEqual(len(writes_of(events, t["tid"], info["fd"])), 200)
+
     def test_refusals(self):
         self.ok("create", "r")
         self.ok("enable-event", "-k", "--syscall", "write", "--filter", "common_pid != 1")
