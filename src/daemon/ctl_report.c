@@ -199,7 +199,8 @@ int ctl_status(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *e
 			(unsigned long long)st.events, (unsigned long long)st.events_lost);
 	}
 	char msg[RTD_ERRLEN];
-	if (dp_session_errors(s, false, msg, sizeof(msg)) < 0)
+	if (dp_session_errors(s, false, msg, sizeof(msg)) < 0 ||
+	    dp_kernel_errors(s, false, msg, sizeof(msg)) < 0)
 		fprintf(out, "Write errors: %s\n", msg);
 	const char *log = ctl_log_path();
 	fprintf(out, "Daemon log: %s\n", log ? log : "the daemon's standard error "

@@ -279,14 +279,27 @@ int dp_kernel_stop(struct rtd_session *s, char *err, size_t errlen)
 	int ret = rtk_instance_stop(k->in);
 	pthread_mutex_lock(&k->lock);
 	drain_locked(k);
-	if (k->err) {
-		ret = k->err;
-		snprintf(err, errlen, "%s", k->errmsg);
-		k->err = 0;
-	} else if (ret < 0) {
+	pthread_mutex_unlock(&k->lock);
+	int werr = dp_kernel_errors(s, true, err, errlen);
+	if (werr < 0)
+		return werr;
+	if (ret < 0)
 		snprintf(err, errlen, "cannot stop the kernel tracing of session %s: %s", s->name,
 			 strerror(-ret));
-	}
+	return ret;
+}
+
+int dp_kernel_errors(struct rtd_session *s, bool take, char *err, size_t errlen)
+{
+	struct kdp_session *k = s->kdp;
+	if (!k)
+		return 0;
+	pthread_mutex_lock(&k->lock);
+	int ret = k->err;
+	if (ret)
+		snprintf(err, errlen, "%s", k->errmsg);
+	if (take)
+		k->err = 0;
 	pthread_mutex_unlock(&k->lock);
 	return ret;
 }

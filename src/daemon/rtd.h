@@ -303,6 +303,8 @@ void dp_shutdown(void);
  *  - dp_kernel_destroy: remove the instance and close the trace.
  *  - dp_kernel_snapshot: what the kernel buffers hold now, as a complete
  *    trace in DIR/kernel, tracing going on.
+ *  - dp_kernel_errors: the kernel trace's first write error not reported
+ *    yet (with `take`, reported now: stop takes it), as dp_session_errors.
  *  - dp_kernel_stats: the kernel channel's counters (0 when not started).
  *  - dp_kernel_remove_stale: remove the instances of ringtraced
  *    processes that died (kill -9); the number removed or -errno.
@@ -312,6 +314,7 @@ int dp_kernel_start(struct rtd_session *s, char *err, size_t errlen);
 int dp_kernel_stop(struct rtd_session *s, char *err, size_t errlen);
 void dp_kernel_destroy(struct rtd_session *s);
 int dp_kernel_snapshot(struct rtd_session *s, const char *dir, char *err, size_t errlen);
+int dp_kernel_errors(struct rtd_session *s, bool take, char *err, size_t errlen);
 int dp_kernel_stats(struct rtd_session *s, struct rtd_channel_stats *st);
 int dp_kernel_remove_stale(void);
 

@@ -315,6 +315,33 @@ class KernelSession(unittest.TestCase):
         t = info["threads"][0]
         self.assertEqual(len(writes_of(events, t["tid"], info["fd"])), 200)
 
+    def test_full_disk_reported(self):
+        """The kernel trace's write errors (a full disk) show in status
+        while the session runs, and stop exits 1 with them."""
+        small = os.path.join(self.tmp, "small")
+        os.mkdir(small)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", small], check=True)
+        self.addCleanup(subprocess.run, ["umount", "-l", small])
+        self.ok("create", "f", "-o", os.path.join(small, "out"))
+        pid, run = self.workload(1, 20000)
+        self.ok("track", "-k", "--pid", str(pid))
+        self.ok("enable-event", "-k", "--syscall", "write")
+        self.ok("start")
+        run()
+        status = ""
+        for _ in range(100):  # the reader writes every 100 ms
+            status = self.ok("status")
+            if "Write errors" in status:
+                break
+            time.sleep(0.1)
+        self.assertRegex(status, r"Write errors: kernel trace: .*No space left on device")
+        r = self.rt("stop")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("stopped, but its trace is incomplete: kernel trace", r.stderr)
+        self.assertIn("No space left on device", r.stderr)
+        self.assertNotIn("Write errors", self.ok("status"), "reported once, by stop")
+        self.ok("destroy")
+
     def test_refusals(self):
         self.ok("create", "r")
         self.ok("enable-event", "-k", "--syscall", "write", "--filter", "common_pid != 1")
