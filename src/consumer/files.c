@@ -98,7 +98,11 @@ static int files_write(void *arg, uint32_t stream, char *data, uint64_t len, uin
 		 * cannot be cut off. */
 		char name[NAME_MAX + 1];
 		ret = file_name(name, sizeof(name), fs->ch, stream, f->file_index);
-		return ret ? ret : rt_file_append(fs->dir, name, data, len);
+		if (!ret)
+			ret = rt_file_append(fs->dir, name, data, len);
+		if (ret < 0)
+			ctf_out_lose(&f->out, data, events);
+		return ret;
 	}
 	if (f->fd.fd < 0)
 		ret = file_open(fs, stream);
