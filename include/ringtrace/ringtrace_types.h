@@ -30,6 +30,8 @@ extern "C" {
  *   3-5  `fast` exists, but their inline fast path reads an older layout:
  *        the library leaves it NULL, so these call sites always take the
  *        library's path (rt__record), which records the same events.
+ *        Some version 3 call sites name rt__fast_commit_slow: it is kept
+ *        for them to load (and never called).
  *   6    these headers: the library may publish a fast site.
  * A call site of any other version is refused with a warning (its events
  * are not recorded). A new version keeps every entry point that an

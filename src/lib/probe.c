@@ -524,7 +524,27 @@ void rt__record_parts(struct rt_event_desc *ev, const struct rt_part *parts,
 	record(ev, NULL, parts, nr, size, true);
 }
 
-/* --- call sites of ABI version 1 (ringtrace_types.h) ---------------- */
+/* --- call sites of earlier ABI versions (ringtrace_types.h) ---------- */
+
+/*
+ * Version 3's inline fast path passed this function's address to its
+ * commit, to be called for a slot its own reservation took through a
+ * fast site: its call sites name it, so it must exist for such a program
+ * to load. It is never called: the library publishes no fast site to a
+ * call site older than this version (registry.c), so those call sites
+ * always record through rt__record. `b` is version 3's struct
+ * rt_fast_buf, which no longer exists.
+ */
+RT_API void rt__fast_commit_slow(const void *b, int32_t cpu, uint64_t offset,
+				 uint64_t remote);
+
+void rt__fast_commit_slow(const void *b, int32_t cpu, uint64_t offset, uint64_t remote)
+{
+	(void)b;
+	(void)cpu;
+	(void)offset;
+	(void)remote;
+}
 
 /*
  * Version 1's call sites recorded an event in two calls: rt__reserve (a

@@ -19,7 +19,7 @@ import rtfixtures  # noqa: E402
 BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
 RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
 RINGTRACED = os.path.join(BUILD, "src/daemon/ringtraced")
-VERSIONS = ["1", "2", "5", "current"]
+VERSIONS = ["1", "2", "3", "5", "current"]
 
 
 def callsite(version):

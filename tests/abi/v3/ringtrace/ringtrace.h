@@ -1,0 +1,242 @@
+/*
+ * ringtrace.h - instrument a program with one line per event.
+ *
+ *   #include <ringtrace/ringtrace.h>
+ *   rt_event(http, request_done, status, code, path, req->path);
+ *
+ * Arguments after the provider and event names come in pairs: a field name
+ * (a bare identifier) and a value whose CTF type is inferred at compile
+ * time: signed and unsigned integers of 8 to 64 bits, float, double, bool,
+ * strings (char *, NULL is recorded as "(null)"), other pointers (recorded
+ * as hexadecimal addresses) and byte sequences through rt_bytes(ptr, len).
+ * Up to RT_MAX_FIELDS fields. rt_event_loglevel() gives the event a log
+ * level (rt_event uses RT_LOGLEVEL_INFO).
+ *
+ * Cost: a disabled event is one load and a branch predicted not taken; the
+ * value expressions are not evaluated. An enabled event evaluates each value
+ * once; one of fixed-size fields is usually recorded by the call site itself
+ * (ringtrace_fast.h), one with strings or byte sequences in one library
+ * call. Events register themselves when the code that contains them is
+ * loaded (the program, its libraries, and libraries loaded later with
+ * dlopen), and unregister when a library is unloaded.
+ *
+ * Link with `pkg-config --libs ringtrace`. Safe in signal handlers and in
+ * any thread; never blocks, never allocates, never makes a system call.
+ */
+#ifndef RINGTRACE_RINGTRACE_H
+#define RINGTRACE_RINGTRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <ringtrace/ringtrace_fast.h>
+#include <ringtrace/ringtrace_pp.h>
+#include <ringtrace/ringtrace_types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RT_API __attribute__((visibility("default")))
+
+/* Record an event whose payload (`size` bytes at `payload`) is already
+ * serialized (events without strings or byte sequences): what the call
+ * site could not record by itself (rt__fast_record below). */
+RT_API void rt__record(struct rt_event_desc *ev, const void *payload,
+		       size_t size) __attribute__((nonnull(1, 2)));
+/* Record an event whose fields are `nr` parts (strings and byte sequences
+ * among them), written in order into every buffer that records it: one
+ * call, the library serializes. */
+RT_API void rt__record_parts(struct rt_event_desc *ev,
+			     const struct rt_part *parts, uint32_t nr)
+	__attribute__((nonnull(1, 2)));
+/* Record a fixed-size event (`size` bytes at `payload`) without calling
+ * the library, when it published a fast site for the call site
+ * (ringtrace_fast.h); returns 0 when it did not or when the fast path
+ * does not apply (nothing was written: call rt__record). Defining
+ * RT_NO_INLINE before including this header keeps call sites small (about
+ * 330 bytes less each): they always call the library. */
+static inline __attribute__((always_inline)) int
+rt__fast_record(struct rt_event_desc *ev, const void *payload, uint32_t size)
+{
+#if RT__HAVE_RSEQ && !defined(RT_NO_INLINE)
+	/* Acquire: pairs with the release store that published the site
+	 * (the library's registry): its contents are complete. */
+	const struct rt_fast_site *s = __atomic_load_n(&ev->fast, __ATOMIC_ACQUIRE);
+	if (!s)
+		return 0;
+	const uint64_t slot = RT__COMPACT_HEADER_SIZE + (uint64_t)size;
+	struct rt_fast_slot f;
+	if (__builtin_expect(!rt__fast_reserve(&s->buf, slot, rt__rdtsc, &f), 0))
+		return 0;
+	const uint32_t h = RT__COMPACT_HEADER(s->id, f.tsc);
+	memcpy(f.addr, &h, sizeof(h));
+	memcpy(f.addr + RT__COMPACT_HEADER_SIZE, payload, size);
+	rt__fast_commit(&s->buf, &f, slot, rt__fast_commit_slow);
+	return 1;
+#else
+	(void)ev;
+	(void)payload;
+	(void)size;
+	return 0;
+#endif
+}
+
+/* Register/unregister a module's events (called by the constructor below). */
+RT_API void rt__register(struct rt_event_desc *const *begin,
+			 struct rt_event_desc *const *end);
+RT_API void rt__unregister(struct rt_event_desc *const *begin,
+			   struct rt_event_desc *const *end);
+
+/* --- type inference ------------------------------------------------- */
+
+#define RT__TYPE(x)                                                            \
+	_Generic((x),                                                          \
+		_Bool: RT_TYPE_BOOL,                                           \
+		char: ((char)-1 < 0 ? RT_TYPE_S8 : RT_TYPE_U8),                \
+		signed char: RT_TYPE_S8,                                       \
+		unsigned char: RT_TYPE_U8,                                     \
+		short: RT_TYPE_S16,                                            \
+		unsigned short: RT_TYPE_U16,                                   \
+		int: RT_TYPE_S32,                                              \
+		unsigned int: RT_TYPE_U32,                                     \
+		long: (sizeof(long) == 8 ? RT_TYPE_S64 : RT_TYPE_S32),         \
+		unsigned long: (sizeof(long) == 8 ? RT_TYPE_U64 : RT_TYPE_U32), \
+		long long: RT_TYPE_S64,                                        \
+		unsigned long long: RT_TYPE_U64,                               \
+		float: RT_TYPE_FLOAT,                                          \
+		double: RT_TYPE_DOUBLE,                                        \
+		char *: RT_TYPE_STRING,                                        \
+		const char *: RT_TYPE_STRING,                                  \
+		struct rt_bytes: RT_TYPE_BYTES,                                \
+		default: RT_TYPE_POINTER)
+
+static inline size_t rt__size_fixed(const void *v, size_t n)
+{
+	(void)v;
+	return n;
+}
+
+static inline size_t rt__size_str(const void *v, size_t n)
+{
+	const char *s = *(const char *const *)v;
+	(void)n;
+	return (s ? strlen(s) : sizeof("(null)") - 1) + 1;
+}
+
+static inline size_t rt__size_bytes(const void *v, size_t n)
+{
+	(void)n;
+	return sizeof(uint32_t) + ((const struct rt_bytes *)v)->len;
+}
+
+#define RT__DISPATCH(x, fixed, str, bytes)                                     \
+	_Generic((x), char *: str, const char *: str, struct rt_bytes: bytes,  \
+		 default: fixed)
+
+/* Per field: evaluate once, check the type, size it. */
+#define RT__DECL(i, name, value)                                               \
+	__auto_type rt__v##i = (value);                                        \
+	_Static_assert(RT__TYPE(rt__v##i) != RT_TYPE_POINTER ||                \
+			       __builtin_classify_type(rt__v##i) == 5,         \
+		       "rt_event: field '" #name "' has an unsupported type");  \
+	const size_t rt__n##i = RT__DISPATCH(rt__v##i, rt__size_fixed,         \
+					     rt__size_str, rt__size_bytes)(    \
+		&rt__v##i, sizeof(rt__v##i));
+#define RT__FIELD(i, name, value) { #name, RT__TYPE(value) },
+#define RT__SIZEOF(i, name, value) +sizeof(rt__v##i)
+#define RT__VARIABLE(i, name, value)                                           \
+	+(RT__TYPE(value) == RT_TYPE_STRING || RT__TYPE(value) == RT_TYPE_BYTES)
+#define RT__KIND(x)                                                            \
+	RT__DISPATCH(x, RT_PART_FIXED, RT_PART_STRING, RT_PART_BYTES)
+/* Sizes past 4 GiB are clamped: such an event is dropped (larger than any
+ * sub-buffer), never cut. */
+#define RT__PART(i, name, value)                                               \
+	{ &rt__v##i, rt__n##i > 0xffffffffu ? 0xffffffffu : (uint32_t)rt__n##i,  \
+	  RT__KIND(rt__v##i) },
+/* Fixed-size fields only (the branch that uses it is dead code for
+ * events with strings or sequences). */
+#define RT__WRITE(i, name, value)                                              \
+	memcpy(rt__p, &rt__v##i, sizeof(rt__v##i));                            \
+	rt__p += sizeof(rt__v##i);
+
+/* The section that lists a module's events; its bounds are defined by the
+ * linker for each executable and shared object. */
+#define RT__SECTION "rt_events"
+
+#define rt_event_loglevel(level, provider, event, ...)                         \
+	do {                                                                   \
+		static const struct rt_field_desc rt__fields[] = {             \
+			RT__PAIRS(RT__FIELD, ##__VA_ARGS__){ NULL, 0 }         \
+		};                                                             \
+		static struct rt_event_desc rt__ev = {                         \
+			0, RT_ABI_VERSION, #provider, #event, (level),         \
+			(uint32_t)(sizeof(rt__fields) / sizeof(rt__fields[0]) - 1), \
+			rt__fields, __FILE__, __LINE__, NULL, NULL             \
+		};                                                             \
+		static struct rt_event_desc *const rt__evp                     \
+			__attribute__((used, section(RT__SECTION),             \
+				       aligned(sizeof(void *)))) = &rt__ev;     \
+		if (__builtin_expect(__atomic_load_n(&rt__ev.enabled,          \
+						     __ATOMIC_RELAXED), 0)) {  \
+			RT__PAIRS(RT__DECL, ##__VA_ARGS__)                     \
+			if (!(0 RT__PAIRS(RT__VARIABLE, ##__VA_ARGS__))) {     \
+				/* Fixed-size fields only: serialize on the    \
+				 * stack, record inline or with one call. */   \
+				char rt__b[1 RT__PAIRS(RT__SIZEOF, ##__VA_ARGS__)]; \
+				char *rt__p = rt__b;                           \
+				RT__PAIRS(RT__WRITE, ##__VA_ARGS__)            \
+				if (!rt__fast_record(&rt__ev, rt__b,           \
+						     (uint32_t)(rt__p - rt__b))) \
+					rt__record(&rt__ev, rt__b,             \
+						   (size_t)(rt__p - rt__b));   \
+			} else {                                               \
+				/* Strings or sequences: the library copies    \
+				 * each field once it knows where (the last    \
+				 * entry only keeps the array non-empty). */   \
+				const struct rt_part rt__parts[] = {           \
+					RT__PAIRS(RT__PART, ##__VA_ARGS__)     \
+					{ NULL, 0, 0 }                         \
+				};                                             \
+				rt__record_parts(&rt__ev, rt__parts,           \
+						 (uint32_t)(sizeof(rt__parts) / \
+							    sizeof(rt__parts[0]) - 1)); \
+			}                                                      \
+		}                                                              \
+	} while (0)
+
+#define rt_event(provider, event, ...)                                         \
+	rt_event_loglevel(RT_LOGLEVEL_INFO, provider, event, ##__VA_ARGS__)
+
+/* Each executable or shared object that includes this header registers
+ * the events of its rt_events section once (weak hidden: one copy per
+ * module), at load time, and unregisters them at unload. */
+extern struct rt_event_desc *const __start_rt_events[]
+	__attribute__((weak, visibility("hidden")));
+extern struct rt_event_desc *const __stop_rt_events[]
+	__attribute__((weak, visibility("hidden")));
+
+/* Keeps the section present (and its bounds defined) in modules that
+ * include the header but have no event. */
+static struct rt_event_desc *const rt__section_anchor
+	__attribute__((used, section(RT__SECTION), aligned(sizeof(void *)))) = NULL;
+
+__attribute__((constructor, weak, visibility("hidden"))) void rt__module_init(void);
+__attribute__((constructor, weak, visibility("hidden"))) void rt__module_init(void)
+{
+	rt__register(__start_rt_events, __stop_rt_events);
+}
+
+__attribute__((destructor, weak, visibility("hidden"))) void rt__module_fini(void);
+__attribute__((destructor, weak, visibility("hidden"))) void rt__module_fini(void)
+{
+	rt__unregister(__start_rt_events, __stop_rt_events);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RINGTRACE_RINGTRACE_H */
