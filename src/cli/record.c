@@ -67,12 +67,21 @@ static void record_usage(FILE *f)
 		"                          exec that are linked with libringtrace)\n"
 		"      --embedded          record in embedded mode even when ringtraced\n"
 		"                          runs (default: through the daemon if one answers)\n"
+		"  -k, --kernel NAME       also record these kernel tracepoints (globs,\n"
+		"                          comma lists, repeatable; 'all': every one) of\n"
+		"                          CMD's process tree into DIR/kernel (root;\n"
+		"                          embedded mode)\n"
+		"      --syscall NAME      also record these system calls (globs, comma\n"
+		"                          lists, repeatable; 'all': every one)\n"
+		"      --all-processes     kernel events of every process, not only\n"
+		"                          CMD's tree\n"
 		"  -q, --quiet             no summary\n"
 		"  -h, --help              this help\n");
 }
 
 enum { OPT_OVERWRITE = 256, OPT_SUBBUF_SIZE, OPT_NUM_SUBBUF, OPT_SWITCH_TIMER,
-       OPT_READ_TIMER, OPT_LOGLEVEL, OPT_CLOCK, OPT_EMBEDDED, OPT_NO_INHERIT };
+       OPT_READ_TIMER, OPT_LOGLEVEL, OPT_CLOCK, OPT_EMBEDDED, OPT_NO_INHERIT,
+       OPT_SYSCALL, OPT_ALL_PROCESSES };
 
 static const struct option record_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -87,6 +96,9 @@ static const struct option record_opts[] = {
 	{ "clock", required_argument, NULL, OPT_CLOCK },
 	{ "embedded", no_argument, NULL, OPT_EMBEDDED },
 	{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
+	{ "kernel", required_argument, NULL, 'k' },
+	{ "syscall", required_argument, NULL, OPT_SYSCALL },
+	{ "all-processes", no_argument, NULL, OPT_ALL_PROCESSES },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -169,7 +181,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	bool have_contexts = false;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:o:e:t:qh", record_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:e:t:k:qh", record_opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case 'q': o->quiet = true; break;
@@ -243,6 +255,23 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		case OPT_NO_INHERIT:
 			o->no_inherit = true;
 			break;
+		case 'k':
+		case OPT_SYSCALL: {
+			char *list = c == 'k' ? o->kernel_events : o->syscalls;
+			size_t l = strlen(list);
+			if (!*optarg || snprintf(list + l, sizeof(o->kernel_events) - l, "%s%s",
+						 l ? "," : "", optarg) >=
+						(int)(sizeof(o->kernel_events) - l)) {
+				snprintf(err, sizeof(err), "bad or too many kernel event patterns at "
+					 "'%s'", optarg);
+				goto bad;
+			}
+			o->kernel = true;
+			break;
+		}
+		case OPT_ALL_PROCESSES:
+			o->all_processes = true;
+			break;
 		default:
 			cli_bad_option(c, argv);
 			return -EINVAL;
@@ -250,6 +279,10 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	}
 	if (rt_check_subbuf(o->subbuf_size, o->num_subbuf, err) < 0)
 		goto bad;
+	if (o->all_processes && !o->kernel) {
+		snprintf(err, sizeof(err), "--all-processes goes with -k or --syscall");
+		goto bad;
+	}
 	if (!have_contexts)
 		snprintf(o->contexts, sizeof(o->contexts), "%s", RECORD_DEFAULT_CONTEXTS);
 	if (optind >= argc) {
@@ -288,12 +321,12 @@ static void set_child_env(const struct record_opts *o, const char *dir)
 	if (o->clock)
 		setenv("RINGTRACE_CLOCK", o->clock, 1);
 	/* Every traced program of CMD's tree joins the one trace, even those
-	 * not descended from the first one (a shell running two). */
-	uint8_t u[16];
+	 * not descended from the first one (a shell running two); the kernel
+	 * trace's clock names the same uuid (record_kernel.c), so that
+	 * babeltrace2 merges the two. */
 	char hex[33];
-	if (!o->no_inherit) {
-		ctf_uuid_generate(u);
-		rt_hex_encode(u, sizeof(u), hex);
+	if (!o->no_inherit || o->kernel) {
+		rt_hex_encode(o->trace_uuid, sizeof(o->trace_uuid), hex);
 		setenv("RINGTRACE_TRACE_UUID", hex, 1);
 	}
 	setenv("RINGTRACE_CONTEXTS", o->contexts[0] ? o->contexts : "none", 1);
@@ -427,7 +460,12 @@ static bool last_error_line(int fd, char *msg, size_t len)
 static int record_embedded(const struct record_opts *o, char **cmd, const char *dir,
 			   int *status, bool *lost, char *incomplete_msg, size_t len)
 {
-	int exec_fd, done[2], efd[2];
+	int exec_fd, done[2], efd[2], hold[2] = { -1, -1 };
+	if (o->kernel && pipe2(hold, O_CLOEXEC) < 0) {
+		int e = errno;
+		cli_error("pipe: %s", strerror(e));
+		return -e;
+	}
 	if (pipe2(done, O_CLOEXEC) < 0) {
 		int e = errno;
 		cli_error("pipe: %s", strerror(e));
@@ -444,16 +482,36 @@ static int record_embedded(const struct record_opts *o, char **cmd, const char *
 	char v[16];
 	snprintf(v, sizeof(v), "%d", efd[1]);
 	setenv("RINGTRACE_ERROR_FD", v, 1);
-	pid_t pid = record_spawn(cmd, o, dir, done[1], NULL, &exec_fd);
+	pid_t pid = record_spawn(cmd, o, dir, done[1], o->kernel ? hold : NULL, &exec_fd);
 	unsetenv("RINGTRACE_ERROR_FD");
 	close(done[1]);
 	close(efd[1]);
+	if (hold[0] >= 0)
+		close(hold[0]);
 	if (pid < 0) {
 		close(done[0]);
 		close(efd[0]);
+		if (hold[1] >= 0)
+			close(hold[1]);
 		return pid;
 	}
+	/* The kernel instance records CMD's tree from its exec on: CMD waits
+	 * on `hold` until the instance runs (EOF: it exits 127 unrun). */
+	struct record_kernel *k = NULL;
+	int kret = 0;
+	if (o->kernel) {
+		kret = record_kernel_start(&k, o, pid, dir);
+		if (kret == 0 && write(hold[1], "g", 1) != 1)
+			kret = -errno;
+		close(hold[1]);
+	}
 	int ret = record_wait(pid, exec_fd, status);
+	if (o->kernel) {
+		int r = record_kernel_finish(k);
+		kret = kret ? kret : r;
+	}
+	if (kret < 0 && ret == 0)
+		ret = kret;
 	if (!last_error_line(efd[0], incomplete_msg, len))
 		incomplete_msg[0] = '\0';
 	close(efd[0]);
@@ -550,6 +608,7 @@ int cmd_record(int argc, char **argv)
 	if (first < 0)
 		return CLI_EXIT_USAGE;
 	char **cmd = argv + first;
+	ctf_uuid_generate(o.trace_uuid);
 
 	char dir[PATH_MAX];
 	if (prepare_dir(o.output, cmd[0], dir, sizeof(dir)) < 0)
@@ -563,7 +622,7 @@ int cmd_record(int argc, char **argv)
 	int status = 0, ret = -EAGAIN;
 	bool lost = false;
 	char incomplete[1024] = "";
-	if (!o.embedded) {
+	if (!o.embedded && !o.kernel) {
 		int exec_err = 0;
 		bool bad = false;
 		ret = record_via_daemon(&o, cmd, abs_dir, &status, &exec_err, &bad);

@@ -21,6 +21,15 @@ struct record_opts {
 	char events[4096];				/* comma-separated globs */
 	char contexts[128];				/* comma-separated context
 							 * names, "" for none */
+	/* -k, --syscall: kernel tracepoint and system call globs,
+	 * comma-separated ("all": every one); record_kernel.c. */
+	char kernel_events[4096];
+	char syscalls[4096];
+	bool kernel;					/* either was given */
+	bool all_processes;				/* kernel events of every
+							 * process, not CMD's tree */
+	uint8_t trace_uuid[16];				/* embedded mode's trace (and
+							 * its clock's) uuid */
 };
 
 /* The contexts `record` records unless -t says otherwise: each event's
@@ -56,5 +65,19 @@ int record_wait(pid_t pid, int exec_fd, int *status);
  */
 int record_via_daemon(const struct record_opts *o, char **cmd, const char *dir,
 		      int *status, int *exec_err, bool *incomplete);
+
+/*
+ * The kernel side of `record -k` (record_kernel.c): a private tracefs
+ * instance recording `pid` and its descendants (every process with
+ * o->all_processes) into DIR/kernel, read by a thread of its own until
+ * record_kernel_finish. Returns 0, or -errno with the message printed; in
+ * both cases *k is to be given to record_kernel_finish.
+ */
+struct record_kernel;
+int record_kernel_start(struct record_kernel **k, const struct record_opts *o, pid_t pid,
+			const char *dir);
+/* Stop the instance, read it to the end, write the final metadata, remove
+ * the instance, free. Returns 0 or -errno (message printed). */
+int record_kernel_finish(struct record_kernel *k);
 
 #endif /* RINGTRACE_CLI_RECORD_H */

@@ -226,3 +226,21 @@ int rtk_formats_add(struct rtk_formats *f, const char *system, const char *text,
 	f->by_id[id] = (uint32_t)++f->nr;
 	return 0;
 }
+
+int rtk_formats_ctf_events(const struct rtk_formats *f, size_t from,
+			   struct ctf_event_class **ev, uint32_t *nr)
+{
+	*ev = calloc(f->nr > from ? f->nr - from : 1, sizeof(**ev));
+	if (!*ev)
+		return -ENOMEM;
+	uint32_t k = 0;
+	for (size_t i = from; i < f->nr; i++, k++) {
+		const struct rtk_class *c = &f->classes[i];
+		(*ev)[k] = (struct ctf_event_class){ .id = c->ctf_id, .stream_id = 0,
+						     .provider = NULL, .name = c->name,
+						     .loglevel = -1, .nr_fields = c->nr_fields,
+						     .fields = c->descs };
+	}
+	*nr = k;
+	return 0;
+}

@@ -392,35 +392,57 @@ static uint64_t cpu_lost(struct rtk_instance *in, unsigned cpu)
 	return total;
 }
 
-long rtk_instance_drain(struct rtk_instance *in, struct rtk_trace *t, char *err,
-			size_t errlen)
+unsigned rtk_instance_nr_cpus(struct rtk_instance *in)
+{
+	if (!in->cpus && open_cpus(in, NULL, 0) < 0)
+		return 0;
+	return in->nr_cpus;
+}
+
+long rtk_instance_read_page(struct rtk_instance *in, unsigned cpu, const void **page,
+			    char *err, size_t errlen)
 {
 	if (!in->cpus) {
 		int ret = open_cpus(in, err, errlen);
 		if (ret < 0)
 			return ret;
 	}
+	if (cpu >= in->nr_cpus || !in->cpus[cpu])
+		return 0;
+	errno = 0;
+	int n = tracefs_cpu_read(in->cpus[cpu], in->page, true);
+	if (n > 0) {
+		*page = in->page;
+		return n;
+	}
+	if (n == 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == 0)
+		return 0;
+	int ret = -errno;
+	rtk_errf(err, errlen, "cannot read the pages of CPU %u: %s", cpu, strerror(errno));
+	return ret;
+}
+
+uint64_t rtk_instance_lost(struct rtk_instance *in, unsigned cpu)
+{
+	return cpu_lost(in, cpu);
+}
+
+long rtk_instance_drain(struct rtk_instance *in, struct rtk_trace *t, char *err,
+			size_t errlen)
+{
 	long pages = 0;
-	for (unsigned c = 0; c < in->nr_cpus; c++) {
-		if (!in->cpus[c])
-			continue;
-		for (;;) {
-			errno = 0;
-			int n = tracefs_cpu_read(in->cpus[c], in->page, true);
-			if (n <= 0) {
-				if (n == 0 || errno == EAGAIN || errno == EWOULDBLOCK ||
-				    errno == 0)
-					break;
-				int ret = -errno;
-				rtk_errf(err, errlen, "cannot read the pages of CPU %u: %s", c,
-					 strerror(errno));
-				return ret;
-			}
-			long r = rtk_trace_page(t, c, in->page, (size_t)n, err, errlen);
+	unsigned nr = rtk_instance_nr_cpus(in);
+	for (unsigned c = 0; c < nr; c++) {
+		const void *page;
+		long n;
+		while ((n = rtk_instance_read_page(in, c, &page, err, errlen)) > 0) {
+			long r = rtk_trace_page(t, c, page, (size_t)n, err, errlen);
 			if (r < 0)
 				return r;
 			pages++;
 		}
+		if (n < 0)
+			return n;
 		int ret = rtk_trace_lost(t, c, cpu_lost(in, c), err, errlen);
 		if (ret < 0)
 			return ret;

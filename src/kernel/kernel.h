@@ -108,6 +108,18 @@ size_t rtk_instance_nr_events(const struct rtk_instance *in);
  */
 long rtk_instance_drain(struct rtk_instance *in, struct rtk_trace *t, char *err,
 			size_t errlen);
+/* The CPUs whose buffers the instance has (0 when they cannot be
+ * opened). */
+unsigned rtk_instance_nr_cpus(struct rtk_instance *in);
+/* One page of CPU `cpu`'s buffer, partly filled ones included, without
+ * blocking: its size, with *page valid until the next read; 0 when there
+ * is none; -errno with a message in err. */
+long rtk_instance_read_page(struct rtk_instance *in, unsigned cpu, const void **page,
+			    char *err, size_t errlen);
+/* Events lost on CPU `cpu` so far, as the kernel counts them
+ * (per_cpu/cpuN/stats: overwritten, dropped when full, lost to nesting). */
+uint64_t rtk_instance_lost(struct rtk_instance *in, unsigned cpu);
+
 /* Stop, remove the instance from tracefs and free it. Returns 0 or -errno
  * of the removal (the memory is freed in every case). */
 int rtk_instance_destroy(struct rtk_instance *in);
@@ -148,8 +160,9 @@ struct rtk_trace_info {
 /*
  * Create the trace directory `dir` (private: rt_dir_open's rules, made if
  * missing; it must hold no trace yet) with its metadata for the classes
- * of `f` (which must outlive the trace). Returns 0 and *out, or -errno
- * with a message in err.
+ * of `f` (which must outlive the trace). `dir` NULL: no files, packets
+ * only (rtk_trace_packet, for a consumer that writes them itself).
+ * Returns 0 and *out, or -errno with a message in err.
  */
 int rtk_trace_open(const char *dir, const struct rtk_formats *f,
 		   const struct rtk_trace_info *info, struct rtk_trace **out, char *err,
@@ -164,6 +177,15 @@ int rtk_trace_open(const char *dir, const struct rtk_formats *f,
  */
 long rtk_trace_page(struct rtk_trace *t, unsigned cpu, const void *page, size_t size,
 		    char *err, size_t errlen);
+
+/* rtk_trace_page without the write: *pkt (the trace's buffer, valid until
+ * the next call) holds the packet's *len bytes. */
+long rtk_trace_packet(struct rtk_trace *t, unsigned cpu, const void *page, size_t size,
+		      char **pkt, size_t *len, char *err, size_t errlen);
+/* rtk_trace_lost without the write: 1 and the packet in *pkt, *len, or 0
+ * (no new loss), or -errno. */
+int rtk_trace_lost_packet(struct rtk_trace *t, unsigned cpu, uint64_t total, char **pkt,
+			  size_t *len, char *err, size_t errlen);
 
 /*
  * The kernel counts `total` events lost on CPU `cpu` so far (overwritten
@@ -181,6 +203,11 @@ struct rtk_trace_stats {
 	uint64_t packets;
 };
 void rtk_trace_stats(const struct rtk_trace *t, struct rtk_trace_stats *s);
+/* Write the metadata again with `clock` (the clock as calibrated over the
+ * whole run), replacing the file whole. Returns 0 or -errno with a message
+ * in err; -EINVAL for a trace opened without a directory. */
+int rtk_trace_set_clock(struct rtk_trace *t, const struct ctf_clock_info *clock, char *err,
+			size_t errlen);
 /* Close the stream files and free. Returns 0 or -errno of a close. */
 int rtk_trace_close(struct rtk_trace *t);
 

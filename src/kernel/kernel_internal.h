@@ -44,6 +44,16 @@ struct rtk_class {
 const struct rtk_class *rtk_formats_find(const struct rtk_formats *f, int ftrace_id);
 const struct rtk_class *rtk_formats_class(const struct rtk_formats *f, size_t i);
 
+/* The classes from the `from`-th on as the CTF writer takes them (no
+ * provider, no log level; stream 0): *ev malloc'ed, *nr of them. 0 or
+ * -ENOMEM. */
+int rtk_formats_ctf_events(const struct rtk_formats *f, size_t from,
+			   struct ctf_event_class **ev, uint32_t *nr);
+
+/* The kernel trace's one stream event context: the emitting thread
+ * (common_pid), as LTTng's kernel traces name it. */
+#define RTK_CONTEXT_NAME "tid"
+
 void rtk_errf(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

@@ -25,7 +25,7 @@
  * timestamp_end its last event's, events_discarded the stream's missed
  * events so far (at least one per page flagged "missed" without a count).
  * Events: the compact or extended header (ctf_packet.h), the context's
- * tid (s32, common_pid), then the fields as formats.c planned them. Time
+ * tid (s32, common_pid; RTK_CONTEXT_NAME), then the fields as formats.c planned them. Time
  * never goes back within a stream: a stamp older than the previous one
  * (ftrace's rare "before" stamps of nested events) takes the previous
  * one's value.
@@ -33,6 +33,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,8 @@ struct rtk_stream {
 struct rtk_trace {
 	const struct rtk_formats *formats;
 	int dirfd;
+	char *dir;			/* for rtk_trace_set_clock */
+	struct rtk_trace_info info;	/* its strings owned */
 	uint8_t uuid[16];
 	struct rtk_stream *streams;
 	unsigned nr_streams;
@@ -69,22 +72,15 @@ struct rtk_trace {
 	struct rtk_trace_stats stats;
 };
 
-static const struct rt_field_desc rtk_context[] = { { "tid", RT_TYPE_S32 } };
+static const struct rt_field_desc rtk_context[] = { { RTK_CONTEXT_NAME, RT_TYPE_S32 } };
 
 static int write_metadata(const char *dir, const struct rtk_formats *f,
-			  const struct rtk_trace_info *info, char *err, size_t errlen)
+			  const struct rtk_trace_info *info, bool is_new, char *err, size_t errlen)
 {
-	size_t n = rtk_formats_count(f);
-	struct ctf_event_class *ev = calloc(n + 1, sizeof(*ev));
-	if (!ev)
+	struct ctf_event_class *ev;
+	uint32_t n;
+	if (rtk_formats_ctf_events(f, 0, &ev, &n) < 0)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const struct rtk_class *c = rtk_formats_class(f, i);
-		ev[i] = (struct ctf_event_class){ .id = c->ctf_id, .stream_id = 0,
-						  .provider = NULL, .name = c->name,
-						  .loglevel = -1, .nr_fields = c->nr_fields,
-						  .fields = c->descs };
-	}
 	struct ctf_trace_info ti = { .domain = "kernel", .hostname = info->hostname,
 				     .trace_name = info->trace_name,
 				     .tracer_version = RINGTRACE_VERSION, .clock = info->clock };
@@ -94,7 +90,7 @@ static int write_metadata(const char *dir, const struct rtk_formats *f,
 	struct ctf_buf b = { 0 };
 	int ret = ctf_metadata_build(&b, &ti, &sc, 1, ev, n);
 	if (!ret)
-		ret = rt_file_write_atomic(dir, "metadata", b.data, b.len, true, err, errlen);
+		ret = rt_file_write_atomic(dir, "metadata", b.data, b.len, is_new, err, errlen);
 	else
 		rtk_errf(err, errlen, "cannot build the kernel trace's metadata: %s",
 			 strerror(-ret));
@@ -117,13 +113,22 @@ int rtk_trace_open(const char *dir, const struct rtk_formats *f,
 	t->kbuf = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
 	if (!t->kbuf)
 		goto fail;
-	ret = rt_dir_open(dir, RT_DIR_CREATE, NULL, err, errlen);
-	if (ret < 0)
+	t->info = *info;
+	t->info.hostname = NULL;
+	t->info.trace_name = NULL;
+	t->info.hostname = strdup(info->hostname ? info->hostname : "");
+	t->info.trace_name = strdup(info->trace_name ? info->trace_name : "");
+	if (!t->info.hostname || !t->info.trace_name || (dir && !(t->dir = strdup(dir))))
 		goto fail;
-	t->dirfd = ret;
-	ret = write_metadata(dir, f, info, err, errlen);
-	if (ret < 0)
-		goto fail;
+	if (dir) {
+		ret = rt_dir_open(dir, RT_DIR_CREATE, NULL, err, errlen);
+		if (ret < 0)
+			goto fail;
+		t->dirfd = ret;
+		ret = write_metadata(dir, f, info, true, err, errlen);
+		if (ret < 0)
+			goto fail;
+	}
 	*out = t;
 	return 0;
 fail:
@@ -147,7 +152,14 @@ static int stream_of(struct rtk_trace *t, unsigned cpu, struct rtk_stream **out,
 		t->streams = n;
 		t->nr_streams = cpu + 1;
 	}
-	struct rtk_stream *s = &t->streams[cpu];
+	*out = &t->streams[cpu];
+	return 0;
+}
+
+/* The stream's file, created at its first packet. */
+static int open_file(struct rtk_trace *t, struct rtk_stream *s, unsigned cpu, char *err,
+		     size_t errlen)
+{
 	if (s->fd < 0) {
 		char name[32];
 		snprintf(name, sizeof(name), "channel0_%u", cpu);
@@ -159,7 +171,6 @@ static int stream_of(struct rtk_trace *t, unsigned cpu, struct rtk_stream **out,
 		}
 		s->fd = fd;
 	}
-	*out = s;
 	return 0;
 }
 
@@ -268,31 +279,39 @@ static char *put_payload(char *p, const struct rtk_class *c, const char *rec, in
 	return p;
 }
 
-/* Close the packet built in t->out (`used` bytes, events included) and
- * append it to the stream's file; `discarded` is the stream's new total. */
-static int write_packet(struct rtk_trace *t, struct rtk_stream *s, unsigned cpu,
-			size_t used, uint64_t begin, uint64_t end, uint64_t discarded,
-			char *err, size_t errlen)
+/* Close the packet built in t->out (`used` bytes, events included);
+ * `discarded` is the stream's new total. Returns its size (8-byte units,
+ * ctf_packet.h). */
+static size_t close_packet(struct rtk_trace *t, struct rtk_stream *s, unsigned cpu,
+			   size_t used, uint64_t begin, uint64_t end, uint64_t discarded)
 {
-	/* The packet's size in whole 8-byte units (ctf_packet.h). */
 	size_t padded = (used + 7) & ~(size_t)7;
 	memset(t->out + used, 0, padded - used);
 	struct ctf_stream_info si = { .stream_id = 0, .subbuf_size = padded };
 	memcpy(si.uuid, t->uuid, sizeof(si.uuid));
 	ctf_packet_begin(&si, cpu, t->out, begin, s->seq);
 	ctf_packet_end(&si, cpu, t->out, end, used, discarded);
-	int ret = rt_write_all(s->fd, t->out, padded);
-	if (ret < 0) {
-		rtk_errf(err, errlen, "cannot write the stream file channel0_%u: %s", cpu,
-			 strerror(-ret));
-		return ret;
-	}
 	t->stats.lost += discarded - s->discarded;
 	t->stats.packets++;
 	s->discarded = discarded;
 	s->seq++;
 	s->last_ts = end;
-	return 0;
+	return padded;
+}
+
+/* Append the packet just closed to the stream's file. */
+static int write_packet(struct rtk_trace *t, unsigned cpu, size_t len, char *err,
+			size_t errlen)
+{
+	struct rtk_stream *s = &t->streams[cpu];
+	int ret = open_file(t, s, cpu, err, errlen);
+	if (ret < 0)
+		return ret;
+	ret = rt_write_all(s->fd, t->out, len);
+	if (ret < 0)
+		rtk_errf(err, errlen, "cannot write the stream file channel0_%u: %s", cpu,
+			 strerror(-ret));
+	return ret;
 }
 
 /* Copy and check the page; load it into kbuffer. */
@@ -323,8 +342,8 @@ static int load_page(struct rtk_trace *t, const void *page, size_t size, uint64_
 	return 0;
 }
 
-long rtk_trace_page(struct rtk_trace *t, unsigned cpu, const void *page, size_t size,
-		    char *err, size_t errlen)
+long rtk_trace_packet(struct rtk_trace *t, unsigned cpu, const void *page, size_t size,
+		      char **pkt, size_t *len, char *err, size_t errlen)
 {
 	uint64_t commit;
 	int ret = load_page(t, page, size, &commit, err, errlen);
@@ -374,16 +393,27 @@ long rtk_trace_page(struct rtk_trace *t, unsigned cpu, const void *page, size_t 
 		prev = when;
 		nr++;
 	}
-	ret = write_packet(t, s, cpu, used, begin, prev, s->discarded + lost, err, errlen);
-	if (ret < 0)
-		return ret;
+	*len = close_packet(t, s, cpu, used, begin, prev, s->discarded + lost);
+	*pkt = t->out;
 	t->stats.events += (uint64_t)nr;
 	t->stats.unknown += skipped;
 	return nr;
 }
 
-int rtk_trace_lost(struct rtk_trace *t, unsigned cpu, uint64_t total, char *err,
-		   size_t errlen)
+long rtk_trace_page(struct rtk_trace *t, unsigned cpu, const void *page, size_t size,
+		    char *err, size_t errlen)
+{
+	char *pkt;
+	size_t len = 0;
+	long nr = rtk_trace_packet(t, cpu, page, size, &pkt, &len, err, errlen);
+	if (nr < 0)
+		return nr;
+	int ret = write_packet(t, cpu, len, err, errlen);
+	return ret < 0 ? ret : nr;
+}
+
+int rtk_trace_lost_packet(struct rtk_trace *t, unsigned cpu, uint64_t total, char **pkt,
+			  size_t *len, char *err, size_t errlen)
 {
 	struct rtk_stream *s;
 	int ret = stream_of(t, cpu, &s, err, errlen);
@@ -391,8 +421,28 @@ int rtk_trace_lost(struct rtk_trace *t, unsigned cpu, uint64_t total, char *err,
 		return ret;
 	if (reserve(&t->out, &t->out_cap, CTF_PACKET_HEADER_SIZE + 8) < 0)
 		return -ENOMEM;
-	return write_packet(t, s, cpu, CTF_PACKET_HEADER_SIZE, s->last_ts, s->last_ts, total,
-			    err, errlen);
+	*len = close_packet(t, s, cpu, CTF_PACKET_HEADER_SIZE, s->last_ts, s->last_ts, total);
+	*pkt = t->out;
+	return 1;
+}
+
+int rtk_trace_lost(struct rtk_trace *t, unsigned cpu, uint64_t total, char *err,
+		   size_t errlen)
+{
+	char *pkt;
+	size_t len = 0;
+	int ret = rtk_trace_lost_packet(t, cpu, total, &pkt, &len, err, errlen);
+	return ret <= 0 ? ret : write_packet(t, cpu, len, err, errlen);
+}
+
+int rtk_trace_set_clock(struct rtk_trace *t, const struct ctf_clock_info *clock, char *err,
+			size_t errlen)
+{
+	if (!t->dir)
+		return -EINVAL;
+	t->info.clock = *clock;
+	struct rtk_trace_info info = t->info;
+	return write_metadata(t->dir, t->formats, &info, false, err, errlen);
 }
 
 void rtk_trace_stats(const struct rtk_trace *t, struct rtk_trace_stats *s)
@@ -413,6 +463,9 @@ int rtk_trace_close(struct rtk_trace *t)
 	if (t->kbuf)
 		kbuffer_free(t->kbuf);
 	free(t->streams);
+	free(t->dir);
+	free((char *)(uintptr_t)t->info.hostname);
+	free((char *)(uintptr_t)t->info.trace_name);
 	free(t->page);
 	free(t->out);
 	free(t);

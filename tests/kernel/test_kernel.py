@@ -21,6 +21,7 @@ import bt2
 
 BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
 KCAPTURE = os.path.join(BUILD, "tests/kernel/kcapture")
+KWRITES = os.path.join(BUILD, "tests/kernel/kwrites")
 RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
 INSTANCES = "/sys/kernel/tracing/instances"
 
@@ -177,6 +178,126 @@ class List(unittest.TestCase):
         self.assertIn("--syscall goes with -k", p.stderr)
         p = subprocess.run([RINGTRACE, "list", "-k", "-u"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 2)
+
+
+VIEW_LINE = re.compile(r"^\[[^]]*\] \([^)]*\) trace \d+ cpu \d+ (\S+): \{ (?:vpid = \d+, )?"
+                       r"v?tid = (\d+)[^}]*\}, \{ (.*) \}$")
+
+
+def view_events(trace):
+    """(name, thread, payload text) of every event `ringtrace view` prints
+    (the thread: vtid in user-space events, tid in the kernel's)."""
+    out = subprocess.run([RINGTRACE, "view", trace], capture_output=True, text=True,
+                         timeout=120)
+    if out.returncode != 0:
+        raise AssertionError("view failed: " + out.stderr)
+    events = []
+    for line in out.stdout.splitlines():
+        m = VIEW_LINE.match(line)
+        if not m:
+            raise AssertionError("unexpected view line: " + line)
+        events.append((m.group(1), int(m.group(2)), m.group(3)))
+    return events
+
+
+def check_iterations(test, events, tid, fd, n, fields):
+    """Every iteration of kwrites: before(i), the write(2) entry and exit,
+    after(i), in this order among the thread's events."""
+    mine = [e for e in events if e[1] == tid and
+            (e[0].startswith("kwrites:") or e[0] in ("syscall_entry_write", "syscall_exit_write"))]
+    i, k = 0, 0
+    while k < len(mine) and mine[k][0] != "kwrites:before":
+        k += 1
+    for i in range(n):
+        seq = mine[k:k + 4]
+        test.assertEqual([e[0] for e in seq],
+                         ["kwrites:before", "syscall_entry_write", "syscall_exit_write",
+                          "kwrites:after"], "iteration %d" % i)
+        test.assertEqual(fields(seq[0])["i"], i)
+        test.assertEqual(fields(seq[1])["fd"], fd)
+        test.assertEqual(fields(seq[1])["count"], 29)
+        test.assertEqual(fields(seq[2])["ret"], 29)
+        test.assertEqual(fields(seq[3])["i"], i)
+        k += 4
+
+
+def text_fields(e):
+    return {k: int(v, 0) for k, v in re.findall(r"(\w+) = (-?(?:0x)?[0-9a-f]+)\b", e[2])}
+
+
+class Record(unittest.TestCase):
+    N = 10000
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="rt-krecord-")
+        self.trace = os.path.join(self.tmp.name, "t")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_user_and_kernel_events_merged(self):
+        p = subprocess.Popen([RINGTRACE, "record", "-q", "-o", self.trace, "-k", "sched_switch",
+                              "--syscall", "write", "--", KWRITES, str(self.N)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out, err = p.communicate(timeout=300)
+        self.assertEqual(p.returncode, 0, err)
+        self.assertEqual(err, "")
+        self.assertFalse(os.path.exists(os.path.join(INSTANCES, "ringtrace-%d-record" % p.pid)),
+                         "the instance is removed")
+        events = view_events(self.trace)
+        setup = [e for e in events if e[0] == "kwrites:setup"]
+        self.assertEqual(len(setup), 1)
+        tid, fd = setup[0][1], text_fields(setup[0])["fd"]
+        check_iterations(self, events, tid, fd, self.N, text_fields)
+        # The forked child's write is followed (set_event_pid, event-fork).
+        child = text_fields([e for e in events if e[0] == "kwrites:child"][0])["pid"]
+        writes = [e for e in events if e[1] == child and e[0] == "syscall_entry_write"
+                  and text_fields(e)["fd"] == fd]
+        self.assertEqual(len(writes), 1)
+        self.assertEqual(text_fields(writes[0])["count"], 29)
+        # The kernel's events are CMD's tree's only: its threads (the
+        # program's and its library's consumer thread) and its child.
+        comm = {}
+        for e in events:
+            if e[0] == "sched_switch":
+                m = re.search(r'prev_comm = "([^"]*)", prev_tid = (\d+)', e[2])
+                comm[int(m.group(2))] = m.group(1)
+        pids = {e[1] for e in events if e[0].startswith("syscall_")}
+        for pid in pids - {tid, child}:
+            self.assertIn(comm.get(pid), ("ringtrace-cons",), "tid %d" % pid)
+
+        # babeltrace2 merges the two traces the same way.
+        bt = []
+        for msg in bt2.TraceCollectionMessageIterator([self.trace,
+                                                        os.path.join(self.trace, "kernel")]):
+            if type(msg) is not bt2._EventMessageConst:
+                continue
+            ev = msg.event
+            ctx = ev.common_context_field
+            payload = {k: int(v) for k, v in ev.payload_field.items()
+                       if not isinstance(v, bt2._StringFieldConst)}
+            bt.append((ev.name, int(ctx["vtid" if "vtid" in ctx else "tid"]), payload))
+        check_iterations(self, bt, tid, fd, self.N, lambda e: e[2])
+        self.assertEqual(len(bt), len(events))
+
+    def test_other_user_gets_one_line(self):
+        os.chmod(self.tmp.name, 0o755)
+        out = os.path.join(self.tmp.name, "nobody")
+        os.mkdir(out, 0o700)
+        os.chown(out, 65534, 65534)
+        p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                            RINGTRACE, "record", "-o", out, "-k", "sched_switch", "--",
+                            KWRITES, "1"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
+        self.assertIn("the kernel domain needs root", p.stderr)
+        self.assertEqual(os.listdir(out), [], "CMD did not run")
+
+    def test_unknown_event(self):
+        p = subprocess.run([RINGTRACE, "record", "-q", "-o", self.trace, "-k", "no_such_event",
+                            "--", KWRITES, "1"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("no kernel tracepoint matches 'no_such_event'", p.stderr)
 
 
 if __name__ == "__main__":
