@@ -61,8 +61,9 @@ const struct ctl_cmd ctl_cmds[] = {
 { "status", "show a session and its statistics", "ringtrace status [SESSION]",
   "Per channel: buffer usage, events recorded (while the session runs, what the\n"
   "buffers hold is written first, so the count is current), events and sub-buffers\n"
-  "lost, corrupt packets dropped (damaged by a program), bytes written; then the\n"
-  "session's setup as 'list SESSION' prints it.",
+  "lost, corrupt packets dropped (damaged by a program), bytes written; for the\n"
+  "kernel channel, its ftrace buffers, events written and lost; write errors; then\n"
+  "the session's setup as 'list SESSION' prints it.",
   "session", ARG_STR, 0, 1, true, SHORT_MS, { OPT_S } },
 { "enable-channel", "create (or re-enable) a channel",
   "ringtrace enable-channel (-u | -k) NAME [-s SESSION] [OPTIONS]",
@@ -163,7 +164,8 @@ const struct ctl_cmd ctl_cmds[] = {
   "ringtrace snapshot record [-s SESSION] [-o DIR] [--max-size SIZE]",
   "Write the current content of every buffer of the snapshot session as a complete CTF\n"
   "trace in a new directory under DIR (default: the session's output), at most SIZE\n"
-  "bytes (newest data kept). Tracing goes on.",
+  "bytes (newest data kept). Tracing goes on. The kernel's buffers go to its kernel/\n"
+  "(what they recorded since the previous snapshot; SIZE does not apply to them).",
   NULL, ARG_STR, 0, 0, false, LONG_MS, {
 	OPT_S,
 	{ "output", 'o', ARG_PATH, "output", NULL, "DIR", "where the snapshot goes" },
