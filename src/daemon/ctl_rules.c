@@ -445,6 +445,14 @@ int ctl_enable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, c
 		snprintf(err, errlen, "a filter is 1 to %d characters", RTD_FILTER_MAX - 1);
 		return -EINVAL;
 	}
+	/* One line for ftrace's filter files (and for the saved text). */
+	for (const unsigned char *c = (const unsigned char *)filter; c && *c; c++) {
+		if (*c < ' ' || *c == 0x7f) {
+			snprintf(err, errlen, "a filter is one line of printable characters "
+				 "(byte 0x%02x)", *c);
+			return -EINVAL;
+		}
+	}
 	enum rt_level_match lt;
 	int32_t ll;
 	if (loglevel_of(r, &lt, &ll, err, errlen) < 0)

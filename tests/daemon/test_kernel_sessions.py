@@ -218,6 +218,31 @@ class KernelSession(unittest.TestCase):
                 self.fail("write %d: %s where %s was due" % (seq, ev.name, state))
         self.assertEqual(seq, 10000, "every write between its two user events")
 
+    def test_restart_appends(self):
+        """start, stop, start, stop: the kernel trace holds both runs'
+        writes, none twice, and the instance lives until destroy."""
+        out = os.path.join(self.tmp, "again")
+        self.ok("create", "a", "-o", out)
+        pid, run = self.workload(1, 300)
+        p2, run2 = self.workload(1, 300)
+        self.ok("track", "-k", "--pid", "%d,%d" % (pid, p2))
+        self.ok("enable-event", "-k", "--syscall", "write")
+        self.ok("start")
+        first = run()
+        self.ok("stop")
+        self.assertEqual(len(ours(self.daemon_pid())), 1, "stop keeps the instance")
+        self.ok("start")
+        second = run2()
+        self.ok("stop")
+        events, lost = read_bt2(os.path.join(out, "kernel"))
+        self.assertEqual(lost, 0)
+        for info in (first, second):
+            t = info["threads"][0]
+            self.assertEqual([c for c, _ in writes_of(events, t["tid"], info["fd"])],
+                             [t["base"] + i for i in range(300)])
+        self.ok("destroy")
+        self.assertEqual(ours(self.daemon_pid()), [])
+
     def test_snapshot_keeps_newest(self):
         snaps = os.path.join(self.tmp, "snaps")
         self.ok("create", "snap", "--snapshot", "-o", snaps)
@@ -354,6 +379,9 @@ class KernelSession(unittest.TestCase):
         self.assertIn("is for kernel rules", err.stderr)
         err = self.rt("enable-channel", "-k", "other")
         self.assertIn("one kernel channel", err.stderr)
+        err = self.rt("enable-event", "-k", "sched_switch", "--filter", "prev_tid == 1\nx")
+        self.assertEqual(err.returncode, 2)
+        self.assertIn("one line of printable characters", err.stderr)
         err = self.rt("enable-event", "-k", "-u", "x")
         self.assertIn("exclude each other", err.stderr)
         err = self.rt("add-context", "-k", "-t", "prio")
