@@ -91,6 +91,22 @@ struct rt_fast_site;
  * One per call site, static. `enabled` and `fast` are written by the
  * library (relaxed and release atomic stores) and read at the call site;
  * everything else is constant. `priv` belongs to the library.
+ *
+ * Part of the call-site ABI; byte by byte on LP64 (the library checks
+ * these offsets, src/lib/registry.c):
+ *    0  s32     enabled
+ *    4  u32     abi         RT_ABI_VERSION of the header it was built with
+ *    8  char *  provider
+ *   16  char *  name
+ *   24  s32     loglevel
+ *   28  u32     nr_fields
+ *   32  ptr     fields      nr_fields of struct rt_field_desc
+ *   40  char *  file
+ *   48  u32     line
+ *   52  u32     padding
+ *   56  ptr     priv
+ *   64  ptr     fast        from ABI version 3 (RT_ABI_FAST_FIRST) on;
+ *                           versions 1 and 2 end at 64
  */
 struct rt_event_desc {
 	int32_t enabled;

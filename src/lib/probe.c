@@ -512,6 +512,14 @@ void rt__record(struct rt_event_desc *ev, const void *payload, size_t size)
 	record(ev, payload, NULL, 0, size, size <= RT_FAST_PAYLOAD);
 }
 
+#if defined(__LP64__)
+/* What call sites of every version since 2 hand rt__record_parts. */
+_Static_assert(sizeof(struct rt_part) == 16 && offsetof(struct rt_part, size) == 8 &&
+		       offsetof(struct rt_part, kind) == 12 &&
+		       offsetof(struct rt_bytes, len) == 8,
+	       "struct rt_part and struct rt_bytes: the call-site ABI");
+#endif
+
 /* Events with strings or byte sequences: the payload is the sum of the
  * parts' sizes (64-bit: cannot wrap; too large for a sub-buffer is
  * dropped and counted by the reservation). */

@@ -103,6 +103,27 @@ static bool grow(void **arr, size_t *cap, size_t need, size_t elem)
  * layout of the site it points to: older ones find it NULL and call the
  * library, whose entry points (rt__record, rt__record_parts) they share.
  */
+#if defined(__LP64__)
+/* The members every accepted version shares stay where its call sites
+ * have them (ringtrace_types.h's table), `fast` last. */
+_Static_assert(offsetof(struct rt_event_desc, enabled) == 0 &&
+		       offsetof(struct rt_event_desc, abi) == 4 &&
+		       offsetof(struct rt_event_desc, provider) == 8 &&
+		       offsetof(struct rt_event_desc, name) == 16 &&
+		       offsetof(struct rt_event_desc, loglevel) == 24 &&
+		       offsetof(struct rt_event_desc, nr_fields) == 28 &&
+		       offsetof(struct rt_event_desc, fields) == 32 &&
+		       offsetof(struct rt_event_desc, file) == 40 &&
+		       offsetof(struct rt_event_desc, line) == 48 &&
+		       offsetof(struct rt_event_desc, priv) == 56 &&
+		       offsetof(struct rt_event_desc, fast) == 64 &&
+		       sizeof(struct rt_event_desc) == 72,
+	       "struct rt_event_desc: the layout call sites of every version have");
+_Static_assert(sizeof(struct rt_field_desc) == 16 &&
+		       offsetof(struct rt_field_desc, type) == 8,
+	       "struct rt_field_desc: the layout call sites of every version have");
+#endif
+
 static bool desc_has_fast(const struct rt_event_desc *d)
 {
 	return d->abi >= RT_ABI_FAST_FIRST && d->abi <= RT_ABI_VERSION;
