@@ -491,6 +491,14 @@ int ctl_enable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, c
 			goto out_ex;
 		}
 	}
+	/* A kernel name that matches nothing is refused now, as LTTng does,
+	 * rather than at the start. */
+	for (size_t i = 0; kernel && i < pats.n; i++) {
+		ret = dp_kernel_rule_matches(pats.v[i], syscall || (both && i == 1), err, errlen);
+		if (ret < 0)
+			goto out_ex;
+	}
+	ret = -EINVAL;
 	struct rtd_channel *c = channel_of(r, s, d, true, err, errlen);
 	if (!c) {
 		ret = -ENOENT;

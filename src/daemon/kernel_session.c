@@ -22,6 +22,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "../common/rule.h"
 #include "../kernel/kernel.h"
 #include "app.h"
 
@@ -47,6 +48,51 @@ int dp_kernel_access(char *err, size_t errlen)
 		snprintf(err, errlen, "the kernel domain is not available to this session daemon: "
 			 "%s (run it as root)", why);
 	return ret;
+}
+
+/* A kernel rule's glob against the kernel's tracepoints ("system:event"
+ * or "event") or system calls, as src/kernel enables them. */
+struct rule_probe {
+	const char *glob;
+	bool hit;
+};
+
+static int probe_tracepoint(const char *system, const char *event, void *arg)
+{
+	struct rule_probe *p = arg;
+	char full[512];
+	snprintf(full, sizeof(full), "%s:%s", system, event);
+	p->hit = rt_glob_any(&p->glob, 1, full) || rt_glob_any(&p->glob, 1, event);
+	return p->hit;
+}
+
+static int probe_syscall(const char *name, void *arg)
+{
+	struct rule_probe *p = arg;
+	p->hit = rt_glob_any(&p->glob, 1, name);
+	return p->hit;
+}
+
+int dp_kernel_rule_matches(const char *glob, bool syscall, char *err, size_t errlen)
+{
+	struct rule_probe p = { .glob = glob };
+	char why[RTD_ERRLEN];
+	int ret = syscall ? rtk_list_syscalls(probe_syscall, &p, why, sizeof(why))
+			  : rtk_list_tracepoints(probe_tracepoint, &p, why, sizeof(why));
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot list the kernel's %s: %s",
+			 syscall ? "system calls" : "tracepoints", why);
+		return ret;
+	}
+	if (p.hit)
+		return 0;
+	if (syscall)
+		snprintf(err, errlen, "no system call matches '%s' (see 'ringtrace list -k "
+			 "--syscall')", glob);
+	else
+		snprintf(err, errlen, "no kernel tracepoint matches '%s' (see 'ringtrace list -k')",
+			 glob);
+	return -ENOENT;
 }
 
 int dp_kernel_remove_stale(void)

@@ -306,6 +306,9 @@ void dp_shutdown(void);
  *  - dp_kernel_errors: the kernel trace's first write error not reported
  *    yet (with `take`, reported now: stop takes it), as dp_session_errors.
  *  - dp_kernel_stats: the kernel channel's counters (0 when not started).
+ *  - dp_kernel_rule_matches: a kernel rule's glob matches some tracepoint
+ *    (or, syscall, some system call) of this kernel; -ENOENT with one
+ *    line in err otherwise.
  *  - dp_kernel_remove_stale: remove the instances of ringtraced
  *    processes that died (kill -9); the number removed or -errno.
  */
@@ -316,6 +319,7 @@ void dp_kernel_destroy(struct rtd_session *s);
 int dp_kernel_snapshot(struct rtd_session *s, const char *dir, char *err, size_t errlen);
 int dp_kernel_errors(struct rtd_session *s, bool take, char *err, size_t errlen);
 int dp_kernel_stats(struct rtd_session *s, struct rtd_channel_stats *st);
+int dp_kernel_rule_matches(const char *glob, bool syscall, char *err, size_t errlen);
 int dp_kernel_remove_stale(void);
 
 #endif /* RINGTRACE_RTD_H */

@@ -391,13 +391,23 @@ class KernelSession(unittest.TestCase):
         saved = self.ok("save", "r")
         self.assertIn("enable-event domain=kernel session=r channel=channel0 pattern=write "
                       "syscall=1 filter=common_pid%20!=%201", saved)
-        # A glob that matches nothing: start says which.
-        self.ok("enable-event", "-k", "no_such_event_xyz", "--filter", "common_pid != 1")
-        err = self.rt("start", "r")
+        # Names that match nothing are refused at once.
+        err = self.rt("enable-event", "-k", "no_such_event_xyz", "--filter", "common_pid != 1")
         self.assertEqual(err.returncode, 1)
-        self.assertIn("no_such_event_xyz", err.stderr)
+        self.assertIn("no kernel tracepoint matches 'no_such_event_xyz'", err.stderr)
+        err = self.rt("enable-event", "-k", "--syscall", "no_such_call*", "--filter",
+                      "common_pid != 1")
+        self.assertIn("no system call matches 'no_such_call*'", err.stderr)
+        self.assertNotIn("no_such", self.ok("list", "r"))
+        # A filter ftrace refuses: start says why and leaves nothing.
+        self.ok("disable-event", "-k", "--syscall", "write")
+        self.ok("enable-event", "-k", "sched_sw*", "--filter", "no_such_field == 1")
+        err = self.rt("start", "r")
+        self.assertEqual(err.returncode, 2)
+        self.assertIn("ftrace refuses the filter 'no_such_field == 1'", err.stderr)
         self.assertEqual(ours(self.daemon_pid()), [], "nothing left by a refused start")
-        self.ok("disable-event", "-k", "no_such_event_xyz")
+        self.ok("disable-event", "-k", "sched_sw*")
+        self.ok("enable-event", "-k", "--syscall", "write", "--filter", "common_pid != 1")
         self.ok("start", "r")
         err = self.rt("enable-event", "-k", "sched_wakeup")
         self.assertIn("fixed at the first start", err.stderr)
