@@ -1,7 +1,10 @@
 /*
  * ringtrace_types.h - the types shared by instrumented programs and by
- * ringtrace's own tools: log levels, field types, the static description
- * of a call site. Programs include <ringtrace/ringtrace.h> instead.
+ * ringtrace's own tools. Programs include <ringtrace/ringtrace.h>
+ * instead. Their API here: the log levels (rt_event_loglevel), rt_bytes
+ * and the ABI version numbers. The rest (field types, the static
+ * description of a call site, struct rt_part) is what rt_event expands
+ * to: part of the call-site ABI, not API.
  */
 #ifndef RINGTRACE_TYPES_H
 #define RINGTRACE_TYPES_H
