@@ -194,9 +194,14 @@ int ctl_status(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *e
 			fprintf(out, "  kernel %s: not started yet\n", c->name);
 			continue;
 		}
-		fprintf(out, "  kernel %s: ftrace buffers %llu bytes, events %llu, lost %llu\n",
-			c->name, (unsigned long long)st.buffer_bytes,
-			(unsigned long long)st.events, (unsigned long long)st.events_lost);
+		if (s->snapshot)
+			fprintf(out, "  kernel %s: ftrace buffers %llu bytes, a flight recorder "
+				"('snapshot record' writes what they hold)\n", c->name,
+				(unsigned long long)st.buffer_bytes);
+		else
+			fprintf(out, "  kernel %s: ftrace buffers %llu bytes, events %llu, lost "
+				"%llu\n", c->name, (unsigned long long)st.buffer_bytes,
+				(unsigned long long)st.events, (unsigned long long)st.events_lost);
 	}
 	char msg[RTD_ERRLEN];
 	if (dp_session_errors(s, false, msg, sizeof(msg)) < 0 ||

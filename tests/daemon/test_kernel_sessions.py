@@ -255,6 +255,8 @@ class KernelSession(unittest.TestCase):
         self.ok("track", "-k", "--pid", str(pid))
         self.ok("start")
         info = run()
+        self.assertRegex(self.ok("status"), r"kernel channel0: ftrace buffers \d+ bytes, a flight "
+                         r"recorder \('snapshot record' writes what they hold\)")
         r = self.ok("snapshot", "record")
         path = r.split("Snapshot recorded in ")[1].strip()
         events, lost = read_bt2(os.path.join(path, "kernel"))
