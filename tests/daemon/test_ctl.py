@@ -686,22 +686,6 @@ def trace_events(path):
     return sorted(out, key=lambda e: (e[0], -1 if e[1] is None else e[1]))
 
 
-def _bt2_value(f):
-    """A bt2 field as plain Python (structures as dicts, arrays as lists)."""
-    import bt2
-    if isinstance(f, bt2._StructureFieldConst):
-        return {k: _bt2_value(v) for k, v in f.items()}
-    if isinstance(f, (bt2._ArrayFieldConst,)):
-        return [_bt2_value(v) for v in f]
-    if isinstance(f, bt2._StringFieldConst):
-        return str(f)
-    if isinstance(f, bt2._BoolFieldConst):
-        return bool(f)
-    if isinstance(f, bt2._RealFieldConst):
-        return float(f)
-    return int(f)
-
-
 # Context values that differ from run to run of the same program.
 RUN_CONTEXTS = ("vpid", "vtid")
 
@@ -715,30 +699,21 @@ def _record(name, stream_id, fields, context):
 
 def bt2_records(path):
     """Every event record of the trace, via babeltrace2, sorted."""
-    import bt2
     out = []
-    for msg in bt2.TraceCollectionMessageIterator(path):
-        if type(msg) is bt2._EventMessageConst:
-            ev = msg.event
-            ctx = ev.common_context_field
-            out.append(_record(ev.name, ev.stream.cls.id,
-                               _bt2_value(ev.payload_field) if ev.payload_field else {},
-                               _bt2_value(ctx) if ctx is not None else {}))
+    for msg in rtfixtures.bt2_read(path)[0]:
+        ev = msg.event
+        ctx = ev.common_context_field
+        out.append(_record(ev.name, ev.stream.cls.id,
+                           rtfixtures.bt2_plain(ev.payload_field) if ev.payload_field else {},
+                           rtfixtures.bt2_plain(ctx) if ctx is not None else {}))
     return sorted(out)
 
 
-def view_records(path):
-    """Every event record of the trace, via our reader (ringtrace view
-    --format=json), sorted. The stream class is not in its output: None."""
-    import json
-    r = subprocess.run([RINGTRACE, "view", "--format=json", path], capture_output=True,
-                       text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
-    out = []
-    for line in r.stdout.splitlines():
-        e = json.loads(line)
-        out.append(_record(e["name"], None, e.get("fields"), e.get("context")))
-    return sorted(out)
+def reader_records(path):
+    """Every event record of the trace, via our reader (rtr_dump), sorted.
+    Its streams are files, not stream classes: None."""
+    return sorted(_record(e["name"], None, e.get("payload"), e.get("context"))
+                  for e in rtfixtures.rtr_dump(BUILD, path))
 
 
 def normalized_metadata(path):
@@ -839,7 +814,7 @@ class Record(DaemonCase):
         # done, and the 3 of them not found.
         self.assertEqual(len(records), 2 + 3 * 20 * 2 + 3)
         self.assertEqual(bt2_records(embedded), records)
-        self.assertEqual(view_records(embedded), view_records(through))
+        self.assertEqual(reader_records(embedded), reader_records(through))
 
     def test_record_options_through_daemon(self):
         self.ok("create", "other")

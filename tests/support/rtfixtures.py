@@ -81,6 +81,26 @@ def bt2_read(path):
     return events, discarded, lost_packets
 
 
+def bt2_plain(f):
+    """A bt2 field as plain Python: structures as dicts, arrays as lists,
+    strings, booleans, reals and integers as such (variants: the selected
+    option)."""
+    import bt2
+    if isinstance(f, bt2._VariantFieldConst):
+        return bt2_plain(f.selected_option)
+    if isinstance(f, bt2._StructureFieldConst):
+        return {k: bt2_plain(v) for k, v in f.items()}
+    if isinstance(f, bt2._ArrayFieldConst):
+        return [bt2_plain(v) for v in f]
+    if isinstance(f, bt2._StringFieldConst):
+        return str(f)
+    if isinstance(f, bt2._BoolFieldConst):
+        return bool(f)
+    if isinstance(f, bt2._RealFieldConst):
+        return float(f)
+    return int(f)
+
+
 def rtr_dump(build, path):
     """The events of the traces under `path` as our reader decodes them
     (tests/reader/rtr_dump: one dict per event, with name, ns, trace,
