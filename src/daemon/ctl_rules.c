@@ -573,11 +573,14 @@ int ctl_disable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, 
 	if (!c)
 		return -ENOENT;
 	if (flag(r, "all")) {
+		/* -k --syscall -a: the system call rules only (LTTng's). */
 		for (struct rtd_rule *rule = c->rules; rule; rule = rule->next)
-			rule->enabled = false;
+			if (!syscall || rule->syscall)
+				rule->enabled = false;
 		ctl_rules_changed(s, reply);
-		fprintf(out, "All event rules of %schannel %s of session %s disabled.\n",
-			d == RTD_DOMAIN_KERNEL ? "kernel " : "", c->name, s->name);
+		fprintf(out, "All %s rules of %schannel %s of session %s disabled.\n",
+			syscall ? "system call" : "event", d == RTD_DOMAIN_KERNEL ? "kernel " : "",
+			c->name, s->name);
 		return 0;
 	}
 	if (strlist_get(r, "pattern", &pats, err, errlen) < 0)

@@ -401,6 +401,17 @@ class KernelSession(unittest.TestCase):
                       "common_pid != 1")
         self.assertIn("no system call matches 'no_such_call*'", err.stderr)
         self.assertNotIn("no_such", self.ok("list", "r"))
+        # -k --syscall -a disables the system call rules only; -k -a all.
+        self.ok("enable-event", "-k", "sched_switch", "--filter", "common_pid != 1")
+        self.ok("disable-event", "-k", "--syscall", "-a")
+        listing = self.ok("list", "r")
+        self.assertIn("write (type: syscall) [filter: common_pid != 1] [disabled]", listing)
+        self.assertIn("sched_switch (type: tracepoint) [filter: common_pid != 1] [enabled]",
+                      listing)
+        self.ok("disable-event", "-k", "-a")
+        self.assertIn("sched_switch (type: tracepoint) [filter: common_pid != 1] [disabled]",
+                      self.ok("list", "r"))
+        self.ok("enable-event", "-k", "--syscall", "write", "--filter", "common_pid != 1")
         # A filter ftrace refuses: start says why and leaves nothing.
         self.ok("disable-event", "-k", "--syscall", "write")
         self.ok("enable-event", "-k", "sched_sw*", "--filter", "no_such_field == 1")
