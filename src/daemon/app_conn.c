@@ -14,6 +14,7 @@
 
 #include "../proto/proto.h"
 #include "app.h"
+#include "../common/warn.h"
 
 struct app *app_list;
 
@@ -53,9 +54,9 @@ static int add_events(struct app *a, struct rtp_app_cursor *c)
 	uint32_t bytes = c->len - c->pos;
 	if (n > APP_EVENTS_PER_PROGRAM - a->nr_events ||
 	    bytes > APP_EVENT_BYTES_PER_PROGRAM - a->event_bytes) {
-		fprintf(stderr, "ringtraced: program %d (%s) registers %u more event classes "
+		rt_warn("program %d (%s) registers %u more event classes "
 			"(%u bytes) after %u: a program may register %u (%u MiB of "
-			"descriptions) at most; refused\n", (int)a->pid, a->procname, n, bytes,
+			"descriptions) at most; refused", (int)a->pid, a->procname, n, bytes,
 			a->nr_events, APP_EVENTS_PER_PROGRAM, APP_EVENT_BYTES_PER_PROGRAM >> 20);
 		return -E2BIG;
 	}
@@ -191,7 +192,7 @@ static int app_frame(struct rtd_conn *c, struct rtp_msg *m, int *fds, unsigned n
 	else
 		r = -EPROTO;
 	if (r == -EPROTO)
-		fprintf(stderr, "ringtraced: program %d (%s) sent a malformed message; disconnected\n",
+		rt_warn("program %d (%s) sent a malformed message; disconnected",
 			(int)a->pid, a->procname);
 	return r;
 }
@@ -215,15 +216,15 @@ static void app_closed(struct rtd_conn *c, int why)
 {
 	struct app *a = rtd_conn_owner(c);
 	if (why == -ETIMEDOUT)
-		fprintf(stderr, "ringtraced: program %d (%s) did not take or finish a message in "
-			"time; disconnected\n", (int)a->pid, a->procname);
+		rt_warn("program %d (%s) did not take or finish a message in "
+			"time; disconnected", (int)a->pid, a->procname);
 	else if (why == -EPROTO || why == -EPROTONOSUPPORT || why == -EBADMSG ||
 		 why == -EMSGSIZE)
-		fprintf(stderr, "ringtraced: program %d (%s) sent a malformed message; "
-			"disconnected\n", (int)a->pid, a->procname);
+		rt_warn("program %d (%s) sent a malformed message; "
+			"disconnected", (int)a->pid, a->procname);
 	else if (why == -ENOBUFS)
-		fprintf(stderr, "ringtraced: program %d (%s) disconnected: the daemon's buffers "
-			"for pending messages are full\n", (int)a->pid, a->procname);
+		rt_warn("program %d (%s) disconnected: the daemon's buffers "
+			"for pending messages are full", (int)a->pid, a->procname);
 	a->conn = NULL;
 	app_drop(a);
 }
@@ -256,7 +257,7 @@ void app_sync_all(void)
 	rtd_conn_pump(&app_ops, all_synced, NULL, rtd_now_ms() + APP_SYNC_MS);
 	for (struct app *a = app_list; a; a = a->next) {
 		if (a->sync_wait && a->conn && !rtd_conn_closing(a->conn))
-			fprintf(stderr, "ringtraced: program %d (%s) did not answer in %d ms\n",
+			rt_warn("program %d (%s) did not answer in %d ms",
 				(int)a->pid, a->procname, APP_SYNC_MS);
 		a->sync_wait = false;
 	}
@@ -298,7 +299,7 @@ void dp_app_connected(struct rtd_conn *c, struct rtp_msg *first, int *fds, unsig
 	a->next_key = 1;
 	int ret = nfds ? -EPROTO : parse_register(a, first, peer);
 	if (ret < 0) {
-		fprintf(stderr, "ringtraced: registration of program %d refused: %s\n",
+		rt_warn("registration of program %d refused: %s",
 			(int)peer->pid, strerror(-ret));
 		rtd_conn_send(c, RTP_APP_REGISTER_REPLY, ret, NULL, 0, -1);
 		rtd_conn_close(c);

@@ -23,6 +23,7 @@
 
 #include "../common/clock.h"
 #include "app.h"
+#include "../common/warn.h"
 
 /* One class of a trace in its class_index (dp.h). Nodes never move (the
  * index links them, while t->events is reallocated as it grows); they are
@@ -141,7 +142,7 @@ static void class_index_free(struct dp_trace *t)
 			cds_lfht_del(t->class_index, &n->node);
 		rcu_read_unlock();
 		if (cds_lfht_destroy(t->class_index, NULL) < 0)
-			fprintf(stderr, "ringtraced: cannot free the event index of %s\n", t->dir);
+			rt_warn("cannot free the event index of %s", t->dir);
 		synchronize_rcu();
 		t->class_index = NULL;
 	}
@@ -489,7 +490,7 @@ int app_sync_session(struct app *a, struct rtd_session *s, bool active)
 		if (!t && !tracked)
 			continue;
 		if (!t && !(t = get_trace(s, a, per_pid, err, sizeof(err)))) {
-			fprintf(stderr, "ringtraced: session %s, program %d: %s\n", s->name,
+			rt_warn("session %s, program %d: %s", s->name,
 				(int)a->pid, err);
 			ret = -ENOMEM;
 			continue;

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "consumer_daemon.h"
+#include "../common/warn.h"
 
 static bool bufset_live(const struct dp_bufset *b)
 {
@@ -144,7 +145,7 @@ static void log_error(void *arg, int err, const char *what, const char *line)
 	(void)arg;
 	(void)err;
 	(void)what;
-	fprintf(stderr, "ringtraced: %s\n", line);
+	rt_warn("%s", line);
 }
 
 /* The channel as the consumer needs it. */

@@ -32,6 +32,7 @@
 
 #include "../proto/app_proto.h"
 #include "ctl.h"
+#include "../common/warn.h"
 
 #define CONN_DEADLINE_MS 5000
 #define REPLY_TIMEOUT_MS 2000
@@ -144,8 +145,8 @@ static void spare_take(void)
 static void refuse_for_fds(int lfd, int err)
 {
 	if (!fd_short_logged) {
-		fprintf(stderr, "ringtraced: out of file descriptors (%s): new connections are "
-			"refused until some close\n", strerror(err));
+		rt_warn("out of file descriptors (%s): new connections are "
+			"refused until some close", strerror(err));
 		fd_short_logged = true;
 	}
 	if (fd_spare < 0) {

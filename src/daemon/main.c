@@ -16,6 +16,7 @@
 #include <urcu.h>
 
 #include "ctl.h"
+#include "../common/warn.h"
 
 static void usage(FILE *f)
 {
@@ -45,12 +46,12 @@ static int daemonize(void)
 {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0) {
-		fprintf(stderr, "ringtraced: pipe: %s\n", strerror(errno));
+		rt_warn("pipe: %s", strerror(errno));
 		exit(1);
 	}
 	pid_t pid = fork();
 	if (pid < 0) {
-		fprintf(stderr, "ringtraced: fork: %s\n", strerror(errno));
+		rt_warn("fork: %s", strerror(errno));
 		exit(1);
 	}
 	if (pid > 0) {
@@ -98,6 +99,7 @@ int main(int argc, char **argv)
 	};
 	bool detach = false;
 	int c;
+	rt_warn_program("ringtraced");
 	while ((c = getopt_long(argc, argv, "fdhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': detach = false; break;
@@ -110,7 +112,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "ringtraced: unexpected argument '%s'\n", argv[optind]);
+		rt_warn("unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
 	int report_fd = detach ? daemonize() : -1;
@@ -129,13 +131,13 @@ int main(int argc, char **argv)
 	int ret = 1;
 	int sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sigfd < 0) {
-		fprintf(stderr, "ringtraced: signalfd: %s\n", strerror(errno));
+		rt_warn("signalfd: %s", strerror(errno));
 		goto out;
 	}
 	char err[CTL_ERRLEN];
 	int lfd = ctl_socket_open(err, sizeof(err));
 	if (lfd < 0) {
-		fprintf(stderr, "ringtraced: %s\n", err);
+		rt_warn("%s", err);
 		goto out_sig;
 	}
 	/* The ftrace instances of a ringtraced that was killed (kill -9)
@@ -144,11 +146,11 @@ int main(int argc, char **argv)
 	if (dp_kernel_access(err, sizeof(err)) == 0) {
 		int n = dp_kernel_remove_stale();
 		if (n > 0)
-			fprintf(stderr, "ringtraced: removed %d stale ftrace instance%s\n", n,
+			rt_warn("removed %d stale ftrace instance%s", n,
 				n == 1 ? "" : "s");
 	}
 	if (rtd_loop_add(lfd, ctl_conn_accept, NULL) < 0) {
-		fprintf(stderr, "ringtraced: out of memory\n");
+		rt_warn("out of memory");
 		goto out_sock;
 	}
 	if (report_fd >= 0)

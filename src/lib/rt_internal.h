@@ -20,6 +20,7 @@
 #include "../ctf/ctf_packet.h"
 #include "../ringbuffer/ringbuffer.h"
 #include "../common/clock.h"
+#include "../common/warn.h"
 #include "../common/owned_fd.h"
 
 #define RT_HIDDEN __attribute__((visibility("hidden")))
@@ -152,6 +153,5 @@ RT_HIDDEN void rt_session_fork_child(void);
 RT_HIDDEN void rt_probe_fork_child(void);
 
 /* Diagnostics to stderr, prefixed "ringtrace: ". */
-RT_HIDDEN void rt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif /* RINGTRACE_RT_INTERNAL_H */

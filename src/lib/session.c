@@ -77,18 +77,6 @@ static bool started, stopped;
 static bool inherit;	/* RINGTRACE_NO_INHERIT is not 1 */
 static int done_fd = -1;	/* RINGTRACE_DONE_FD */
 
-void rt_warn(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	dprintf(STDERR_FILENO, "ringtrace: %s\n", buf);
-}
-
 bool rt_event_wanted(const struct rt_event_class *c)
 {
 	if (!rt_level_matches(RT_LEVEL_RANGE, rt_cfg.loglevel_max, c->loglevel))

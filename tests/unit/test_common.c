@@ -1,15 +1,19 @@
 /*
  * test_common.c - the shared foundations (src/common): the context table,
- * the JSON escaper, the rule matcher, hexadecimal.
+ * the JSON escaper, the rule matcher, hexadecimal, warnings.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/config_parse.h"
 #include "common/context.h"
 #include "common/escape.h"
 #include "common/hex.h"
 #include "common/rule.h"
+#include "common/warn.h"
 #include "unit.h"
 
 static void test_context_table(void)
@@ -137,8 +141,42 @@ static void test_hex(void)
 	CHECK_EQ(rt_hex_digit('F'), 15);
 }
 
+/* What rt_warn writes on standard error, read back through a pipe. */
+static void check_warn(const char *arg, const char *want)
+{
+	static char got[RT_WARN_MAX + 16];
+	int fds[2], saved = dup(STDERR_FILENO);
+	if (!CHECK(saved >= 0 && pipe(fds) == 0, "pipe"))
+		return;
+	fcntl(fds[0], F_SETPIPE_SZ, 1 << 16);
+	dup2(fds[1], STDERR_FILENO);
+	rt_warn("%s", arg);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(fds[1]);
+	ssize_t n = read(fds[0], got, sizeof(got) - 1);
+	close(fds[0]);
+	got[n > 0 ? n : 0] = '\0';
+	CHECK(!strcmp(got, want), "warning '%.60s...' (%zd bytes), not '%.60s...'", got, n, want);
+}
+
+static void test_warn(void)
+{
+	unit_case = "warnings";
+	check_warn("a message", "ringtrace: a message\n");
+	rt_warn_program("ringtraced");
+	check_warn("x 100%", "ringtraced: x 100%\n");
+	/* A long one is cut, and still ends its line. */
+	static char big[RT_WARN_MAX * 2], want[RT_WARN_MAX + 1];
+	memset(big, 'p', sizeof(big) - 1);
+	snprintf(want, sizeof(want), "ringtraced: %.*s\n", RT_WARN_MAX - 14, big);
+	check_warn(big, want);
+	CHECK_EQ(strlen(want), RT_WARN_MAX - 1);
+}
+
 int main(void)
 {
+	test_warn();
 	test_hex();
 	test_rules();
 	test_json_escape();
