@@ -10,10 +10,6 @@
 /* Indexes of the names with events, most frequent first (ties: name
  * order); *nr gets their number. NULL if out of memory. Caller frees. */
 uint32_t *ra_names_by_count(const uint64_t *counts, uint32_t nr_names, uint32_t *nr);
-/* Make *(void **)arrp, an array of *nr elements of elem bytes, hold at
- * least need + 1 of them, the new ones zeroed (*nr updated). Returns 0 or
- * -ENOMEM (the array left as it was). */
-int ra_grow_zeroed(void *arrp, size_t *nr, size_t need, size_t elem);
 /* Peak bucket of name `n`. */
 uint32_t ra_peak_bucket(const struct ra_stats *s, uint32_t n);
 

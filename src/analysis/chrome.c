@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "analysis_internal.h"
+#include "../common/array.h"
 
 #define SYNTHETIC_TID 0x40000000	/* + key index, for non-numeric keys */
 
@@ -61,7 +62,7 @@ struct chrome {
 				 * in src.threads + 2 */
 	size_t nr_named;
 	struct proc *procs;	/* owned: processes with a process_name */
-	size_t nr_procs;
+	size_t nr_procs, cap_procs;
 };
 
 static void write_ts(FILE *f, int64_t rel_ns)
@@ -115,10 +116,8 @@ static int name_thread(struct chrome *c, const struct ra_event *ev, int64_t pid)
 	for (i = 0; i < c->nr_procs && c->procs[i].pid != pid; i++)
 		;
 	if (i == c->nr_procs) {
-		struct proc *p = realloc(c->procs, (c->nr_procs + 1) * sizeof(*p));
-		if (!p)
+		if (RT_ARRAY_GROW(c->procs, c->cap_procs, c->nr_procs + 1, 8) < 0)
 			return -ENOMEM;
-		c->procs = p;
 		c->procs[c->nr_procs++] = (struct proc){ .pid = pid, .name = PROC_UNNAMED };
 	}
 	const char *tname = ra_source_thread_name(&c->src, ev->key);
@@ -135,7 +134,7 @@ static int name_thread(struct chrome *c, const struct ra_event *ev, int64_t pid)
 		fputs("}}", c->out);
 	}
 	size_t slot = (size_t)ev->key * rtr_trace_count(c->src.t) + ev->trace;
-	if (ra_grow_zeroed(&c->named, &c->nr_named, slot, sizeof(*c->named)) < 0)
+	if (RT_ARRAY_GROW_ZEROED(c->named, c->nr_named, slot + 1, 64) < 0)
 		return -ENOMEM;
 	const char *name = ra_source_thread_name(&c->src, ev->key);
 	uint32_t want = name ? c->src.key_thread[ev->key] + 1 : 1;
@@ -183,14 +182,8 @@ static int hold_args(struct chrome *c, struct key_hold *h,
 	off_t n = ftello(c->scratch);
 	if (n < 0 || fflush(c->scratch) != 0)
 		return -ENOMEM;
-	if (h->len + (size_t)n > h->size) {
-		size_t size = (h->size ? h->size * 2 : 4096) + (size_t)n;
-		char *t = realloc(h->text, size);
-		if (!t)
-			return -ENOMEM;
-		h->text = t;
-		h->size = size;
-	}
+	if (RT_ARRAY_GROW(h->text, h->size, h->len + (size_t)n, 4096) < 0)
+		return -ENOMEM;
 	memcpy(h->text + h->len, c->scratch_buf, (size_t)n);
 	*off = h->len;
 	*len = (size_t)n;
@@ -200,14 +193,8 @@ static int hold_args(struct chrome *c, struct key_hold *h,
 
 static struct item *hold_item(struct key_hold *h)
 {
-	if (h->nr == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 64;
-		struct item *it = realloc(h->items, cap * sizeof(*it));
-		if (!it)
-			return NULL;
-		h->items = it;
-		h->cap = cap;
-	}
+	if (RT_ARRAY_GROW(h->items, h->cap, h->nr + 1, 64) < 0)
+		return NULL;
 	struct item *it = &h->items[h->nr++];
 	memset(it, 0, sizeof(*it));
 	return it;
@@ -239,16 +226,7 @@ static void flush_key(struct chrome *c, uint32_t key)
 
 static int grow_holds(struct chrome *c, uint32_t key)
 {
-	if (key < c->nr_holds)
-		return 0;
-	uint32_t n = key + 16;
-	struct key_hold *h = realloc(c->holds, n * sizeof(*h));
-	if (!h)
-		return -ENOMEM;
-	memset(h + c->nr_holds, 0, (n - c->nr_holds) * sizeof(*h));
-	c->holds = h;
-	c->nr_holds = n;
-	return 0;
+	return RT_ARRAY_GROW_ZEROED(c->holds, c->nr_holds, (size_t)key + 1, 16);
 }
 
 static int one_event(struct chrome *c, const struct ra_event *ev)

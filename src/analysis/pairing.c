@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/array.h"
 #include "analysis.h"
 
 #define ROLE_UNKNOWN INT64_MIN
@@ -37,14 +38,8 @@ static int64_t type_for(struct ra_pairer *p, const char *label,
 		    strlen(p->types[i].end) == end_len &&
 		    !strncmp(p->types[i].end, end, end_len))
 			return i;
-	if (p->nr_types == p->cap_types) {
-		uint32_t cap = p->cap_types ? p->cap_types * 2 : 8;
-		struct ra_pair_type *t = realloc(p->types, cap * sizeof(*t));
-		if (!t)
-			return -ENOMEM;
-		p->types = t;
-		p->cap_types = cap;
-	}
+	if (RT_ARRAY_GROW(p->types, p->cap_types, p->nr_types + 1, 8) < 0)
+		return -ENOMEM;
 	struct ra_pair_type *t = &p->types[p->nr_types];
 	memset(t, 0, sizeof(*t));
 	t->label = strdup(label);
@@ -162,25 +157,12 @@ int ra_pairer_feed(struct ra_pairer *p, const struct ra_strtab *names,
 		return RA_PAIR_NONE;
 	uint32_t type = (uint32_t)(role / 2);
 
-	if (ev->key >= p->nr_stacks) {
-		uint32_t n = ev->key + 16;
-		struct ra_key_stack *st = realloc(p->stacks, n * sizeof(*st));
-		if (!st)
-			return -ENOMEM;
-		memset(st + p->nr_stacks, 0, (n - p->nr_stacks) * sizeof(*st));
-		p->stacks = st;
-		p->nr_stacks = n;
-	}
+	if (RT_ARRAY_GROW_ZEROED(p->stacks, p->nr_stacks, (size_t)ev->key + 1, 16) < 0)
+		return -ENOMEM;
 	struct ra_key_stack *st = &p->stacks[ev->key];
 	if (!(role & 1)) {
-		if (st->nr == st->cap) {
-			uint32_t cap = st->cap ? st->cap * 2 : 8;
-			struct ra_open *o = realloc(st->o, cap * sizeof(*o));
-			if (!o)
-				return -ENOMEM;
-			st->o = o;
-			st->cap = cap;
-		}
+		if (RT_ARRAY_GROW(st->o, st->cap, st->nr + 1, 8) < 0)
+			return -ENOMEM;
 		st->o[st->nr++] = (struct ra_open){ .ns = ev->ns, .type = type,
 						    .name = ev->name, .seq = seq };
 		return RA_PAIR_BEGIN;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis_internal.h"
+#include "../common/array.h"
 #include "../common/escape.h"
 
 static uint32_t hash_str(const char *s)
@@ -59,14 +60,8 @@ int64_t ra_strtab_intern(struct ra_strtab *tab, const char *s)
 		return found;
 	if ((uint64_t)(tab->nr + 1) * 2 > tab->nr_slots && strtab_grow(tab) < 0)
 		return -ENOMEM;
-	if (tab->nr == tab->cap) {
-		uint32_t cap = tab->cap ? tab->cap * 2 : 32;
-		char **str = realloc(tab->str, cap * sizeof(*str));
-		if (!str)
-			return -ENOMEM;
-		tab->str = str;
-		tab->cap = cap;
-	}
+	if (RT_ARRAY_GROW(tab->str, tab->cap, (size_t)tab->nr + 1, 32) < 0)
+		return -ENOMEM;
 	char *copy = strdup(s);
 	if (!copy)
 		return -ENOMEM;
@@ -213,24 +208,9 @@ static int set_thread_name(struct ra_source *src, uint32_t key)
 	int64_t t = ra_strtab_intern(&src->threads, name);
 	if (t < 0)
 		return (int)t;
-	if (ra_grow_zeroed(&src->key_thread, &src->nr_key_thread, key,
-			   sizeof(*src->key_thread)) < 0)
+	if (RT_ARRAY_GROW_ZEROED(src->key_thread, src->nr_key_thread, (size_t)key + 1, 64) < 0)
 		return -ENOMEM;
 	src->key_thread[key] = (uint32_t)t + 1;
-	return 0;
-}
-
-int ra_grow_zeroed(void *arrp, size_t *nr, size_t need, size_t elem)
-{
-	if (need < *nr)
-		return 0;
-	size_t n = need + 64 > 2 * *nr ? need + 64 : 2 * *nr;
-	char *a = realloc(*(void **)arrp, n * elem);
-	if (!a)
-		return -ENOMEM;
-	memset(a + *nr * elem, 0, (n - *nr) * elem);
-	*(void **)arrp = a;
-	*nr = n;
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "analysis_internal.h"
+#include "../common/array.h"
 
 #define AUTO_BUCKETS 50		/* aim of the automatic interval */
 #define MAX_BUCKETS 1000000	/* refuse intervals finer than span / this */
@@ -94,14 +95,8 @@ void ra_format_wall(int64_t ns, char *out, size_t len)
 
 static int push_ev(struct ra_stats *s, const struct ra_event *ev)
 {
-	if (s->nr_ev == s->cap_ev) {
-		size_t cap = s->cap_ev ? s->cap_ev * 2 : 4096;
-		struct ra_ev *n = realloc(s->ev, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		s->ev = n;
-		s->cap_ev = cap;
-	}
+	if (RT_ARRAY_GROW(s->ev, s->cap_ev, s->nr_ev + 1, 4096) < 0)
+		return -ENOMEM;
 	s->ev[s->nr_ev++] = (struct ra_ev){ .ns = ev->ns, .name = ev->name,
 					    .key = ev->key, .cpu = ev->cpu,
 					    .trace = ev->trace };
@@ -110,14 +105,8 @@ static int push_ev(struct ra_stats *s, const struct ra_event *ev)
 
 static int push_pair(struct ra_stats *s, const struct ra_pair_done *d, uint32_t key)
 {
-	if (s->nr_pairs == s->cap_pairs) {
-		size_t cap = s->cap_pairs ? s->cap_pairs * 2 : 1024;
-		struct ra_pair *n = realloc(s->pairs, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		s->pairs = n;
-		s->cap_pairs = cap;
-	}
+	if (RT_ARRAY_GROW(s->pairs, s->cap_pairs, s->nr_pairs + 1, 1024) < 0)
+		return -ENOMEM;
 	s->pairs[s->nr_pairs++] = (struct ra_pair){
 		.begin_ns = d->begin_ns, .dur_ns = ra_ns_diff(d->end_ns, d->begin_ns),
 		.type = d->type, .key = key, .depth = d->depth };

@@ -1,13 +1,17 @@
 /*
  * test_common.c - the shared foundations (src/common): the context table,
- * the JSON escaper, the rule matcher, hexadecimal, warnings.
+ * the JSON escaper, the rule matcher, hexadecimal, warnings, growable
+ * arrays.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/config_parse.h"
 #include "common/context.h"
 #include "common/escape.h"
@@ -174,8 +178,45 @@ static void test_warn(void)
 	CHECK_EQ(strlen(want), RT_WARN_MAX - 1);
 }
 
+static void test_array(void)
+{
+	unit_case = "arrays";
+	uint64_t *v = NULL;
+	uint32_t cap = 0;
+	size_t nr = 0;
+	for (uint64_t i = 0; i < 1000; i++) {
+		if (!CHECK(RT_ARRAY_GROW(v, cap, nr + 1, 8) == 0, "grow to %zu", nr + 1))
+			break;
+		v[nr++] = i * 3;
+	}
+	CHECK(cap >= 1000 && cap <= 1024 && (cap & (cap - 1)) == 0, "doubling from 8: %u", cap);
+	uint64_t sum = 0;
+	for (size_t i = 0; i < nr; i++)
+		sum += v[i];
+	CHECK_EQ(sum, 3 * 999 * 1000 / 2);
+	free(v);
+
+	/* Indexed by key: the new elements zeroed, the old ones kept. */
+	uint32_t *k = NULL;
+	size_t kn = 0;
+	CHECK(RT_ARRAY_GROW_ZEROED(k, kn, 5, 4) == 0 && kn == 8, "first: %zu", kn);
+	for (size_t i = 0; i < kn; i++)
+		k[i] = (uint32_t)i + 1;
+	CHECK(RT_ARRAY_GROW_ZEROED(k, kn, 100, 4) == 0 && kn == 128, "then: %zu", kn);
+	bool ok = true;
+	for (size_t i = 0; i < kn; i++)
+		ok &= k[i] == (i < 8 ? i + 1 : 0);
+	CHECK(ok, "kept and zeroed");
+	CHECK(RT_ARRAY_GROW_ZEROED(k, kn, 50, 4) == 0 && kn == 128, "no shrink");
+	/* A size past SIZE_MAX fails and changes nothing. */
+	CHECK(RT_ARRAY_GROW(k, kn, SIZE_MAX / 2, 4) == -ENOMEM && kn == 128 && k[0] == 1,
+	      "overflow refused");
+	free(k);
+}
+
 int main(void)
 {
+	test_array();
 	test_warn();
 	test_hex();
 	test_rules();
