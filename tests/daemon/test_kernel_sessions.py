@@ -23,6 +23,9 @@ import unittest
 
 import bt2
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../support"))
+import rtfixtures  # noqa: E402
+
 BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
 RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
 DAEMON_DIR = os.path.join(BUILD, "src/daemon")
@@ -34,18 +37,11 @@ NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
 def read_bt2(path):
     """(name, tid, payload) of every event of the traces under path, in
-    time order, and the number of events reported lost."""
-    events, lost = [], 0
-    for msg in bt2.TraceCollectionMessageIterator(path):
-        if type(msg) is bt2._DiscardedEventsMessageConst:
-            lost += msg.count or 0
-        if type(msg) is not bt2._EventMessageConst:
-            continue
-        ev = msg.event
-        payload = {k: (str(v) if isinstance(v, bt2._StringFieldConst) else int(v))
-                   for k, v in ev.payload_field.items()}
-        events.append((ev.name, int(ev.common_context_field["tid"]), payload))
-    return events, lost
+    time order (rtfixtures.bt2_read), and the number of events reported
+    lost."""
+    msgs, lost, _ = rtfixtures.bt2_read(path)
+    return [(m.event.name, int(m.event.common_context_field["tid"]),
+             rtfixtures.bt2_plain(m.event.payload_field)) for m in msgs], lost
 
 
 def writes_of(events, tid, fd):
