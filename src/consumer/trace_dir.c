@@ -141,8 +141,11 @@ int cons_trace_dir_metadata(const struct cons_trace_desc *t, const struct cons_c
 {
 	struct ctf_buf b = { 0 }, frag = { 0 };
 	const char *dir = t->dir;
+	/* *generation is what the file describes: set only once it is
+	 * written, so that a failed write is tried again. */
+	uint64_t gen = 0;
 	int ret = cons_metadata_build(&frag, t, &ch, 1, CONS_META_STREAMS | CONS_META_EVENTS, 0,
-				      NULL, generation);
+				      NULL, &gen);
 	if (!ret)
 		ret = cons_metadata_build(&b, t, NULL, 0, CONS_META_HEADER, 0, NULL, NULL);
 	if (ret)
@@ -177,6 +180,8 @@ int cons_trace_dir_metadata(const struct cons_trace_desc *t, const struct cons_c
 		ret = b.err;
 	if (!ret)
 		ret = rt_file_write_atomic(dir, "metadata", b.data, b.len, false, NULL, 0);
+	if (!ret)
+		*generation = gen;
 	flock(dfd, LOCK_UN);
 close_dir:
 	close(dfd);

@@ -37,8 +37,8 @@ CONS_HIDDEN int cons_trace_dir_claim(const char *dir, uint32_t first, uint32_t t
  * every event class of the trace, cons_metadata_build) to its fragment
  * (slot's, *fragment; made anew if the program closed our descriptor),
  * then t->dir/metadata: the header and every slot's fragment;
- * `*generation` receives the classes' generation it describes. Returns 0
- * or -errno. */
+ * `*generation` receives the classes' generation it describes (left as it
+ * was when the write fails). Returns 0 or -errno. */
 CONS_HIDDEN int cons_trace_dir_metadata(const struct cons_trace_desc *t,
 					const struct cons_channel_desc *ch, uint32_t slot,
 					struct rt_owned_fd *fragment, uint64_t *generation);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "consumer/consumer.h"
+#include "consumer/trace_dir.h"
 #include "ctf/ctf_packet.h"
 
 static int failures;
@@ -416,6 +417,37 @@ static void test_snapshot_newest_run(void)
 	teardown(&st);
 }
 
+/* Embedded mode's metadata (trace_dir.h): *generation is what the file
+ * on disk describes, so a write that fails leaves it as it was and the
+ * consumer writes the metadata again before the next packet (before, it
+ * took the classes' generation even when the write failed: the packets
+ * after the first were written with a metadata that lacked their
+ * classes, and it was not written again until another class registered
+ * or the program ended). */
+static void test_trace_dir_generation_after_failure(void)
+{
+	struct setup st;
+	setup(&st, false, MAX_PKTS);
+	char missing[128];
+	snprintf(missing, sizeof(missing), "%s/missing", st.dir);
+	struct cons_trace_desc t = st.trace;
+	t.dir = missing;
+	struct rt_owned_fd frag = RT_OWNED_FD_NONE;
+	uint64_t gen = 0;
+	int ret = cons_trace_dir_metadata(&t, &st.desc, 0, &frag, &gen);
+	CHECK(ret < 0, "metadata in a missing directory: %d", ret);
+	CHECK(gen == 0, "failed write took generation %llu", (unsigned long long)gen);
+	ret = cons_trace_dir_metadata(&st.trace, &st.desc, 0, &frag, &gen);
+	CHECK(ret == 0 && gen == 1, "metadata: %d, generation %llu", ret,
+	      (unsigned long long)gen);
+	size_t len;
+	char *meta = slurp(st.dir, "metadata", &len);
+	CHECK(meta && strstr(meta, "name = \"t:ev\";"), "metadata: %s", meta ? meta : "(none)");
+	free(meta);
+	rt_owned_fd_close(&frag);
+	teardown(&st);
+}
+
 int main(void)
 {
 	test_trusted_read();
@@ -423,6 +455,7 @@ int main(void)
 	test_metadata_failure_counted_in_trace();
 	test_drain_gives_up();
 	test_snapshot_newest_run();
+	test_trace_dir_generation_after_failure();
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;
