@@ -143,6 +143,8 @@ CONS_HIDDEN int cons_metadata_build(struct ctf_buf *out, const struct cons_trace
  * classes registered since appended. Caller serialises calls per state. */
 struct cons_metadata_state {
 	bool written;
+	bool torn;			/* an append failed part way: write it
+					 * whole next time */
 	uint64_t generation;		/* described by the file */
 	uint32_t nr_events;		/* classes in the file */
 };

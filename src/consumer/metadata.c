@@ -103,12 +103,14 @@ int cons_metadata_update(struct cons_metadata_state *st, const struct cons_trace
 	uint64_t gen;
 	uint32_t n;
 	int ret;
-	if (!force && st->written) {
-		/* The classes registered since the last write, appended. */
+	if (!force && st->written && !st->torn) {
+		/* The classes registered since the last write, appended. An
+		 * append that fails may have written part of them: the next
+		 * write replaces the file whole. */
 		ret = cons_metadata_build(&b, t, chans, nr, CONS_META_EVENTS, st->nr_events, &n,
 					  &gen);
-		if (!ret && b.len)
-			ret = rt_file_append(t->dir, "metadata", b.data, b.len);
+		if (!ret && b.len && (ret = rt_file_append(t->dir, "metadata", b.data, b.len)))
+			st->torn = true;
 		if (!ret)
 			st->nr_events += n;
 	} else {
@@ -117,8 +119,10 @@ int cons_metadata_update(struct cons_metadata_state *st, const struct cons_trace
 		if (!ret)
 			ret = rt_file_write_atomic(t->dir, "metadata", b.data, b.len, !st->written,
 						   NULL, 0);
-		if (!ret)
+		if (!ret) {
 			st->nr_events = n;
+			st->torn = false;
+		}
 	}
 	if (!ret) {
 		st->generation = gen;

@@ -11,10 +11,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -448,6 +450,78 @@ static void test_trace_dir_generation_after_failure(void)
 	teardown(&st);
 }
 
+/* Classes that grow: `nr_classes` of them (ids 0..), generation = count. */
+static uint32_t nr_classes;
+
+static int grow_copy(void *arg, uint32_t from, struct ctf_event_class **ev, uint32_t *nr,
+		     uint64_t *generation)
+{
+	(void)arg;
+	static const char *names[] = { "ev", "second", "third" };
+	uint32_t n = nr_classes > from ? nr_classes - from : 0;
+	*ev = calloc(n ? n : 1, sizeof(**ev));
+	if (!*ev)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		(*ev)[i] = (struct ctf_event_class){ .id = from + i, .stream_id = STREAM_ID,
+						     .provider = "t", .name = names[from + i],
+						     .nr_fields = 1, .fields = &v_field };
+	*nr = n;
+	*generation = nr_classes;
+	return 0;
+}
+
+static uint64_t grow_generation(void *arg)
+{
+	(void)arg;
+	return nr_classes;
+}
+
+/* The daemon's metadata (cons_metadata_update): an append that fails part
+ * way (here the file size limit; a full disk does the same) must not
+ * leave the torn declaration in the file once writing works again: the
+ * metadata is then what a whole write gives. Before, the classes were
+ * appended again after the torn text, and the file stayed unreadable
+ * until the session's stop wrote it whole. */
+static void test_metadata_torn_append(void)
+{
+	struct setup st;
+	setup(&st, false, MAX_PKTS);
+	st.trace.classes.copy = grow_copy;
+	st.trace.classes.generation = grow_generation;
+	const struct cons_channel_desc *d = &st.desc;
+	struct cons_metadata_state ms = { 0 };
+	nr_classes = 1;
+	CHECK(cons_metadata_update(&ms, &st.trace, &d, 1, false) == 0, "first write");
+	size_t len;
+	char *meta = slurp(st.dir, "metadata", &len);
+	free(meta);
+	/* The next append stops 10 bytes in. */
+	struct rlimit old, lim;
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim = old;
+	lim.rlim_cur = len + 10;
+	signal(SIGXFSZ, SIG_IGN);
+	CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0, "setrlimit");
+	nr_classes = 2;
+	int ret = cons_metadata_update(&ms, &st.trace, &d, 1, false);
+	setrlimit(RLIMIT_FSIZE, &old);
+	CHECK(ret == -EFBIG, "append over the limit: %d", ret);
+	/* Writing works again, and a third class registers. */
+	nr_classes = 3;
+	CHECK(cons_metadata_update(&ms, &st.trace, &d, 1, false) == 0, "write again");
+	struct ctf_buf whole = { 0 };
+	CHECK(cons_metadata_build(&whole, &st.trace, &d, 1, CONS_META_ALL, 0, NULL, NULL) == 0,
+	      "build");
+	meta = slurp(st.dir, "metadata", &len);
+	CHECK(meta && len == whole.len && !memcmp(meta, whole.data, len),
+	      "metadata is not the whole metadata (%zu bytes, whole %zu): %s", len, whole.len,
+	      meta ? meta : "(none)");
+	free(meta);
+	ctf_buf_free(&whole);
+	teardown(&st);
+}
+
 int main(void)
 {
 	test_trusted_read();
@@ -456,6 +530,7 @@ int main(void)
 	test_drain_gives_up();
 	test_snapshot_newest_run();
 	test_trace_dir_generation_after_failure();
+	test_metadata_torn_append();
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;
