@@ -412,7 +412,7 @@ out:
 	return ret;
 }
 
-int rt_file_append(const char *dir, const char *name, const void *data, size_t len)
+int rt_file_open_append(const char *dir, const char *name)
 {
 	if (!name_ok(name))
 		return -EINVAL;
@@ -429,7 +429,20 @@ int rt_file_append(const char *dir, const char *name, const void *data, size_t l
 	if (fstat(fd, &st) < 0)
 		ret = -errno;
 	else
-		ret = S_ISREG(st.st_mode) ? rt_write_all(fd, data, len) : -EINVAL;
+		ret = S_ISREG(st.st_mode) ? 0 : -EINVAL;
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+int rt_file_append(const char *dir, const char *name, const void *data, size_t len)
+{
+	int fd = rt_file_open_append(dir, name);
+	if (fd < 0)
+		return fd;
+	int ret = rt_write_all(fd, data, len);
 	if (close(fd) < 0 && !ret)
 		ret = -errno;
 	return ret;

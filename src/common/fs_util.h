@@ -113,6 +113,9 @@ int rt_file_write_atomic(const char *dir, const char *name, const void *data, si
  * in whole writes. Returns 0 or -errno (-ENOENT: no such file, -EINVAL:
  * not a regular file). */
 int rt_file_append(const char *dir, const char *name, const void *data, size_t len);
+/* The same file opened for appending (O_APPEND, close-on-exec): its fd,
+ * or -errno as rt_file_append. */
+int rt_file_open_append(const char *dir, const char *name);
 
 /*
  * An output file written by a command (`export -o`, `report -o`, `save

@@ -11,6 +11,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+#include <sys/stat.h>
 
 #include "../common/fs_util.h"
 #include "consumer.h"
@@ -87,21 +90,43 @@ static int file_rotate(struct cons_files *fs, uint32_t stream)
 	return file_open(fs, stream);
 }
 
+/* The program closed our descriptor (and may use the number for a file
+ * of its own): the stream's file opened by name for one write, its whole
+ * packets being what it holds now. Returns the fd or -errno. */
+static int open_by_name(struct cons_files *fs, uint32_t stream)
+{
+	struct cons_file *f = &fs->f[stream];
+	char name[NAME_MAX + 1];
+	int ret = file_name(name, sizeof(name), fs->ch, stream, f->file_index);
+	int fd = ret < 0 ? ret : rt_file_open_append(fs->dir, name);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	if (fd >= 0) {
+		f->out.size = (uint64_t)st.st_size;
+		f->out.torn = false;
+	}
+	return fd;
+}
+
 static int files_write(void *arg, uint32_t stream, char *data, uint64_t len, uint64_t events)
 {
 	struct cons_files *fs = arg;
 	struct cons_file *f = &fs->f[stream];
 	int ret = 0;
 	if (f->by_name) {
-		/* The program closed our descriptor (and may use the number
-		 * for a file of its own): appended by name; a failure there
-		 * cannot be cut off. */
-		char name[NAME_MAX + 1];
-		ret = file_name(name, sizeof(name), fs->ch, stream, f->file_index);
-		if (!ret)
-			ret = rt_file_append(fs->dir, name, data, len);
-		if (ret < 0)
+		/* Through ctf_out like any other write: a failure is cut off
+		 * and a header-only packet takes the lost packet's place. */
+		int fd = open_by_name(fs, stream);
+		if (fd < 0) {
 			ctf_out_lose(&f->out, data, events);
+			return fd;
+		}
+		ret = ctf_out_append(&f->out, fd, data, len, events);
+		close(fd);
 		return ret;
 	}
 	if (f->fd.fd < 0)
@@ -140,6 +165,14 @@ static int files_settle(void *arg, uint32_t stream)
 {
 	struct cons_files *fs = arg;
 	struct cons_file *f = &fs->f[stream];
+	if (f->by_name && f->out.tomb) {
+		int fd = open_by_name(fs, stream);
+		if (fd < 0)
+			return fd;
+		int ret = ctf_out_settle(&f->out, fd);
+		close(fd);
+		return ret;
+	}
 	return f->fd.fd >= 0 && rt_owned_fd_ok(&f->fd) ? ctf_out_settle(&f->out, f->fd.fd) : 0;
 }
 

@@ -522,6 +522,52 @@ static void test_metadata_torn_append(void)
 	teardown(&st);
 }
 
+/* Embedded mode: once the program closed our stream file's descriptor
+ * (and got the number again for a file of its own), the stream is
+ * appended to by name; a packet that cannot be written there is still
+ * counted in the trace: a header-only packet in its place carrying its
+ * events, and the later packets' events_discarded. Before, the by-name
+ * path wrote no header-only packet and did not raise events_discarded,
+ * so the trace did not say that events were missing. */
+static void test_by_name_loss_counted(void)
+{
+	struct setup st;
+	setup(&st, false, 1);		/* one packet per stream and read */
+	fake_fill(&st.f, 0, 3, -1);
+	cons_channel_read(&st.ch, CONS_STUCK_MS);
+	int fd = st.files.f[0].fd.fd;
+	int other = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	CHECK(fd >= 0 && other >= 0 && dup2(other, fd) == fd, "the program's own file");
+	close(other);
+	size_t len;
+	free(slurp(st.dir, "ch_0", &len));
+	struct rlimit old, lim;
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim = old;
+	lim.rlim_cur = len;		/* packet 1 cannot be appended */
+	signal(SIGXFSZ, SIG_IGN);
+	CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0, "setrlimit");
+	cons_channel_read(&st.ch, CONS_STUCK_MS);
+	setrlimit(RLIMIT_FSIZE, &old);
+	CHECK(st.files.f[0].by_name, "not appending by name");
+	struct cons_channel *c = &st.ch;
+	cons_drain(&c, 1, true);
+	struct ctf_packet_header h[8];
+	uint32_t n = packets_of(st.dir, "ch_0", h, 8);
+	CHECK(n == 3, "ch_0: %u packets", n);
+	CHECK(n == 3 && h[1].packet_seq_num == 1 && h[1].content_size == CTF_PACKET_HEADER_SIZE * 8 &&
+	      h[1].events_discarded == EVENTS, "header-only packet: seq %llu, %llu bits, %llu",
+	      (unsigned long long)h[1].packet_seq_num, (unsigned long long)h[1].content_size,
+	      (unsigned long long)h[1].events_discarded);
+	CHECK(n == 3 && h[2].packet_seq_num == 2 && h[2].events_discarded == EVENTS,
+	      "later packet: seq %llu, discarded %llu", (unsigned long long)h[2].packet_seq_num,
+	      (unsigned long long)h[2].events_discarded);
+	CHECK(fcntl(fd, F_GETFD) >= 0, "the program's descriptor was closed");
+	close(fd);
+	st.files.f[0].fd.fd = -1;
+	teardown(&st);
+}
+
 int main(void)
 {
 	test_trusted_read();
@@ -531,6 +577,7 @@ int main(void)
 	test_snapshot_newest_run();
 	test_trace_dir_generation_after_failure();
 	test_metadata_torn_append();
+	test_by_name_loss_counted();
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;
