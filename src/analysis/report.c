@@ -66,7 +66,7 @@ static int group(struct grouping *g, const uint32_t *of, size_t n, size_t nr_gro
 }
 
 struct lanes {
-	uint32_t *cpus;		/* distinct CPUs, sorted */
+	uint32_t *cpu_list;	/* distinct CPUs, sorted */
 	size_t nr_cpus;
 	struct grouping by_cpu, by_key, pairs_by_key;
 };
@@ -107,29 +107,29 @@ static int by_u32(const void *a, const void *b)
 static int find_cpus(const struct ra_stats *s, struct lanes *l)
 {
 	size_t cap = 16, last = SIZE_MAX;
-	l->cpus = malloc(cap * sizeof(*l->cpus));
-	if (!l->cpus)
+	l->cpu_list = malloc(cap * sizeof(*l->cpu_list));
+	if (!l->cpu_list)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->nr_ev; i++) {
 		uint32_t c = s->ev[i].cpu;
-		if (last != SIZE_MAX && l->cpus[last] == c)
+		if (last != SIZE_MAX && l->cpu_list[last] == c)
 			continue;	/* the common case: same CPU as before */
 		size_t j = 0;
-		while (j < l->nr_cpus && l->cpus[j] != c)
+		while (j < l->nr_cpus && l->cpu_list[j] != c)
 			j++;
 		last = j;
 		if (j < l->nr_cpus)
 			continue;
 		if (l->nr_cpus == cap) {
-			uint32_t *n = realloc(l->cpus, 2 * cap * sizeof(*n));
+			uint32_t *n = realloc(l->cpu_list, 2 * cap * sizeof(*n));
 			if (!n)
 				return -ENOMEM;
-			l->cpus = n;
+			l->cpu_list = n;
 			cap *= 2;
 		}
-		l->cpus[l->nr_cpus++] = c;
+		l->cpu_list[l->nr_cpus++] = c;
 	}
-	qsort(l->cpus, l->nr_cpus, sizeof(*l->cpus), by_u32);
+	qsort(l->cpu_list, l->nr_cpus, sizeof(*l->cpu_list), by_u32);
 	return 0;
 }
 
@@ -142,9 +142,9 @@ static int build_lanes(const struct ra_stats *s, struct lanes *l)
 	if (!of)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->nr_ev; i++) {
-		const uint32_t *hit = bsearch(&s->ev[i].cpu, l->cpus, l->nr_cpus,
-					      sizeof(*l->cpus), by_u32);
-		of[i] = (uint32_t)(hit - l->cpus);
+		const uint32_t *hit = bsearch(&s->ev[i].cpu, l->cpu_list, l->nr_cpus,
+					      sizeof(*l->cpu_list), by_u32);
+		of[i] = (uint32_t)(hit - l->cpu_list);
 	}
 	int ret = group(&l->by_cpu, of, s->nr_ev, l->nr_cpus);
 	for (size_t i = 0; ret == 0 && i < s->nr_ev; i++)
@@ -181,10 +181,10 @@ static void write_data(FILE *f, const struct ra_stats *s, const char *title,
 	fprintf(f, "],\"lane_cap\":%zu,\"lanes\":[", cap);
 	char label[192];
 	for (size_t c = 0; c < l->nr_cpus; c++) {
-		if (l->cpus[c] == UINT32_MAX)
+		if (l->cpu_list[c] == UINT32_MAX)
 			snprintf(label, sizeof(label), "CPU unknown");
 		else
-			snprintf(label, sizeof(label), "CPU %" PRIu32, l->cpus[c]);
+			snprintf(label, sizeof(label), "CPU %" PRIu32, l->cpu_list[c]);
 		const size_t *st = l->by_cpu.start;
 		fputs(c ? "," : "", f);
 		write_lane(f, s, label, true, l->by_cpu.idx + st[c], st[c + 1] - st[c],
@@ -221,6 +221,6 @@ int ra_write_report(FILE *f, const struct ra_stats *s, const char *title,
 	lanes_free(&l.pairs_by_key);
 	lanes_free(&l.by_key);
 	lanes_free(&l.by_cpu);
-	free(l.cpus);
+	free(l.cpu_list);
 	return ret;
 }

@@ -25,7 +25,7 @@ struct rtk_instance {
 	struct rtk_formats *formats;
 	size_t nr_enabled;
 	unsigned nr_cpus;
-	struct tracefs_cpu **cpus;	/* opened at the first drain */
+	struct tracefs_cpu **cpu_readers;	/* opened at the first drain */
 	void *page;			/* one sub-buffer, for reads */
 	int page_size;
 };
@@ -350,20 +350,20 @@ static int open_cpus(struct rtk_instance *in, char *err, size_t errlen)
 	long n = sysconf(_SC_NPROCESSORS_CONF);
 	if (n < 1)
 		n = 1;
-	in->cpus = calloc((size_t)n, sizeof(*in->cpus));
-	if (!in->cpus)
+	in->cpu_readers = calloc((size_t)n, sizeof(*in->cpu_readers));
+	if (!in->cpu_readers)
 		return -ENOMEM;
 	in->nr_cpus = (unsigned)n;
 	for (unsigned c = 0; c < in->nr_cpus; c++) {
 		errno = 0;
-		in->cpus[c] = tracefs_cpu_open(in->tfs, (int)c, true);
-		if (!in->cpus[c] && errno != ENOENT) {
+		in->cpu_readers[c] = tracefs_cpu_open(in->tfs, (int)c, true);
+		if (!in->cpu_readers[c] && errno != ENOENT) {
 			int ret = tfs_errno();
 			rtk_errf(err, errlen, "cannot open per_cpu/cpu%u/trace_pipe_raw of %s: %s",
 				 c, rtk_instance_name(in), strerror(-ret));
 			return ret;
 		}
-		int sz = in->cpus[c] ? tracefs_cpu_read_size(in->cpus[c]) : 0;
+		int sz = in->cpu_readers[c] ? tracefs_cpu_read_size(in->cpu_readers[c]) : 0;
 		if (sz > in->page_size)
 			in->page_size = sz;
 	}
@@ -394,7 +394,7 @@ static uint64_t cpu_lost(struct rtk_instance *in, unsigned cpu)
 
 unsigned rtk_instance_nr_cpus(struct rtk_instance *in)
 {
-	if (!in->cpus && open_cpus(in, NULL, 0) < 0)
+	if (!in->cpu_readers && open_cpus(in, NULL, 0) < 0)
 		return 0;
 	return in->nr_cpus;
 }
@@ -402,15 +402,15 @@ unsigned rtk_instance_nr_cpus(struct rtk_instance *in)
 long rtk_instance_read_page(struct rtk_instance *in, unsigned cpu, const void **page,
 			    char *err, size_t errlen)
 {
-	if (!in->cpus) {
+	if (!in->cpu_readers) {
 		int ret = open_cpus(in, err, errlen);
 		if (ret < 0)
 			return ret;
 	}
-	if (cpu >= in->nr_cpus || !in->cpus[cpu])
+	if (cpu >= in->nr_cpus || !in->cpu_readers[cpu])
 		return 0;
 	errno = 0;
-	int n = tracefs_cpu_read(in->cpus[cpu], in->page, true);
+	int n = tracefs_cpu_read(in->cpu_readers[cpu], in->page, true);
 	if (n > 0) {
 		*page = in->page;
 		return n;
@@ -455,9 +455,9 @@ int rtk_instance_destroy(struct rtk_instance *in)
 	if (!in)
 		return 0;
 	for (unsigned c = 0; c < in->nr_cpus; c++)
-		if (in->cpus[c])
-			tracefs_cpu_close(in->cpus[c]);
-	free(in->cpus);
+		if (in->cpu_readers[c])
+			tracefs_cpu_close(in->cpu_readers[c]);
+	free(in->cpu_readers);
 	free(in->page);
 	int ret = 0;
 	if (in->tfs) {
