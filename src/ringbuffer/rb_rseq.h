@@ -1,8 +1,8 @@
 /*
- * rb_rseq.h - the ring buffer's per-CPU "local atomic operations" (seed
- * 000 section 4.1) the library uses; call sites have their own section,
- * rt__fast_event in <ringtrace/internal/fast.h>, which also holds the
- * macros that lay out a section.
+ * rb_rseq.h - the ring buffer's per-CPU "local atomic operations"
+ * (Desnoyers & Dagenais 2012, section 4.1) the library uses; call sites
+ * have their own section, rt__fast_event in <ringtrace/internal/fast.h>,
+ * which also holds the macros that lay out a section.
  *
  * Only x86-64 has the assembly; elsewhere RB_HAVE_RSEQ is 0 and the ring
  * buffer uses SMP-safe atomics for everything.
@@ -91,12 +91,12 @@ static inline ptrdiff_t rb_rseq_off(void)
 /*
  * Local CAS: if the thread runs on `cpu` and *v == expect, store newv.
  * Returns 0 on success, 1 if *v != expect, -1 if the thread is not on
- * `cpu` or the section was aborted. Seed 000 Algorithm 2 line 6 ("LCAS of
- * write_count"). The store is a plain mov: on x86 it is a release store
- * (TSO), which orders it after the caller's earlier writes. No "memory"
- * clobber: nothing the caller wrote must be ordered before it (the slot is
- * written after), so the compiler may keep the buffer's geometry in
- * registers across it.
+ * `cpu` or the section was aborted. Desnoyers & Dagenais 2012, Algorithm 2
+ * line 6 ("LCAS of write_count"). The store is a plain mov: on x86 it is a
+ * release store (TSO), which orders it after the caller's earlier writes.
+ * No "memory" clobber: nothing the caller wrote must be ordered before it
+ * (the slot is written after), so the compiler may keep the buffer's
+ * geometry in registers across it.
  */
 static inline int rb_rseq_cmpeq_store(uint64_t *v, uint64_t expect,
 				      uint64_t newv, int32_t cpu, ptrdiff_t off)
@@ -117,10 +117,10 @@ aborted:
 /*
  * Local add: if the thread runs on `cpu`, *v += inc as one instruction
  * inside a critical section. Returns 0, or -1 if the thread is not on
- * `cpu` (then nothing was added). Seed 000 Algorithm 3 line 2 (localAdd
- * of commit_count). The "memory" clobber is a compiler barrier in front:
- * the slot's data writes come before the add (x86 keeps stores in order,
- * section 4.4).
+ * `cpu` (then nothing was added). Desnoyers & Dagenais 2012, Algorithm 3
+ * line 2 (localAdd of commit_count). The "memory" clobber is a compiler
+ * barrier in front: the slot's data writes come before the add (x86 keeps
+ * stores in order, section 4.4).
  */
 static inline int rb_rseq_add(uint64_t *v, uint64_t inc, int32_t cpu,
 			       ptrdiff_t off)
