@@ -1,5 +1,6 @@
 """Shared helpers of the analysis tests: record the workload, read the
 trace back with babeltrace2 (bt2), run ringtrace."""
+import collections
 import os
 import subprocess
 
@@ -51,6 +52,30 @@ def read_events(trace):
                     fields[k] = v
             out.append((msg.default_clock_snapshot.ns_from_origin, ev.name, fields))
     return out
+
+
+def durations(events, begin="app:work_begin"):
+    """{tid: [durations]} of the begin/app:work_end pairs of read_events'
+    list, paired per thread as the workload makes them."""
+    open_, out = {}, collections.defaultdict(list)
+    for ns, name, f in events:
+        if name == begin:
+            open_.setdefault(f["tid"], []).append(ns)
+        elif name == "app:work_end" and open_.get(f["tid"]):
+            out[str(f["tid"])].append(ns - open_[f["tid"]].pop())
+    return out
+
+
+def longest_pair_tid(events, outlier, begin="app:work_begin"):
+    """The tid (a string) whose begin/app:work_end pair is the longest.
+    The workload's outlier thread sleeps LONG_NS once (nanosleep sleeps at
+    least that: a bound, checked here), but on a loaded machine one of the
+    SHORT_NS sleeps may last longer still: which thread holds the longest
+    pair is read from the trace, never assumed."""
+    d = durations(events, begin)
+    if max(d[outlier]) < LONG_NS:
+        raise AssertionError("the outlier's longest pair is %d ns" % max(d[outlier]))
+    return max(d, key=lambda tid: max(d[tid]))
 
 
 def run(paths, *args):

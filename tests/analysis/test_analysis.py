@@ -44,15 +44,12 @@ class Workload(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         return json.loads(r.stdout)
 
-    def bt2_durations(self):
-        """{tid: [durations]} of work_begin/work_end pairs, from bt2."""
-        open_, out = {}, collections.defaultdict(list)
-        for ns, name, f in self.events:
-            if name == "app:work_begin":
-                open_.setdefault(f["tid"], []).append(ns)
-            elif name == "app:work_end" and open_.get(f["tid"]):
-                out[str(f["tid"])].append(ns - open_[f["tid"]].pop())
-        return out
+    def bt2_durations(self, begin="app:work_begin"):
+        """{tid: [durations]} of begin/work_end pairs, from bt2."""
+        return common.durations(self.events, begin)
+
+    def longest(self, begin="app:work_begin"):
+        return common.longest_pair_tid(self.events, self.outlier, begin)
 
 
 class Analyze(Workload):
@@ -100,7 +97,7 @@ class Analyze(Workload):
         self.assertEqual(sum(h["count"] for h in d["histogram"]), d["count"])
         self.assertEqual(len(d["outliers"]), 5)
         top = d["outliers"][0]
-        self.assertEqual(top["key"], self.outlier)
+        self.assertEqual(top["key"], self.longest())
         self.assertEqual(top["dur_ns"], d["max_ns"])
         durs = [o["dur_ns"] for o in d["outliers"]]
         self.assertEqual(durs, sorted(durs, reverse=True))
@@ -113,7 +110,7 @@ class Analyze(Workload):
         for x, y in zip(durs, flat[:5]):
             self.assertClose(x, y)
         begins = [ns for ns, name, f in self.events
-                  if name == "app:work_begin" and str(f["tid"]) == self.outlier]
+                  if name == "app:work_begin" and str(f["tid"]) == top["key"]]
         self.assertTrue(any(abs(top["begin_ns"] - b) <= NS_SLACK for b in begins))
         self.assertTrue(top["begin_utc"].startswith("20"))
         a_all = self.analyze_json("--durations")
@@ -145,7 +142,7 @@ class Analyze(Workload):
         self.assertEqual(d["pair"], "app:tick,app:work_end")
         self.assertEqual(d["count"], common.WORKERS * N)
         self.assertEqual((d["unmatched_begin"], d["unmatched_end"]), (0, 1))
-        self.assertEqual(d["outliers"][0]["key"], self.outlier)
+        self.assertEqual(d["outliers"][0]["key"], self.longest("app:tick"))
         a = self.analyze_json("--threads", "--durations", "--key", "iter")
         keys = {x["key"] for x in a["threads"]}
         self.assertEqual(keys, {str(i) for i in range(N)} | {"9999"})
@@ -164,7 +161,7 @@ class Analyze(Workload):
         lines = out.splitlines()
         first = lines[lines.index(next(x for x in lines if "top 10 outliers" in x)) + 2]
         # the thread: key field, key and the thread's name (its comm)
-        self.assertEqual(first.split()[-3:], ["tid", self.outlier, "(workload)"])
+        self.assertEqual(first.split()[-3:], ["tid", self.longest(), "(workload)"])
 
     def test_two_traces_merged(self):
         a = self.analyze_json(self.trace)   # the same trace twice
