@@ -8,8 +8,10 @@ usage: test_apps_fork.py BUILD_DIR
 """
 import json
 import os
+import selectors
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -23,9 +25,34 @@ class ForkLocks(AppCase):
     the registry's lock busy while the main thread forks children that
     call exit(0), whose destructors take it (the child hung before)."""
 
+    STALL_S = 60    # a child takes milliseconds (some 0.1 s on a loaded machine)
+
     def run_stress(self, cmd, env):
-        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
-        self.assertEqual(r.returncode, 0, r.stderr)
+        """Runs `forker stress K`; a hang is a child that does not end
+        within STALL_S seconds of the previous one, however long all K
+        take on a loaded machine (the whole run took over 60 s there)."""
+        k = int(cmd[-1])
+        with tempfile.TemporaryFile() as err, \
+                subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=err) as p, \
+                selectors.DefaultSelector() as sel:
+            sel.register(p.stdout, selectors.EVENT_READ)
+            done = []
+            try:
+                while True:
+                    if not sel.select(timeout=self.STALL_S):
+                        self.fail(f"{cmd}: hung after {len(done)} children (nothing "
+                                  f"ended for {self.STALL_S} s)")
+                    line = p.stdout.readline()
+                    if not line:
+                        break
+                    done.append(line.decode())
+            finally:
+                if p.poll() is None:
+                    p.kill()
+            p.wait()
+            err.seek(0)
+            self.assertEqual(p.returncode, 0, err.read().decode(errors="replace"))
+        self.assertEqual(done, [f"done {i}\n" for i in range(k)])
 
     def test_no_tracing(self):
         env = dict(self.env, RINGTRACE_NO_DAEMON="1")

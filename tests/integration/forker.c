@@ -19,6 +19,8 @@
  *       library's destructors take that lock). A fork handler that
  *       leaves a lock held hangs a child. (Not dlopen/dlclose in the
  *       loop: glibc's own exit-handler lock is not reset after fork.)
+ *       Prints "done I" once child I was waited for, so that a test
+ *       tells a hang (no child ends) from a slow machine.
  *
  * Exit status: 0, or 1 when a child failed or was killed.
  */
@@ -70,6 +72,10 @@ static int stress(int k)
 			exit(0);
 		}
 		bad = wait_child(pid);
+		/* Flushed before the next fork: a child never inherits
+		 * buffered lines to write again at its exit. */
+		printf("done %d\n", i);
+		fflush(stdout);
 	}
 	__atomic_store_n(&stop_loading, 1, __ATOMIC_RELAXED);
 	pthread_join(th, NULL);
