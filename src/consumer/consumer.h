@@ -31,9 +31,14 @@
  *
  * A *source* (struct cons_source) yields the packets of one channel, in
  * `nr_streams` streams (one per CPU): the user-space ring buffer
- * (cons_rb_source, rb_source.c); a kernel source implements the same ops
- * (get/put are required, the others optional: NULL when the source has no
- * such thing). A *sink* (struct cons_sink) takes a channel's packets:
+ * (cons_rb_source_init, rb_source.c); a kernel source implements the same
+ * ops (get/put are required, the others optional: NULL when the source has
+ * no such thing). What get returns is a CTF packet as ctf_packet.h lays it
+ * out (header and context, then events whose header, contexts and payload
+ * the trace's cons_classes and the channel's contexts describe), at most
+ * packet_size bytes, with packet_seq_num = cons_packet.seq and
+ * stream_instance_id = cpu_id = the stream; packet_size may say more than
+ * the content (the consumer trims it). A *sink* (struct cons_sink) takes a channel's packets:
  * stream files with rotation (cons_files), which snapshots use too; a
  * network stream implements the same ops.
  *
