@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/array.h"
 #include "view.h"
 
 int view_stats_add(struct view_stats *s, struct view_class *classes,
@@ -23,17 +24,8 @@ int view_stats_add(struct view_stats *s, struct view_class *classes,
 		s->unknown_cpu++;
 		return 0;
 	}
-	if (ev->cpu >= s->nr_cpu) {
-		size_t n = (size_t)ev->cpu + 1;
-		if (n < 2 * s->nr_cpu)
-			n = 2 * s->nr_cpu;
-		uint64_t *x = realloc(s->per_cpu, n * sizeof(*x));
-		if (!x)
-			return -ENOMEM;
-		memset(x + s->nr_cpu, 0, (n - s->nr_cpu) * sizeof(*x));
-		s->per_cpu = x;
-		s->nr_cpu = n;
-	}
+	if (RT_ARRAY_GROW_ZEROED(s->per_cpu, s->nr_cpu, (size_t)ev->cpu + 1, 8) < 0)
+		return -ENOMEM;
 	s->per_cpu[ev->cpu]++;
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "../common/array.h"
 #include "ctl.h"
 
 /* Watched descriptors (for the daemon's life). Owner: this file. */
@@ -34,14 +35,8 @@ int rtd_loop_add(int fd, rtd_fd_fn fn, void *arg)
 	for (size_t i = 0; i < nr_entries; i++)
 		if (entries[i].fd == fd)
 			return -EEXIST;
-	if (nr_entries == cap_entries) {
-		size_t cap = cap_entries ? cap_entries * 2 : 16;
-		struct loop_entry *n = realloc(entries, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		entries = n;
-		cap_entries = cap;
-	}
+	if (RT_ARRAY_GROW(entries, cap_entries, nr_entries + 1, 16) < 0)
+		return -ENOMEM;
 	entries[nr_entries++] = (struct loop_entry){ .fd = fd, .fn = fn, .arg = arg };
 	return 0;
 }
@@ -68,19 +63,13 @@ static void dispatch(int fd, short revents)
 int ctl_loop_run(int sigfd)
 {
 	for (;;) {
-		size_t n = nr_entries + 1;
-		if (n > cap_pfds) {
-			struct pollfd *np = realloc(pfds, n * sizeof(*np));
-			if (!np)
-				return -ENOMEM;
-			pfds = np;
-			cap_pfds = n;
-		}
+		if (RT_ARRAY_GROW(pfds, cap_pfds, nr_entries + 1, 16) < 0)
+			return -ENOMEM;
 		/* Paused entries are left out until their time (poll wakes
 		 * up then). */
 		int64_t now = rtd_now_ms(), wake = -1;
 		pfds[0] = (struct pollfd){ .fd = sigfd, .events = POLLIN };
-		n = 1;
+		size_t n = 1;
 		for (size_t i = 0; i < nr_entries; i++) {
 			if (entries[i].paused_until > now) {
 				int64_t d = entries[i].paused_until - now;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/array.h"
 #include "../proto/app_proto.h"
 #include "daemon_client.h"
 #include "rt_internal.h"
@@ -79,19 +80,6 @@ static struct rt_event_class *new_class(const struct rt_event_desc *d)
 err:
 	free_class(c);
 	return NULL;
-}
-
-static bool grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return true;
-	size_t n = *cap ? *cap * 2 : 64;
-	void *p = realloc(*arr, n * elem);
-	if (!p)
-		return false;
-	*arr = p;
-	*cap = n;
-	return true;
 }
 
 /*
@@ -220,8 +208,7 @@ void rt__register(struct rt_event_desc *const *begin,
 			if (same_class(classes[i], d))
 				c = classes[i];
 		if (!c) {
-			if (!grow((void **)&classes, &cap_classes, nr_classes + 1,
-				  sizeof(*classes)) ||
+			if (RT_ARRAY_GROW(classes, cap_classes, nr_classes + 1, 64) < 0 ||
 			    !(c = new_class(d))) {
 				rt_warn("out of memory registering %s:%s", d->provider,
 					d->name);
@@ -231,7 +218,7 @@ void rt__register(struct rt_event_desc *const *begin,
 			classes[nr_classes++] = c;
 			added = true;
 		}
-		if (!grow((void **)&sites, &cap_sites, nr_sites + 1, sizeof(*sites)))
+		if (RT_ARRAY_GROW(sites, cap_sites, nr_sites + 1, 64) < 0)
 			continue;
 		sites[nr_sites++] = d;
 		/* Release: the class is complete before a probe can see it. */
