@@ -333,6 +333,11 @@ struct cons_stream_state {
 	uint64_t drain_ns;
 	bool drain_done;
 	bool drain_pending;
+	/* What drains gave up (counted in subbufs_skipped) and is still
+	 * unread: the bytes from the stream's bytes_consumed up to
+	 * skipped_to, counted once whatever the number of drains. */
+	uint64_t skipped_to;
+	bool skipped;
 };
 
 /* The metadata must describe every class a packet may use before the

@@ -153,8 +153,22 @@ static bool drain_settle(struct cons_channel *c, uint64_t now, bool deadline)
 			st->drain_ns = now;
 		}
 		if (impossible || deadline || now - st->drain_ns >= CONS_DRAIN_STUCK_MS * 1000000ull) {
-			uint64_t unit = c->src.packet_size ? c->src.packet_size : 1;
-			stat_add(&c->stats.subbufs_skipped, impossible ? 1 : (left + unit - 1) / unit);
+			uint64_t unit = c->src.packet_size ? c->src.packet_size : 1, n;
+			if (impossible) {
+				/* Once per set of impossible counters. */
+				n = st->skipped && st->skipped_to == cnt.bytes_reserved ? 0 : 1;
+				st->skipped_to = cnt.bytes_reserved;
+			} else {
+				/* Units an earlier drain gave up that are still
+				 * unread are not counted again. */
+				uint64_t done = st->skipped_to - cnt.bytes_consumed;
+				if (!st->skipped || done > c->src.capacity)
+					done = 0;
+				n = left > done ? (left - done + unit - 1) / unit : 0;
+				st->skipped_to = cnt.bytes_consumed + done + n * unit;
+			}
+			st->skipped = true;
+			stat_add(&c->stats.subbufs_skipped, n);
 			st->drain_done = true;
 			continue;
 		}
@@ -170,7 +184,8 @@ void cons_drain(struct cons_channel *const *chs, size_t nr, bool read)
 		for (uint32_t s = 0; s < chs[i]->src.nr_streams; s++)
 			chs[i]->streams[s] = (struct cons_stream_state){
 				.prev = chs[i]->streams[s].prev, .drain_consumed = UINT64_MAX,
-				.drain_ns = start };
+				.drain_ns = start, .skipped_to = chs[i]->streams[s].skipped_to,
+				.skipped = chs[i]->streams[s].skipped };
 	for (;;) {
 		/* -EAGAIN from a flush (drain_pending): it could not finish,
 		 * e.g. a full buffer (discard mode) had no room for the packet

@@ -382,6 +382,16 @@ static void test_drain_gives_up(void)
 	cons_drain(&c, 1, true);
 	CHECK(st.ch.stats.subbufs_skipped == 2 + 1, "skipped %llu",
 	      (unsigned long long)st.ch.stats.subbufs_skipped);
+	/* A second drain (the daemon's stop, then destroy, or stop, start,
+	 * stop) finds the same units: they were counted already (before,
+	 * each drain counted them again: 6). A unit reserved since is. */
+	cons_drain(&c, 1, true);
+	CHECK(st.ch.stats.subbufs_skipped == 2 + 1, "skipped again: %llu",
+	      (unsigned long long)st.ch.stats.subbufs_skipped);
+	st.f.s[0].reserved = 3 * UNIT;
+	cons_drain(&c, 1, true);
+	CHECK(st.ch.stats.subbufs_skipped == 3 + 1, "a new unit: %llu",
+	      (unsigned long long)st.ch.stats.subbufs_skipped);
 	teardown(&st);
 }
 
