@@ -137,14 +137,12 @@ int ra_pairer_feed(struct ra_pairer *p, const struct ra_strtab *names,
 		   struct ra_pair_done *done)
 {
 	if (ev->name >= p->nr_roles) {
-		uint32_t n = names->nr > ev->name ? names->nr : ev->name + 1;
-		int64_t *role = realloc(p->role, n * sizeof(*role));
-		if (!role)
+		uint32_t old = p->nr_roles;
+		size_t n = names->nr > ev->name ? names->nr : (size_t)ev->name + 1;
+		if (RT_ARRAY_GROW(p->role, p->nr_roles, n, 16) < 0)
 			return -ENOMEM;
-		for (uint32_t i = p->nr_roles; i < n; i++)
-			role[i] = ROLE_UNKNOWN;
-		p->role = role;
-		p->nr_roles = n;
+		for (uint32_t i = old; i < p->nr_roles; i++)
+			p->role[i] = ROLE_UNKNOWN;
 	}
 	if (p->role[ev->name] == ROLE_UNKNOWN) {
 		int64_t r = classify(p, names->str[ev->name]);

@@ -115,19 +115,13 @@ static int push_pair(struct ra_stats *s, const struct ra_pair_done *d, uint32_t 
 
 static int grow_keys(struct ra_stats *s, uint32_t key)
 {
-	if (key < s->nr_keys)
-		return 0;
-	uint32_t n = key + 16;
-	struct ra_key_stats *k = realloc(s->keys, n * sizeof(*k));
-	if (!k)
+	uint32_t old = s->nr_keys;
+	if (RT_ARRAY_GROW_ZEROED(s->keys, s->nr_keys, (size_t)key + 1, 16) < 0)
 		return -ENOMEM;
-	memset(k + s->nr_keys, 0, (n - s->nr_keys) * sizeof(*k));
-	for (uint32_t i = s->nr_keys; i < n; i++) {
-		k[i].first_ns = INT64_MAX;
-		k[i].last_ns = INT64_MIN;
+	for (uint32_t i = old; i < s->nr_keys; i++) {
+		s->keys[i].first_ns = INT64_MAX;
+		s->keys[i].last_ns = INT64_MIN;
 	}
-	s->keys = k;
-	s->nr_keys = n;
 	return 0;
 }
 
