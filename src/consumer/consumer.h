@@ -1,8 +1,8 @@
 /*
  * consumer.h - the consumer: from a buffer full of events to CTF packets
- * somewhere. One consumer serves both modes: embedded mode (a thread of
- * the traced program, src/lib/consumer.c) and the session daemon (one
- * thread per trace, src/daemon/consumer_thread.c). Each behaviour exists
+ * somewhere. One consumer serves both modes, which call it and which it
+ * never calls: embedded mode (a thread of the traced program, in
+ * libringtrace) and the session daemon (one thread per trace). Each behaviour exists
  * here once:
  *   - metadata: one builder (metadata.c, on src/ctf's writer) from the
  *     neutral descriptions below; a single writer's `metadata` written
