@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/array.h"
 #include "analysis_internal.h"
 #include "report_template.h"
 
@@ -106,9 +107,9 @@ static int by_u32(const void *a, const void *b)
 /* The distinct CPUs of the events, sorted, into l. -ENOMEM. */
 static int find_cpus(const struct ra_stats *s, struct lanes *l)
 {
-	size_t cap = 16, last = SIZE_MAX;
-	l->cpu_list = malloc(cap * sizeof(*l->cpu_list));
-	if (!l->cpu_list)
+	size_t cap = 0, last = SIZE_MAX;
+	/* Allocated even when there is no event: qsort and bsearch get a list. */
+	if (RT_ARRAY_GROW(l->cpu_list, cap, 1, 16) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->nr_ev; i++) {
 		uint32_t c = s->ev[i].cpu;
@@ -120,13 +121,8 @@ static int find_cpus(const struct ra_stats *s, struct lanes *l)
 		last = j;
 		if (j < l->nr_cpus)
 			continue;
-		if (l->nr_cpus == cap) {
-			uint32_t *n = realloc(l->cpu_list, 2 * cap * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			l->cpu_list = n;
-			cap *= 2;
-		}
+		if (RT_ARRAY_GROW(l->cpu_list, cap, l->nr_cpus + 1, 16) < 0)
+			return -ENOMEM;
 		l->cpu_list[l->nr_cpus++] = c;
 	}
 	qsort(l->cpu_list, l->nr_cpus, sizeof(*l->cpu_list), by_u32);
