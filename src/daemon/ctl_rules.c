@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/array.h"
 #include "../common/config_parse.h"
 #include "ctl.h"
 
@@ -15,7 +16,7 @@
  * an error. */
 struct strlist {
 	char **v;
-	size_t n;
+	size_t n, cap;
 };
 
 static void strlist_free(struct strlist *l)
@@ -25,6 +26,7 @@ static void strlist_free(struct strlist *l)
 	free(l->v);
 	l->v = NULL;
 	l->n = 0;
+	l->cap = 0;
 }
 
 static int strlist_get(const struct ctl_req *r, const char *key, struct strlist *l,
@@ -35,6 +37,7 @@ static int strlist_get(const struct ctl_req *r, const char *key, struct strlist 
 	size_t kl, want = strlen(key);
 	l->v = NULL;
 	l->n = 0;
+	l->cap = 0;
 	while (rtp_kv_next(r->p, r->len, &pos, &k, &kl, &v)) {
 		if (kl != want || memcmp(k, key, kl))
 			continue;
@@ -45,10 +48,8 @@ static int strlist_get(const struct ctl_req *r, const char *key, struct strlist 
 				snprintf(err, errlen, "empty item in %s list '%s'", key, v);
 				goto fail;
 			}
-			char **nv = realloc(l->v, (l->n + 1) * sizeof(char *));
-			if (!nv)
+			if (RT_ARRAY_GROW(l->v, l->cap, l->n + 1, 4) < 0)
 				goto nomem;
-			l->v = nv;
 			l->v[l->n] = strndup(s, (size_t)(e - s));
 			if (!l->v[l->n])
 				goto nomem;
@@ -794,13 +795,11 @@ static int change_tracking(const struct ctl_req *r, FILE *out, struct rtp_kv *re
 	if (track) {
 		if (s->track_all)
 			s->nr_tracked = 0;
-		pid_t *n = realloc(s->tracked, (s->nr_tracked + l.n) * sizeof(pid_t));
-		if (!n) {
+		if (RT_ARRAY_GROW(s->tracked, s->cap_tracked, s->nr_tracked + l.n, 8) < 0) {
 			snprintf(err, errlen, "out of memory");
 			ret = -ENOMEM;
 			goto out;
 		}
-		s->tracked = n;
 		s->track_all = false;
 		if (flag(r, "descendants"))
 			s->track_descendants = true;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/array.h"
 #include "../common/config_parse.h"
 #include "../common/hex.h"
 #include "ctl.h"
@@ -266,7 +267,7 @@ static int parse_text(char *text, const char *file, const char *override,
 	if (override && single_session(text, orig, sizeof(orig), err, errlen) < 0)
 		return -EINVAL;
 	struct load_line *lines = NULL;
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 	unsigned lineno = 0;
 	int ret = 0;
 	for (char *p = text; p;) {
@@ -279,13 +280,11 @@ static int parse_text(char *text, const char *file, const char *override,
 		p = e ? e + 1 : NULL;
 		if (!*s || *s == '#')
 			continue;
-		struct load_line *nl = realloc(lines, (n + 1) * sizeof(*lines));
-		if (!nl) {
+		if (RT_ARRAY_GROW(lines, cap, n + 1, 8) < 0) {
 			snprintf(err, errlen, "out of memory");
 			ret = -ENOMEM;
 			goto fail;
 		}
-		lines = nl;
 		memset(&lines[n], 0, sizeof(lines[n]));
 		lines[n].lineno = lineno;
 		n++;

@@ -113,7 +113,7 @@ struct rtd_session {
 					 * (one ftrace instance per session) */
 	bool track_all;			/* no `track` yet: every process */
 	pid_t *tracked;			/* when !track_all */
-	size_t nr_tracked;
+	size_t nr_tracked, cap_tracked;
 	bool track_descendants;		/* `ringtrace record`: a process whose
 					 * ancestor is tracked is tracked */
 	void *dp;
