@@ -57,11 +57,11 @@ struct app {
 	uid_t uid;
 	char procname[RTP_APP_PROCNAME_LEN + 1];
 	struct app_event *events;
-	uint32_t nr_events;
+	uint32_t nr_events, cap_events;
 	uint64_t event_bytes;		/* of the event lists received */
 	uint8_t *index_seen;		/* bit per index < RTP_APP_MAX_EVENTS */
 	struct app_sent *sent;
-	uint32_t nr_sent;
+	uint32_t nr_sent, cap_sent;
 	uint64_t next_key;
 	bool sync_wait;			/* app_sync_all: SYNC sent, no reply yet */
 	uint64_t sync_cookie;		/* the SYNC's */
@@ -73,7 +73,8 @@ struct app_session {
 	struct dp_trace *traces;	/* linked by dp_trace.next */
 	uint32_t nr_snapshots;
 	/* Counters of the traces already freed (per-pid traces whose
-	 * program exited), by channel id: events, losses and bytes only. */
+	 * program exited), by channel id: events, losses and bytes only;
+	 * zero past the channels seen so far. */
 	struct rtd_channel_stats *gone;
 	uint32_t nr_gone;
 	/* The first write error of those traces not yet taken by a stop or

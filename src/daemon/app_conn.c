@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../common/array.h"
 #include "../proto/proto.h"
 #include "app.h"
 #include "../common/warn.h"
@@ -64,14 +65,10 @@ static int add_events(struct app *a, struct rtp_app_cursor *c)
 	if (!a->index_seen && !(a->index_seen = calloc(RTP_APP_MAX_EVENTS / 8, 1)))
 		return -ENOMEM;
 	struct rtp_app_event_in *in = malloc(sizeof(*in));
-	struct app_event *ev = realloc(a->events, (a->nr_events + n + 1) * sizeof(*ev));
-	if (!in || !ev) {
+	if (!in || RT_ARRAY_GROW(a->events, a->cap_events, (size_t)a->nr_events + n + 1, 16) < 0) {
 		free(in);
-		if (ev)
-			a->events = ev;
 		return -ENOMEM;
 	}
-	a->events = ev;
 	int ret = 0;
 	for (uint32_t i = 0; i < n && ret == 0; i++) {
 		/* The decoder checks index < RTP_APP_MAX_EVENTS. */

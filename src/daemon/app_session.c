@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/array.h"
 #include "../common/fs_util.h"
 #include "app.h"
 
@@ -105,14 +106,8 @@ void app_session_keep_stats(struct dp_trace *t)
 	struct app_session *as = t->session ? t->session->dp : NULL;
 	if (!as)
 		return;
-	if (t->nr_bufsets > as->nr_gone) {
-		struct rtd_channel_stats *g = realloc(as->gone, t->nr_bufsets * sizeof(*g));
-		if (!g)
-			return; /* status then counts without this trace */
-		memset(g + as->nr_gone, 0, (t->nr_bufsets - as->nr_gone) * sizeof(*g));
-		as->gone = g;
-		as->nr_gone = t->nr_bufsets;
-	}
+	if (RT_ARRAY_GROW_ZEROED(as->gone, as->nr_gone, t->nr_bufsets, 8) < 0)
+		return; /* status then counts without this trace */
 	char msg[sizeof(as->gone_msg)];
 	int err = consumer_trace_error(t, true, msg, sizeof(msg));
 	if (err && !as->gone_err) {

@@ -21,6 +21,7 @@
 #include <urcu.h>
 #include <urcu/rculfhash.h>
 
+#include "../common/array.h"
 #include "../common/clock.h"
 #include "app.h"
 #include "../common/warn.h"
@@ -351,13 +352,8 @@ static int64_t event_id(struct dp_trace *t, uint32_t channel_id, const struct ap
 	if (!node)
 		return id;
 	pthread_mutex_lock(&t->lock);
-	if (t->nr_events % 1024 == 0) {
-		struct dp_event_class *ev = realloc(t->events,
-						    (t->nr_events + 1024) * sizeof(*ev));
-		if (!ev)
-			goto out;
-		t->events = ev;
-	}
+	if (RT_ARRAY_GROW(t->events, t->cap_events, (size_t)t->nr_events + 1, 1024) < 0)
+		goto out;
 	struct dp_event_class *d = &t->events[t->nr_events];
 	memset(d, 0, sizeof(*d));
 	d->id = t->channel_classes[channel_id];
@@ -420,10 +416,8 @@ static struct app_sent *send_channel(struct app *a, struct dp_bufset *bs)
 	struct app_sent *sent = find_sent(a, bs);
 	if (sent)
 		return sent;
-	struct app_sent *n = realloc(a->sent, (a->nr_sent + 1) * sizeof(*n));
-	if (!n)
+	if (RT_ARRAY_GROW(a->sent, a->cap_sent, (size_t)a->nr_sent + 1, 8) < 0)
 		return NULL;
-	a->sent = n;
 	struct rtd_channel *c = bs->channel;
 	struct rtp_app_buf b = { 0 };
 	uint64_t key = a->next_key++;

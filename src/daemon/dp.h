@@ -88,7 +88,7 @@ struct dp_trace {
 
 	pthread_mutex_t lock;		/* protects the fields below */
 	struct dp_event_class *events;	/* append-only */
-	uint32_t nr_events;
+	uint32_t nr_events, cap_events;
 	uint64_t generation;		/* ++ after each append: the consumer
 					 * rewrites the metadata */
 	bool app_gone;			/* per-pid: its program exited */
