@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/array.h"
 #include "../common/fs_util.h"
 #include "../common/config_parse.h"
 #include "../proto/proto.h"
@@ -113,19 +114,14 @@ static int read_file(const char *path, char **text)
 	size_t len = 0, cap = 0;
 	int ret = 0;
 	for (;;) {
-		if (len + 4096 + 1 > cap) {
-			cap = cap ? cap * 2 : 8192;
-			if (cap > RTP_MAX_PAYLOAD / 2) {
-				cli_error("%s is too large", path);
-				ret = -EFBIG;
-				break;
-			}
-			char *n = realloc(buf, cap);
-			if (!n) {
-				ret = -ENOMEM;
-				break;
-			}
-			buf = n;
+		if (len + 4096 + 1 > RTP_MAX_PAYLOAD / 2) {
+			cli_error("%s is too large", path);
+			ret = -EFBIG;
+			break;
+		}
+		if (RT_ARRAY_GROW(buf, cap, len + 4096 + 1, 8192) < 0) {
+			ret = -ENOMEM;
+			break;
 		}
 		size_t n = fread(buf + len, 1, 4096, f);
 		len += n;

@@ -9,6 +9,7 @@
 
 #include "fmt.h"
 
+#include "../common/array.h"
 #include "../common/escape.h"
 
 int fmt_open(struct fmt_out *o, FILE *f, size_t cap)
@@ -28,13 +29,9 @@ int fmt_open(struct fmt_out *o, FILE *f, size_t cap)
 __attribute__((noinline)) int fmt_flush(struct fmt_out *o)
 {
 	if (!o->f) {
-		/* A memory buffer: grow it instead of writing it out. */
-		char *b = o->err ? NULL : realloc(o->buf, o->cap * 2);
-		if (b) {
-			o->buf = b;
-			o->cap *= 2;
+		/* A memory buffer: grow it (doubled) instead of writing it out. */
+		if (!o->err && RT_ARRAY_GROW(o->buf, o->cap, o->cap + 1, FMT_MIN_ROOM * 2) == 0)
 			return 0;
-		}
 		o->err = o->err ? o->err : -ENOMEM;
 		o->len = 0;
 		return o->err;

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/array.h"
 #include "view.h"
 
 enum node_kind { N_OR, N_AND, N_NOT, N_CMP, N_TRUTH };
@@ -543,13 +544,8 @@ static bool eval_cmp(struct view_filter *f, struct node *x, const struct view_ev
 	if (x->op == OP_GLOB || x->op == OP_NOGLOB) {
 		const char *subject = a.s;
 		if (!a.terminated) {	/* text arrays are not NUL-terminated */
-			if (a.len + 1 > f->scratch_cap) {
-				char *sc = realloc(f->scratch, a.len + 1);
-				if (!sc)
-					return false;
-				f->scratch = sc;
-				f->scratch_cap = a.len + 1;
-			}
+			if (RT_ARRAY_GROW(f->scratch, f->scratch_cap, a.len + 1, 64) < 0)
+				return false;
 			memcpy(f->scratch, a.s, a.len);
 			f->scratch[a.len] = '\0';
 			subject = f->scratch;
