@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/hex.h"
 #include "reader_internal.h"
 #include "tsdl.h"
 
@@ -498,7 +499,8 @@ static int parse_uuid(struct parser *P, const struct entry *e, uint8_t out[16])
 	for (size_t k = 0; s[k]; k++) {
 		if ((k == 8 || k == 13 || k == 18 || k == 23) && s[k] == '-')
 			continue;
-		int h = tsdl_hexval((unsigned char)s[k]), l = s[k + 1] ? tsdl_hexval((unsigned char)s[k + 1]) : -1;
+		int h = rt_hex_digit((unsigned char)s[k]);
+		int l = s[k + 1] ? rt_hex_digit((unsigned char)s[k + 1]) : -1;
 		if (h < 0 || l < 0 || n == 16)
 			break;
 		out[n++] = (uint8_t)(h * 16 + l);

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/array.h"
 #include "reader_stream.h"
 
 #define MAX_RECS (1u << 26)	/* per scope instance */
@@ -94,16 +95,8 @@ static int reserve_slow(struct walk *w, uint64_t count, size_t *first)
 	if (count > MAX_RECS || rb->n + count > MAX_RECS)
 		return rtr_set_error(w->c->set, -EINVAL, "%s: too many fields in one %s",
 				     w->c->path, scope_desc(w->scope));
-	if (rb->n + count > rb->cap) {
-		size_t cap = rb->cap ? rb->cap : 64;
-		while (cap < rb->n + count)
-			cap *= 2;
-		struct rtr_rec *r = realloc(rb->r, cap * sizeof(*r));
-		if (!r)
-			return rtr_set_error(w->c->set, -ENOMEM, "out of memory");
-		rb->r = r;
-		rb->cap = cap;
-	}
+	if (RT_ARRAY_GROW(rb->r, rb->cap, rb->n + count, 64) < 0)
+		return rtr_set_error(w->c->set, -ENOMEM, "out of memory");
 	*first = rb->n;
 	rb->n += count;
 	return 0;

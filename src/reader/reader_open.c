@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/array.h"
 #include "reader_stream.h"
 
 #define METADATA_MAX (64u << 20)
@@ -181,16 +182,12 @@ out:
 static int add_stream(struct rtr_trace *t, uint32_t ti, const char *dir, const char *name)
 {
 	if (t->nr_streams == t->streams_cap) {
-		size_t cap = t->streams_cap ? t->streams_cap * 2 : 16;
-		struct rtr_cursor *c = realloc(t->cur, cap * sizeof(*c));
-		if (c)
-			t->cur = c;
-		struct rtr_stream_stats *s = realloc(t->stats, cap * sizeof(*s));
-		if (s)
-			t->stats = s;
-		if (!c || !s)
+		/* Two arrays, one capacity: grow each to the same count. */
+		size_t cur_cap = t->streams_cap, stats_cap = t->streams_cap;
+		if (RT_ARRAY_GROW(t->cur, cur_cap, t->nr_streams + 1, 16) < 0 ||
+		    RT_ARRAY_GROW(t->stats, stats_cap, cur_cap, 16) < 0)
 			return rtr_set_error(t, -ENOMEM, "out of memory");
-		t->streams_cap = cap;
+		t->streams_cap = cur_cap;
 	}
 	size_t si = t->nr_streams;
 	struct rtr_cursor *c = &t->cur[si];
@@ -265,15 +262,9 @@ static int list_dir(struct rtr_trace *t, const char *dir, char ***out, size_t *c
 			*has_meta = true;
 			continue;
 		}
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 16;
-			char **nv = realloc(v, nc * sizeof(*nv));
-			if (!nv) {
-				ret = rtr_set_error(t, -ENOMEM, "%s: out of memory", dir);
-				break;
-			}
-			v = nv;
-			cap = nc;
+		if (RT_ARRAY_GROW(v, cap, n + 1, 16) < 0) {
+			ret = rtr_set_error(t, -ENOMEM, "%s: out of memory", dir);
+			break;
 		}
 		if (!(v[n] = strdup(name))) {
 			ret = rtr_set_error(t, -ENOMEM, "%s: out of memory", dir);
@@ -295,14 +286,8 @@ static int list_dir(struct rtr_trace *t, const char *dir, char ***out, size_t *c
 
 static int add_trace(struct rtr_trace *t, const char *dir, char **names, size_t n)
 {
-	if (t->nr_traces == t->traces_cap) {
-		uint32_t cap = t->traces_cap ? t->traces_cap * 2 : 4;
-		struct rtr_tr *v = realloc(t->traces, cap * sizeof(*v));
-		if (!v)
-			return rtr_set_error(t, -ENOMEM, "out of memory");
-		t->traces = v;
-		t->traces_cap = cap;
-	}
+	if (RT_ARRAY_GROW(t->traces, t->traces_cap, t->nr_traces + 1, 4) < 0)
+		return rtr_set_error(t, -ENOMEM, "out of memory");
 	struct rtr_tr *tr = &t->traces[t->nr_traces];
 	memset(tr, 0, sizeof(*tr));
 	if (!(tr->path = strdup(dir)))
@@ -357,14 +342,8 @@ static int find_traces(struct rtr_trace *t, const char *dir, int depth, size_t *
 
 static int add_gap(struct rtr_trace *t, const struct rtr_gap *g)
 {
-	if (t->nr_gaps == t->gaps_cap) {
-		size_t cap = t->gaps_cap ? t->gaps_cap * 2 : 16;
-		struct rtr_gap *v = realloc(t->gaps, cap * sizeof(*v));
-		if (!v)
-			return rtr_set_error(t, -ENOMEM, "out of memory");
-		t->gaps = v;
-		t->gaps_cap = cap;
-	}
+	if (RT_ARRAY_GROW(t->gaps, t->gaps_cap, t->nr_gaps + 1, 16) < 0)
+		return rtr_set_error(t, -ENOMEM, "out of memory");
 	t->gaps[t->nr_gaps++] = *g;
 	t->stats[g->stream].packets_lost += g->packets_lost;
 	return 0;

@@ -129,7 +129,6 @@ struct parser {
 __attribute__((format(printf, 4, 5)))
 int tsdl_perr(struct parser *P, size_t off, int code, const char *fmt, ...);
 int tsdl_oom(struct parser *P);
-int tsdl_hexval(int c);
 
 /* Lexer (tsdl_lexer.c). */
 int tsdl_tokenize(struct parser *P);

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/array.h"
+#include "../common/hex.h"
 #include "tsdl.h"
 
 
@@ -148,27 +150,10 @@ static bool is_ident_char(int c)
 	return is_ident_start(c) || (c >= '0' && c <= '9');
 }
 
-int tsdl_hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int push_tok(struct parser *P, const struct tok *t)
 {
-	if (P->ntok == P->tokcap) {
-		size_t cap = P->tokcap ? P->tokcap * 2 : 1024;
-		struct tok *v = realloc(P->toks, cap * sizeof(*v));
-		if (!v)
-			return tsdl_oom(P);
-		P->toks = v;
-		P->tokcap = cap;
-	}
+	if (RT_ARRAY_GROW(P->toks, P->tokcap, P->ntok + 1, 1024) < 0)
+		return tsdl_oom(P);
 	P->toks[P->ntok++] = *t;
 	return 0;
 }
@@ -189,7 +174,7 @@ static int lex_number(struct parser *P, size_t *k, uint64_t *out)
 	uint64_t v = 0;
 	size_t digits = 0;
 	for (; j < P->len; j++, digits++) {
-		int d = tsdl_hexval((unsigned char)s[j]);
+		int d = rt_hex_digit((unsigned char)s[j]);
 		if (d < 0 || (unsigned)d >= base)
 			break;
 		if (v > (UINT64_MAX - (unsigned)d) / base)
@@ -269,8 +254,8 @@ int tsdl_tokenize(struct parser *P)
 				j++;
 				if (s[j] == 'x') {
 					v = 0;
-					while (j + 1 < n && tsdl_hexval((unsigned char)s[j + 1]) >= 0)
-						v = v * 16 + (uint64_t)tsdl_hexval((unsigned char)s[++j]);
+					while (j + 1 < n && rt_hex_digit((unsigned char)s[j + 1]) >= 0)
+						v = v * 16 + (uint64_t)rt_hex_digit((unsigned char)s[++j]);
 				}
 			}
 			j++;
@@ -404,8 +389,8 @@ const char *tsdl_tok_string(struct parser *P, const struct tok *t)
 		case 'x': {
 			v = 0;
 			int digits = 0;
-			while (digits < 2 && k + 1 < n && tsdl_hexval((unsigned char)s[k + 1]) >= 0) {
-				v = v * 16 + tsdl_hexval((unsigned char)s[++k]);
+			while (digits < 2 && k + 1 < n && rt_hex_digit((unsigned char)s[k + 1]) >= 0) {
+				v = v * 16 + rt_hex_digit((unsigned char)s[++k]);
 				digits++;
 			}
 			if (!digits) {
