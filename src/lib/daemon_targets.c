@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../common/array.h"
 #include "../common/context.h"
 #include "daemon_client.h"
 
@@ -144,17 +145,11 @@ int rt_dbuf_enable(const struct rtp_app_enable *en, char *err, size_t errlen)
 		/* The decoder checked idx < RTP_APP_MAX_EVENTS and id <=
 		 * RTP_APP_EVENT_ID_MAX (id + 1 below does not wrap to 0). */
 		rtp_app_enable_entry(en, i, &idx, &id);
-		if (idx >= nr_ids) {
-			uint32_t m = idx + 1 > nr_ids * 2 ? idx + 1 : nr_ids * 2;
-			uint32_t *p = realloc(ids, m * sizeof(*ids));
-			if (!p) {
-				free(ids);
-				snprintf(err, errlen, "out of memory");
-				return -ENOMEM;
-			}
-			memset(p + nr_ids, 0, (m - nr_ids) * sizeof(*p));
-			ids = p;
-			nr_ids = m;
+		/* Unlisted classes stay 0 (disabled). */
+		if (RT_ARRAY_GROW_ZEROED(ids, nr_ids, (size_t)idx + 1, 16) < 0) {
+			free(ids);
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
 		}
 		ids[idx] = id + 1;
 	}
