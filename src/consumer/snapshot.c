@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/array.h"
 #include "../common/fs_util.h"
 #include "../ctf/ctf_packet.h"
 #include "consumer.h"
@@ -44,14 +45,8 @@ struct snap {
 
 static int snap_push(struct snap *sn, const struct snap_packet *p)
 {
-	if (sn->n == sn->cap) {
-		size_t cap = sn->cap ? sn->cap * 2 : 64;
-		struct snap_packet *np = realloc(sn->p, cap * sizeof(*np));
-		if (!np)
-			return -ENOMEM;
-		sn->p = np;
-		sn->cap = cap;
-	}
+	if (RT_ARRAY_GROW(sn->p, sn->cap, sn->n + 1, 64) < 0)
+		return -ENOMEM;
 	sn->p[sn->n++] = *p;
 	return 0;
 }

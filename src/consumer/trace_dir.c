@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "trace_dir.h"
 
+#include "../common/array.h"
 #include "../common/fs_util.h"
 
 #include <errno.h>
@@ -112,15 +113,9 @@ static int append_fragments(int dfd, struct ctf_buf *b)
 		unsigned long k = strtoul(num, &end, 10);
 		if (!*num || *end || k >= UINT32_MAX)
 			continue;
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 64;
-			uint32_t *p = realloc(slots, nc * sizeof(*p));
-			if (!p) {
-				ret = -ENOMEM;
-				break;
-			}
-			slots = p;
-			cap = nc;
+		if (RT_ARRAY_GROW(slots, cap, n + 1, 64) < 0) {
+			ret = -ENOMEM;
+			break;
 		}
 		slots[n++] = (uint32_t)k;
 	}
