@@ -18,6 +18,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "../common/array.h"
 #include "kernel_internal.h"
 
 struct rtk_formats {
@@ -207,14 +208,8 @@ int rtk_formats_add(struct rtk_formats *f, const char *system, const char *text,
 	struct tep_event *ev = tep_find_event(f->tep, id);
 	if (!ev)
 		return -EINVAL;
-	if (f->nr == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 64;
-		struct rtk_class *n = realloc(f->classes, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		f->classes = n;
-		f->cap = cap;
-	}
+	if (RT_ARRAY_GROW(f->classes, f->cap, f->nr + 1, 64) < 0)
+		return -ENOMEM;
 	struct rtk_class *c = &f->classes[f->nr];
 	memset(c, 0, sizeof(*c));
 	c->ctf_id = (uint32_t)f->nr;

@@ -45,6 +45,7 @@
 #include <traceevent/kbuffer.h>
 
 #include "../ctf/ctf_packet.h"
+#include "../common/array.h"
 #include "../common/fs_util.h"
 #include "kernel_internal.h"
 
@@ -66,7 +67,7 @@ struct rtk_trace {
 	struct rtk_trace_info info;	/* its strings owned */
 	uint8_t uuid[16];
 	struct rtk_stream *streams;
-	unsigned nr_streams;
+	unsigned nr_streams, streams_cap;
 	struct kbuffer *kbuf;
 	char *page;		/* the copy kbuffer reads */
 	size_t page_cap;
@@ -147,12 +148,10 @@ static int stream_of(struct rtk_trace *t, unsigned cpu, struct rtk_stream **out,
 		return -EINVAL;
 	}
 	if (cpu >= t->nr_streams) {
-		struct rtk_stream *n = realloc(t->streams, (cpu + 1) * sizeof(*n));
-		if (!n)
+		if (RT_ARRAY_GROW(t->streams, t->streams_cap, cpu + 1, 8) < 0)
 			return -ENOMEM;
 		for (unsigned c = t->nr_streams; c <= cpu; c++)
-			n[c] = (struct rtk_stream){ .fd = -1 };
-		t->streams = n;
+			t->streams[c] = (struct rtk_stream){ .fd = -1 };
 		t->nr_streams = cpu + 1;
 	}
 	*out = &t->streams[cpu];
@@ -177,19 +176,10 @@ static int open_file(struct rtk_trace *t, struct rtk_stream *s, unsigned cpu, ch
 	return 0;
 }
 
+/* The check stays here, inline: reserve is called per event. */
 static int reserve(char **buf, size_t *cap, size_t need)
 {
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : 8192;
-	while (c < need)
-		c *= 2;
-	char *n = realloc(*buf, c);
-	if (!n)
-		return -ENOMEM;
-	*buf = n;
-	*cap = c;
-	return 0;
+	return need <= *cap ? 0 : RT_ARRAY_GROW(*buf, *cap, need, 8192);
 }
 
 static uint32_t rd32(const char *p)
