@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/array.h"
 #include "app_proto.h"
 #include "proto.h"
 
@@ -33,17 +34,9 @@ static void put(struct rtp_app_buf *b, const void *p, size_t n)
 		b->err = -E2BIG;
 		return;
 	}
-	if (b->len + n > b->cap) {
-		uint32_t cap = b->cap ? b->cap : 256;
-		while (cap < b->len + n)
-			cap *= 2;
-		char *d = realloc(b->data, cap);
-		if (!d) {
-			b->err = -ENOMEM;
-			return;
-		}
-		b->data = d;
-		b->cap = cap;
+	if (RT_ARRAY_GROW(b->data, b->cap, (size_t)b->len + n, 256) < 0) {
+		b->err = -ENOMEM;
+		return;
 	}
 	if (n)
 		memcpy(b->data + b->len, p, n);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/array.h"
 #include "proto.h"
 
 static bool key_char(char c)
@@ -39,17 +40,9 @@ void rtp_kv_add(struct rtp_kv *kv, const char *key, const char *value)
 		kv->err = -E2BIG;
 		return;
 	}
-	if (need > kv->cap) {
-		size_t cap = kv->cap ? kv->cap : 256;
-		while (cap < need)
-			cap *= 2;
-		char *d = realloc(kv->data, cap);
-		if (!d) {
-			kv->err = -ENOMEM;
-			return;
-		}
-		kv->data = d;
-		kv->cap = (uint32_t)cap;
+	if (RT_ARRAY_GROW(kv->data, kv->cap, need, 256) < 0) {
+		kv->err = -ENOMEM;
+		return;
 	}
 	char *p = kv->data + kv->len;
 	memcpy(p, key, kl);
