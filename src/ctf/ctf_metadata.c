@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/array.h"
 #include "ctf_packet.h"
 
 void ctf_buf_printf(struct ctf_buf *b, const char *fmt, ...)
@@ -36,16 +37,11 @@ void ctf_buf_printf(struct ctf_buf *b, const char *fmt, ...)
 			b->len += (size_t)n;
 			return;
 		}
-		size_t cap = b->cap ? b->cap * 2 : 4096;
-		while (cap - b->len <= (size_t)n)
-			cap *= 2;
-		char *p = realloc(b->data, cap);
-		if (!p) {
+		/* n + 1 bytes from len (the NUL); n >= room, so this grows. */
+		if (RT_ARRAY_GROW(b->data, b->cap, b->len + (size_t)n + 1, 4096) < 0) {
 			b->err = -ENOMEM;
 			return;
 		}
-		b->data = p;
-		b->cap = cap;
 	}
 }
 
