@@ -3,12 +3,12 @@
  */
 #define _GNU_SOURCE
 #include "fs_util.h"
+#include "warn.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,19 +18,6 @@
 
 #define MAX_LINKS 40	/* symbolic links followed in one walk (the kernel's) */
 
-static void say(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void say(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* Check the directory open as fd, `shown` in messages (fs_util.h's
  * rules). Returns 0 or -EPERM. */
 static int check_dir(int fd, const char *shown, bool last, unsigned flags, char *err,
@@ -39,7 +26,7 @@ static int check_dir(int fd, const char *shown, bool last, unsigned flags, char 
 	struct stat st;
 	if (fstat(fd, &st) < 0) {
 		int e = errno;
-		say(err, errlen, "cannot examine %s: %s", shown, strerror(e));
+		rt_errf(err, errlen, "cannot examine %s: %s", shown, strerror(e));
 		return -e;
 	}
 	uid_t me = geteuid();
@@ -48,18 +35,18 @@ static int check_dir(int fd, const char *shown, bool last, unsigned flags, char 
 	if (!last) {
 		if (st.st_uid == me || st.st_uid == 0)
 			return 0;
-		say(err, errlen, "%s is owned by uid %u, not by you (uid %u) or root", shown,
+		rt_errf(err, errlen, "%s is owned by uid %u, not by you (uid %u) or root", shown,
 		    (unsigned)st.st_uid, (unsigned)me);
 		return -EPERM;
 	}
 	if (st.st_uid != me) {
-		say(err, errlen, "%s is owned by uid %u, not by you (uid %u)", shown,
+		rt_errf(err, errlen, "%s is owned by uid %u, not by you (uid %u)", shown,
 		    (unsigned)st.st_uid, (unsigned)me);
 		return -EPERM;
 	}
 	mode_t bad = (flags & RT_DIR_PRIVATE) ? 077 : 022;
 	if (st.st_mode & bad) {
-		say(err, errlen, "%s has mode %04o: it must not be %s by group or others", shown,
+		rt_errf(err, errlen, "%s has mode %04o: it must not be %s by group or others", shown,
 		    (unsigned)(st.st_mode & 07777),
 		    (flags & RT_DIR_PRIVATE) ? "accessible" : "writable");
 		return -EPERM;
@@ -75,22 +62,22 @@ static int read_link(int dirfd, const char *comp, const char *shown, char *targe
 	struct stat st;
 	if (fstatat(dirfd, comp, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		int e = errno;
-		say(err, errlen, "cannot examine %s: %s", shown, strerror(e));
+		rt_errf(err, errlen, "cannot examine %s: %s", shown, strerror(e));
 		return -e;
 	}
 	if (!S_ISLNK(st.st_mode)) {
-		say(err, errlen, "%s is not a directory", shown);
+		rt_errf(err, errlen, "%s is not a directory", shown);
 		return -ENOTDIR;
 	}
 	if (st.st_uid != geteuid() && st.st_uid != 0) {
-		say(err, errlen, "%s is a symbolic link owned by uid %u, not by you or root",
+		rt_errf(err, errlen, "%s is a symbolic link owned by uid %u, not by you or root",
 		    shown, (unsigned)st.st_uid);
 		return -ELOOP;
 	}
 	ssize_t n = readlinkat(dirfd, comp, target, tlen - 1);
 	if (n < 0 || (size_t)n >= tlen - 1) {
 		int e = n < 0 ? errno : ENAMETOOLONG;
-		say(err, errlen, "cannot read the symbolic link %s: %s", shown, strerror(e));
+		rt_errf(err, errlen, "cannot read the symbolic link %s: %s", shown, strerror(e));
 		return -e;
 	}
 	target[n] = '\0';
@@ -104,7 +91,7 @@ int rt_dir_open(const char *path, unsigned flags, bool *created, char *err, size
 	if (created)
 		*created = false;
 	if (!path || !*path || strlen(path) >= sizeof(rest)) {
-		say(err, errlen, "%s", path && *path ? "path too long" : "empty path");
+		rt_errf(err, errlen, "%s", path && *path ? "path too long" : "empty path");
 		return path && *path ? -ENAMETOOLONG : -ENOENT;
 	}
 	strcpy(rest, path);
@@ -112,7 +99,7 @@ int rt_dir_open(const char *path, unsigned flags, bool *created, char *err, size
 	int fd = open(path[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
-		say(err, errlen, "cannot open %s: %s", path[0] == '/' ? "/" : ".", strerror(e));
+		rt_errf(err, errlen, "cannot open %s: %s", path[0] == '/' ? "/" : ".", strerror(e));
 		return -e;
 	}
 	int ret, links = 0;
@@ -134,7 +121,7 @@ int rt_dir_open(const char *path, unsigned flags, bool *created, char *err, size
 		size_t shown_len = strlen(shown);
 		if (end - pos > NAME_MAX ||
 		    shown_len + 1 + (end - pos) >= sizeof(shown)) {
-			say(err, errlen, "path too long: %s", path);
+			rt_errf(err, errlen, "path too long: %s", path);
 			ret = -ENAMETOOLONG;
 			goto fail;
 		}
@@ -153,7 +140,7 @@ int rt_dir_open(const char *path, unsigned flags, bool *created, char *err, size
 			made = true;
 		else if ((flags & RT_DIR_CREATE) && errno != EEXIST) {
 			ret = -errno;
-			say(err, errlen, "cannot create directory %s: %s", shown, strerror(-ret));
+			rt_errf(err, errlen, "cannot create directory %s: %s", shown, strerror(-ret));
 			goto fail;
 		}
 		int nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -162,7 +149,7 @@ int rt_dir_open(const char *path, unsigned flags, bool *created, char *err, size
 				struct stat st;
 				bool link = fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 					    S_ISLNK(st.st_mode);
-				say(err, errlen, link ? "%s is a symbolic link" : "%s is not a directory",
+				rt_errf(err, errlen, link ? "%s is a symbolic link" : "%s is not a directory",
 				    shown);
 				ret = link ? -ELOOP : -ENOTDIR;
 				goto fail;
@@ -171,14 +158,14 @@ int rt_dir_open(const char *path, unsigned flags, bool *created, char *err, size
 					     errlen)) < 0)
 				goto fail;
 			if (++links > MAX_LINKS) {
-				say(err, errlen, "too many symbolic links in %s", path);
+				rt_errf(err, errlen, "too many symbolic links in %s", path);
 				ret = -ELOOP;
 				goto fail;
 			}
 			/* Walk the link's target, then what followed it. */
 			size_t tl = strlen(target), rl = strlen(rest + next);
 			if (tl + 1 + rl >= sizeof(rest)) {
-				say(err, errlen, "path too long: %s", path);
+				rt_errf(err, errlen, "path too long: %s", path);
 				ret = -ENAMETOOLONG;
 				goto fail;
 			}
@@ -191,7 +178,7 @@ int rt_dir_open(const char *path, unsigned flags, bool *created, char *err, size
 				fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 				if (fd < 0) {
 					ret = -errno;
-					say(err, errlen, "cannot open /: %s", strerror(-ret));
+					rt_errf(err, errlen, "cannot open /: %s", strerror(-ret));
 					return ret;
 				}
 				shown[0] = '\0';
@@ -203,9 +190,9 @@ int rt_dir_open(const char *path, unsigned flags, bool *created, char *err, size
 		if (nfd < 0) {
 			ret = -errno;
 			if (ret == -ENOENT)
-				say(err, errlen, "%s does not exist", shown);
+				rt_errf(err, errlen, "%s does not exist", shown);
 			else
-				say(err, errlen, "cannot open %s: %s", shown, strerror(-ret));
+				rt_errf(err, errlen, "cannot open %s: %s", shown, strerror(-ret));
 			goto fail;
 		}
 		close(fd);
@@ -337,9 +324,9 @@ int rt_file_create(const char *dir, const char *name, bool replace, char *err,
 		return dfd;
 	int fd = rt_file_create_at(dfd, name, replace);
 	if (fd == -EEXIST)
-		say(err, errlen, "%s/%s already exists: not overwriting it", dir, name);
+		rt_errf(err, errlen, "%s/%s already exists: not overwriting it", dir, name);
 	else if (fd < 0)
-		say(err, errlen, "cannot create %s/%s: %s", dir, name, strerror(-fd));
+		rt_errf(err, errlen, "cannot create %s/%s: %s", dir, name, strerror(-fd));
 	close(dfd);
 	return fd;
 }
@@ -381,7 +368,7 @@ int rt_file_write_atomic(const char *dir, const char *name, const void *data, si
 			 bool is_new, char *err, size_t errlen)
 {
 	if (!name_ok(name)) {
-		say(err, errlen, "bad file name '%s'", name);
+		rt_errf(err, errlen, "bad file name '%s'", name);
 		return -EINVAL;
 	}
 	int dfd = rt_dir_open(dir, RT_DIR_CREATE, NULL, err, errlen);
@@ -391,7 +378,7 @@ int rt_file_write_atomic(const char *dir, const char *name, const void *data, si
 	int ret, fd = temp_create(dfd, name, tmp);
 	if (fd < 0) {
 		ret = fd;
-		say(err, errlen, "cannot create a temporary file in %s: %s", dir, strerror(-ret));
+		rt_errf(err, errlen, "cannot create a temporary file in %s: %s", dir, strerror(-ret));
 		goto out;
 	}
 	ret = rt_write_all(fd, data, len);
@@ -403,9 +390,9 @@ int rt_file_write_atomic(const char *dir, const char *name, const void *data, si
 	if (ret) {
 		unlinkat(dfd, tmp, 0);
 		if (ret == -EEXIST)
-			say(err, errlen, "%s/%s already exists: not overwriting it", dir, name);
+			rt_errf(err, errlen, "%s/%s already exists: not overwriting it", dir, name);
 		else
-			say(err, errlen, "cannot write %s/%s: %s", dir, name, strerror(-ret));
+			rt_errf(err, errlen, "cannot write %s/%s: %s", dir, name, strerror(-ret));
 	}
 out:
 	close(dfd);
@@ -462,13 +449,13 @@ int rt_out_open(struct rt_out *out, const char *path, char *err, size_t errlen)
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
 	if (!name_ok(base)) {
-		say(err, errlen, "%s: not a file name", path);
+		rt_errf(err, errlen, "%s: not a file name", path);
 		return -EINVAL;
 	}
 	char dir[PATH_MAX];
 	size_t dl = slash ? (size_t)(slash - path) : 1;
 	if (dl >= sizeof(dir)) {
-		say(err, errlen, "%s: path too long", path);
+		rt_errf(err, errlen, "%s: path too long", path);
 		return -ENAMETOOLONG;
 	}
 	if (!slash)
@@ -483,31 +470,31 @@ int rt_out_open(struct rt_out *out, const char *path, char *err, size_t errlen)
 	char why[PATH_MAX + 128];
 	out->dirfd = rt_dir_open(dir, RT_DIR_SHARED, NULL, why, sizeof(why));
 	if (out->dirfd < 0) {
-		say(err, errlen, "cannot create %s: %s", path, why);
+		rt_errf(err, errlen, "cannot create %s: %s", path, why);
 		return out->dirfd;
 	}
 	struct stat st;
 	if (fstatat(out->dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
-		say(err, errlen, "%s is %s, not a regular file: give a file name (or - for the "
+		rt_errf(err, errlen, "%s is %s, not a regular file: give a file name (or - for the "
 		    "standard output)", path, file_kind(st.st_mode));
 		ret = -EINVAL;
 		goto fail;
 	}
 	if (!(out->path = strdup(path))) {
 		ret = -ENOMEM;
-		say(err, errlen, "out of memory");
+		rt_errf(err, errlen, "out of memory");
 		goto fail;
 	}
 	out->name = out->path + (base - path);
 	fd = temp_create(out->dirfd, base, out->tmp);
 	if (fd < 0) {
 		ret = fd;
-		say(err, errlen, "cannot create a file in %s: %s", dir, strerror(-ret));
+		rt_errf(err, errlen, "cannot create a file in %s: %s", dir, strerror(-ret));
 		goto fail;
 	}
 	if (!(out->f = fdopen(fd, "w"))) {
 		ret = -errno;
-		say(err, errlen, "cannot write %s: %s", path, strerror(-ret));
+		rt_errf(err, errlen, "cannot write %s: %s", path, strerror(-ret));
 		close(fd);
 		unlinkat(out->dirfd, out->tmp, 0);
 		goto fail;
@@ -535,7 +522,7 @@ int rt_out_commit(struct rt_out *out, char *err, size_t errlen)
 		ret = -errno;
 	if (ret) {
 		unlinkat(out->dirfd, out->tmp, 0);
-		say(err, errlen, "cannot write %s: %s", out->path, strerror(-ret));
+		rt_errf(err, errlen, "cannot write %s: %s", out->path, strerror(-ret));
 	}
 	close(out->dirfd);
 	out->dirfd = -1;

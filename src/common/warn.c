@@ -38,3 +38,13 @@ void rt_warn(const char *fmt, ...)
 	rt_vwarn(fmt, ap);
 	va_end(ap);
 }
+
+void rt_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (!err || !errlen)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}

@@ -9,12 +9,13 @@
  *
  * Concurrency: rt_warn from any thread, not from the fast path (it makes
  * a system call) nor from a signal handler (vsnprintf). rt_warn_program
- * once, at start, before any thread.
+ * once, at start, before any thread. rt_errf from any thread.
  */
 #ifndef RINGTRACE_COMMON_WARN_H
 #define RINGTRACE_COMMON_WARN_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 #define RT_WARN_MAX 4608
 
@@ -22,5 +23,10 @@
 void rt_warn_program(const char *name);
 void rt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rt_vwarn(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+/* A message for the caller to show instead of a warning: formatted into
+ * err (errlen bytes, cut to fit); nothing when err is NULL or errlen 0. */
+void rt_errf(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 #endif /* RINGTRACE_COMMON_WARN_H */

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,16 +29,6 @@ struct rtk_instance {
 	int page_size;
 };
 
-void rtk_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (!err || !errlen)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* libtracefs reports through errno; a few paths leave it unset. */
 static int tfs_errno(void)
 {
@@ -53,18 +42,18 @@ int rtk_access(char *err, size_t errlen)
 	const char *dir = tracefs_tracing_dir();
 	if (!dir || access(dir, F_OK) < 0) {
 		if (geteuid() != 0) {
-			rtk_errf(err, errlen, "the kernel domain needs root (or write access to "
+			rt_errf(err, errlen, "the kernel domain needs root (or write access to "
 				 "tracefs, which this user cannot see)");
 			return -EACCES;
 		}
-		rtk_errf(err, errlen, "tracefs is not mounted and cannot be mounted: the kernel "
+		rt_errf(err, errlen, "tracefs is not mounted and cannot be mounted: the kernel "
 			 "domain needs ftrace");
 		return -ENODEV;
 	}
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/instances", dir);
 	if (access(path, W_OK) < 0) {
-		rtk_errf(err, errlen, "the kernel domain needs root or write access to %s",
+		rt_errf(err, errlen, "the kernel domain needs root or write access to %s",
 			 path);
 		return -EACCES;
 	}
@@ -87,7 +76,7 @@ static int write_file(struct rtk_instance *in, const char *file, const char *val
 	errno = 0;
 	if (tracefs_instance_file_write(in->tfs, file, value) < 0) {
 		int ret = tfs_errno();
-		rtk_errf(err, errlen, "cannot write '%s' to %s of instance %s: %s", value, file,
+		rt_errf(err, errlen, "cannot write '%s' to %s of instance %s: %s", value, file,
 			 tracefs_instance_get_name(in->tfs), strerror(-ret));
 		return ret;
 	}
@@ -115,28 +104,28 @@ static int enable_event(struct rtk_instance *in, const struct rtk_config *cfg,
 	char *fmt = tracefs_event_file_read(in->tfs, system, event, "format", &size);
 	if (!fmt) {
 		int ret = tfs_errno();
-		rtk_errf(err, errlen, "cannot read the format of %s:%s: %s", system, event,
+		rt_errf(err, errlen, "cannot read the format of %s:%s: %s", system, event,
 			 strerror(-ret));
 		return ret;
 	}
 	int ret = rtk_formats_add(in->formats, system, fmt, (size_t)size);
 	free(fmt);
 	if (ret < 0) {
-		rtk_errf(err, errlen, "the format of %s:%s does not parse", system, event);
+		rt_errf(err, errlen, "the format of %s:%s does not parse", system, event);
 		return ret;
 	}
 	errno = 0;
 	if (cfg->filter && tracefs_event_file_write(in->tfs, system, event, "filter",
 						    cfg->filter) < 0) {
 		ret = tfs_errno();
-		rtk_errf(err, errlen, "ftrace refuses the filter '%s' for %s:%s: %s",
+		rt_errf(err, errlen, "ftrace refuses the filter '%s' for %s:%s: %s",
 			 cfg->filter, system, event, strerror(-ret));
 		return ret == -EIO ? -EINVAL : ret;
 	}
 	errno = 0;
 	if (tracefs_event_file_write(in->tfs, system, event, "enable", "1") < 0) {
 		ret = tfs_errno();
-		rtk_errf(err, errlen, "cannot enable %s:%s: %s", system, event, strerror(-ret));
+		rt_errf(err, errlen, "cannot enable %s:%s: %s", system, event, strerror(-ret));
 		return ret;
 	}
 	in->nr_enabled++;
@@ -153,7 +142,7 @@ static int enable_tracepoints(struct rtk_instance *in, const struct rtk_config *
 	int ret = 0;
 	if (!hit || !systems) {
 		ret = -ENOMEM;
-		rtk_errf(err, errlen, "cannot list the kernel's events");
+		rt_errf(err, errlen, "cannot list the kernel's events");
 		goto out;
 	}
 	for (char **s = systems; *s && !ret; s++) {
@@ -171,7 +160,7 @@ static int enable_tracepoints(struct rtk_instance *in, const struct rtk_config *
 	}
 	for (size_t i = 0; !ret && !cfg->all_events && i < cfg->nr_events; i++)
 		if (!hit[i]) {
-			rtk_errf(err, errlen, "no kernel tracepoint matches '%s' (see ringtrace "
+			rt_errf(err, errlen, "no kernel tracepoint matches '%s' (see ringtrace "
 				 "list -k)", cfg->events[i]);
 			ret = -ENOENT;
 		}
@@ -191,7 +180,7 @@ static int enable_syscalls(struct rtk_instance *in, const struct rtk_config *cfg
 	int ret = 0;
 	if (!hit || !events) {
 		ret = hit ? -ENOENT : -ENOMEM;
-		rtk_errf(err, errlen, "this kernel has no system call events");
+		rt_errf(err, errlen, "this kernel has no system call events");
 		goto out;
 	}
 	for (char **e = events; *e && !ret; e++) {
@@ -206,7 +195,7 @@ static int enable_syscalls(struct rtk_instance *in, const struct rtk_config *cfg
 	}
 	for (size_t i = 0; !ret && !cfg->all_syscalls && i < cfg->nr_syscalls; i++)
 		if (!hit[i]) {
-			rtk_errf(err, errlen, "no system call matches '%s' (see ringtrace list -k "
+			rt_errf(err, errlen, "no system call matches '%s' (see ringtrace list -k "
 				 "--syscall)", cfg->syscalls[i]);
 			ret = -ENOENT;
 		}
@@ -235,7 +224,7 @@ static int set_pids(struct rtk_instance *in, const struct rtk_config *cfg, char 
 	errno = 0;
 	if (tracefs_option_enable(in->tfs, TRACEFS_OPTION_EVENT_FORK) < 0) {
 		ret = tfs_errno();
-		rtk_errf(err, errlen, "cannot set the event-fork option: %s", strerror(-ret));
+		rt_errf(err, errlen, "cannot set the event-fork option: %s", strerror(-ret));
 		return ret;
 	}
 	return 0;
@@ -260,7 +249,7 @@ static int configure(struct rtk_instance *in, const struct rtk_config *cfg, char
 				       : tracefs_option_disable(in->tfs, TRACEFS_OPTION_OVERWRITE);
 		if (r < 0) {
 			ret = tfs_errno();
-			rtk_errf(err, errlen, "cannot set the overwrite option: %s",
+			rt_errf(err, errlen, "cannot set the overwrite option: %s",
 				 strerror(-ret));
 		}
 	}
@@ -285,7 +274,7 @@ int rtk_instance_create(const struct rtk_config *cfg, struct rtk_instance **out,
 	char name[128];
 	instance_name(name, sizeof(name), getpid(), cfg->session);
 	if (tracefs_instance_exists(name)) {
-		rtk_errf(err, errlen, "the tracefs instance %s exists already", name);
+		rt_errf(err, errlen, "the tracefs instance %s exists already", name);
 		free(in);
 		return -EEXIST;
 	}
@@ -293,7 +282,7 @@ int rtk_instance_create(const struct rtk_config *cfg, struct rtk_instance **out,
 	in->tfs = tracefs_instance_create(name);
 	if (!in->tfs) {
 		ret = tfs_errno();
-		rtk_errf(err, errlen, "cannot create the tracefs instance %s: %s", name,
+		rt_errf(err, errlen, "cannot create the tracefs instance %s: %s", name,
 			 strerror(-ret));
 		free(in);
 		return ret;
@@ -307,7 +296,7 @@ int rtk_instance_create(const struct rtk_config *cfg, struct rtk_instance **out,
 	if (ret < 0)
 		goto fail;
 	if (!in->nr_enabled) {
-		rtk_errf(err, errlen, "no kernel event to record");
+		rt_errf(err, errlen, "no kernel event to record");
 		ret = -ENOENT;
 		goto fail;
 	}
@@ -359,7 +348,7 @@ static int open_cpus(struct rtk_instance *in, char *err, size_t errlen)
 		in->cpu_readers[c] = tracefs_cpu_open(in->tfs, (int)c, true);
 		if (!in->cpu_readers[c] && errno != ENOENT) {
 			int ret = tfs_errno();
-			rtk_errf(err, errlen, "cannot open per_cpu/cpu%u/trace_pipe_raw of %s: %s",
+			rt_errf(err, errlen, "cannot open per_cpu/cpu%u/trace_pipe_raw of %s: %s",
 				 c, rtk_instance_name(in), strerror(-ret));
 			return ret;
 		}
@@ -418,7 +407,7 @@ long rtk_instance_read_page(struct rtk_instance *in, unsigned cpu, const void **
 	if (n == 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == 0)
 		return 0;
 	int ret = -errno;
-	rtk_errf(err, errlen, "cannot read the pages of CPU %u: %s", cpu, strerror(errno));
+	rt_errf(err, errlen, "cannot read the pages of CPU %u: %s", cpu, strerror(errno));
 	return ret;
 }
 
@@ -514,7 +503,7 @@ int rtk_list_tracepoints(int (*fn)(const char *system, const char *event, void *
 		return ret;
 	char **systems = tracefs_event_systems(NULL);
 	if (!systems) {
-		rtk_errf(err, errlen, "cannot list the kernel's events");
+		rt_errf(err, errlen, "cannot list the kernel's events");
 		return -EIO;
 	}
 	qsort(systems, (size_t)tracefs_list_size(systems), sizeof(*systems), list_cmp);
@@ -541,7 +530,7 @@ int rtk_list_syscalls(int (*fn)(const char *name, void *arg), void *arg, char *e
 		return ret;
 	char **events = tracefs_system_events(NULL, "syscalls");
 	if (!events) {
-		rtk_errf(err, errlen, "this kernel has no system call events");
+		rt_errf(err, errlen, "this kernel has no system call events");
 		return -ENOENT;
 	}
 	qsort(events, (size_t)tracefs_list_size(events), sizeof(*events), list_cmp);

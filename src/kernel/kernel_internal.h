@@ -11,6 +11,7 @@
 
 #include <ringtrace/ringtrace_types.h>
 
+#include "../common/warn.h"
 #include "kernel.h"
 
 /* How a field of the raw record becomes a CTF field. */
@@ -53,8 +54,5 @@ int rtk_formats_ctf_events(const struct rtk_formats *f, size_t from,
 /* The kernel trace's one stream event context: the emitting thread
  * (common_pid), as LTTng's kernel traces name it. */
 #define RTK_CONTEXT_NAME "tid"
-
-void rtk_errf(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 #endif /* RINGTRACE_KERNEL_INTERNAL_H */

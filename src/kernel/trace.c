@@ -96,7 +96,7 @@ static int write_metadata(const char *dir, const struct rtk_formats *f,
 	if (!ret)
 		ret = rt_file_write_atomic(dir, "metadata", b.data, b.len, is_new, err, errlen);
 	else
-		rtk_errf(err, errlen, "cannot build the kernel trace's metadata: %s",
+		rt_errf(err, errlen, "cannot build the kernel trace's metadata: %s",
 			 strerror(-ret));
 	ctf_buf_free(&b);
 	free(ev);
@@ -144,7 +144,7 @@ static int stream_of(struct rtk_trace *t, unsigned cpu, struct rtk_stream **out,
 		     size_t errlen)
 {
 	if (cpu >= 4096) {
-		rtk_errf(err, errlen, "CPU %u is out of range", cpu);
+		rt_errf(err, errlen, "CPU %u is out of range", cpu);
 		return -EINVAL;
 	}
 	if (cpu >= t->nr_streams) {
@@ -167,7 +167,7 @@ static int open_file(struct rtk_trace *t, struct rtk_stream *s, unsigned cpu, ch
 		snprintf(name, sizeof(name), "channel0_%u", cpu);
 		int fd = rt_file_create_at(t->dirfd, name, false);
 		if (fd < 0) {
-			rtk_errf(err, errlen, "cannot create the stream file %s: %s", name,
+			rt_errf(err, errlen, "cannot create the stream file %s: %s", name,
 				 strerror(-fd));
 			return fd;
 		}
@@ -302,7 +302,7 @@ static int write_packet(struct rtk_trace *t, unsigned cpu, size_t len, char *err
 		return ret;
 	ret = rt_write_all(s->fd, t->out, len);
 	if (ret < 0)
-		rtk_errf(err, errlen, "cannot write the stream file channel0_%u: %s", cpu,
+		rt_errf(err, errlen, "cannot write the stream file channel0_%u: %s", cpu,
 			 strerror(-ret));
 	return ret;
 }
@@ -312,7 +312,7 @@ static int load_page(struct rtk_trace *t, const void *page, size_t size, uint64_
 		     char *err, size_t errlen)
 {
 	if (size < RTK_PAGE_HEADER || size > (1u << 24)) {
-		rtk_errf(err, errlen, "an ftrace page of %zu bytes", size);
+		rt_errf(err, errlen, "an ftrace page of %zu bytes", size);
 		return -EINVAL;
 	}
 	if (reserve(&t->page, &t->page_cap, size + RTK_TAIL) < 0)
@@ -323,12 +323,12 @@ static int load_page(struct rtk_trace *t, const void *page, size_t size, uint64_
 	memcpy(&c, t->page + 8, 8);
 	c &= RTK_COMMIT_MASK;
 	if (c > size - RTK_PAGE_HEADER) {
-		rtk_errf(err, errlen, "an ftrace page whose commit (%llu bytes) exceeds its "
+		rt_errf(err, errlen, "an ftrace page whose commit (%llu bytes) exceeds its "
 			 "size (%zu)", (unsigned long long)c, size);
 		return -EINVAL;
 	}
 	if (kbuffer_load_subbuffer(t->kbuf, t->page) < 0) {
-		rtk_errf(err, errlen, "an ftrace page that does not parse");
+		rt_errf(err, errlen, "an ftrace page that does not parse");
 		return -EINVAL;
 	}
 	*commit = c;
@@ -363,7 +363,7 @@ long rtk_trace_packet(struct rtk_trace *t, unsigned cpu, const void *page, size_
 	     rec = kbuffer_next_event(t->kbuf, &ts)) {
 		int rsize = kbuffer_event_size(t->kbuf);
 		if (rsize < 2 || rec < t->page + RTK_PAGE_HEADER || rec + rsize > end) {
-			rtk_errf(err, errlen, "CPU %u: an ftrace record outside its page", cpu);
+			rt_errf(err, errlen, "CPU %u: an ftrace record outside its page", cpu);
 			return -EINVAL;
 		}
 		uint16_t type;
