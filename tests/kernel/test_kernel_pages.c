@@ -23,6 +23,7 @@
 
 #include "kernel/kernel.h"
 #include "reader/reader.h"
+#include "rt_test.h"
 
 static int failures;
 
@@ -86,30 +87,23 @@ static struct rtk_formats *load_formats(void)
 	return f;
 }
 
-/* A new directory's path for a trace (the trace writer creates it). */
+/* A new directory's path for a trace (the trace writer creates it), in a
+ * private temporary directory. */
 static char *tmpdir(const char *tag)
 {
-	char tmpl[] = "/tmp/rt-kpages-XXXXXX";
-	char *d = mkdtemp(tmpl);
-	if (!d)
-		exit(1);
+	char *base = rt_test_tmpdir("rt-kpages");
 	char *out;
-	if (asprintf(&out, "%s/%s", d, tag) < 0)
-		exit(1);
+	if (asprintf(&out, "%s/%s", base, tag) < 0)
+		exit(2);
+	free(base);
 	return out;
 }
 
 /* Remove what tmpdir made and the trace in it. */
 static void rmtrace(char *dir)
 {
-	char path[4200];
-	snprintf(path, sizeof(path), "%s/metadata", dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/channel0_0", dir);
-	unlink(path);
-	rmdir(dir);
 	*strrchr(dir, '/') = '\0';
-	rmdir(dir);
+	rt_test_rmtree(dir);
 	free(dir);
 }
 
