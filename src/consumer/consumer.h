@@ -74,6 +74,9 @@
  * program writes on its counters can make it last). */
 #define CONS_DRAIN_MAX_MS 3000u
 
+/* Explicit stream contexts (cons_channel_desc.fields) a channel may have. */
+#define CONS_MAX_FIELDS 16u
+
 /* A channel: what the consumer must know of it. Owned by the caller,
  * constant while the consumer uses it. */
 struct cons_channel_desc {
@@ -82,6 +85,13 @@ struct cons_channel_desc {
 	uint32_t nr_contexts;
 	uint32_t contexts[RT_CTX_COUNT];	/* enum rt_context (context.h), in
 						 * record order */
+	/* Stream event contexts the context table does not hold (a source
+	 * that writes its own, as the kernel's `tid`): named and typed here
+	 * (the caller's array, constant while used), recorded after
+	 * `contexts`, in this order; at most CONS_MAX_FIELDS (more are
+	 * ignored, and a packet using them does not decode). */
+	uint32_t nr_fields;
+	const struct rt_field_desc *fields;
 	uint64_t tracefile_size;	/* 0: one file per stream */
 	uint32_t tracefile_count;	/* 0: keep every file */
 	uint32_t switch_timer_ms;	/* 0: none */
@@ -89,6 +99,14 @@ struct cons_channel_desc {
 	bool overwrite;			/* flight-recorder buffers */
 	const char *file_suffix;	/* after the stream file's name ("-3"), or NULL */
 };
+
+/* A channel's stream event context, as recorded: the context table's
+ * entries of desc->contexts (unknown ones left out), then desc->fields.
+ * Writes at most CONS_MAX_CONTEXTS into out (names point into the table
+ * or the desc) and returns how many. */
+#define CONS_MAX_CONTEXTS (RT_CTX_COUNT + CONS_MAX_FIELDS)
+CONS_HIDDEN uint32_t cons_channel_contexts(const struct cons_channel_desc *desc,
+					   struct rt_field_desc *out);
 
 /* A trace's event classes, owned by the mode (the library's registry, the
  * daemon's trace). lock/unlock: around fields (and the walks using them);
@@ -117,7 +135,11 @@ struct cons_trace_desc {
 	const char *dir;
 	uint8_t uuid[16];
 	struct ctf_clock_info clock;	/* name NULL: monotonic nanoseconds */
-	/* env: procname NULL for a trace several programs share. */
+	/* env: domain NULL is "ust" (user space), "kernel" for the kernel's
+	 * trace; hostname (gethostname), tracer_name and tracer_version are
+	 * the builder's; procname NULL for a trace several programs share
+	 * (and every kernel trace). */
+	const char *domain;
 	const char *procname;
 	int64_t vpid;
 	const char *trace_name;
@@ -134,7 +156,8 @@ struct cons_trace_desc {
 #define CONS_META_ALL (CONS_META_HEADER | CONS_META_STREAMS | CONS_META_EVENTS)
 
 /* Append the parts of the trace's metadata to `out`: header, one stream
- * class per channel (its contexts declared from the context table), event
+ * class per channel (its stream event context: the context table's
+ * entries of `contexts`, then its explicit `fields`), event
  * classes from the `from`-th on (*nr_events: how many, *generation: the
  * generation they describe; both may be NULL). Returns 0, -ENOMEM or
  * -EINVAL (a field type unknown to the writer). */

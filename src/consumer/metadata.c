@@ -1,9 +1,10 @@
 /*
  * metadata.c - the one metadata builder (consumer.h): one stream class
- * per channel (id = its stream id) with the channel's contexts, from the
- * context table, as its stream event context; the trace's event classes;
- * env (hostname, domain "ust", tracer "ringtrace", procname and vpid for
- * a one-program trace); the trace's clock. And the metadata of a trace
+ * per channel (id = its stream id) with the channel's contexts (the
+ * context table's, then its explicit fields) as its stream event
+ * context; the trace's event classes; env (hostname, domain "ust" or the
+ * trace's, tracer "ringtrace", procname and vpid for a one-program
+ * trace); the trace's clock. And the metadata of a trace
  * with one writer: written whole, then appended to.
  */
 #define _GNU_SOURCE
@@ -23,6 +24,7 @@ static int build_header(struct ctf_buf *out, const struct cons_trace_desc *t)
 	char host[256] = "unknown";
 	gethostname(host, sizeof(host) - 1);
 	struct ctf_trace_info ti = {
+		.domain = t->domain,
 		.hostname = host,
 		.procname = t->procname,
 		.vpid = t->vpid,
@@ -40,25 +42,32 @@ static int build_header(struct ctf_buf *out, const struct cons_trace_desc *t)
 	return ctf_metadata_build(out, &ti, NULL, 0, NULL, 0);
 }
 
+uint32_t cons_channel_contexts(const struct cons_channel_desc *ch, struct rt_field_desc *out)
+{
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < ch->nr_contexts && k < RT_CTX_COUNT; k++) {
+		const char *name = rt_context_name(ch->contexts[k]);
+		if (name)
+			out[n++] = (struct rt_field_desc){ .name = name,
+							   .type = rt_context_type(ch->contexts[k]) };
+	}
+	for (uint32_t k = 0; k < ch->nr_fields && k < CONS_MAX_FIELDS; k++)
+		out[n++] = ch->fields[k];
+	return n;
+}
+
 static int build_streams(struct ctf_buf *out, const struct cons_channel_desc *const *chans,
 			 size_t nr)
 {
 	struct ctf_stream_class *sc = calloc(nr ? nr : 1, sizeof(*sc));
-	struct rt_field_desc *ctx = calloc((nr ? nr : 1) * RT_CTX_COUNT, sizeof(*ctx));
+	struct rt_field_desc *ctx = calloc((nr ? nr : 1) * CONS_MAX_CONTEXTS, sizeof(*ctx));
 	int ret = -ENOMEM;
 	if (!sc || !ctx)
 		goto out;
 	for (size_t i = 0; i < nr; i++) {
 		const struct cons_channel_desc *ch = chans[i];
-		struct rt_field_desc *c = &ctx[i * RT_CTX_COUNT];
-		uint32_t nc = 0;
-		for (uint32_t k = 0; k < ch->nr_contexts && k < RT_CTX_COUNT; k++) {
-			const char *name = rt_context_name(ch->contexts[k]);
-			if (!name)
-				continue;
-			c[nc++] = (struct rt_field_desc){ .name = name,
-							  .type = rt_context_type(ch->contexts[k]) };
-		}
+		struct rt_field_desc *c = &ctx[i * CONS_MAX_CONTEXTS];
+		uint32_t nc = cons_channel_contexts(ch, c);
 		sc[i] = (struct ctf_stream_class){ .id = ch->stream_id, .name = ch->name,
 						   .nr_contexts = nc, .contexts = c };
 	}

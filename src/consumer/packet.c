@@ -47,10 +47,11 @@ static int64_t walk(const struct cons_channel *c, const char *data, const char *
 {
 	const struct cons_channel_desc *ch = c->desc;
 	const struct cons_classes *cl = &c->trace->classes;
-	uint32_t ctx[RT_CTX_COUNT];
-	uint32_t nc = ch->nr_contexts < RT_CTX_COUNT ? ch->nr_contexts : RT_CTX_COUNT;
+	struct rt_field_desc fields[CONS_MAX_CONTEXTS];
+	uint32_t ctx[CONS_MAX_CONTEXTS];
+	uint32_t nc = cons_channel_contexts(ch, fields);
 	for (uint32_t i = 0; i < nc; i++)
-		ctx[i] = rt_context_type(ch->contexts[i]);
+		ctx[i] = fields[i].type;
 	struct class_arg a = { .cl = cl, .stream_id = ch->stream_id };
 	cl->lock(cl->arg);
 	int64_t n = ctf_walk_events(data + CTF_PACKET_HEADER_SIZE, end, ctx, nc, class_fields,

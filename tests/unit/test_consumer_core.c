@@ -5,8 +5,9 @@
  * packet of an untrusted source dropped and counted, the stuck-unit skip
  * asked for when a stream has nothing, a packet whose metadata cannot be
  * written counted as lost in the trace (a header-only packet carrying its
- * events), the drain ending on streams that never settle, and a snapshot
- * keeping the newest run of each stream.
+ * events), the drain ending on streams that never settle, a snapshot
+ * keeping the newest run of each stream, and contexts outside the context
+ * table with an env.domain.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -578,6 +579,62 @@ static void test_by_name_loss_counted(void)
 	teardown(&st);
 }
 
+/* A channel whose contexts are partly outside the context table (the
+ * kernel's `tid`, declared by its source): the metadata declares the
+ * table's vtid then the explicit tid, with the trace's env.domain, and an
+ * untrusted read decodes events carrying both (4 + 4 bytes before the
+ * payload) and counts them. */
+static void test_explicit_contexts(void)
+{
+	static const struct rt_field_desc tid = { .name = "tid", .type = RT_TYPE_S32 };
+	struct setup st;
+	setup(&st, true, MAX_PKTS);
+	st.desc.nr_contexts = 1;
+	st.desc.contexts[0] = RT_CTX_VTID;
+	st.desc.nr_fields = 1;
+	st.desc.fields = &tid;
+	st.trace.domain = "kernel";
+	struct fake_stream *s = &st.f.s[0];
+	char *p = s->pkts[0];
+	memset(p, 0xAA, UNIT);
+	uint64_t used = CTF_PACKET_HEADER_SIZE + EVENTS * 16;
+	struct ctf_packet_header h = {
+		.magic = CTF_MAGIC, .stream_id = STREAM_ID, .timestamp_begin = 1000,
+		.timestamp_end = 1000 + EVENTS, .content_size = used * 8,
+		.packet_size = UNIT * 8,
+	};
+	memcpy(h.uuid, uuid, 16);
+	memcpy(p, &h, sizeof(h));
+	char *e = p + CTF_PACKET_HEADER_SIZE;
+	for (uint32_t i = 0; i < EVENTS; i++) {
+		e += ctf_write_event_header(e, 0, 1000 + i, 0);
+		int32_t vtid = 7, t = 70 + (int32_t)i;
+		uint32_t v = i;
+		memcpy(e, &vtid, 4);
+		memcpy(e + 4, &t, 4);
+		memcpy(e + 8, &v, 4);
+		e += 12;
+	}
+	s->n = 1;
+	s->reserved = UNIT;
+	cons_channel_read(&st.ch, CONS_STUCK_MS);
+	CHECK(st.ch.stats.packets == 1 && st.ch.stats.packets_corrupt == 0 &&
+	      st.ch.stats.events == EVENTS, "packets %llu, corrupt %llu, events %llu",
+	      (unsigned long long)st.ch.stats.packets,
+	      (unsigned long long)st.ch.stats.packets_corrupt,
+	      (unsigned long long)st.ch.stats.events);
+	const struct cons_channel_desc *d = &st.desc;
+	struct ctf_buf b = { 0 };
+	CHECK(cons_metadata_build(&b, &st.trace, &d, 1, CONS_META_ALL, 0, NULL, NULL) == 0,
+	      "metadata");
+	const char *vt = b.data ? strstr(b.data, "_vtid;") : NULL;
+	const char *td = vt ? strstr(vt, "_tid;") : NULL;
+	CHECK(td && strstr(b.data, "domain = \"kernel\";"), "metadata: %s",
+	      b.data ? b.data : "(none)");
+	ctf_buf_free(&b);
+	teardown(&st);
+}
+
 int main(void)
 {
 	test_trusted_read();
@@ -588,6 +645,7 @@ int main(void)
 	test_trace_dir_generation_after_failure();
 	test_metadata_torn_append();
 	test_by_name_loss_counted();
+	test_explicit_contexts();
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;
