@@ -69,8 +69,9 @@ static void record_usage(FILE *f)
 		"                          runs (default: through the daemon if one answers)\n"
 		"  -k, --kernel NAME       also record these kernel tracepoints (globs,\n"
 		"                          comma lists, repeatable; 'all': every one) of\n"
-		"                          CMD's process tree into DIR/kernel (root;\n"
-		"                          embedded mode)\n"
+		"                          CMD's process tree (root; embedded mode):\n"
+		"                          DIR/kernel, and CMD's events in\n"
+		"                          DIR/ust/uid/UID/64-bit\n"
 		"      --syscall NAME      also record these system calls (globs, comma\n"
 		"                          lists, repeatable; 'all': every one)\n"
 		"      --all-processes     kernel events of every process, not only\n"
@@ -452,13 +453,14 @@ static bool last_error_line(int fd, char *msg, size_t len)
 	return true;
 }
 
-/* Embedded mode: *lost tells whether CMD's library started tracing but
+/* Embedded mode, the user-space trace in user_dir (the kernel's, with -k,
+ * in dir/kernel): *lost tells whether CMD's library started tracing but
  * its final flush did not run (RINGTRACE_DONE_FD: more 's' marks than
  * 'd' marks with CMD's pid; the rest of the tree may still run). The
  * library reports write errors on another pipe (RINGTRACE_ERROR_FD): its
  * last line goes to incomplete_msg ("" when none). */
 static int record_embedded(const struct record_opts *o, char **cmd, const char *dir,
-			   int *status, bool *lost, char *incomplete_msg, size_t len)
+			   const char *user_dir, int *status, bool *lost, char *incomplete_msg, size_t len)
 {
 	int exec_fd, done[2], efd[2], hold[2] = { -1, -1 };
 	if (o->kernel && pipe2(hold, O_CLOEXEC) < 0) {
@@ -482,7 +484,7 @@ static int record_embedded(const struct record_opts *o, char **cmd, const char *
 	char v[16];
 	snprintf(v, sizeof(v), "%d", efd[1]);
 	setenv("RINGTRACE_ERROR_FD", v, 1);
-	pid_t pid = record_spawn(cmd, o, dir, done[1], o->kernel ? hold : NULL, &exec_fd);
+	pid_t pid = record_spawn(cmd, o, user_dir, done[1], o->kernel ? hold : NULL, &exec_fd);
 	unsetenv("RINGTRACE_ERROR_FD");
 	close(done[1]);
 	close(efd[1]);
@@ -536,10 +538,48 @@ static int record_embedded(const struct record_opts *o, char **cmd, const char *
 	return ret;
 }
 
-/* Remove the trace directory `dir` that nothing was written to, and
- * ./ringtrace-traces when this run created it and it is empty now. */
-static void remove_empty_output(const char *dir)
+/*
+ * With -k, DIR is a collection of two traces laid out as LTTng's sessions
+ * are, so that `babeltrace2 DIR` reads both (it does not look for traces
+ * below a directory that is one): CMD's tree's events in
+ * DIR/ust/uid/UID/BITS-bit (LTTng's default, per-user buffers, which
+ * also holds the events of several processes in one trace, as the
+ * embedded mode's trace does; the daemon writes per-user channels there)
+ * and the kernel's in DIR/kernel. Without -k, DIR is the user-space trace
+ * itself, as before. Writes the user-space trace's directory into out
+ * and creates it. Returns 0 or -errno (message printed).
+ */
+static int user_trace_dir(const struct record_opts *o, const char *dir, char *out, size_t len)
 {
+	int n = o->kernel ? snprintf(out, len, "%s/ust/uid/%u/%u-bit", dir, (unsigned)geteuid(),
+				     (unsigned)(sizeof(long) * CHAR_BIT))
+			  : snprintf(out, len, "%s", dir);
+	if (n < 0 || (size_t)n >= len) {
+		cli_error("output directory %s: name too long", dir);
+		return -ENAMETOOLONG;
+	}
+	if (!o->kernel)
+		return 0;
+	char err[PATH_MAX + 256];
+	int ret = rt_mkdir_p(out, err, sizeof(err));
+	if (ret < 0 && ret != -EEXIST) {
+		cli_error("cannot create %s: %s", out, err);
+		return ret;
+	}
+	return 0;
+}
+
+/* Remove the trace directory `dir` that nothing was written to (and
+ * `user_dir` below it, with the directories between them, when -k made
+ * them), and ./ringtrace-traces when this run created it and it is empty
+ * now. */
+static void remove_empty_output(const char *dir, const char *user_dir)
+{
+	char p[PATH_MAX];
+	size_t top = strlen(dir);
+	snprintf(p, sizeof(p), "%s", user_dir);
+	for (char *slash; strlen(p) > top && (slash = strrchr(p, '/')); *slash = '\0')
+		rmdir(p);
 	rmdir(dir);
 	if (created_traces_root)
 		rmdir("ringtrace-traces");
@@ -619,6 +659,12 @@ int cmd_record(int argc, char **argv)
 		return CLI_EXIT_FAILURE;
 	}
 
+	char user_dir[PATH_MAX];
+	if (user_trace_dir(&o, abs_dir, user_dir, sizeof(user_dir)) < 0) {
+		remove_empty_output(abs_dir, abs_dir);
+		return CLI_EXIT_FAILURE;
+	}
+
 	int status = 0, ret = -EAGAIN;
 	bool lost = false;
 	char incomplete[1024] = "";
@@ -632,15 +678,15 @@ int cmd_record(int argc, char **argv)
 			snprintf(incomplete, sizeof(incomplete), "see the message above");
 	}
 	if (ret == -EAGAIN)
-		ret = record_embedded(&o, cmd, abs_dir, &status, &lost, incomplete,
+		ret = record_embedded(&o, cmd, abs_dir, user_dir, &status, &lost, incomplete,
 				      sizeof(incomplete));
 	if (ret < 0) {
-		remove_empty_output(abs_dir);
+		remove_empty_output(abs_dir, user_dir);
 		return CLI_EXIT_FAILURE;
 	}
 	if (ret > 0) {
 		cli_error("cannot run '%s': %s", cmd[0], strerror(ret));
-		remove_empty_output(abs_dir);
+		remove_empty_output(abs_dir, user_dir);
 		return 127;
 	}
 
@@ -649,11 +695,11 @@ int cmd_record(int argc, char **argv)
 	int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 	if (lost && sig != SIGINT && sig != SIGTERM && sig != SIGHUP) {
 		report_lost(&o, cmd[0], status);
-		cut_torn_streams(abs_dir);
+		cut_torn_streams(user_dir);
 	} else
 		lost = false;
 	char meta[PATH_MAX + 16];
-	snprintf(meta, sizeof(meta), "%s/metadata", abs_dir);
+	snprintf(meta, sizeof(meta), "%s/metadata", user_dir);
 	if (access(meta, F_OK) < 0) {
 		if (lost)
 			cli_error("no trace was written in %s (it ended before the library "
@@ -665,7 +711,7 @@ int cmd_record(int argc, char **argv)
 		else
 			cli_error("'%s' wrote no trace in %s: is it linked with libringtrace "
 				  "(pkg-config --libs ringtrace)?", cmd[0], dir);
-		remove_empty_output(abs_dir);
+		remove_empty_output(abs_dir, user_dir);
 	} else if (!o.quiet) {
 		cli_print_summary(stderr, dir, 10, true);
 	}

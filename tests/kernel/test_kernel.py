@@ -184,6 +184,11 @@ VIEW_LINE = re.compile(r"^\[[^]]*\] \([^)]*\) trace \d+ cpu \d+ (\S+): \{ (?:vpi
                        r"v?tid = (\d+)[^}]*\}, \{ (.*) \}$")
 
 
+# babeltrace2's text: [time] (+delta) host NAME: { cpu_id = N }, { ...tid = T... }, { payload }
+BT2_LINE = re.compile(r"^\[[^]]*\] \([^)]*\) \S+ (\S+): \{ cpu_id = \d+ \}, \{ (?:vpid = \d+, )?"
+                      r"v?tid = (\d+)[^}]*\}, \{ (.*) \}$")
+
+
 def view_events(trace):
     """(name, thread, payload text) of every event `ringtrace view` prints
     (the thread: vtid in user-space events, tid in the kernel's)."""
@@ -266,10 +271,20 @@ class Record(unittest.TestCase):
         for pid in pids - {tid, child}:
             self.assertIn(comm.get(pid), ("ringtrace-cons",), "tid %d" % pid)
 
-        # babeltrace2 merges the two traces the same way.
-        bt = []
-        for msg in bt2.TraceCollectionMessageIterator([self.trace,
-                                                        os.path.join(self.trace, "kernel")]):
+        # The session directory holds the two traces only, as LTTng's do
+        # (user space under ust/uid/UID/64-bit, the kernel's in kernel/),
+        # so that babeltrace2 finds both in it.
+        self.assertEqual(sorted(os.listdir(self.trace)), ["kernel", "ust"])
+        user = os.path.join(self.trace, "ust", "uid", str(os.geteuid()), "64-bit")
+        self.assertTrue(os.path.isfile(os.path.join(user, "metadata")))
+        self.assertTrue(os.path.isfile(os.path.join(self.trace, "kernel", "metadata")))
+
+        # babeltrace2 reads the session directory as one collection and
+        # merges the two traces the same way: bt2 ...
+        bt, domains = [], set()
+        for msg in bt2.TraceCollectionMessageIterator(self.trace):
+            if type(msg) is bt2._StreamBeginningMessageConst:
+                domains.add(str(msg.stream.trace.environment["domain"]))
             if type(msg) is not bt2._EventMessageConst:
                 continue
             ev = msg.event
@@ -277,8 +292,21 @@ class Record(unittest.TestCase):
             payload = {k: int(v) for k, v in ev.payload_field.items()
                        if not isinstance(v, bt2._StringFieldConst)}
             bt.append((ev.name, int(ctx["vtid" if "vtid" in ctx else "tid"]), payload))
+        self.assertEqual(domains, {"ust", "kernel"})
         check_iterations(self, bt, tid, fd, self.N, lambda e: e[2])
         self.assertEqual(len(bt), len(events))
+
+        # ... and its command line.
+        out = subprocess.run(["babeltrace2", self.trace], capture_output=True, text=True,
+                             timeout=300)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        cli = []
+        for line in out.stdout.splitlines():
+            m = BT2_LINE.match(line)
+            self.assertIsNotNone(m, line)
+            cli.append((m.group(1), int(m.group(2)), m.group(3)))
+        check_iterations(self, cli, tid, fd, self.N, text_fields)
+        self.assertEqual([e[0] for e in cli], [e[0] for e in bt])
 
     def test_other_user_gets_one_line(self):
         os.chmod(self.tmp.name, 0o755)
