@@ -1,0 +1,885 @@
+/*
+ * test_filter.c - the filter language (src/filter/filter.h).
+ *
+ * Random expressions over every operator, written with all their
+ * parentheses and with only those precedence needs, are compiled and run
+ * on random events; each result is checked against an evaluation of the
+ * same tree written here, independently of src/filter (128-bit integers
+ * for exact comparisons, fnmatch for globs), in both error modes
+ * (LTTng's: a missing field or an error fails the whole expression;
+ * RTF_LOCAL_ERRORS: only its comparison). Then LTTng's precedence
+ * examples, syntax errors with their columns, the limits, and the
+ * translation into ftrace's filter text.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "filter/filter.h"
+#include "unit.h"
+
+/* ---- the reference ---- */
+
+enum t_kind { T_INT, T_DBL, T_STR, T_FIELD, T_UN, T_BIN };
+enum t_val { V_ERR, V_INT, V_DBL, V_STR };
+
+struct tnode {
+	enum t_kind kind;
+	int64_t i;		/* T_INT: 64 bits; uns: as unsigned */
+	bool uns;
+	double d;
+	char src[64];		/* T_STR: the text between the quotes; T_FIELD: name */
+	const char *op;		/* T_UN, T_BIN */
+	struct tnode *a, *b;
+};
+
+struct tval {
+	enum t_val k;
+	__int128 i;
+	double d;
+	char s[64];		/* V_STR: the bytes */
+	const char *lit;	/* V_STR from a literal: its source text */
+};
+
+struct event {
+	int64_t i[3];
+	uint64_t u0;
+	double d0;
+	char s[2][16];
+	size_t slen[2];
+};
+
+static unsigned long long rng = 88172645463325252ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static unsigned pick(unsigned n)
+{
+	return (unsigned)(rnd() % n);
+}
+
+static const struct {
+	const char *op;
+	int prec;
+} bin_ops[] = {
+	{ "||", 1 }, { "&&", 2 }, { "==", 3 }, { "!=", 3 }, { "=~", 3 }, { "!~", 3 },
+	{ "<", 4 },  { "<=", 4 }, { ">", 4 },  { ">=", 4 }, { "|", 5 },  { "^", 6 },
+	{ "&", 7 },  { "<<", 8 }, { ">>", 8 },
+};
+
+static int prec_of(const struct tnode *n)
+{
+	if (n->kind != T_BIN)
+		return 10;
+	for (size_t i = 0; i < sizeof(bin_ops) / sizeof(bin_ops[0]); i++)
+		if (!strcmp(bin_ops[i].op, n->op))
+			return bin_ops[i].prec;
+	abort();
+}
+
+static const int64_t edge_ints[] = { 0, 1, 2, 3, 7, 63, 64, 100, -1, -2, INT64_MAX, INT64_MIN,
+				     0xff7, 0x240, 1000 };
+
+/* A pattern of tokens: a b * \* ? [ab] [!a] */
+static void rand_literal(char *out, size_t cap)
+{
+	static const char *const tok[] = { "a", "b", "a", "b", "*", "\\*", "?", "[ab]", "[!a]" };
+	size_t n = 0, len = pick(5);
+	out[0] = '\0';
+	for (size_t k = 0; k < len; k++) {
+		const char *t = tok[pick(sizeof(tok) / sizeof(tok[0]))];
+		if (n + strlen(t) + 1 >= cap)
+			break;
+		strcpy(out + n, t);
+		n += strlen(t);
+	}
+}
+
+static struct tnode *leaf(void)
+{
+	struct tnode *n = calloc(1, sizeof(*n));
+	static const char *const fields[] = { "i0", "i1", "i2", "u0", "d0", "s0", "s1", "m" };
+	switch (pick(4)) {
+	case 0:
+		n->kind = T_INT;
+		if (pick(3)) {
+			n->i = edge_ints[pick(sizeof(edge_ints) / sizeof(edge_ints[0]))];
+			if (n->i < 0)	/* literals are not negative: written as -(x) */
+				n->i = pick(2) ? 5 : 17;
+		} else {
+			n->i = (int64_t)rnd();
+			n->uns = n->i < 0;
+		}
+		break;
+	case 1:
+		n->kind = T_DBL;
+		n->d = pick(2) ? (double)pick(200) / 4 : (double)(rnd() >> 11) / 1e6;
+		break;
+	case 2:
+		n->kind = T_STR;
+		rand_literal(n->src, sizeof(n->src));
+		break;
+	default:
+		n->kind = T_FIELD;
+		strcpy(n->src, fields[pick(sizeof(fields) / sizeof(fields[0]) - !pick(4))]);
+		break;
+	}
+	return n;
+}
+
+static struct tnode *gen(int depth)
+{
+	if (depth <= 0 || !pick(4))
+		return leaf();
+	struct tnode *n = calloc(1, sizeof(*n));
+	if (!pick(5)) {
+		static const char *const un[] = { "!", "~", "-", "+" };
+		n->kind = T_UN;
+		n->op = un[pick(4)];
+		n->a = gen(depth - 1);
+		return n;
+	}
+	n->kind = T_BIN;
+	n->op = bin_ops[pick(sizeof(bin_ops) / sizeof(bin_ops[0]))].op;
+	n->a = gen(depth - 1);
+	if (!strcmp(n->op, "=~") || !strcmp(n->op, "!~")) {
+		n->b = calloc(1, sizeof(*n->b));
+		n->b->kind = T_STR;
+		rand_literal(n->b->src, sizeof(n->b->src));
+	} else {
+		n->b = gen(depth - 1);
+	}
+	return n;
+}
+
+static void free_tree(struct tnode *n)
+{
+	if (!n)
+		return;
+	free_tree(n->a);
+	free_tree(n->b);
+	free(n);
+}
+
+static void put(char **p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(char **p, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	*p += vsprintf(*p, fmt, ap);
+	va_end(ap);
+}
+
+/* all: every subexpression in parentheses; else only where precedence
+ * and (left) associativity need them. */
+static void render(const struct tnode *n, char **p, bool all)
+{
+	switch (n->kind) {
+	case T_INT:
+		if (pick(2))
+			put(p, "%llu", (unsigned long long)n->i);
+		else
+			put(p, "0x%llx", (unsigned long long)n->i);
+		return;
+	case T_DBL:
+	{
+		char num[40];
+		snprintf(num, sizeof(num), "%.17g", n->d);
+		put(p, "%s%s", num, strpbrk(num, ".e") ? "" : ".0");	/* a real */
+		return;
+	}
+	case T_STR:
+		put(p, "\"%s\"", n->src);
+		return;
+	case T_FIELD:
+		put(p, "%s", n->src);
+		return;
+	case T_UN: {
+		bool par = all || n->a->kind == T_BIN;
+		put(p, "%s%s", n->op, par ? "(" : " ");
+		render(n->a, p, all);
+		put(p, "%s", par ? ")" : "");
+		return;
+	}
+	case T_BIN: {
+		int pr = prec_of(n);
+		bool pa = all || prec_of(n->a) < pr, pb = all || prec_of(n->b) <= pr;
+		put(p, "%s", pa ? "(" : "");
+		render(n->a, p, all);
+		put(p, "%s %s %s", pa ? ")" : "", n->op, pb ? "(" : "");
+		render(n->b, p, all);
+		put(p, "%s", pb ? ")" : "");
+		return;
+	}
+	}
+}
+
+static bool uses_missing(const struct tnode *n)
+{
+	return n && ((n->kind == T_FIELD && !strcmp(n->src, "m")) || uses_missing(n->a) ||
+		     uses_missing(n->b));
+}
+
+static bool ttruth(const struct tval *v)
+{
+	switch (v->k) {
+	case V_INT: return v->i != 0;
+	case V_DBL: return v->d != 0;
+	case V_STR: return v->s[0] != '\0';
+	default: return false;
+	}
+}
+
+static struct tval tint(__int128 i)
+{
+	struct tval v = { .k = V_INT, .i = i };
+	return v;
+}
+
+/* The bytes a literal stands for: its escapes removed. */
+static void unescape(const char *src, char *out)
+{
+	for (; *src; src++) {
+		if (*src == '\\' && src[1])
+			src++;
+		*out++ = *src;
+	}
+	*out = '\0';
+}
+
+/* A literal as an `==` glob: only * is special; as fnmatch's pattern. */
+static void star_pattern(const char *src, char *out)
+{
+	for (; *src; src++) {
+		if (*src == '\\' && src[1]) {
+			*out++ = *src++;
+			*out++ = *src;
+		} else if (*src == '?' || *src == '[' || *src == ']') {
+			*out++ = '\\';
+			*out++ = *src;
+		} else {
+			*out++ = *src;
+		}
+	}
+	*out = '\0';
+}
+
+static bool has_star(const char *src)
+{
+	for (; *src; src++) {
+		if (*src == '\\' && src[1])
+			src++;
+		else if (*src == '*')
+			return true;
+	}
+	return false;
+}
+
+static uint64_t tbits(const struct tval *v)
+{
+	return (uint64_t)v->i;
+}
+
+static struct tval err_val(bool *failed, bool local)
+{
+	struct tval v = { .k = V_ERR };
+	if (!local)
+		*failed = true;
+	return v;
+}
+
+static struct tval teval(const struct tnode *n, const struct event *e, bool local, bool *failed)
+{
+	struct tval v = { 0 };
+	if (*failed)
+		return v;
+	switch (n->kind) {
+	case T_INT:
+		return tint(n->uns ? (__int128)(uint64_t)n->i : n->i);
+	case T_DBL:
+		v.k = V_DBL;
+		v.d = n->d;
+		return v;
+	case T_STR:
+		v.k = V_STR;
+		unescape(n->src, v.s);
+		v.lit = n->src;
+		return v;
+	case T_FIELD:
+		if (n->src[0] == 'i')
+			return tint(e->i[n->src[1] - '0']);
+		if (!strcmp(n->src, "u0"))
+			return tint(e->u0);
+		if (!strcmp(n->src, "d0")) {
+			v.k = V_DBL;
+			v.d = e->d0;
+			return v;
+		}
+		if (n->src[0] == 's') {
+			v.k = V_STR;
+			memcpy(v.s, e->s[n->src[1] - '0'], e->slen[n->src[1] - '0']);
+			v.s[e->slen[n->src[1] - '0']] = '\0';
+			return v;
+		}
+		return err_val(failed, local);
+	case T_UN: {
+		struct tval a = teval(n->a, e, local, failed);
+		if (*failed)
+			return v;
+		if (!strcmp(n->op, "!"))
+			return tint(!ttruth(&a));
+		if (a.k == V_ERR)
+			return a;
+		if (!strcmp(n->op, "~"))
+			return a.k == V_INT ? tint((int64_t)~tbits(&a)) : err_val(failed, local);
+		if (a.k == V_STR)
+			return err_val(failed, local);
+		if (!strcmp(n->op, "+"))
+			return a;
+		if (a.k == V_DBL) {
+			a.d = -a.d;
+			return a;
+		}
+		return tint((int64_t)(0 - tbits(&a)));
+	}
+	case T_BIN:
+		break;
+	}
+	const char *op = n->op;
+	struct tval a = teval(n->a, e, local, failed);
+	if (*failed)
+		return v;
+	if (!strcmp(op, "&&") || !strcmp(op, "||")) {
+		bool and = op[0] == '&';
+		if (ttruth(&a) != and)
+			return tint(!and);
+		struct tval b = teval(n->b, e, local, failed);
+		return tint(ttruth(&b));
+	}
+	struct tval b = teval(n->b, e, local, failed);
+	if (*failed)
+		return v;
+	int prec = prec_of(n);
+	if (prec >= 5) {	/* bitwise */
+		if (a.k != V_INT || b.k != V_INT)
+			return err_val(failed, local);
+		uint64_t x = tbits(&a), y = tbits(&b);
+		if (op[0] == '<' || op[0] == '>') {
+			if (b.i < 0 || b.i > 63)
+				return err_val(failed, local);
+			return tint((int64_t)(op[0] == '<' ? x << y : x >> y));
+		}
+		return tint((int64_t)(op[0] == '&' ? x & y : op[0] == '^' ? x ^ y : x | y));
+	}
+	/* comparisons */
+	if (a.k == V_ERR || b.k == V_ERR)
+		return tint(0);
+	if (!strcmp(op, "=~") || !strcmp(op, "!~")) {
+		if (a.k != V_STR)
+			return local ? tint(0) : err_val(failed, false);
+		bool m = fnmatch(b.lit, a.s, 0) == 0;
+		return tint(m == (op[0] == '='));
+	}
+	int c;
+	if (a.k == V_STR && b.k == V_STR) {
+		bool ga = a.lit && !b.lit && has_star(a.lit), gb = b.lit && !a.lit && has_star(b.lit);
+		if ((ga || gb) && (!strcmp(op, "==") || !strcmp(op, "!="))) {
+			char pat[160];
+			star_pattern(ga ? a.lit : b.lit, pat);
+			bool m = fnmatch(pat, ga ? b.s : a.s, 0) == 0;
+			return tint(m == (op[0] == '='));
+		}
+		c = strcmp(a.s, b.s);
+		c = c < 0 ? -1 : c > 0;
+	} else if (a.k != V_STR && b.k != V_STR) {
+		if (a.k == V_DBL || b.k == V_DBL) {
+			double x = a.k == V_DBL ? a.d : (double)a.i, y = b.k == V_DBL ? b.d : (double)b.i;
+			if (!strcmp(op, "==")) return tint(x == y);
+			if (!strcmp(op, "!=")) return tint(x != y);
+			if (!strcmp(op, "<")) return tint(x < y);
+			if (!strcmp(op, "<=")) return tint(x <= y);
+			if (!strcmp(op, ">")) return tint(x > y);
+			return tint(x >= y);
+		}
+		c = a.i < b.i ? -1 : a.i > b.i;
+	} else {
+		return local ? tint(0) : err_val(failed, false);
+	}
+	if (!strcmp(op, "==")) return tint(c == 0);
+	if (!strcmp(op, "!=")) return tint(c != 0);
+	if (!strcmp(op, "<")) return tint(c < 0);
+	if (!strcmp(op, "<=")) return tint(c <= 0);
+	if (!strcmp(op, ">")) return tint(c > 0);
+	return tint(c >= 0);
+}
+
+static bool reference(const struct tnode *n, const struct event *e, bool local)
+{
+	bool failed = false;
+	if (!local && uses_missing(n))
+		return false;
+	struct tval v = teval(n, e, local, &failed);
+	return !failed && ttruth(&v);
+}
+
+/* ---- the fetch function ---- */
+
+struct fetch_ctx {
+	const struct rtf_program *p;
+	const struct event *e;
+	char garbage[2][32];	/* strings not NUL-terminated */
+};
+
+static int fetch(void *arg, uint32_t ref, struct rtf_value *v)
+{
+	struct fetch_ctx *c = arg;
+	const char *name = rtf_ref(c->p, ref)->name;
+	if (name[0] == 'i') {
+		v->type = RTF_INT;
+		v->i = c->e->i[name[1] - '0'];
+	} else if (!strcmp(name, "u0")) {
+		v->type = RTF_UINT;
+		v->u = c->e->u0;
+	} else if (!strcmp(name, "d0")) {
+		v->type = RTF_DOUBLE;
+		v->d = c->e->d0;
+	} else if (name[0] == 's') {
+		int k = name[1] - '0';
+		memcpy(c->garbage[k], c->e->s[k], c->e->slen[k]);
+		memset(c->garbage[k] + c->e->slen[k], 'a', sizeof(c->garbage[k]) - c->e->slen[k]);
+		v->type = RTF_STRING;
+		v->s.p = c->garbage[k];
+		v->s.len = c->e->slen[k];
+	} else {
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static void rand_event(struct event *e)
+{
+	static const char *const strs[] = { "", "a", "b", "ab", "ba", "abab", "a*b", "aab",
+					    "?", "[ab]", "bbb", "a]" };
+	for (int k = 0; k < 3; k++)
+		e->i[k] = pick(2) ? edge_ints[pick(sizeof(edge_ints) / sizeof(edge_ints[0]))]
+				  : (int64_t)rnd();
+	e->u0 = pick(2) ? rnd() : pick(100);
+	static const double ds[] = { 0, 1, -1, 2.5, 1e300, -0.0 };
+	e->d0 = pick(2) ? ds[pick(6)] : (pick(8) ? (double)(int64_t)rnd() / 1e3 : NAN);
+	for (int k = 0; k < 2; k++) {
+		strcpy(e->s[k], strs[pick(sizeof(strs) / sizeof(strs[0]))]);
+		e->slen[k] = strlen(e->s[k]);
+	}
+}
+
+static void test_random(void)
+{
+	unit_case = "random";
+	static char text[1 << 16];
+	char err[256];
+	unsigned trues = 0, total = 0;
+	for (int round = 0; round < 30000; round++) {
+		struct tnode *t = gen(1 + (int)pick(5));
+		for (int all = 0; all < 2; all++) {
+			char *p = text;
+			render(t, &p, all);
+			for (int local = 0; local < 2; local++) {
+				struct rtf_options opt = { .flags = local ? RTF_LOCAL_ERRORS : 0 };
+				struct rtf_program *prog;
+				int r = rtf_compile(text, &opt, &prog, err, sizeof(err));
+				if (!CHECK(r == 0, "%s: %s", text, err))
+					continue;
+				for (int k = 0; k < 4; k++) {
+					struct event e;
+					rand_event(&e);
+					struct fetch_ctx c = { .p = prog, .e = &e };
+					bool want = reference(t, &e, local);
+					bool got = rtf_eval(prog, fetch, &c);
+					total++;
+					trues += want;
+					CHECK(got == want,
+					      "%s (%s): got %d, want %d; i=%lld,%lld,%lld u0=%llu "
+					      "d0=%g s0='%s' s1='%s'", text, local ? "local" : "lttng",
+					      got, want, (long long)e.i[0], (long long)e.i[1],
+					      (long long)e.i[2], (unsigned long long)e.u0, e.d0, e.s[0],
+					      e.s[1]);
+				}
+				rtf_free(prog);
+			}
+		}
+		free_tree(t);
+	}
+	/* Both outcomes are well represented. */
+	CHECK(trues > total / 10 && trues < total * 9 / 10, "%u true of %u", trues, total);
+}
+
+/* ---- fixed cases ---- */
+
+struct fixed_event {
+	int64_t msg_id, size, flag, eax_reg;
+	const char *name;
+	int64_t seq;
+};
+
+static const struct fixed_event fe = { 23, 4096, 0, 0x240, "request_42", 5 };
+
+static int fixed_fetch(void *arg, uint32_t ref, struct rtf_value *v)
+{
+	const struct rtf_program *p = arg;
+	const struct rtf_ref *r = rtf_ref(p, ref);
+	const char *n = r->name;
+	if (r->scope == RTF_SCOPE_CTX) {
+		if (!strcmp(n, "procname")) {
+			v->type = RTF_STRING;
+			v->s.p = "lttng-sessiond";
+			v->s.len = 14;
+			return 0;
+		}
+		if (!strcmp(n, "cpu_id")) {
+			v->type = RTF_INT;
+			v->i = 2;
+			return 0;
+		}
+		return -ENOENT;
+	}
+	if (r->scope == RTF_SCOPE_VAR && !strcmp(n, "cpu")) {
+		v->type = RTF_UINT;
+		v->u = 3;
+		return 0;
+	}
+	if (r->scope == RTF_SCOPE_APP && !strcmp(n, "my_provider:my_context")) {
+		v->type = RTF_DOUBLE;
+		v->d = 17.34e9;
+		return 0;
+	}
+	if (!strcmp(n, "state")) {	/* an enum */
+		v->type = RTF_INT;
+		v->i = 2;
+		v->label = "RUNNING";
+		return 0;
+	}
+	static const struct {
+		const char *name;
+		const int64_t *v;
+	} ints[] = { { "msg_id", &fe.msg_id }, { "size", &fe.size }, { "flag", &fe.flag },
+		     { "eax_reg", &fe.eax_reg }, { "seq", &fe.seq } };
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
+		if (!strcmp(ints[i].name, n)) {
+			v->type = RTF_INT;
+			v->i = *ints[i].v;
+			return 0;
+		}
+	if (!strcmp(n, "name") || !strcmp(n, "filename")) {
+		v->type = RTF_STRING;
+		v->s.p = fe.name;
+		v->s.len = strlen(fe.name);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int run(const char *expr, unsigned flags)
+{
+	static const char *const vars[] = { "cpu", NULL };
+	struct rtf_options opt = { .flags = flags, .vars = vars };
+	struct rtf_program *p;
+	char err[256];
+	if (rtf_compile(expr, &opt, &p, err, sizeof(err)) < 0) {
+		CHECK(0, "%s: %s", expr, err);
+		return -1;
+	}
+	int r = rtf_eval(p, fixed_fetch, p);
+	rtf_free(p);
+	return r;
+}
+
+static void test_fixed(void)
+{
+	unit_case = "fixed";
+	static const struct {
+		const char *expr;
+		int want;
+	} cases[] = {
+		/* lttng-event-rule(7)'s examples and its precedence note */
+		{ "2 & 2 == 2", 1 },
+		{ "msg_id == 23 && size >= 2048", 1 },
+		{ "$ctx.procname == \"lttng*\" && (!flag || poel < 34)", 0 },	/* poel missing */
+		{ "$ctx.procname == \"lttng*\" && (!flag || seq < 34)", 1 },
+		{ "$app.my_provider:my_context == 17.34e9 || seq >= 14", 1 },
+		{ "$ctx.cpu_id == 2 && filename != \"*.log\"", 1 },
+		{ "eax_reg & 0xff7 == 0x240 && seq >> 1 <= 0x1234", 1 },
+		{ "name == \"req*\"", 1 },
+		{ "name == \"request*\"", 1 },
+		{ "name == \"*_42\"", 1 },
+		{ "name == \"req\"", 0 },
+		{ "name == \"request_42\"", 1 },
+		{ "name != \"x*\"", 1 },
+		{ "name == \"re\\*\"", 0 },
+		{ "name =~ \"re?uest_[0-9]*\"", 1 },
+		{ "name !~ \"*_4[!2]\"", 1 },
+		{ "1 << 64 == 0 || 1", 0 },	/* a bad shift fails the whole expression */
+		{ "1 << 63 < 0", 1 },
+		{ "~0 == -1", 1 },
+		{ "-0x8000000000000000 < 0 && -(-0x8000000000000000) < 0", 1 },
+		{ "18446744073709551615 > 0", 1 },
+		{ "0x8000000000000000 > 9223372036854775807", 1 },
+		{ "name == 3 || 1", 0 },	/* a string against a number */
+		{ "1 || name == 3", 1 },	/* not reached */
+		{ "(1 < 2) == 1 && (3 < 2) == 0 && 1 < 2 < 3", 1 },
+		{ "!missing", 0 },
+		{ "!(missing == 1)", 0 },
+		{ "1 || missing", 0 },		/* LTTng: named anywhere */
+		{ "state == \"RUNNING\" && state == 2 && state != \"DEAD\"", 1 },
+		{ "$cpu == 3 && $cpu > 2.5", 1 },
+		{ "017 == 15 && 0x1f == 31 && .5 < 1 && 1e3 == 1000 && 2.5e-1 == 0.25", 1 },
+		{ "true && !false", 1 },
+		{ "'single' == \"single\"", 1 },
+		{ "name", 1 },
+		{ "+size == 4096 && -size == -4096", 1 },
+		{ "-1 >> 63 == 1", 1 },
+		{ "5 ^ 3 == 6 && (5 | 3) == 7", 1 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK(run(cases[i].expr, 0) == cases[i].want, "%s: want %d", cases[i].expr,
+		      cases[i].want);
+	/* Local errors: the comparison is false, its "!" true. */
+	CHECK(run("!missing", RTF_LOCAL_ERRORS) == 1, "!missing local");
+	CHECK(run("!(missing == 1)", RTF_LOCAL_ERRORS) == 1, "!(missing == 1) local");
+	CHECK(run("1 || missing", RTF_LOCAL_ERRORS) == 1, "1 || missing local");
+	CHECK(run("missing == 1 || msg_id == 23", RTF_LOCAL_ERRORS) == 1, "or local");
+	CHECK(run("name == 3", RTF_LOCAL_ERRORS) == 0, "mismatch local");
+	CHECK(run("!(name == 3)", RTF_LOCAL_ERRORS) == 1, "!mismatch local");
+}
+
+static void test_errors(void)
+{
+	unit_case = "errors";
+	static const struct {
+		const char *expr, *msg;
+	} cases[] = {
+		{ "", "filter:1:1: empty expression" },
+		{ "   ", "filter:1:4: empty expression" },
+		{ "u8 > > 3", "filter:1:6: expected a field name, a number or a string" },
+		{ "(u8 > 3", "filter:1:1: unclosed '('" },
+		{ "(u8 > 3 x", "filter:1:9: expected ')'" },
+		{ "u8 > 3)", "filter:1:7: unmatched ')'" },
+		{ "u8 = 3", "filter:1:4: '=' is not an operator (use ==)" },
+		{ "a == 1 b", "filter:1:8: unexpected text" },
+		{ "a == ", "filter:1:6: unexpected end of the expression" },
+		{ "a =~ b", "filter:1:6: =~ and !~ take a string pattern on the right" },
+		{ "a == \"abc", "filter:1:6: unterminated string" },
+		{ "a == \"a\\qb\"", "filter:1:8: unknown escape" },
+		{ "12ab == 3", "filter:1:1: malformed number" },
+		{ "1.2.3 == 3", "filter:1:1: malformed number" },
+		{ "99999999999999999999 == 1", "filter:1:1: number out of range" },
+		{ "$foo == 1", "filter:1:1: unknown variable" },
+		{ "$ctx. == 1", "filter:1:6: expected a field name" },
+		{ "$app.x == 1", "filter:1:6: expected PROVIDER:NAME" },
+		{ "$bad.x == 1", "filter:1:1: unknown scope" },
+		{ "a.b == 1", "filter:1:2: fields inside structures" },
+		{ "a[3] == 1", "filter:1:2: fields inside structures" },
+		{ "a !== 1", "filter:1:5: expected a field name" },
+		{ "a == 1 && && b", "filter:1:11: expected a field name" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rtf_program *p = NULL;
+		char err[256] = "";
+		int r = rtf_compile(cases[i].expr, NULL, &p, err, sizeof(err));
+		CHECK(r == -EINVAL && !p, "%s compiled", cases[i].expr);
+		CHECK(!strncmp(err, cases[i].msg, strlen(cases[i].msg)), "'%s': got '%s', want '%s'",
+		      cases[i].expr, err, cases[i].msg);
+	}
+}
+
+static void test_limits(void)
+{
+	unit_case = "limits";
+	char err[256];
+	struct rtf_program *p;
+	size_t n = 300000;
+	char *s = malloc(n * 12 + 16), *q;
+	/* As deep as allowed, and one more. */
+	for (int extra = 0; extra < 2; extra++) {
+		int d = RTF_MAX_DEPTH + extra;
+		q = s;
+		for (int i = 0; i < d; i++)
+			*q++ = i % 2 ? '(' : '!';
+		q += sprintf(q, "seq == 5");
+		for (int i = 0; i < d; i++)
+			if (i % 2)
+				*q++ = ')';
+		*q = '\0';
+		int r = rtf_compile(s, NULL, &p, err, sizeof(err));
+		if (!extra) {
+			CHECK(r == 0, "depth %d: %s", d, err);
+			if (!r) {
+				CHECK(rtf_eval(p, fixed_fetch, p) == 1, "depth %d", d);
+				rtf_free(p);
+			}
+		} else {
+			char want[64];
+			snprintf(want, sizeof(want), "filter:1:%d: nests deeper than %d", d,
+				 RTF_MAX_DEPTH);
+			CHECK(r == -EINVAL && !strcmp(err, want), "%s", err);
+		}
+	}
+	/* A long || chain runs in a loop (a 2-value stack). */
+	q = s;
+	for (size_t i = 0; i < 100000; i++)
+		q += sprintf(q, "%sseq == %zu", i ? " || " : "", 100000 - i);
+	CHECK(rtf_compile(s, NULL, &p, err, sizeof(err)) == 0, "long chain: %s", err);
+	CHECK(rtf_eval(p, fixed_fetch, p) == 1, "long chain");
+	rtf_free(p);
+	/* Values pending at once are bounded. */
+	q = s;
+	for (int i = 0; i < RTF_MAX_STACK + 1; i++)
+		q += sprintf(q, "seq == (");
+	q += sprintf(q, "1");
+	for (int i = 0; i < RTF_MAX_STACK + 1; i++)
+		*q++ = ')';
+	*q = '\0';
+	CHECK(rtf_compile(s, NULL, &p, err, sizeof(err)) == -EINVAL && strstr(err, "too complex"),
+	      "stack: %s", err);
+	/* Distinct fields are bounded. */
+	q = s;
+	for (int i = 0; i <= RTF_MAX_REFS; i++)
+		q += sprintf(q, "%sf%d == 1", i ? " && " : "", i);
+	CHECK(rtf_compile(s, NULL, &p, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "different fields"), "refs: %s", err);
+	free(s);
+}
+
+/* Random text: compiled or refused with a column, never a crash; what
+ * compiles evaluates. */
+static void test_garbage(void)
+{
+	unit_case = "garbage";
+	static const char alpha[] = "ab01x.$ctx\"'\\*?[]()!~-+<>=&|^ \t";
+	char text[48], err[256];
+	unsigned ok = 0;
+	for (int round = 0; round < 200000; round++) {
+		size_t n = pick(sizeof(text) - 1);
+		for (size_t i = 0; i < n; i++)
+			text[i] = alpha[pick(sizeof(alpha) - 1)];
+		text[n] = '\0';
+		struct rtf_program *p;
+		int r = rtf_compile(text, NULL, &p, err, sizeof(err));
+		if (r == 0) {
+			ok++;
+			rtf_eval(p, fixed_fetch, p);
+			rtf_free(p);
+		} else {
+			CHECK(r == -EINVAL && !strncmp(err, "filter:1:", 9), "'%s': %d %s", text, r, err);
+		}
+	}
+	CHECK(ok > 100, "%u compiled", ok);
+}
+
+/* ---- ftrace ---- */
+
+static int ft_field(void *arg, const char *name, const char **ftrace_name,
+		    enum rtf_ftrace_kind *kind)
+{
+	(void)arg;
+	static const struct {
+		const char *lttng, *ftrace;
+		enum rtf_ftrace_kind kind;
+	} f[] = {
+		{ "prev_tid", "prev_pid", RTF_FTRACE_INT },
+		{ "next_tid", "next_pid", RTF_FTRACE_INT },
+		{ "prev_comm", "prev_comm", RTF_FTRACE_STRING },
+		{ "prev_state", "prev_state", RTF_FTRACE_INT },
+	};
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (!strcmp(f[i].lttng, name)) {
+			*ftrace_name = f[i].ftrace;
+			*kind = f[i].kind;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static void test_ftrace(void)
+{
+	unit_case = "ftrace";
+	static const struct {
+		const char *expr, *want;	/* want NULL: missing (1); "E:..." an error */
+	} cases[] = {
+		{ "prev_tid == 1", "prev_pid == 1" },
+		{ "5 < prev_tid", "prev_pid > 5" },
+		{ "prev_tid > -1 && !(next_tid == 2)", "(prev_pid > -1) && (!(next_pid == 2))" },
+		{ "prev_tid == 1 || next_tid != 2 && prev_tid",
+		  "(prev_pid == 1) || ((next_pid != 2) && (prev_pid != 0))" },
+		{ "$ctx.tid == 7 && $ctx.procname == \"bash\" && $ctx.cpu_id >= 1",
+		  "((common_pid == 7) && (comm == \"bash\")) && (cpu >= 1)" },
+		{ "prev_comm == \"ba*\"", "prev_comm ~ \"ba*\"" },
+		{ "prev_comm != \"*a\\*?\"", "!(prev_comm ~ \"*a[*][?]\")" },
+		{ "prev_comm == \"a?[b\"", "prev_comm == \"a?[b\"" },
+		{ "prev_comm =~ \"k[0-9]?\"", "prev_comm ~ \"k[0-9]?\"" },
+		{ "prev_comm !~ \"k*\"", "!(prev_comm ~ \"k*\")" },
+		{ "prev_comm == 'say \"hi\"'", "prev_comm == 'say \"hi\"'" },
+		{ "prev_state & 3", "prev_state & 3" },
+		{ "prev_state & 0x4 == 0", "!(prev_state & 4)" },
+		{ "0 != (prev_state & 2)", "prev_state & 2" },
+		{ "prev_tid == 18446744073709551615", "prev_pid == 18446744073709551615" },
+		{ "prev_tid == -(-3)", "prev_pid == 3" },
+		{ "no_such == 1", NULL },
+		{ "prev_tid == 1 || no_such == 1", NULL },
+		{ "prev_tid == 1.5", "E:reals" },
+		{ "prev_tid == next_tid", "E:between a field and a constant" },
+		{ "prev_tid << 2 == 4", "E:'<<'" },
+		{ "prev_tid ^ 1", "E:'^'" },
+		{ "prev_state & 3 == 3", "E:'&' only tested against 0" },
+		{ "prev_comm == 3", "E:field prev_comm is a string" },
+		{ "prev_tid == \"x\"", "E:field prev_pid is an integer" },
+		{ "prev_comm < \"x\"", "E:strings compare only" },
+		{ "1 == 1", "E:between a field and a constant" },
+		{ "1", "E:a constant where a condition" },
+		{ "$ctx.prio == 1", "E:no context $ctx.prio" },
+		{ "$app.a:b == 1", "E:application's context" },
+		{ "prev_comm == \"a\\\\*\"", "E:backslash" },
+		{ "prev_comm == 'a\"b\\'c'", "E:both quote" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rtf_program *p;
+		char err[256] = "", *out = (char *)"unset";
+		if (!CHECK(rtf_compile(cases[i].expr, NULL, &p, err, sizeof(err)) == 0, "%s: %s",
+			   cases[i].expr, err))
+			continue;
+		int r = rtf_to_ftrace(p, ft_field, NULL, &out, err, sizeof(err));
+		const char *w = cases[i].want;
+		if (!w)
+			CHECK(r == 1 && !out, "%s: %d", cases[i].expr, r);
+		else if (!strncmp(w, "E:", 2))
+			CHECK(r == -EINVAL && !out && strstr(err, w + 2), "%s: %d '%s'",
+			      cases[i].expr, r, err);
+		else
+			CHECK(r == 0 && out && !strcmp(out, w), "%s: %d '%s' want '%s'",
+			      cases[i].expr, r, r == 0 ? out : err, w);
+		if (r == 0)
+			free(out);
+		rtf_free(p);
+	}
+}
+
+int main(void)
+{
+	test_fixed();
+	test_errors();
+	test_limits();
+	test_garbage();
+	test_ftrace();
+	test_random();
+	return unit_finish();
+}
