@@ -1,7 +1,8 @@
 /*
  * record_kernel.c - the kernel side of `ringtrace record -k`: a private
  * tracefs instance recording CMD's process tree (or every process)
- * into DIR/kernel (src/kernel) while CMD runs: a thread of `record`
+ * into DIR/kernel (src/kernel) while CMD runs, after a state dump of
+ * every process of the machine: a thread of `record`
  * moves the instance's pages into the trace every RECORD_KERNEL_POLL_MS;
  * after CMD ends the instance is stopped, read to its end and removed,
  * and the metadata written again with the clock as calibrated over the
@@ -148,6 +149,10 @@ int record_kernel_start(struct record_kernel **out, const struct record_opts *o,
 			  strerror(-ret));
 		return ret;
 	}
+	/* Before CMD runs (it waits on the caller's pipe): every process and
+	 * thread there is then, CMD's forked process included. */
+	if (rtk_instance_statedump(k->in, k->err, sizeof(k->err)) < 0)
+		cli_error("the kernel trace has no state dump: %s", k->err);
 	ret = pthread_create(&k->thread, NULL, poller, k);
 	if (ret) {
 		cli_error("cannot start the kernel trace's reader: %s", strerror(ret));

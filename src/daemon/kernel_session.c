@@ -4,7 +4,8 @@
  * ftrace instance (src/kernel) at the first start, and a reader thread
  * per session writes the instance's buffers as CTF under OUTPUT/kernel
  * on the channel's read timer. Snapshot sessions have no reader: their
- * instance runs in overwrite mode and dp_kernel_snapshot reads it.
+ * instance runs in overwrite mode and dp_kernel_snapshot reads it. A
+ * state dump of every process goes into the buffer at each start.
  *
  * Concurrency: the hooks run on the main thread with rtd_lock held. The
  * instance and the trace of a session are used by its reader thread and
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "../common/rule.h"
+#include "../common/warn.h"
 #include "../kernel/kernel.h"
 #include "app.h"
 
@@ -292,6 +294,15 @@ static const struct rtd_channel *kernel_channel(const struct rtd_session *s)
 	return NULL;
 }
 
+/* The state dump into the instance's buffer (at each start, as
+ * LTTng's); a failure is logged, tracing goes on. */
+static void statedump(const struct rtd_session *s, struct kdp_session *k)
+{
+	char why[RTD_ERRLEN];
+	if (rtk_instance_statedump(k->in, why, sizeof(why)) < 0)
+		rt_warn("session %s: the kernel trace has no state dump: %s", s->name, why);
+}
+
 int dp_kernel_start(struct rtd_session *s, char *err, size_t errlen)
 {
 	struct kdp_session *k = s->kdp;
@@ -310,6 +321,7 @@ int dp_kernel_start(struct rtd_session *s, char *err, size_t errlen)
 			 strerror(-ret));
 		return ret;
 	}
+	statedump(s, k);
 	ret = reader_start(k, err, errlen);
 	if (ret < 0)
 		rtk_instance_stop(k->in);

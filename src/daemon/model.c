@@ -4,9 +4,11 @@
  * process. Callers hold rtd_lock.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/proc_stat.h"
 #include "rtd.h"
 
 pthread_mutex_t rtd_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -34,23 +36,15 @@ bool rtd_channel_wants(const struct rtd_channel *c, const char *full_name, int l
 	return false;
 }
 
-/* The parent of `pid` from /proc/PID/stat (the field after the command
- * name, which ends at the last ')'), or 0 when it cannot be read. */
+/* The parent of `pid` (/proc/PID/stat), or 0 when it cannot be read. */
 static pid_t parent_of(pid_t pid)
 {
-	char path[64], buf[512];
+	char path[64];
+	struct rt_proc_stat st;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	if (rt_proc_stat_read(AT_FDCWD, path, &st) < 0 || st.ppid < 0)
 		return 0;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	const char *p = strrchr(buf, ')');
-	int ppid;
-	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1 || ppid < 0)
-		return 0;
-	return (pid_t)ppid;
+	return (pid_t)st.ppid;
 }
 
 bool rtd_session_lists(const struct rtd_session *s, pid_t pid)

@@ -9,9 +9,14 @@
  *  - every other event keeps ftrace's event and field names.
  * common_pid becomes the event context's tid; the other common fields
  * (type, flags, preempt count) are left out.
+ * The state dump's classes (rtk_formats_add_statedump) are LTTng's
+ * lttng_statedump_start, _end and _process_state; their fields are read
+ * from the dump's records (kernel_internal.h) as those of other events
+ * are from theirs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +32,12 @@ struct rtk_formats {
 	size_t nr, cap;
 	/* ftrace type id (u16, common_type) -> index + 1 into classes. */
 	uint32_t *by_id;
+	/* The state dump: ftrace:raw_data's type id (-1: not declared), the
+	 * offset of its `id` field in the record, and the class of each
+	 * enum rtk_dump_kind (index + 1). */
+	int dump_type;
+	int dump_base;
+	uint32_t dump_class[RTK_DUMP_PROCESS + 1];
 };
 
 #define RTK_MAX_IDS 65536
@@ -43,6 +54,7 @@ struct rtk_formats *rtk_formats_new(void)
 		return NULL;
 	}
 	tep_set_long_size(f->tep, (int)sizeof(long));
+	f->dump_type = -1;
 	return f;
 }
 
@@ -84,11 +96,31 @@ const struct rtk_class *rtk_formats_class(const struct rtk_formats *f, size_t i)
 	return i < f->nr ? &f->classes[i] : NULL;
 }
 
-const struct rtk_class *rtk_formats_find(const struct rtk_formats *f, int ftrace_id)
+/* The class of an ftrace type id, or NULL. */
+static const struct rtk_class *rtk_formats_find(const struct rtk_formats *f, int ftrace_id)
 {
 	if (ftrace_id < 0 || ftrace_id >= RTK_MAX_IDS || !f->by_id[ftrace_id])
 		return NULL;
 	return &f->classes[f->by_id[ftrace_id] - 1];
+}
+
+const struct rtk_class *rtk_formats_record_class(const struct rtk_formats *f, const char *rec,
+						 int size)
+{
+	uint16_t type;
+	if (size < 2)
+		return NULL;
+	memcpy(&type, rec, 2);
+	if (type != f->dump_type)
+		return rtk_formats_find(f, type);
+	struct rtk_dump_header h;
+	if (size < f->dump_base + (int)sizeof(h))
+		return NULL;
+	memcpy(&h, rec + f->dump_base, sizeof(h));
+	if (h.id != RTK_DUMP_ID || h.kind < RTK_DUMP_START || h.kind > RTK_DUMP_PROCESS ||
+	    !f->dump_class[h.kind])
+		return NULL;
+	return &f->classes[f->dump_class[h.kind] - 1];
 }
 
 /* The CTF name of the event (see the top of the file). */
@@ -220,6 +252,95 @@ int rtk_formats_add(struct rtk_formats *f, const char *system, const char *text,
 	}
 	f->by_id[id] = (uint32_t)++f->nr;
 	return 0;
+}
+
+/* One field of a state dump class: `size` bytes at `offset` of the
+ * dump's record (kernel_internal.h). */
+struct dump_field {
+	const char *name;
+	enum rtk_field_kind kind;
+	int offset, size;
+	uint32_t type;
+};
+
+#define DUMP_FIELD(n, member, k, t)                                                   \
+	{ n, k, (int)offsetof(struct rtk_dump_process, member),                       \
+	  (int)sizeof(((struct rtk_dump_process *)0)->member), t }
+
+static const struct dump_field process_fields[] = {
+	DUMP_FIELD("tid", tid, RTK_INT, RT_TYPE_S32),
+	DUMP_FIELD("pid", pid, RTK_INT, RT_TYPE_S32),
+	DUMP_FIELD("ppid", ppid, RTK_INT, RT_TYPE_S32),
+	DUMP_FIELD("name", name, RTK_STR_ARRAY, RT_TYPE_STRING),
+	DUMP_FIELD("type", type, RTK_INT, RT_TYPE_S32),
+	DUMP_FIELD("mode", mode, RTK_INT, RT_TYPE_S32),
+	DUMP_FIELD("submode", submode, RTK_INT, RT_TYPE_S32),
+	DUMP_FIELD("status", status, RTK_INT, RT_TYPE_S32),
+	DUMP_FIELD("cpu", cpu, RTK_INT, RT_TYPE_U32),
+};
+
+/* Append a state dump class of kind `kind`. */
+static int add_dump_class(struct rtk_formats *f, uint32_t kind, const char *name,
+			  const struct dump_field *df, uint32_t n, int pid_offset)
+{
+	if (RT_ARRAY_GROW(f->classes, f->cap, f->nr + 1, 64) < 0)
+		return -ENOMEM;
+	struct rtk_class *c = &f->classes[f->nr];
+	memset(c, 0, sizeof(*c));
+	c->ftrace_id = -1;
+	c->ctf_id = (uint32_t)f->nr;
+	c->pid_offset = pid_offset;
+	c->name = strdup(name);
+	c->fields = calloc(n + 1, sizeof(*c->fields));
+	c->descs = calloc(n + 1, sizeof(*c->descs));
+	c->names = calloc(n + 1, sizeof(*c->names));
+	if (!c->name || !c->fields || !c->descs || !c->names)
+		goto nomem;
+	for (uint32_t k = 0; k < n; k++) {
+		c->fields[k] = (struct rtk_field){ .kind = df[k].kind,
+						   .offset = f->dump_base + df[k].offset,
+						   .size = df[k].size };
+		c->descs[k].type = df[k].type;
+		c->descs[k].name = c->names[k] = strdup(df[k].name);
+		c->nr_fields++;
+		if (!c->names[k])
+			goto nomem;
+	}
+	f->dump_class[kind] = (uint32_t)++f->nr;
+	return 0;
+nomem:
+	free_class(c);
+	return -ENOMEM;
+}
+
+int rtk_formats_add_statedump(struct rtk_formats *f, const char *text, size_t len)
+{
+	int id = format_id(text, len);
+	if (id < 0 || id >= RTK_MAX_IDS)
+		return -EINVAL;
+	if (f->by_id[id] || f->dump_type >= 0)
+		return -EEXIST;
+	if (tep_parse_event(f->tep, text, len, "ftrace") != 0)
+		return -EINVAL;
+	struct tep_event *ev = tep_find_event(f->tep, id);
+	struct tep_format_field *idf = ev ? tep_find_field(ev, "id") : NULL;
+	struct tep_format_field *buf = ev ? tep_find_field(ev, "buf") : NULL;
+	struct tep_format_field *pid = ev ? tep_find_common_field(ev, "common_pid") : NULL;
+	if (!idf || !buf || idf->size != 4 || buf->offset != idf->offset + 4 || !pid ||
+	    pid->size != 4)
+		return -EINVAL;
+	f->dump_type = id;
+	f->dump_base = idf->offset;
+	int ret = add_dump_class(f, RTK_DUMP_START, "lttng_statedump_start", NULL, 0,
+				 pid->offset);
+	if (!ret)
+		ret = add_dump_class(f, RTK_DUMP_END, "lttng_statedump_end", NULL, 0, pid->offset);
+	if (!ret)
+		ret = add_dump_class(f, RTK_DUMP_PROCESS, "lttng_statedump_process_state",
+				     process_fields,
+				     sizeof(process_fields) / sizeof(process_fields[0]),
+				     pid->offset);
+	return ret;
 }
 
 int rtk_formats_ctf_events(const struct rtk_formats *f, size_t from,

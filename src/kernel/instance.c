@@ -1,7 +1,8 @@
 /*
  * instance.c - a session's private tracefs instance through libtracefs
  * (see kernel.h): access check, naming, configuration, per-CPU readers,
- * removal of stale instances.
+ * the state dump's writes (its trace_marker_raw), removal of stale
+ * instances.
  */
 #define _GNU_SOURCE
 #include "kernel.h"
@@ -10,6 +11,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,6 +232,34 @@ static int set_pids(struct rtk_instance *in, const struct rtk_config *cfg, char 
 	return 0;
 }
 
+/* The state dump's classes, and trace_marker_raw writable (the markers
+ * option; on by default). */
+static int prepare_statedump(struct rtk_instance *in, char *err, size_t errlen)
+{
+	int size = 0;
+	errno = 0;
+	char *fmt = tracefs_event_file_read(in->tfs, "ftrace", "raw_data", "format", &size);
+	if (!fmt) {
+		int ret = tfs_errno();
+		rt_errf(err, errlen, "cannot read the format of ftrace:raw_data: %s",
+			strerror(-ret));
+		return ret;
+	}
+	int ret = rtk_formats_add_statedump(in->formats, fmt, (size_t)size);
+	free(fmt);
+	if (ret < 0) {
+		rt_errf(err, errlen, "the format of ftrace:raw_data is not the one expected");
+		return ret;
+	}
+	errno = 0;
+	if (tracefs_option_enable(in->tfs, TRACEFS_OPTION_MARKERS) < 0) {
+		ret = tfs_errno();
+		rt_errf(err, errlen, "cannot set the markers option: %s", strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
 static int configure(struct rtk_instance *in, const struct rtk_config *cfg, char *err,
 		     size_t errlen)
 {
@@ -253,6 +283,8 @@ static int configure(struct rtk_instance *in, const struct rtk_config *cfg, char
 				 strerror(-ret));
 		}
 	}
+	if (!ret)
+		ret = prepare_statedump(in, err, errlen);
 	if (!ret)
 		ret = set_pids(in, cfg, err, errlen);
 	if (!ret)
@@ -437,6 +469,21 @@ long rtk_instance_drain(struct rtk_instance *in, struct rtk_trace *t, char *err,
 			return ret;
 	}
 	return pages;
+}
+
+static int put_marker(const void *rec, size_t len, void *arg)
+{
+	struct rtk_instance *in = arg;
+	errno = 0;
+	return tracefs_binary_write(in->tfs, (void *)(uintptr_t)rec, (int)len) < 0 ? tfs_errno()
+										   : 0;
+}
+
+long rtk_instance_statedump(struct rtk_instance *in, char *err, size_t errlen)
+{
+	long n = rtk_statedump_walk(put_marker, in, err, errlen);
+	tracefs_binary_close(in->tfs);
+	return n;
 }
 
 int rtk_instance_destroy(struct rtk_instance *in)

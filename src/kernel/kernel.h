@@ -11,7 +11,8 @@
  *  - rtk_instance_*: create, configure, start, stop and remove an instance
  *    named "ringtrace-OWNERPID-SESSION", so that instances left by a
  *    process that died (kill -9) are found and removed by
- *    rtk_instances_remove_stale;
+ *    rtk_instances_remove_stale; write the state dump of every process
+ *    and thread into its buffer (rtk_instance_statedump);
  *  - rtk_list_*: the tracepoints and system calls this kernel offers;
  *  - rtk_formats_*: event classes built from ftrace's format files, named
  *    and laid out as LTTng's kernel traces have them (sched_switch's
@@ -120,6 +121,17 @@ long rtk_instance_read_page(struct rtk_instance *in, unsigned cpu, const void **
  * (per_cpu/cpuN/stats: overwritten, dropped when full, lost to nesting). */
 uint64_t rtk_instance_lost(struct rtk_instance *in, unsigned cpu);
 
+/*
+ * Write the state dump into the instance's buffer: every process and
+ * thread of the machine (from /proc) as lttng_statedump_process_state
+ * events between lttng_statedump_start and lttng_statedump_end, stamped
+ * by ftrace like the instance's other events (docs/kernel.md). Tracing
+ * must be on (after rtk_instance_start). Returns the number of records
+ * written, or -EBADF (tracing is off, or the buffer is full in discard
+ * mode), -errno of /proc or of the write, with a message in err.
+ */
+long rtk_instance_statedump(struct rtk_instance *in, char *err, size_t errlen);
+
 /* Stop, remove the instance from tracefs and free it. Returns 0 or -errno
  * of the removal (the memory is freed in every case). */
 int rtk_instance_destroy(struct rtk_instance *in);
@@ -138,6 +150,14 @@ int rtk_list_syscalls(int (*fn)(const char *name, void *arg), void *arg, char *e
 
 /* Event classes from format files. */
 struct rtk_formats *rtk_formats_new(void);
+/*
+ * Declare the state dump's event classes (lttng_statedump_start, _end,
+ * _process_state), whose records come as ftrace:raw_data events (the
+ * instance's trace_marker_raw) of format `text`. Returns 0, or -EINVAL
+ * (not raw_data's layout: a u32 `id` then `buf`), -EEXIST (declared
+ * already, or an event of that id is there), -ENOMEM.
+ */
+int rtk_formats_add_statedump(struct rtk_formats *f, const char *text, size_t len);
 /*
  * Add the event whose ftrace format file (events/SYSTEM/EVENT/format) is
  * `text`. Returns 0, or -EINVAL (not a format libtraceevent parses),

@@ -41,8 +41,6 @@ struct rtk_class {
 	int pid_offset;			/* common_pid, the event context's tid */
 };
 
-/* The class of an ftrace type id, or NULL. */
-const struct rtk_class *rtk_formats_find(const struct rtk_formats *f, int ftrace_id);
 const struct rtk_class *rtk_formats_class(const struct rtk_formats *f, size_t i);
 
 /* The classes from the `from`-th on as the CTF writer takes them (no
@@ -50,6 +48,81 @@ const struct rtk_class *rtk_formats_class(const struct rtk_formats *f, size_t i)
  * -ENOMEM. */
 int rtk_formats_ctf_events(const struct rtk_formats *f, size_t from,
 			   struct ctf_event_class **ev, uint32_t *nr);
+
+/*
+ * The state dump's records (statedump.c writes them, formats.c declares
+ * their event classes, trace.c converts them). Each is one write to the
+ * instance's trace_marker_raw, which ftrace stores as an ftrace:raw_data
+ * event (its `id` field: the write's first 4 bytes; `buf`: the rest), so
+ * that the records are stamped by ftrace's clock in the instance's
+ * buffer, in time order with the other events (and kept in a flight
+ * recorder's buffer like them). Little-endian, from the write's first
+ * byte (the raw_data event's `id` field):
+ *    0  u32  id: RTK_DUMP_ID (any other id: not ours, skipped)
+ *    4  u32  kind: enum rtk_dump_kind
+ *   then for RTK_DUMP_PROCESS, one thread of the machine:
+ *    8  s32  tid
+ *   12  s32  pid (its process, the thread group)
+ *   16  s32  ppid (the parent process)
+ *   20  s32  type (LTTng's lttng_thread_type: 0 user, 1 kernel thread)
+ *   24  s32  mode (LTTng's lttng_execution_mode: 5 unknown)
+ *   28  s32  submode (LTTng's lttng_execution_submode: 0 none)
+ *   32  s32  status (LTTng's lttng_process_status, enum rtk_dump_status)
+ *   36  u32  cpu (the CPU it last ran on)
+ *   40  s32  prio (as /proc/PID/stat's priority: nice + 20, or -1 - the
+ *            RT priority; not in the event, for the contexts' table)
+ *   44  char name[16] (comm, NUL-padded)
+ *   60  end
+ * A record shorter than its kind's layout, or of an unknown kind, is
+ * skipped and counted as an event of unknown class.
+ */
+#define RTK_DUMP_ID 0x6b747272u	/* "rrtk" as little-endian bytes */
+
+enum rtk_dump_kind {
+	RTK_DUMP_START = 1,	/* lttng_statedump_start */
+	RTK_DUMP_END = 2,	/* lttng_statedump_end */
+	RTK_DUMP_PROCESS = 3,	/* lttng_statedump_process_state */
+};
+
+/* LTTng's lttng_process_status values the dump uses. */
+enum rtk_dump_status {
+	RTK_STATUS_UNNAMED = 0,
+	RTK_STATUS_WAIT_CPU = 2,
+	RTK_STATUS_ZOMBIE = 4,
+	RTK_STATUS_WAIT = 5,
+	RTK_STATUS_DEAD = 7,
+};
+
+struct rtk_dump_header {
+	uint32_t id;
+	uint32_t kind;
+};
+
+struct rtk_dump_process {
+	struct rtk_dump_header h;
+	int32_t tid, pid, ppid, type, mode, submode, status;
+	uint32_t cpu;
+	int32_t prio;
+	char name[16];
+};
+
+_Static_assert(sizeof(struct rtk_dump_process) == 60, "the dump's layout above");
+
+/*
+ * Write the state dump (start, every thread of the machine, end) through
+ * `put`, one record per call (statedump.c). Threads that vanish during
+ * the walk are left out. Returns the number of records written, or the
+ * first negative value of `put` or -errno of /proc, with a message in
+ * err.
+ */
+long rtk_statedump_walk(int (*put)(const void *rec, size_t len, void *arg), void *arg,
+			char *err, size_t errlen);
+
+/* The class of the raw record `rec` (`size` bytes: the ftrace event,
+ * its common fields first), or NULL: an event of this formats' classes,
+ * or a state dump record. */
+const struct rtk_class *rtk_formats_record_class(const struct rtk_formats *f, const char *rec,
+						 int size);
 
 /* The kernel trace's one stream event context: the emitting thread
  * (common_pid), as LTTng's kernel traces name it. */

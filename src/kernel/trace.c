@@ -366,9 +366,7 @@ long rtk_trace_packet(struct rtk_trace *t, unsigned cpu, const void *page, size_
 			rt_errf(err, errlen, "CPU %u: an ftrace record outside its page", cpu);
 			return -EINVAL;
 		}
-		uint16_t type;
-		memcpy(&type, rec, 2);
-		const struct rtk_class *c = rtk_formats_find(t->formats, type);
+		const struct rtk_class *c = rtk_formats_record_class(t->formats, rec, rsize);
 		long bound = c ? payload_bound(c, rec, rsize) : -1;
 		if (bound < 0) {
 			skipped++;

@@ -8,7 +8,11 @@
  *    must match it one by one, timestamp (raw TSC), name, tid and fields;
  *  - pages_missed.bin: three pages of a full 8 KiB overwrite buffer, the
  *    first flagged "events missed";
- *  - damaged pages: never a crash, -EINVAL or a trace that still reads.
+ *  - damaged pages: never a crash, -EINVAL or a trace that still reads;
+ *  - the state dump's records (ftrace:raw_data events, format in
+ *    ftrace.raw_data.format) in pages built here: well-formed ones become
+ *    lttng_statedump_* events; those of another writer, short, of an
+ *    unknown kind or random are skipped and counted, never a crash.
  * The converted traces are read back with ringtrace's reader.
  *
  *   test_kernel_pages DATA_DIR
@@ -401,6 +405,154 @@ static void test_damage(const struct rtk_formats *f)
 	rmtrace(dir);
 }
 
+/* Pages built by hand: ftrace's layout (trace.c's header comment). */
+struct page_builder {
+	char page[4096];
+	size_t used;		/* bytes of events after the 16-byte header */
+};
+
+static void page_begin(struct page_builder *b, uint64_t ts)
+{
+	memset(b->page, 0, sizeof(b->page));
+	memcpy(b->page, &ts, 8);
+	b->used = 0;
+}
+
+/* One record of `len` bytes (rounded up to 4, at most 112: type_len is
+ * the length in words), `delta` ticks after the previous one. */
+static void page_add(struct page_builder *b, uint32_t delta, const void *rec, size_t len)
+{
+	size_t words = (len + 3) / 4;
+	if (words < 1 || words > 28 || 16 + b->used + 4 + words * 4 > sizeof(b->page)) {
+		fprintf(stderr, "page_add: %zu bytes do not fit\n", len);
+		exit(2);
+	}
+	uint32_t h = (uint32_t)words | delta << 5;
+	memcpy(b->page + 16 + b->used, &h, 4);
+	memcpy(b->page + 16 + b->used + 4, rec, len);
+	b->used += 4 + words * 4;
+	uint64_t commit = b->used;
+	memcpy(b->page + 8, &commit, 8);
+}
+
+/* A raw_data record as ftrace stores a write to trace_marker_raw: its
+ * common fields (type 19 in ftrace.raw_data.format, pid), then what was
+ * written. */
+static size_t raw_record(char *out, int pid, const void *written, size_t len)
+{
+	uint16_t type = 19;
+	memset(out, 0, 8);
+	memcpy(out, &type, 2);
+	memcpy(out + 4, &pid, 4);
+	memcpy(out + 8, written, len);
+	return 8 + len;
+}
+
+struct dump_rec {
+	uint32_t id, kind;
+	int32_t tid, pid, ppid, type, mode, submode, status;
+	uint32_t cpu;
+	int32_t prio;
+	char name[16];
+};
+
+static void test_statedump(void)
+{
+	struct rtk_formats *f = load_formats();
+	size_t len;
+	char *text = slurp("ftrace.raw_data.format", &len);
+	CHECK(rtk_formats_add_statedump(f, text, len) == 0, "raw_data format");
+	CHECK(rtk_formats_add_statedump(f, text, len) == -EEXIST, "twice");
+	CHECK(rtk_formats_count(f) == 7 && !strcmp(rtk_formats_name(f, 4), "lttng_statedump_start") &&
+	      !strcmp(rtk_formats_name(f, 6), "lttng_statedump_process_state"), "classes");
+	struct rtk_formats *other = rtk_formats_new();
+	CHECK(rtk_formats_add_statedump(other, "ID: 19\nformat:\n", 16) == -EINVAL, "no fields");
+	rtk_formats_free(other);
+	free(text);
+
+	char *dir = tmpdir("kernel");
+	struct rtk_trace *t = open_trace(f, dir);
+	struct page_builder b;
+	page_begin(&b, 1000);
+	char rec[128];
+	uint32_t start[2] = { 0x6b747272u, 1 }, end[2] = { 0x6b747272u, 2 };
+	page_add(&b, 0, rec, raw_record(rec, 77, start, sizeof(start)));
+	struct dump_rec d = { 0x6b747272u, 3, 500, 400, 1, 0, 5, 0, 2, 1, 20, "worker (x) 1" };
+	page_add(&b, 10, rec, raw_record(rec, 77, &d, sizeof(d)));
+	/* Another writer's record (its own id), a short one of ours, one of
+	 * an unknown kind, one too short for its header: skipped. */
+	char foreign[24] = { 0x34, 0x12, 0, 0, 'h', 'i' };
+	page_add(&b, 10, rec, raw_record(rec, 66, foreign, sizeof(foreign)));
+	page_add(&b, 10, rec, raw_record(rec, 77, &d, 30));
+	uint32_t odd[2] = { 0x6b747272u, 9 };
+	page_add(&b, 10, rec, raw_record(rec, 77, odd, sizeof(odd)));
+	page_add(&b, 10, rec, raw_record(rec, 77, start, 2));
+	/* A name of 16 bytes without a NUL: cut at the record's field. */
+	struct dump_rec full = d;
+	full.tid = 501;
+	memset(full.name, 'n', sizeof(full.name));
+	page_add(&b, 10, rec, raw_record(rec, 77, &full, sizeof(full)));
+	page_add(&b, 10, rec, raw_record(rec, 77, end, sizeof(end)));
+	char err[512];
+	long n = rtk_trace_page(t, 1, b.page, sizeof(b.page), err, sizeof(err));
+	CHECK(n == 4, "4 events of 8 records: %ld (%s)", n, err);
+	struct rtk_trace_stats st;
+	rtk_trace_stats(t, &st);
+	CHECK(st.unknown == 4, "4 skipped: %llu", (unsigned long long)st.unknown);
+
+	/* Random records of ours and random bytes: converted or skipped. */
+	unsigned seed = 4242;
+	for (int i = 0; i < 2000; i++) {
+		page_begin(&b, 2000 + (uint64_t)i * 1000);
+		for (int k = 0; k < 20; k++) {
+			char w[104];
+			size_t wl = 1 + rand_r(&seed) % sizeof(w);
+			for (size_t j = 0; j < wl; j++)
+				w[j] = (char)rand_r(&seed);
+			if (rand_r(&seed) % 2) {
+				uint32_t hdr[2] = { 0x6b747272u, 1 + (uint32_t)rand_r(&seed) % 4 };
+				memcpy(w, hdr, wl < 8 ? wl : 8);
+			}
+			page_add(&b, 1, rec, raw_record(rec, 77, w, wl));
+		}
+		long r = rtk_trace_page(t, 1, b.page, sizeof(b.page), err, sizeof(err));
+		CHECK(r >= 0 && r <= 20, "random records %d: %ld (%s)", i, r, err);
+	}
+	CHECK(rtk_trace_close(t) == 0, "close");
+
+	struct rtr_trace *r;
+	CHECK(rtr_open(dir, &r, err, sizeof(err)) == 0, "rtr_open: %s", err);
+	if (failures)
+		exit(1);
+	struct rtr_event ev;
+	const char *want[] = { "lttng_statedump_start", "lttng_statedump_process_state",
+			       "lttng_statedump_process_state", "lttng_statedump_end" };
+	for (int i = 0; i < 4; i++) {
+		CHECK(rtr_next(r, &ev) == 1 && !strcmp(ev.cls->name, want[i]), "event %d", i);
+		CHECK(context_tid(&ev) == 77 && ev.cpu == 1, "event %d: writer's tid", i);
+		if (i == 1 || i == 2) {
+			char name[32];
+			CHECK(field_i(&ev, "tid") == 500 + i - 1 && field_i(&ev, "pid") == 400 &&
+			      field_i(&ev, "ppid") == 1 && field_i(&ev, "type") == 0 &&
+			      field_i(&ev, "mode") == 5 && field_i(&ev, "submode") == 0 &&
+			      field_i(&ev, "status") == 2 && field_i(&ev, "cpu") == 1 &&
+			      field_i(&ev, "prio") == -999999, "event %d: fields", i);
+			CHECK(field_s(&ev, "name", name, sizeof(name)) == 0 &&
+			      !strcmp(name, i == 1 ? "worker (x) 1" : "nnnnnnnnnnnnnnnn"),
+			      "event %d: name %s", i, name);
+		}
+	}
+	int rr;
+	long more = 0;
+	while ((rr = rtr_next(r, &ev)) == 1)
+		more++;
+	CHECK(rr == 0, "the random records' trace reads: %s", rtr_error(r));
+	CHECK(more > 0, "some random records were ours and whole");
+	rtr_close(r);
+	rmtrace(dir);
+	rtk_formats_free(f);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -414,6 +566,7 @@ int main(int argc, char **argv)
 	test_missed(f);
 	test_damage(f);
 	rtk_formats_free(f);
+	test_statedump();
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;

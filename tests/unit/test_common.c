@@ -1,7 +1,7 @@
 /*
  * test_common.c - the shared foundations (src/common): the context table,
  * the JSON escaper, the rule matcher, hexadecimal, warnings, growable
- * arrays.
+ * arrays, /proc/PID/stat's fields.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,6 +16,7 @@
 #include "common/context.h"
 #include "common/escape.h"
 #include "common/hex.h"
+#include "common/proc_stat.h"
 #include "common/rule.h"
 #include "common/warn.h"
 #include "unit.h"
@@ -214,8 +215,54 @@ static void test_array(void)
 	free(k);
 }
 
+static void test_proc_stat(void)
+{
+	unit_case = "rt_proc_stat";
+	struct rt_proc_stat st;
+	/* A name with spaces and parentheses (prctl PR_SET_NAME allows any
+	 * byte but NUL): the fields come after the last ')'. */
+	const char *line = "4242 (a) R 1 2 (x) S 99 1 1 0 -1 4194560 10 0 0 0 1 2 0 0 20 0 "
+			   "3 0 1234 1000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 "
+			   "1 0 0 0 0 0\n";
+	CHECK(rt_proc_stat_parse(line, strlen(line), &st) == 0, "parsed");
+	CHECK(!strcmp(st.comm, "a) R 1 2 (x"), "comm %s", st.comm);
+	CHECK(st.state == 'S' && st.ppid == 99 && st.flags == 4194560 && st.priority == 20 &&
+	      st.processor == 1, "state %c ppid %d flags %lu prio %d cpu %d", st.state, st.ppid,
+	      st.flags, st.priority, st.processor);
+	const char *kthread = "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 3 0 0 "
+			      "18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 0 0 0 0 0 0";
+	CHECK(rt_proc_stat_parse(kthread, strlen(kthread), &st) == 0 &&
+	      (st.flags & RT_PF_KTHREAD) && st.ppid == 0 && st.processor == 0, "kthreadd");
+	/* A name longer than the kernel's is cut to 15 bytes. */
+	const char *lng = "7 (0123456789abcdefXYZ) D 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 -51 0 1 0 3 0 0 "
+			  "1 0 0 0 0 0 0 0 0 0 0 0 0 17 3";
+	CHECK(rt_proc_stat_parse(lng, strlen(lng), &st) == 0 &&
+	      !strcmp(st.comm, "0123456789abcde") && st.priority == -51 && st.processor == 3,
+	      "long comm %s", st.comm);
+	/* Not stat lines: refused, never read past `len`. */
+	static const char *const bad[] = {
+		"", "4242", "4242 (x", "4242 x) R 1", "4242 (x) R 1 2 3",
+		"4242 (x) RR 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25",
+		"4242 (x) R one 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 3 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 17 3",
+		"4242 (x) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 3 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 17 "
+		"123456789012345678901234567890123",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(rt_proc_stat_parse(bad[i], strlen(bad[i]), &st) == -EINVAL, "bad %zu", i);
+	/* Cut anywhere before the processor field: refused. */
+	for (size_t n = 0; n < strlen(line) - 12; n++)
+		CHECK(rt_proc_stat_parse(line, n, &st) == -EINVAL, "cut at %zu", n);
+	/* This thread's own file, and a thread that does not exist. */
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)gettid());
+	CHECK(rt_proc_stat_read(AT_FDCWD, path, &st) == 0 && st.ppid == (int)getppid() &&
+	      st.state == 'R', "own stat: ppid %d state %c", st.ppid, st.state);
+	CHECK(rt_proc_stat_read(AT_FDCWD, "/proc/self/task/0/stat", &st) == -ENOENT, "none");
+}
+
 int main(void)
 {
+	test_proc_stat();
 	test_array();
 	test_warn();
 	test_hex();
