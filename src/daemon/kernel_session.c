@@ -5,7 +5,8 @@
  * per session writes the instance's buffers as CTF under OUTPUT/kernel
  * on the channel's read timer. Snapshot sessions have no reader: their
  * instance runs in overwrite mode and dp_kernel_snapshot reads it. A
- * state dump of every process goes into the buffer at each start.
+ * state dump of every process goes into the buffer at each start, and
+ * one is appended to each snapshot after what it read.
  *
  * Concurrency: the hooks run on the main thread with rtd_lock held. The
  * instance and the trace of a session are used by its reader thread and
@@ -391,6 +392,12 @@ int dp_kernel_snapshot(struct rtd_session *s, const char *dir, char *err, size_t
 	}
 	pthread_mutex_lock(&k->lock);
 	long n = rtk_instance_drain(k->in, t, why, sizeof(why));
+	/* After what the buffers held (it displaces none of it): the
+	 * threads as they are now, named even when the start's dump was
+	 * overwritten long ago. */
+	char dwhy[RTD_ERRLEN];
+	if (n >= 0 && rtk_instance_statedump_into(k->in, t, dwhy, sizeof(dwhy)) < 0)
+		rt_warn("session %s: the kernel snapshot has no state dump: %s", s->name, dwhy);
 	pthread_mutex_unlock(&k->lock);
 	ret = rtk_trace_close(t);
 	if (n < 0) {

@@ -313,6 +313,15 @@ nomem:
 	return -ENOMEM;
 }
 
+int rtk_formats_dump_layout(const struct rtk_formats *f, int *type, int *base)
+{
+	if (f->dump_type < 0)
+		return -ENOENT;
+	*type = f->dump_type;
+	*base = f->dump_base;
+	return 0;
+}
+
 int rtk_formats_add_statedump(struct rtk_formats *f, const char *text, size_t len)
 {
 	int id = format_id(text, len);

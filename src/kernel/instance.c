@@ -29,6 +29,7 @@ struct rtk_instance {
 	struct tracefs_cpu **cpu_readers;	/* opened at the first drain */
 	void *page;			/* one sub-buffer, for reads */
 	int page_size;
+	bool clock_tsc;			/* trace_clock x86-tsc, else mono */
 };
 
 /* libtracefs reports through errno; a few paths leave it unset. */
@@ -319,6 +320,7 @@ int rtk_instance_create(const struct rtk_config *cfg, struct rtk_instance **out,
 		free(in);
 		return ret;
 	}
+	in->clock_tsc = cfg->clock_tsc;
 	in->formats = rtk_formats_new();
 	if (!in->formats) {
 		ret = -ENOMEM;
@@ -481,9 +483,36 @@ static int put_marker(const void *rec, size_t len, void *arg)
 
 long rtk_instance_statedump(struct rtk_instance *in, char *err, size_t errlen)
 {
-	long n = rtk_statedump_walk(put_marker, in, err, errlen);
+	char why[256] = "";
+	long n = rtk_statedump_walk(put_marker, in, why, sizeof(why));
 	tracefs_binary_close(in->tfs);
+	if (n < 0 && why[0])
+		rt_errf(err, errlen, "%s", why);
+	else if (n < 0)
+		rt_errf(err, errlen, "cannot write the state dump into the buffers of %s: %s",
+			rtk_instance_name(in),
+			n == -EBADF ? "tracing is off or the buffer is full" : strerror((int)-n));
 	return n;
+}
+
+struct into {
+	struct rtk_trace *t;
+	char *err;
+	size_t errlen;
+};
+
+static int page_into(unsigned cpu, const void *page, size_t size, void *arg)
+{
+	struct into *a = arg;
+	long n = rtk_trace_page(a->t, cpu, page, size, a->err, a->errlen);
+	return n < 0 ? (int)n : 0;
+}
+
+long rtk_instance_statedump_into(struct rtk_instance *in, struct rtk_trace *t, char *err,
+				 size_t errlen)
+{
+	struct into a = { t, err, errlen };
+	return rtk_statedump_pages(in->formats, in->clock_tsc, page_into, &a, err, errlen);
 }
 
 int rtk_instance_destroy(struct rtk_instance *in)

@@ -132,6 +132,18 @@ uint64_t rtk_instance_lost(struct rtk_instance *in, unsigned cpu);
  */
 long rtk_instance_statedump(struct rtk_instance *in, char *err, size_t errlen);
 
+/*
+ * The same state dump, not through the instance's buffer: as ftrace pages
+ * stamped now on the instance's clock, each appended to `t` (which must
+ * have the instance's formats) as rtk_trace_page does, in the stream of
+ * the CPU the dump began on. For a snapshot, once the buffers have been
+ * read into `t`: the dump comes after their events and displaces none of
+ * a flight recorder's. Returns the number of records, or -errno with a
+ * message in err.
+ */
+long rtk_instance_statedump_into(struct rtk_instance *in, struct rtk_trace *t, char *err,
+				 size_t errlen);
+
 /* Stop, remove the instance from tracefs and free it. Returns 0 or -errno
  * of the removal (the memory is freed in every case). */
 int rtk_instance_destroy(struct rtk_instance *in);

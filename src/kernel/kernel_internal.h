@@ -6,6 +6,7 @@
 #ifndef RINGTRACE_KERNEL_INTERNAL_H
 #define RINGTRACE_KERNEL_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -111,12 +112,25 @@ _Static_assert(sizeof(struct rtk_dump_process) == 60, "the dump's layout above")
 /*
  * Write the state dump (start, every thread of the machine, end) through
  * `put`, one record per call (statedump.c). Threads that vanish during
- * the walk are left out. Returns the number of records written, or the
- * first negative value of `put` or -errno of /proc, with a message in
- * err.
+ * the walk are left out. Returns the number of records written, the
+ * first negative value of `put` (no message: put's caller says why), or
+ * -errno of /proc with a message in err.
  */
 long rtk_statedump_walk(int (*put)(const void *rec, size_t len, void *arg), void *arg,
 			char *err, size_t errlen);
+
+/* The state dump as ftrace pages of CPU `cpu` (the one the walk began
+ * on), stamped as the walk goes with the instance's clock (clock_tsc:
+ * x86-tsc, else mono), handed to fn one by one (statedump.c). Returns the
+ * number of records, or -EINVAL (f declares no dump classes), -ENOMEM,
+ * fn's negative value, -errno of /proc, with a message in err. */
+long rtk_statedump_pages(const struct rtk_formats *f, bool clock_tsc,
+			 int (*fn)(unsigned cpu, const void *page, size_t size, void *arg),
+			 void *arg, char *err, size_t errlen);
+
+/* raw_data's ftrace type id and the offset of its `id` field, the dump's
+ * first byte: 0, or -ENOENT when the dump's classes are not declared. */
+int rtk_formats_dump_layout(const struct rtk_formats *f, int *type, int *base);
 
 /* The class of the raw record `rec` (`size` bytes: the ftrace event,
  * its common fields first), or NULL: an event of this formats' classes,

@@ -7,6 +7,19 @@
  * lttng-statedump-impl.c): type from the kernel-thread flag, mode
  * unknown, submode none, status from the thread's state letter.
  *
+ * Two ways to the trace: records written into the instance's
+ * trace_marker_raw (rtk_instance_statedump: ftrace stamps and stores
+ * them with the other events), or ftrace pages of the same records built
+ * here, stamped with the instance's clock as the walk goes
+ * (rtk_instance_statedump_pages, for a snapshot: appended after what was
+ * read from the buffers, without displacing a flight recorder's newest
+ * events). A built page is what ftrace's are (trace.c's header): 16-byte
+ * header (timestamp, commit), then per record a 32-bit header (type_len =
+ * length in 4-byte words, 1..28; time_delta 27 bits) and the record:
+ * raw_data's common fields (type, flags 0, preempt count 0, the walking
+ * thread's tid) and the dump's record at raw_data's `id` offset. A delta
+ * too large for 27 bits starts a new page.
+ *
  * /proc changes during the walk: a process or thread that is gone
  * between its directory entry and its stat file is left out; one that
  * appears after its directory was listed is not in the dump (its fork is
@@ -16,11 +29,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/clock.h"
 #include "../common/proc_stat.h"
 #include "kernel_internal.h"
 
@@ -133,10 +148,90 @@ long rtk_statedump_walk(int (*put)(const void *rec, size_t len, void *arg), void
 		h.kind = RTK_DUMP_END;
 		ret = put(&h, sizeof(h), arg);
 	}
-	if (ret < 0) {
-		rt_errf(err, errlen, "cannot write the state dump into the kernel's buffer: %s",
-			ret == -EBADF ? "tracing is off or the buffer is full" : strerror(-ret));
-		return ret;
+	return ret < 0 ? ret : n + 2;
+}
+
+#define PAGE_BYTES 4096u
+#define PAGE_HEADER 16u
+#define DELTA_LIMIT (1u << 27)
+
+struct page_builder {
+	char page[PAGE_BYTES];
+	size_t used;		/* bytes of records after the header */
+	uint64_t last;		/* the previous record's stamp */
+	bool tsc;		/* the instance's clock: x86-tsc, else mono */
+	int type, base, tid;	/* raw_data's type id, `id` offset; our tid */
+	unsigned cpu;
+	int (*fn)(unsigned cpu, const void *page, size_t size, void *arg);
+	void *arg;
+};
+
+static int flush_page(struct page_builder *b)
+{
+	if (!b->used)
+		return 0;
+	uint64_t commit = b->used;
+	memcpy(b->page + 8, &commit, 8);
+	int ret = b->fn(b->cpu, b->page, PAGE_BYTES, b->arg);
+	b->used = 0;
+	return ret;
+}
+
+static int put_page_record(const void *rec, size_t len, void *arg)
+{
+	struct page_builder *b = arg;
+	size_t rlen = (size_t)b->base + len, words = (rlen + 3) / 4;
+	if (words > 28)
+		return -EINVAL;	/* no dump record is that long */
+	uint64_t now = b->tsc ? rt_rdtsc() : rt_clock_monotonic_ns();
+	if (now < b->last)
+		now = b->last;
+	if (b->used && (PAGE_HEADER + b->used + 4 + words * 4 > PAGE_BYTES ||
+			now - b->last >= DELTA_LIMIT)) {
+		int ret = flush_page(b);
+		if (ret < 0)
+			return ret;
 	}
-	return n + 2;
+	uint32_t delta = 0;
+	if (!b->used) {
+		memset(b->page, 0, PAGE_BYTES);
+		memcpy(b->page, &now, 8);
+	} else {
+		delta = (uint32_t)(now - b->last);
+	}
+	char *p = b->page + PAGE_HEADER + b->used;
+	uint32_t h = (uint32_t)words | delta << 5;
+	uint16_t type = (uint16_t)b->type;
+	memcpy(p, &h, 4);
+	memset(p + 4, 0, words * 4);
+	memcpy(p + 4, &type, 2);
+	memcpy(p + 8, &b->tid, 4);
+	memcpy(p + 4 + b->base, rec, len);
+	b->used += 4 + words * 4;
+	b->last = now;
+	return 0;
+}
+
+long rtk_statedump_pages(const struct rtk_formats *f, bool clock_tsc,
+			 int (*fn)(unsigned cpu, const void *page, size_t size, void *arg),
+			 void *arg, char *err, size_t errlen)
+{
+	struct page_builder *b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	int cpu = sched_getcpu();
+	*b = (struct page_builder){ .tsc = clock_tsc, .tid = (int)gettid(),
+				    .cpu = cpu > 0 ? (unsigned)cpu : 0, .fn = fn, .arg = arg };
+	long n = -EINVAL;
+	if (rtk_formats_dump_layout(f, &b->type, &b->base) < 0 || b->base < 8)
+		rt_errf(err, errlen, "the kernel trace has no state dump classes");
+	else
+		n = rtk_statedump_walk(put_page_record, b, err, errlen);
+	if (n >= 0) {
+		int ret = flush_page(b);
+		if (ret < 0)
+			n = ret;
+	}
+	free(b);
+	return n;
 }

@@ -241,6 +241,23 @@ class KernelSession(unittest.TestCase):
             t = info["threads"][0]
             self.assertEqual([c for c, _ in writes_of(events, t["tid"], info["fd"])],
                              [t["base"] + i for i in range(300)])
+        # A state dump at each start: the first lists both workloads
+        # (waiting for their "go"), the second the one still alive.
+        dumps, cur = [], None
+        for n, _, p in events:
+            if n == "lttng_statedump_start":
+                cur = {}
+            elif n == "lttng_statedump_process_state":
+                cur[p["tid"]] = p
+            elif n == "lttng_statedump_end":
+                dumps.append(cur)
+        self.assertEqual(len(dumps), 2, "one state dump per start")
+        for dump, alive in ((dumps[0], (pid, p2)), (dumps[1], (p2,))):
+            for w in alive:
+                self.assertEqual((dump[w]["pid"], dump[w]["ppid"], dump[w]["name"]),
+                                 (w, os.getpid(), "python3"))
+            self.assertEqual(dump[self.daemon_pid()]["name"], "ringtraced")
+        self.assertNotIn(pid, dumps[1], "ended before the second start")
         self.ok("destroy")
         self.assertEqual(ours(self.daemon_pid()), [])
 
@@ -270,6 +287,22 @@ class KernelSession(unittest.TestCase):
         self.assertEqual(counts, list(range(counts[0], last + 1)),
                          "a run of the newest writes, none missing")
         self.assertGreater(counts[0], t["base"], "the oldest were overwritten")
+        # The snapshot ends with a state dump of the threads alive at the
+        # snapshot (appended after the buffers' events, displacing none).
+        names = [n for n, _, _ in events]
+        last_write = max(i for i, (n, tid, _) in enumerate(events)
+                         if tid == t["tid"] and n.startswith("syscall_"))
+        self.assertEqual(names[-1], "lttng_statedump_end")
+        start = len(names) - 1 - names[::-1].index("lttng_statedump_start")
+        self.assertGreater(start, last_write)
+        dump = {p["tid"]: p for n, _, p in events[start:]
+                if n == "lttng_statedump_process_state"}
+        me = dump[os.getpid()]
+        self.assertEqual((me["pid"], me["ppid"]), (os.getpid(), os.getppid()))
+        with open("/proc/self/comm") as f:
+            self.assertEqual(me["name"], f.read().rstrip("\n"))
+        self.assertEqual(dump[self.daemon_pid()]["name"], "ringtraced")
+        self.assertNotIn(info["pid"], dump, "the workload had ended")
         # The loss is carried by each stream's first packet, which
         # babeltrace2 does not report: `ringtrace summary` counts it.
         r = subprocess.run([RINGTRACE, "summary", os.path.join(path, "kernel")],

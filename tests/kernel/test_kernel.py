@@ -8,6 +8,7 @@ the kernel domain cannot be used here.
 
 usage: test_kernel.py BUILD_DIR
 """
+import ctypes
 import json
 import os
 import re
@@ -15,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 
 import bt2
@@ -180,13 +182,13 @@ class List(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
 
 
-VIEW_LINE = re.compile(r"^\[[^]]*\] \([^)]*\) trace \d+ cpu \d+ (\S+): \{ (?:vpid = \d+, )?"
-                       r"v?tid = (\d+)[^}]*\}, \{ (.*) \}$")
+VIEW_LINE = re.compile(r"^\[[^]]*\] \([^)]*\) (?:trace \d+ )?cpu \d+ (\S+): \{ (?:vpid = \d+, )?"
+                       r"v?tid = (\d+)[^}]*\}(?:, \{ (.*) \})?$")
 
 
 # babeltrace2's text: [time] (+delta) host NAME: { cpu_id = N }, { ...tid = T... }, { payload }
 BT2_LINE = re.compile(r"^\[[^]]*\] \([^)]*\) \S+ (\S+): \{ cpu_id = \d+ \}, \{ (?:vpid = \d+, )?"
-                      r"v?tid = (\d+)[^}]*\}, \{ (.*) \}$")
+                      r"v?tid = (\d+)[^}]*\}, \{ ?(.*?) ?\}$")
 
 
 def view_events(trace):
@@ -201,7 +203,7 @@ def view_events(trace):
         m = VIEW_LINE.match(line)
         if not m:
             raise AssertionError("unexpected view line: " + line)
-        events.append((m.group(1), int(m.group(2)), m.group(3)))
+        events.append((m.group(1), int(m.group(2)), m.group(3) or ""))
     return events
 
 
@@ -307,6 +309,81 @@ class Record(unittest.TestCase):
             cli.append((m.group(1), int(m.group(2)), m.group(3)))
         check_iterations(self, cli, tid, fd, self.N, text_fields)
         self.assertEqual([e[0] for e in cli], [e[0] for e in bt])
+
+    def test_state_dump(self):
+        """The kernel trace begins with a state dump of every thread of the
+        machine, this test's own threads (names with spaces and
+        parentheses) among them, before CMD's first event."""
+        libc = ctypes.CDLL(None, use_errno=True)
+        names = ["rtk dump (a)", "rtk) dump b"]
+        ready, done, tids = threading.Barrier(len(names) + 1), threading.Event(), {}
+
+        def named(name):
+            libc.prctl(15, name.encode(), 0, 0, 0)  # PR_SET_NAME
+            tids[name] = threading.get_native_id()
+            ready.wait()
+            done.wait()
+        threads = [threading.Thread(target=named, args=(n,)) for n in names]
+        for t in threads:
+            t.start()
+        try:
+            ready.wait()
+            before = {int(t) for p in os.listdir("/proc") if p.isdigit()
+                      for t in (os.listdir("/proc/%s/task" % p)
+                                if os.path.isdir("/proc/%s/task" % p) else ())}
+            p = subprocess.run([RINGTRACE, "record", "-q", "-o", self.trace, "-k", "sched_switch",
+                                "--", KWRITES, "1"], capture_output=True, text=True, timeout=120)
+            after = {int(t) for p_ in os.listdir("/proc") if p_.isdigit()
+                     for t in (os.listdir("/proc/%s/task" % p_)
+                               if os.path.isdir("/proc/%s/task" % p_) else ())}
+        finally:
+            done.set()
+            for t in threads:
+                t.join()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        kernel = os.path.join(self.trace, "kernel")
+
+        def dump_of(events):
+            names = [e[0] for e in events if e[0].startswith("lttng_statedump_")]
+            self.assertEqual(names[0], "lttng_statedump_start")
+            self.assertEqual(names[-1], "lttng_statedump_end")
+            self.assertEqual(names.count("lttng_statedump_start"), 1)
+            self.assertEqual(names.count("lttng_statedump_end"), 1)
+            return {e[2]["tid"]: e[2] for e in events
+                    if e[0] == "lttng_statedump_process_state"}
+
+        bt, _ = read_bt2(kernel)
+        dump = dump_of(bt)
+        me = os.getpid()
+        with open("/proc/self/comm") as f:
+            main_name = f.read().rstrip("\n")
+        want = {me: main_name, **{tid: name for name, tid in tids.items()}}
+        for tid, name in want.items():
+            d = dump.get(tid)
+            self.assertIsNotNone(d, "thread %d (%s) in the dump" % (tid, name))
+            self.assertEqual((d["pid"], d["ppid"], d["name"], d["type"], d["mode"],
+                              d["submode"]), (me, os.getppid(), name, 0, 5, 0))
+            self.assertIn(d["status"], (2, 5), "waiting for a CPU or blocked")
+        rec = dump.get(p.pid if hasattr(p, "pid") else -1)
+        cmd = [d for d in dump.values() if d["pid"] == d["tid"] and d["ppid"] not in (0, me)
+               and dump.get(d["ppid"], {}).get("ppid") == me]
+        self.assertEqual(len(cmd), 1, "record's child, CMD, waiting to run")
+        self.assertEqual(dump[cmd[0]["ppid"]]["name"], "ringtrace")
+        self.assertIsNone(rec)
+        self.assertEqual(dump[2]["name"], "kthreadd")
+        self.assertEqual(dump[2]["type"], 1, "a kernel thread")
+        self.assertLessEqual(before & after, set(dump), "every thread alive throughout")
+
+        # Our reader: the same dump; and it lies before CMD's first event.
+        text = [e for e in view_events(kernel) if e[0].startswith("lttng_statedump_")]
+        self.assertEqual(len(text), 2 + len(dump))
+        for e in text[1:-1]:
+            f = text_fields(e)
+            self.assertEqual({k: f[k] for k in ("pid", "ppid", "status", "cpu")},
+                             {k: dump[f["tid"]][k] for k in ("pid", "ppid", "status", "cpu")})
+            self.assertIn('name = "%s"' % dump[f["tid"]]["name"], e[2])
+        merged = [e[0] for e in view_events(self.trace)]
+        self.assertLess(merged.index("lttng_statedump_end"), merged.index("kwrites:setup"))
 
     def test_other_user_gets_one_line(self):
         os.chmod(self.tmp.name, 0o755)
