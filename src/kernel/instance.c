@@ -86,6 +86,35 @@ static int write_file(struct rtk_instance *in, const char *file, const char *val
 	return 0;
 }
 
+/* Set or clear a tracefs option of the instance (`name` for the message). */
+static int set_option(struct rtk_instance *in, enum tracefs_option_id opt, bool on,
+		      const char *name, char *err, size_t errlen)
+{
+	errno = 0;
+	int r = on ? tracefs_option_enable(in->tfs, opt) : tracefs_option_disable(in->tfs, opt);
+	if (r < 0) {
+		int ret = tfs_errno();
+		rt_errf(err, errlen, "cannot set the %s option: %s", name, strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+/* The text of events/SYSTEM/EVENT/format (malloc'ed, *size bytes), or
+ * NULL with the reason in *ret and err. */
+static char *read_format(struct rtk_instance *in, const char *system, const char *event,
+			 int *size, int *ret, char *err, size_t errlen)
+{
+	errno = 0;
+	char *fmt = tracefs_event_file_read(in->tfs, system, event, "format", size);
+	if (!fmt) {
+		*ret = tfs_errno();
+		rt_errf(err, errlen, "cannot read the format of %s:%s: %s", system, event,
+			strerror(-*ret));
+	}
+	return fmt;
+}
+
 static bool matches(const char *const *globs, size_t n, const char *a, const char *b,
 		    bool *hit)
 {
@@ -102,16 +131,11 @@ static bool matches(const char *const *globs, size_t n, const char *a, const cha
 static int enable_event(struct rtk_instance *in, const struct rtk_config *cfg,
 			const char *system, const char *event, char *err, size_t errlen)
 {
-	int size = 0;
-	errno = 0;
-	char *fmt = tracefs_event_file_read(in->tfs, system, event, "format", &size);
-	if (!fmt) {
-		int ret = tfs_errno();
-		rt_errf(err, errlen, "cannot read the format of %s:%s: %s", system, event,
-			 strerror(-ret));
+	int size = 0, ret = 0;
+	char *fmt = read_format(in, system, event, &size, &ret, err, errlen);
+	if (!fmt)
 		return ret;
-	}
-	int ret = rtk_formats_add(in->formats, system, fmt, (size_t)size);
+	ret = rtk_formats_add(in->formats, system, fmt, (size_t)size);
 	free(fmt);
 	if (ret < 0) {
 		rt_errf(err, errlen, "the format of %s:%s does not parse", system, event);
@@ -224,41 +248,24 @@ static int set_pids(struct rtk_instance *in, const struct rtk_config *cfg, char 
 	if (ret < 0)
 		return ret;
 	/* Children join the list as they fork (and leave it as they exit). */
-	errno = 0;
-	if (tracefs_option_enable(in->tfs, TRACEFS_OPTION_EVENT_FORK) < 0) {
-		ret = tfs_errno();
-		rt_errf(err, errlen, "cannot set the event-fork option: %s", strerror(-ret));
-		return ret;
-	}
-	return 0;
+	return set_option(in, TRACEFS_OPTION_EVENT_FORK, true, "event-fork", err, errlen);
 }
 
 /* The state dump's classes, and trace_marker_raw writable (the markers
  * option; on by default). */
 static int prepare_statedump(struct rtk_instance *in, char *err, size_t errlen)
 {
-	int size = 0;
-	errno = 0;
-	char *fmt = tracefs_event_file_read(in->tfs, "ftrace", "raw_data", "format", &size);
-	if (!fmt) {
-		int ret = tfs_errno();
-		rt_errf(err, errlen, "cannot read the format of ftrace:raw_data: %s",
-			strerror(-ret));
+	int size = 0, ret = 0;
+	char *fmt = read_format(in, "ftrace", "raw_data", &size, &ret, err, errlen);
+	if (!fmt)
 		return ret;
-	}
-	int ret = rtk_formats_add_statedump(in->formats, fmt, (size_t)size);
+	ret = rtk_formats_add_statedump(in->formats, fmt, (size_t)size);
 	free(fmt);
 	if (ret < 0) {
 		rt_errf(err, errlen, "the format of ftrace:raw_data is not the one expected");
 		return ret;
 	}
-	errno = 0;
-	if (tracefs_option_enable(in->tfs, TRACEFS_OPTION_MARKERS) < 0) {
-		ret = tfs_errno();
-		rt_errf(err, errlen, "cannot set the markers option: %s", strerror(-ret));
-		return ret;
-	}
-	return 0;
+	return set_option(in, TRACEFS_OPTION_MARKERS, true, "markers", err, errlen);
 }
 
 static int configure(struct rtk_instance *in, const struct rtk_config *cfg, char *err,
@@ -274,16 +281,9 @@ static int configure(struct rtk_instance *in, const struct rtk_config *cfg, char
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)cfg->buffer_size_kb);
 		ret = write_file(in, "buffer_size_kb", v, err, errlen);
 	}
-	if (!ret) {
-		errno = 0;
-		int r = cfg->overwrite ? tracefs_option_enable(in->tfs, TRACEFS_OPTION_OVERWRITE)
-				       : tracefs_option_disable(in->tfs, TRACEFS_OPTION_OVERWRITE);
-		if (r < 0) {
-			ret = tfs_errno();
-			rt_errf(err, errlen, "cannot set the overwrite option: %s",
-				 strerror(-ret));
-		}
-	}
+	if (!ret)
+		ret = set_option(in, TRACEFS_OPTION_OVERWRITE, cfg->overwrite, "overwrite", err,
+				 errlen);
 	if (!ret)
 		ret = prepare_statedump(in, err, errlen);
 	if (!ret)

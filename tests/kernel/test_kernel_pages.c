@@ -111,6 +111,19 @@ static void rmtrace(char *dir)
 	free(dir);
 }
 
+/* Close the trace written in dir and open it with our reader (the test
+ * ends when something failed so far). */
+static struct rtr_trace *reopen(struct rtk_trace *t, const char *dir)
+{
+	char err[512];
+	struct rtr_trace *r = NULL;
+	CHECK(rtk_trace_close(t) == 0, "close");
+	CHECK(rtr_open(dir, &r, err, sizeof(err)) == 0, "rtr_open: %s", err);
+	if (failures)
+		exit(1);
+	return r;
+}
+
 static struct rtk_trace *open_trace(const struct rtk_formats *f, const char *dir)
 {
 	/* Ticks are the TSC; 1 GHz keeps the test free of calibration. */
@@ -256,12 +269,7 @@ static void test_pages(const struct rtk_formats *f)
 	CHECK(st.lost == 0 && st.unknown == 0 && st.packets == 2, "stats %llu %llu %llu",
 	      (unsigned long long)st.lost, (unsigned long long)st.unknown,
 	      (unsigned long long)st.packets);
-	CHECK(rtk_trace_close(t) == 0, "close");
-
-	struct rtr_trace *r;
-	CHECK(rtr_open(dir, &r, err, sizeof(err)) == 0, "rtr_open: %s", err);
-	if (failures)
-		exit(1);
+	struct rtr_trace *r = reopen(t, dir);
 	const struct rtr_env *dom = rtr_trace_env_get(r, 0, "domain");
 	CHECK(dom && dom->is_string && !strcmp(dom->s, "kernel"), "env domain");
 	struct rtr_event ev;
@@ -333,11 +341,7 @@ static void test_missed(const struct rtk_formats *f)
 	rtk_trace_stats(t, &st);
 	CHECK(st.lost == 3729 && st.packets == 4, "lost %llu, packets %llu",
 	      (unsigned long long)st.lost, (unsigned long long)st.packets);
-	CHECK(rtk_trace_close(t) == 0, "close");
-	struct rtr_trace *r;
-	CHECK(rtr_open(dir, &r, err, sizeof(err)) == 0, "rtr_open: %s", err);
-	if (failures)
-		exit(1);
+	struct rtr_trace *r = reopen(t, dir);
 	struct rtr_event ev;
 	long n = 0, entries = 0;
 	int rr;
@@ -518,12 +522,7 @@ static void test_statedump(void)
 		long r = rtk_trace_page(t, 1, b.page, sizeof(b.page), err, sizeof(err));
 		CHECK(r >= 0 && r <= 20, "random records %d: %ld (%s)", i, r, err);
 	}
-	CHECK(rtk_trace_close(t) == 0, "close");
-
-	struct rtr_trace *r;
-	CHECK(rtr_open(dir, &r, err, sizeof(err)) == 0, "rtr_open: %s", err);
-	if (failures)
-		exit(1);
+	struct rtr_trace *r = reopen(t, dir);
 	struct rtr_event ev;
 	const char *want[] = { "lttng_statedump_start", "lttng_statedump_process_state",
 			       "lttng_statedump_process_state", "lttng_statedump_end" };
