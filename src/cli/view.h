@@ -3,7 +3,7 @@
  *
  *   view.c         options, opening the traces, the merge loop
  *   view_print.c   the text and JSON event lines
- *   view_filter.c  the --filter expression language
+ *   view_filter.c  --filter (the language of src/filter)
  *   view_time.c    --begin / --end time parsing
  *   view_stats.c   --stats
  *
@@ -75,14 +75,11 @@ int64_t view_time_resolve(const struct view_time *t, int64_t first_ns, bool utc)
 
 /* ---- filter (view_filter.c) ---- */
 
+/* --filter: src/filter's language with view's variables and local errors
+ * (view_filter.c). */
 struct view_filter;
 
-/* How many "!" and "(" an expression may nest (each costs the parser
- * and the evaluation a level of recursion; "&&" and "||" cost none). */
-#define VIEW_FILTER_MAX_DEPTH 256
-
-/* Parse EXPR. 0, -ENOMEM, or -EINVAL with "column N: what" (or "filter
- * nests deeper than VIEW_FILTER_MAX_DEPTH (column N)") in err. */
+/* Parse EXPR. 0, -ENOMEM, or -EINVAL with "filter:1:COLUMN: what" in err. */
 int view_filter_parse(const char *expr, struct view_filter **out, char *err,
 		      size_t errlen);
 /* Prepare the per-class caches for nr classes: 0 or -ENOMEM. */

@@ -187,7 +187,7 @@ class Docs(unittest.TestCase):
 
     def test_every_page_is_a_command(self):
         for (name, section) in self.pages:
-            if name.startswith("ringtrace-"):
+            if name.startswith("ringtrace-") and section == "1":   # 7: topics
                 self.assertIn(name[len("ringtrace-"):], self.commands,
                               f"{name}({section}) is not a command of `ringtrace --help`")
         for key in (("ringtrace", "1"), ("ringtraced", "8"), ("ringtrace", "3")):
