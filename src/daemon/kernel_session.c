@@ -323,6 +323,12 @@ int dp_kernel_start(struct rtd_session *s, char *err, size_t errlen)
 		return ret;
 	}
 	statedump(s, k);
+	/* Moved into the trace at once: in a small buffer in discard mode the
+	 * dump would otherwise leave no room for the events until the first
+	 * read. */
+	pthread_mutex_lock(&k->lock);
+	drain_locked(k);
+	pthread_mutex_unlock(&k->lock);
 	ret = reader_start(k, err, errlen);
 	if (ret < 0)
 		rtk_instance_stop(k->in);
