@@ -7,7 +7,9 @@
 # private ftrace instance, runs every measurement several times interleaved
 # (A B C A B C ...), then writes bench/results/DATE-COMMIT.md (with .csv:
 # every run's numbers, -samples.csv: raw per-call latencies, -threads.svg)
-# and prints the headline ratios as its last lines.
+# and prints the headline ratios as its last lines. The kernel domain's
+# benchmark (bench/kernel.sh: record -k against trace-cmd, strace, perf
+# trace) runs last and writes bench/results/DATE-COMMIT-kernel.md.
 #
 #   --quick  fewer and shorter runs (under 2 minutes); results named
 #            DATE-COMMIT-quick.*
@@ -58,7 +60,7 @@ if [ "$MODE" != smoke ]; then
 	cmake --build "$BUILD" --target bench_programs -j "$(nproc)" >/dev/null ||
 		die "build failed (cmake --build $BUILD --target bench_programs)"
 fi
-for p in micro_base micro_rt breakdown trace_stats macro_none macro_rt; do
+for p in micro_base micro_rt breakdown trace_stats macro_none macro_rt kload; do
 	[ -x "$B/$p" ] || die "$B/$p is missing (cmake --build $BUILD --target bench_programs)"
 done
 
@@ -447,7 +449,18 @@ for ((rep = 1; rep <= MACRO_REPS; rep++)); do
 	done
 done
 
-# --- 5. report ----------------------------------------------------------------------
+# --- 5. the kernel domain: bench/kernel.sh (its own report, its tables on
+# stderr so that the headline stays last); smoke: its workloads once -------
+if [ "$MODE" = smoke ]; then
+	"$B/kload" syscall 5 | grep -q '^KSYS,[0-9]*,[0-9.]*,[0-9]*$' || die "kload syscall printed no numbers"
+	"$B/kload" pingpong 20 1 0 | grep -q '^KLOAD,[0-9]*,[0-9]*,[0-9]*$' ||
+		die "kload pingpong printed no numbers"
+else
+	"$SRC/bench/kernel.sh" "$BUILD" $([ "$MODE" = quick ] && echo --quick) >&2 ||
+		die "the kernel benchmark failed (bench/kernel.sh)"
+fi
+
+# --- 6. report ----------------------------------------------------------------------
 ELAPSED=$(($(date +%s) - START_S))
 COMMIT=$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)
 DIRTY=

@@ -10,7 +10,9 @@
 #          tests), clang, man-db and bash-completion (the install test reads
 #          the man pages and completes commands), and chromium, which only
 #          the report test needs (it skips with exit status 77 without it)
-#   bench  build + babeltrace2, python3-bt2 and LTTng-UST (make bench)
+#   bench  build + babeltrace2, python3-bt2 and LTTng-UST, and the kernel
+#          tracers the kernel domain is measured against: trace-cmd,
+#          strace, linux-perf (make bench)
 # Default STEP: check (everything but nothing more than the tests need).
 # When something was installed and BUILD_DIR holds a configured build, CMake
 # configures it again so that it finds what is new (the LTTng test programs
@@ -24,7 +26,8 @@ build=(build-essential cmake pkg-config liburcu-dev libtracefs-dev libtraceevent
 demo=("${build[@]}" babeltrace2)
 check=("${demo[@]}" python3-bt2 lttng-tools liblttng-ust-dev liburcu-dev clang
        man-db bash-completion chromium)
-bench=("${build[@]}" babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev liburcu-dev)
+bench=("${build[@]}" babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev liburcu-dev
+       trace-cmd strace linux-perf)
 case $step in
 build) pkgs=("${build[@]}") ;;
 demo) pkgs=("${demo[@]}") ;;
