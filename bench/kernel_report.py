@@ -97,12 +97,17 @@ def recording_tables(L, meta, out):
                 out.append("| %s | %s | %s | - | - | - | - |" % (k, NAMES.get(t, t), fmt(trips)))
                 continue
             evs = med([r["rec"] / (r["elapsed"] / 1e9) for r in rs])
-            lost = med([100.0 * r["lost"] / max(1, r["rec"] + r["lost"]) for r in rs])
+            losses = [100.0 * r["lost"] / max(1, r["rec"] + r["lost"]) for r in rs]
+            lossy = sum(1 for r in rs if r["lost"] > 0)
+            lost = "%s %%" % fmt(med(losses), 2)
+            if lossy:
+                lost += " (%d of %d runs lost events, at most %s %%)" % (lossy, len(rs),
+                                                                       fmt(max(losses), 1))
             cpu = med([(r["tree_cpu"] - r["wl_cpu"]) / 1e6 for r in rs])
             per_m = med([(r["tree_cpu"] - r["wl_cpu"]) / 1e6 / (r["rec"] / 1e6)
                          for r in rs if r["rec"] > 0])
-            out.append("| %s | %s | %s | %s | %s %% | %s | %s |" % (
-                k, NAMES.get(t, t), fmt(trips), fmt(evs), fmt(lost, 2), fmt(cpu), fmt(per_m, 1)))
+            out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+                k, NAMES.get(t, t), fmt(trips), fmt(evs), lost, fmt(cpu), fmt(per_m, 1)))
             if all(r["lost"] == 0 for r in rs):
                 best[t] = max(best.get(t, 0), evs)
     out.append("")
@@ -110,8 +115,8 @@ def recording_tables(L, meta, out):
         if t == "none":
             continue
         if t in best:
-            out.append("- %s: **%s events/s** recorded with nothing lost in any repetition "
-                       "(highest such trial)." % (NAMES.get(t, t), fmt(best[t])))
+            out.append("- %s: **%s events/s** recorded (median) in the highest trial where no "
+                       "run lost an event." % (NAMES.get(t, t), fmt(best[t])))
         else:
             out.append("- %s: lost events in every trial." % NAMES.get(t, t))
     # ratios within each repetition, flat out: CPU per million events
@@ -145,11 +150,13 @@ def syscall_table(S, meta, out):
                "median chunk's ns per call; %s repetitions, tracers alternated. ringtrace in "
                "overwrite mode (every event written even when the buffer is full). Added: ns per "
                "call minus the untraced ns per call of the same repetition; ratio: to the untraced "
-               "call of the same repetition; events/s: the two events of each call at the loop's "
+               "call of the same repetition; events recorded per call: 2 when each call's entry and exit "
+               "are there (more with every system call recorded: the program's start and end); "
+               "events/s: the two events of each call at the loop's "
                "rate; recorder CPU: the CPU time of the recorder's process tree minus the "
                "workload's own; medians." % (meta.get("sys_ms"), meta.get("reps")))
     out.append("")
-    out.append("| tracer | ns per call | added ns | / untraced | events recorded | lost | events/s | recorder CPU ms per million events |")
+    out.append("| tracer | ns per call | added ns | / untraced | events recorded per call | lost | events/s | recorder CPU ms per million events |")
     out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
     base = {r["rep"]: r["ns"] for r in S if r["tracer"] == "none"}
     for t in tracers:
@@ -157,7 +164,7 @@ def syscall_table(S, meta, out):
         ns = med([r["ns"] for r in rs])
         added = med([r["ns"] - base[r["rep"]] for r in rs if r["rep"] in base])
         ratio = med([r["ns"] / base[r["rep"]] for r in rs if base.get(r["rep"])])
-        rec = med([r["rec"] for r in rs if r["rec"] >= 0])
+        rec = med([r["rec"] / r["calls"] for r in rs if r["rec"] >= 0])
         lost = med([r["lost"] for r in rs if r["lost"] >= 0])
         # events per second of the loop, and the recorder's CPU for them
         evs = med([2e9 / r["ns"] for r in rs if r["rec"] >= 0])
@@ -165,7 +172,7 @@ def syscall_table(S, meta, out):
                      for r in rs if r["rec"] > 0])
         out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
             NAMES.get(t, t), fmt(ns, 1), fmt(added, 1) if t != "none" else "-",
-            fmt(ratio, 2), fmt(rec), fmt(lost), fmt(evs), fmt(per_m, 1)))
+            fmt(ratio, 2), fmt(rec, 3), fmt(lost), fmt(evs), fmt(per_m, 1)))
     out.append("")
 
 
