@@ -118,7 +118,7 @@ def recording_tables(L, meta, out):
             out.append("- %s: **%s events/s** recorded (median) in the highest trial where no "
                        "run lost an event." % (NAMES.get(t, t), fmt(best[t])))
         else:
-            out.append("- %s: lost events in every trial." % NAMES.get(t, t))
+            out.append("- %s: at least one run of every trial lost events." % NAMES.get(t, t))
     # ratios within each repetition, flat out: CPU per million events
     for other in ("trace-cmd", "trace-cmd-raw"):
         ratios = []
