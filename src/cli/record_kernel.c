@@ -2,11 +2,12 @@
  * record_kernel.c - the kernel side of `ringtrace record -k`: a private
  * tracefs instance recording CMD's process tree (or every process)
  * into DIR/kernel (src/kernel) while CMD runs, after a state dump of
- * every process of the machine: a thread of `record`
- * moves the instance's pages into the trace every RECORD_KERNEL_POLL_MS;
- * after CMD ends the instance is stopped, read to its end and removed,
- * and the metadata written again with the clock as calibrated over the
- * whole run. The kernel trace's clock names the user-space trace's uuid
+ * every process of the machine: a thread of `record` reads the
+ * instance's pages into the trace through the consumer (rtk_writer_read)
+ * every RECORD_KERNEL_POLL_MS; after CMD ends the instance is stopped,
+ * drained (rtk_writer_drain) and removed, and the metadata written again
+ * with the clock as calibrated over the whole run. The kernel trace's
+ * clock names the user-space trace's uuid
  * (record_opts.trace_uuid): it is the same clock, and babeltrace2 merges
  * traces whose clocks have the same uuid only.
  */
@@ -31,12 +32,10 @@
 
 struct record_kernel {
 	struct rtk_instance *in;
-	struct rtk_trace *trace;
+	struct rtk_writer *trace;
 	pthread_t thread;
 	bool running;
 	int stop;		/* atomic: the main thread asks the poller to end */
-	int failed;		/* the poller's error (read after the join) */
-	char err[1024];		/* its message */
 	uint8_t clock_uuid[16];
 	char *lists;		/* the globs' storage */
 };
@@ -70,11 +69,7 @@ static void *poller(void *arg)
 	/* Acquire: pairs with the release store in record_kernel_finish;
 	 * nothing is published through it but the request itself. */
 	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE)) {
-		long r = rtk_instance_drain(k->in, k->trace, k->err, sizeof(k->err));
-		if (r < 0) {
-			k->failed = (int)r;
-			break;
-		}
+		rtk_writer_read(k->trace);
 		struct timespec ts = { 0, RECORD_KERNEL_POLL_MS * 1000000L };
 		nanosleep(&ts, NULL);
 	}
@@ -119,14 +114,17 @@ static int configure(struct record_kernel *k, const struct record_opts *o, pid_t
 		cli_error("%s", err);
 		return ret;
 	}
-	char host[256] = "unknown", path[PATH_MAX];
-	gethostname(host, sizeof(host) - 1);
+	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/kernel", dir);
-	struct rtk_trace_info info = { .hostname = host, .trace_name = "kernel",
-				       .clock = clock_info(k, false) };
-	ctf_uuid_generate(info.uuid);
-	ret = rtk_trace_open(path, rtk_instance_formats(k->in), &info, &k->trace, err,
-			     sizeof(err));
+	struct rtk_writer_opts wo = { .dir = path, .trace_name = "kernel",
+				      .clock = clock_info(k, false),
+				      .buffer_size_kb = RECORD_KERNEL_BUFFER_KB };
+	ctf_uuid_generate(wo.uuid);
+	struct rtk_pages pages;
+	ret = rtk_instance_pages(k->in, &pages, err, sizeof(err));
+	if (!ret)
+		ret = rtk_writer_open(&pages, rtk_instance_formats(k->in), &wo, &k->trace, err,
+				      sizeof(err));
 	if (ret < 0)
 		cli_error("%s", err);
 	return ret;
@@ -151,8 +149,9 @@ int record_kernel_start(struct record_kernel **out, const struct record_opts *o,
 	}
 	/* Before CMD runs (it waits on the caller's pipe): every process and
 	 * thread there is then, CMD's forked process included. */
-	if (rtk_instance_statedump(k->in, k->err, sizeof(k->err)) < 0)
-		cli_error("the kernel trace has no state dump: %s", k->err);
+	char why[1024];
+	if (rtk_instance_statedump(k->in, why, sizeof(why)) < 0)
+		cli_error("the kernel trace has no state dump: %s", why);
 	ret = pthread_create(&k->thread, NULL, poller, k);
 	if (ret) {
 		cli_error("cannot start the kernel trace's reader: %s", strerror(ret));
@@ -173,24 +172,22 @@ int record_kernel_finish(struct record_kernel *k)
 		/* Release: pairs with the poller's acquire load. */
 		__atomic_store_n(&k->stop, 1, __ATOMIC_RELEASE);
 		pthread_join(k->thread, NULL);
-		ret = k->failed;
-		if (!ret && rtk_instance_drain(k->in, k->trace, k->err, sizeof(k->err)) < 0)
-			ret = -EIO;
 		struct ctf_clock_info c = clock_info(k, true);
-		if (!ret && rtk_trace_set_clock(k->trace, &c, k->err, sizeof(k->err)) < 0)
+		rtk_writer_drain(k->trace, &c);
+		char msg[1024];
+		/* The first error: a write that failed is cut back and its
+		 * events counted lost in the trace, which stays readable. */
+		if (rtk_writer_error(k->trace, true, msg, sizeof(msg)) < 0) {
+			cli_error("the kernel trace is incomplete: %s", msg);
 			ret = -EIO;
-		if (ret)
-			cli_error("the kernel trace is incomplete: %s", k->err);
-		struct rtk_trace_stats st;
-		rtk_trace_stats(k->trace, &st);
+		}
+		struct rtk_writer_stats st;
+		rtk_writer_stats(k->trace, &st);
 		if (st.unknown)
 			cli_error("%llu kernel events of unknown classes were left out",
 				  (unsigned long long)st.unknown);
 	}
-	if (rtk_trace_close(k->trace) < 0 && !ret) {
-		cli_error("cannot close the kernel trace's files");
-		ret = -EIO;
-	}
+	rtk_writer_close(k->trace);
 	if (k->in && rtk_instance_destroy(k->in) < 0) {
 		cli_error("cannot remove the tracefs instance");
 		ret = ret ? ret : -EIO;

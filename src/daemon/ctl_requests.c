@@ -349,7 +349,7 @@ static int ctl_snapshot_record(const struct ctl_req *r, FILE *out, struct rtp_kv
 		return ret;
 	char path[PATH_MAX] = "";
 	ret = dp_snapshot_record(s, dir, max, path, sizeof(path), err, errlen);
-	if (ret < 0 || (ret = dp_kernel_snapshot(s, path, err, errlen)) < 0)
+	if (ret < 0 || (ret = dp_kernel_snapshot(s, path, max, err, errlen)) < 0)
 		return ret;
 	rtp_kv_add(reply, "path", path);
 	fprintf(out, "Snapshot recorded in %s\n", path);

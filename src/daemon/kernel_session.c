@@ -2,14 +2,16 @@
  * kernel_session.c - the kernel domain's data plane (the dp_kernel_*
  * hooks of rtd.h): a session's kernel channel and rules become a private
  * ftrace instance (src/kernel) at the first start, and a reader thread
- * per session writes the instance's buffers as CTF under OUTPUT/kernel
- * on the channel's read timer. Snapshot sessions have no reader: their
- * instance runs in overwrite mode and dp_kernel_snapshot reads it. A
- * state dump of every process goes into the buffer at each start, and
- * one is appended to each snapshot after what it read.
+ * per session has the consumer write the instance's buffers as CTF under
+ * OUTPUT/kernel (rtk_writer: src/consumer's channel, stream files, write
+ * errors and metadata) on the channel's read timer. Snapshot sessions
+ * have no reader: their instance runs in overwrite mode and
+ * dp_kernel_snapshot has the consumer write what it holds. A state dump
+ * of every process goes into the buffer at each start, and one is
+ * appended to each snapshot after what it read.
  *
  * Concurrency: the hooks run on the main thread with rtd_lock held. The
- * instance and the trace of a session are used by its reader thread and
+ * instance and the writer of a session are used by its reader thread and
  * by the hooks (stop, snapshot, statistics), never at once: each use
  * holds the session's `lock`. The reader reads nothing of the model and
  * never takes rtd_lock, so that the main thread may join it while it
@@ -30,17 +32,16 @@
 #include "app.h"
 
 struct kdp_session {
-	pthread_mutex_t lock;		/* in, trace, err, errmsg */
+	pthread_mutex_t lock;		/* in, w */
 	struct rtk_instance *in;
-	struct rtk_trace *trace;	/* NULL in snapshot sessions */
+	struct rtk_writer *w;		/* snapshots only in snapshot sessions */
+	bool snapshot;
 	pthread_t reader;
 	bool reading;			/* main thread only: reader started */
 	bool quit;			/* under lock: the reader returns */
 	int wake;			/* eventfd: the reader polls it */
 	uint32_t period_ms;
 	uint64_t buffer_bytes;		/* all CPUs */
-	int err;			/* first write error not reported */
-	char errmsg[RTD_ERRLEN + 16];
 };
 
 int dp_kernel_access(char *err, size_t errlen)
@@ -103,18 +104,13 @@ int dp_kernel_remove_stale(void)
 	return rtk_instances_remove_stale();
 }
 
-/* Caller holds k->lock. Everything the instance's buffers hold now goes
- * to the trace; the first error is kept for dp_kernel_stop. */
-static void drain_locked(struct kdp_session *k)
+/* The consumer's word when the kernel trace's writes start failing and
+ * when they work again: the daemon's log. */
+static void log_error(void *arg, int err, const char *line)
 {
-	if (!k->trace)
-		return;
-	char msg[RTD_ERRLEN];
-	long n = rtk_instance_drain(k->in, k->trace, msg, sizeof(msg));
-	if (n < 0 && !k->err) {
-		k->err = (int)n;
-		snprintf(k->errmsg, sizeof(k->errmsg), "kernel trace: %s", msg);
-	}
+	(void)arg;
+	(void)err;
+	rt_warn("kernel trace: %s", line);
 }
 
 static void *reader_main(void *arg)
@@ -130,7 +126,7 @@ static void *reader_main(void *arg)
 		pthread_mutex_lock(&k->lock);
 		bool quit = k->quit;
 		if (!quit)
-			drain_locked(k);
+			rtk_writer_read(k->w);
 		pthread_mutex_unlock(&k->lock);
 		if (quit)
 			return NULL;
@@ -139,7 +135,7 @@ static void *reader_main(void *arg)
 
 static int reader_start(struct kdp_session *k, char *err, size_t errlen)
 {
-	if (!k->trace || k->reading)
+	if (k->snapshot || k->reading)
 		return 0;
 	k->quit = false;
 	int ret = pthread_create(&k->reader, NULL, reader_main, k);
@@ -168,8 +164,7 @@ static void reader_stop(struct kdp_session *k)
 static void kdp_free(struct kdp_session *k)
 {
 	reader_stop(k);
-	if (k->trace)
-		rtk_trace_close(k->trace);
+	rtk_writer_close(k->w);
 	rtk_instance_destroy(k->in);
 	if (k->wake >= 0)
 		close(k->wake);
@@ -254,23 +249,26 @@ static int kdp_create(struct rtd_session *s, const struct rtd_channel *c,
 		snprintf(err, errlen, "kernel domain of session %s: %s", s->name, why);
 		goto fail;
 	}
-	if (!s->snapshot) {
-		char dir[PATH_MAX], host[256] = "";
-		if (snprintf(dir, sizeof(dir), "%s/kernel", s->output) >= (int)sizeof(dir)) {
-			snprintf(err, errlen, "output path too long");
-			ret = -ENAMETOOLONG;
-			goto fail;
-		}
-		gethostname(host, sizeof(host) - 1);
-		struct rtk_trace_info info = { .hostname = host, .trace_name = s->name };
-		ctf_uuid_generate(info.uuid);
-		app_clock_info(&info.clock);
-		ret = rtk_trace_open(dir, rtk_instance_formats(k->in), &info, &k->trace, why,
-				     sizeof(why));
-		if (ret < 0) {
-			snprintf(err, errlen, "kernel trace of session %s: %s", s->name, why);
-			goto fail;
-		}
+	char dir[PATH_MAX];
+	if (snprintf(dir, sizeof(dir), "%s/kernel", s->output) >= (int)sizeof(dir)) {
+		snprintf(err, errlen, "output path too long");
+		ret = -ENAMETOOLONG;
+		goto fail;
+	}
+	k->snapshot = s->snapshot;
+	struct rtk_writer_opts wo = { .dir = s->snapshot ? NULL : dir, .trace_name = s->name,
+				      .buffer_size_kb = kc.cfg.buffer_size_kb,
+				      .log = log_error };
+	ctf_uuid_generate(wo.uuid);
+	app_clock_info(&wo.clock);
+	struct rtk_pages pages;
+	ret = rtk_instance_pages(k->in, &pages, why, sizeof(why));
+	if (!ret)
+		ret = rtk_writer_open(&pages, rtk_instance_formats(k->in), &wo, &k->w, why,
+				      sizeof(why));
+	if (ret < 0) {
+		snprintf(err, errlen, "kernel trace of session %s: %s", s->name, why);
+		goto fail;
 	}
 	*out = k;
 	ret = 0;
@@ -343,7 +341,7 @@ int dp_kernel_stop(struct rtd_session *s, char *err, size_t errlen)
 	reader_stop(k);
 	int ret = rtk_instance_stop(k->in);
 	pthread_mutex_lock(&k->lock);
-	drain_locked(k);
+	rtk_writer_drain(k->w, NULL);
 	pthread_mutex_unlock(&k->lock);
 	int werr = dp_kernel_errors(s, true, err, errlen);
 	if (werr < 0)
@@ -359,13 +357,12 @@ int dp_kernel_errors(struct rtd_session *s, bool take, char *err, size_t errlen)
 	struct kdp_session *k = s->kdp;
 	if (!k)
 		return 0;
+	char msg[RTD_ERRLEN];
 	pthread_mutex_lock(&k->lock);
-	int ret = k->err;
-	if (ret)
-		snprintf(err, errlen, "%s", k->errmsg);
-	if (take)
-		k->err = 0;
+	int ret = rtk_writer_error(k->w, take, msg, sizeof(msg));
 	pthread_mutex_unlock(&k->lock);
+	if (ret)
+		snprintf(err, errlen, "kernel trace: %s", msg);
 	return ret;
 }
 
@@ -376,42 +373,22 @@ void dp_kernel_destroy(struct rtd_session *s)
 	s->kdp = NULL;
 }
 
-int dp_kernel_snapshot(struct rtd_session *s, const char *dir, char *err, size_t errlen)
+int dp_kernel_snapshot(struct rtd_session *s, const char *dir, uint64_t max_size, char *err,
+		       size_t errlen)
 {
 	struct kdp_session *k = s->kdp;
 	if (!k)
 		return 0;
-	char path[PATH_MAX], host[256] = "", why[RTD_ERRLEN];
+	char path[PATH_MAX], why[RTD_ERRLEN];
 	if (snprintf(path, sizeof(path), "%s/kernel", dir) >= (int)sizeof(path)) {
 		snprintf(err, errlen, "snapshot directory name too long");
 		return -ENAMETOOLONG;
 	}
-	gethostname(host, sizeof(host) - 1);
-	struct rtk_trace_info info = { .hostname = host, .trace_name = s->name };
-	ctf_uuid_generate(info.uuid);
-	app_clock_info(&info.clock);
-	struct rtk_trace *t;
-	int ret = rtk_trace_open(path, rtk_instance_formats(k->in), &info, &t, why, sizeof(why));
-	if (ret < 0) {
-		snprintf(err, errlen, "kernel snapshot: %s", why);
-		return ret;
-	}
 	pthread_mutex_lock(&k->lock);
-	long n = rtk_instance_drain(k->in, t, why, sizeof(why));
-	/* After what the buffers held (it displaces none of it): the
-	 * threads as they are now, named even when the start's dump was
-	 * overwritten long ago. */
-	char dwhy[RTD_ERRLEN];
-	if (n >= 0 && rtk_instance_statedump_into(k->in, t, dwhy, sizeof(dwhy)) < 0)
-		rt_warn("session %s: the kernel snapshot has no state dump: %s", s->name, dwhy);
+	int ret = rtk_writer_snapshot(k->w, path, max_size, why, sizeof(why));
 	pthread_mutex_unlock(&k->lock);
-	ret = rtk_trace_close(t);
-	if (n < 0) {
-		snprintf(err, errlen, "kernel snapshot: %s", why);
-		return (int)n;
-	}
 	if (ret < 0)
-		snprintf(err, errlen, "kernel snapshot: cannot close %s: %s", path, strerror(-ret));
+		snprintf(err, errlen, "kernel snapshot: %s", why);
 	return ret;
 }
 
@@ -423,15 +400,15 @@ int dp_kernel_stats(struct rtd_session *s, struct rtd_channel_stats *st)
 		return 0;
 	st->buffer_bytes = k->buffer_bytes;
 	st->nr_buffer_sets = 1;
-	if (!k->trace)
+	if (k->snapshot)
 		return 0;
-	struct rtk_trace_stats ts;
+	struct rtk_writer_stats ws;
 	pthread_mutex_lock(&k->lock);
 	if (s->active)
-		drain_locked(k);
-	rtk_trace_stats(k->trace, &ts);
+		rtk_writer_read(k->w);
+	rtk_writer_stats(k->w, &ws);
 	pthread_mutex_unlock(&k->lock);
-	st->events = ts.events;
-	st->events_lost = ts.lost;
+	st->events = ws.events;
+	st->events_lost = ws.lost;
 	return 0;
 }

@@ -302,7 +302,9 @@ void dp_shutdown(void);
  *    reports the write errors). Sessions without kernel rules: 0.
  *  - dp_kernel_destroy: remove the instance and close the trace.
  *  - dp_kernel_snapshot: what the kernel buffers hold now, as a complete
- *    trace in DIR/kernel, tracing going on.
+ *    trace in DIR/kernel (its newest packets within max_size bytes, 0: no
+ *    limit), tracing going on; ftrace's reads consume, so a second
+ *    snapshot holds the events recorded since the first.
  *  - dp_kernel_errors: the kernel trace's first write error not reported
  *    yet (with `take`, reported now: stop takes it), as dp_session_errors.
  *  - dp_kernel_stats: the kernel channel's counters (0 when not started).
@@ -316,7 +318,8 @@ int dp_kernel_access(char *err, size_t errlen);
 int dp_kernel_start(struct rtd_session *s, char *err, size_t errlen);
 int dp_kernel_stop(struct rtd_session *s, char *err, size_t errlen);
 void dp_kernel_destroy(struct rtd_session *s);
-int dp_kernel_snapshot(struct rtd_session *s, const char *dir, char *err, size_t errlen);
+int dp_kernel_snapshot(struct rtd_session *s, const char *dir, uint64_t max_size, char *err,
+		       size_t errlen);
 int dp_kernel_errors(struct rtd_session *s, bool take, char *err, size_t errlen);
 int dp_kernel_stats(struct rtd_session *s, struct rtd_channel_stats *st);
 int dp_kernel_rule_matches(const char *glob, bool syscall, char *err, size_t errlen);

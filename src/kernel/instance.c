@@ -26,7 +26,7 @@ struct rtk_instance {
 	struct rtk_formats *formats;
 	size_t nr_enabled;
 	unsigned nr_cpus;
-	struct tracefs_cpu **cpu_readers;	/* opened at the first drain */
+	struct tracefs_cpu **cpu_readers;	/* opened by rtk_instance_pages */
 	void *page;			/* one sub-buffer, for reads */
 	int page_size;
 	bool clock_tsc;			/* trace_clock x86-tsc, else mono */
@@ -415,21 +415,11 @@ static uint64_t cpu_lost(struct rtk_instance *in, unsigned cpu)
 	return total;
 }
 
-unsigned rtk_instance_nr_cpus(struct rtk_instance *in)
+/* One page of CPU `cpu`'s buffer, partly filled ones included, without
+ * blocking (struct rtk_pages' read; the readers are open). */
+static long read_page(struct rtk_instance *in, unsigned cpu, const void **page, char *err,
+		      size_t errlen)
 {
-	if (!in->cpu_readers && open_cpus(in, NULL, 0) < 0)
-		return 0;
-	return in->nr_cpus;
-}
-
-long rtk_instance_read_page(struct rtk_instance *in, unsigned cpu, const void **page,
-			    char *err, size_t errlen)
-{
-	if (!in->cpu_readers) {
-		int ret = open_cpus(in, err, errlen);
-		if (ret < 0)
-			return ret;
-	}
 	if (cpu >= in->nr_cpus || !in->cpu_readers[cpu])
 		return 0;
 	errno = 0;
@@ -445,32 +435,36 @@ long rtk_instance_read_page(struct rtk_instance *in, unsigned cpu, const void **
 	return ret;
 }
 
-uint64_t rtk_instance_lost(struct rtk_instance *in, unsigned cpu)
+static long pages_read(void *arg, unsigned cpu, const void **page, char *err, size_t errlen)
 {
-	return cpu_lost(in, cpu);
+	return read_page(arg, cpu, page, err, errlen);
 }
 
-long rtk_instance_drain(struct rtk_instance *in, struct rtk_trace *t, char *err,
-			size_t errlen)
+static uint64_t pages_lost(void *arg, unsigned cpu)
 {
-	long pages = 0;
-	unsigned nr = rtk_instance_nr_cpus(in);
-	for (unsigned c = 0; c < nr; c++) {
-		const void *page;
-		long n;
-		while ((n = rtk_instance_read_page(in, c, &page, err, errlen)) > 0) {
-			long r = rtk_trace_page(t, c, page, (size_t)n, err, errlen);
-			if (r < 0)
-				return r;
-			pages++;
-		}
-		if (n < 0)
-			return n;
-		int ret = rtk_trace_lost(t, c, cpu_lost(in, c), err, errlen);
+	return cpu_lost(arg, cpu);
+}
+
+static long pages_dump(void *arg, int (*fn)(unsigned cpu, const void *page, size_t size,
+					    void *fn_arg),
+		       void *fn_arg, char *err, size_t errlen)
+{
+	struct rtk_instance *in = arg;
+	return rtk_statedump_pages(in->formats, in->clock_tsc, fn, fn_arg, err, errlen);
+}
+
+int rtk_instance_pages(struct rtk_instance *in, struct rtk_pages *p, char *err, size_t errlen)
+{
+	if (!in->cpu_readers) {
+		int ret = open_cpus(in, err, errlen);
 		if (ret < 0)
 			return ret;
 	}
-	return pages;
+	*p = (struct rtk_pages){ .read = pages_read, .lost = pages_lost, .dump = pages_dump,
+				 .arg = in,
+				 .nr_cpus = in->nr_cpus,
+				 .page_size = in->page_size > 0 ? (size_t)in->page_size : 4096 };
+	return 0;
 }
 
 static int put_marker(const void *rec, size_t len, void *arg)
@@ -493,26 +487,6 @@ long rtk_instance_statedump(struct rtk_instance *in, char *err, size_t errlen)
 			rtk_instance_name(in),
 			n == -EBADF ? "tracing is off or the buffer is full" : strerror((int)-n));
 	return n;
-}
-
-struct into {
-	struct rtk_trace *t;
-	char *err;
-	size_t errlen;
-};
-
-static int page_into(unsigned cpu, const void *page, size_t size, void *arg)
-{
-	struct into *a = arg;
-	long n = rtk_trace_page(a->t, cpu, page, size, a->err, a->errlen);
-	return n < 0 ? (int)n : 0;
-}
-
-long rtk_instance_statedump_into(struct rtk_instance *in, struct rtk_trace *t, char *err,
-				 size_t errlen)
-{
-	struct into a = { t, err, errlen };
-	return rtk_statedump_pages(in->formats, in->clock_tsc, page_into, &a, err, errlen);
 }
 
 int rtk_instance_destroy(struct rtk_instance *in)

@@ -17,9 +17,11 @@
  *  - rtk_formats_*: event classes built from ftrace's format files, named
  *    and laid out as LTTng's kernel traces have them (sched_switch's
  *    prev_tid, syscall_entry_NAME/syscall_exit_NAME, ...);
- *  - rtk_trace_*: a CTF trace directory (one stream per CPU, one packet
- *    per ftrace page, lost events as the packets' events_discarded) fed
- *    with raw pages; rtk_instance_drain feeds it from an instance.
+ *  - rtk_trace_*: raw pages converted into CTF packets (one stream per
+ *    CPU, one packet per ftrace page, lost events as the packets'
+ *    events_discarded);
+ *  - rtk_writer_*: a kernel trace written by src/consumer from an
+ *    instance's pages (the kernel is one of the consumer's sources).
  *
  * Errors: negative errno; functions taking `err` also write one line
  * saying what failed into it (NUL-terminated, truncated to errlen).
@@ -101,27 +103,6 @@ const struct rtk_formats *rtk_instance_formats(const struct rtk_instance *in);
 /* Number of enabled events (tracepoints and syscall entries/exits). */
 size_t rtk_instance_nr_events(const struct rtk_instance *in);
 /*
- * Read every page the instance's buffers hold now, partly filled ones
- * included (trace_pipe_raw, without blocking), and append them to `t`:
- * after rtk_instance_stop, everything recorded. Returns the number of
- * pages read, or -errno of a read or of rtk_trace_page, with a message in
- * err.
- */
-long rtk_instance_drain(struct rtk_instance *in, struct rtk_trace *t, char *err,
-			size_t errlen);
-/* The CPUs whose buffers the instance has (0 when they cannot be
- * opened). */
-unsigned rtk_instance_nr_cpus(struct rtk_instance *in);
-/* One page of CPU `cpu`'s buffer, partly filled ones included, without
- * blocking: its size, with *page valid until the next read; 0 when there
- * is none; -errno with a message in err. */
-long rtk_instance_read_page(struct rtk_instance *in, unsigned cpu, const void **page,
-			    char *err, size_t errlen);
-/* Events lost on CPU `cpu` so far, as the kernel counts them
- * (per_cpu/cpuN/stats: overwritten, dropped when full, lost to nesting). */
-uint64_t rtk_instance_lost(struct rtk_instance *in, unsigned cpu);
-
-/*
  * Write the state dump into the instance's buffer: every process and
  * thread of the machine (from /proc) as lttng_statedump_process_state
  * events between lttng_statedump_start and lttng_statedump_end, stamped
@@ -131,18 +112,6 @@ uint64_t rtk_instance_lost(struct rtk_instance *in, unsigned cpu);
  * mode), -errno of /proc or of the write, with a message in err.
  */
 long rtk_instance_statedump(struct rtk_instance *in, char *err, size_t errlen);
-
-/*
- * The same state dump, not through the instance's buffer: as ftrace pages
- * stamped now on the instance's clock, each appended to `t` (which must
- * have the instance's formats) as rtk_trace_page does, in the stream of
- * the CPU the dump began on. For a snapshot, once the buffers have been
- * read into `t`: the dump comes after their events and displaces none of
- * a flight recorder's. Returns the number of records, or -errno with a
- * message in err.
- */
-long rtk_instance_statedump_into(struct rtk_instance *in, struct rtk_trace *t, char *err,
-				 size_t errlen);
 
 /* Stop, remove the instance from tracefs and free it. Returns 0 or -errno
  * of the removal (the memory is freed in every case). */
@@ -181,66 +150,137 @@ size_t rtk_formats_count(const struct rtk_formats *f);
 const char *rtk_formats_name(const struct rtk_formats *f, size_t i);
 void rtk_formats_free(struct rtk_formats *f);
 
-/* What the trace's metadata says besides the event classes. */
-struct rtk_trace_info {
-	uint8_t uuid[16];
-	const char *hostname;
-	const char *trace_name;
-	struct ctf_clock_info clock;	/* ticks of the instance's trace_clock */
-};
-
 /*
- * Create the trace directory `dir` (private: rt_dir_open's rules, made if
- * missing; it must hold no trace yet) with its metadata for the classes
- * of `f` (which must outlive the trace). `dir` NULL: no files, packets
- * only (rtk_trace_packet, for a consumer that writes them itself).
- * Returns 0 and *out, or -errno with a message in err.
+ * A converter of `f`'s pages (f must outlive it) into packets whose
+ * header carries `uuid`. Returns 0 and *out, or -ENOMEM.
  */
-int rtk_trace_open(const char *dir, const struct rtk_formats *f,
-		   const struct rtk_trace_info *info, struct rtk_trace **out, char *err,
-		   size_t errlen);
+int rtk_trace_open(const struct rtk_formats *f, const uint8_t uuid[16], struct rtk_trace **out);
 /*
- * Append one ftrace page of CPU `cpu` (as read from trace_pipe_raw:
+ * Convert one ftrace page of CPU `cpu` (as read from trace_pipe_raw:
  * 8-byte timestamp, 8-byte commit with the missed-events flags, events)
- * as one packet of that CPU's stream file channel0_CPU. Events of unknown
- * classes are skipped and counted (rtk_trace_stats). A page that does
- * not parse is -EINVAL, and nothing is written for it. Returns the number
- * of events written, or -errno with a message in err.
+ * into one packet of that CPU's stream: *pkt (the trace's buffer, valid
+ * until the next call) holds its *len bytes. Events of unknown classes
+ * are skipped and counted (rtk_trace_stats). A page that does not parse
+ * is -EINVAL, and the stream is left as it was. Returns the number of
+ * events, or -errno with a message in err.
  */
-long rtk_trace_page(struct rtk_trace *t, unsigned cpu, const void *page, size_t size,
-		    char *err, size_t errlen);
-
-/* rtk_trace_page without the write: *pkt (the trace's buffer, valid until
- * the next call) holds the packet's *len bytes. */
 long rtk_trace_packet(struct rtk_trace *t, unsigned cpu, const void *page, size_t size,
 		      char **pkt, size_t *len, char *err, size_t errlen);
-/* rtk_trace_lost without the write: 1 and the packet in *pkt, *len, or 0
- * (no new loss), or -errno. */
-int rtk_trace_lost_packet(struct rtk_trace *t, unsigned cpu, uint64_t total, char **pkt,
-			  size_t *len, char *err, size_t errlen);
-
 /*
  * The kernel counts `total` events lost on CPU `cpu` so far (overwritten
  * or dropped: per_cpu/cpuN/stats): when that is more than the stream's
- * packets said, an empty packet carrying the new count is appended.
- * Returns 0 or -errno with a message in err.
+ * packets said, 1 and an empty packet carrying the new count in *pkt,
+ * *len; 0 (no new loss), or -errno with a message in err.
  */
-int rtk_trace_lost(struct rtk_trace *t, unsigned cpu, uint64_t total, char *err,
-		   size_t errlen);
+int rtk_trace_lost_packet(struct rtk_trace *t, unsigned cpu, uint64_t total, char **pkt,
+			  size_t *len, char *err, size_t errlen);
 
 struct rtk_trace_stats {
-	uint64_t events;	/* written */
+	uint64_t events;	/* converted */
 	uint64_t lost;		/* reported lost by ftrace (at least) */
 	uint64_t unknown;	/* skipped: class not in the formats */
 	uint64_t packets;
 };
 void rtk_trace_stats(const struct rtk_trace *t, struct rtk_trace_stats *s);
-/* Write the metadata again with `clock` (the clock as calibrated over the
- * whole run), replacing the file whole. Returns 0 or -errno with a message
- * in err; -EINVAL for a trace opened without a directory. */
-int rtk_trace_set_clock(struct rtk_trace *t, const struct ctf_clock_info *clock, char *err,
+/* Free the converter. */
+void rtk_trace_close(struct rtk_trace *t);
+
+/* ---- the kernel trace through src/consumer (source.c, writer.c) ---- */
+
+/*
+ * Where pages come from: an instance's per-CPU buffers (rtk_instance_pages)
+ * or, for tests, pages recorded earlier. read: one page of `cpu`, its
+ * size with *page valid until the next read, 0 when there is none now,
+ * -errno with a message in err. lost: the events lost on `cpu` so far as
+ * the kernel counts them.
+ */
+struct rtk_pages {
+	long (*read)(void *arg, unsigned cpu, const void **page, char *err, size_t errlen);
+	uint64_t (*lost)(void *arg, unsigned cpu);
+	/* The state dump, not through the buffers: ftrace pages stamped now
+	 * on the instance's clock, handed to fn one by one with the CPU of
+	 * the stream they go to (rtk_writer_snapshot appends them after what
+	 * the buffers held, displacing none of a flight recorder's events).
+	 * The number of records or -errno with a message in err. NULL:
+	 * none. */
+	long (*dump)(void *arg, int (*fn)(unsigned cpu, const void *page, size_t size, void *fn_arg),
+		     void *fn_arg, char *err, size_t errlen);
+	void *arg;
+	unsigned nr_cpus;
+	size_t page_size;
+};
+/* The instance's buffers as pages. 0, or -errno (its buffers cannot be
+ * opened) with a message in err. */
+int rtk_instance_pages(struct rtk_instance *in, struct rtk_pages *p, char *err, size_t errlen);
+
+/*
+ * A kernel trace written by src/consumer: a source (struct cons_source:
+ * one stream per CPU, each get reads one page and converts it into one
+ * packet, then a header-only packet when the kernel's lost count passed
+ * the stream's), the formats' classes as the consumer's struct
+ * cons_classes, the channel "channel0" (stream class 0, stream files
+ * channel0_CPU, the stream event context `tid`), the consumer's one
+ * metadata builder (env domain "kernel"), stream files, write errors
+ * (a packet that cannot be written cut back and counted lost in the
+ * trace, reported once) and snapshots.
+ *
+ * What ftrace allows: reads consume (trace_pipe_raw; this kernel's
+ * tracefs has no non-consuming raw read), partly filled pages included,
+ * so there is no flush; a snapshot reads what the buffers hold (the
+ * flight recorder's newest events) and consumes it, keeping the newest
+ * packets within its size limit.
+ *
+ * Concurrency: one thread at a time per writer (the caller's lock);
+ * rtk_writer_stats reads relaxed counters besides and may be called
+ * under the same lock only.
+ */
+struct rtk_writer;
+struct rtk_writer_opts {
+	const char *dir;		/* trace directory; NULL: snapshots only */
+	uint8_t uuid[16];		/* the trace's (its packets') */
+	const char *trace_name;
+	struct ctf_clock_info clock;	/* ticks of the instance's trace_clock */
+	uint64_t buffer_size_kb;	/* per CPU, as configured (0: ftrace's default) */
+	/* Called when writes start failing (err < 0) and when they work again
+	 * (err 0), with the message; NULL: none. Any thread. */
+	void (*log)(void *arg, int err, const char *line);
+	void *log_arg;
+};
+/* Open a writer of `pages` converted with `f` (both must outlive it).
+ * Nothing is written before the first read. 0 and *out, or -ENOMEM, with
+ * a message in err. */
+int rtk_writer_open(const struct rtk_pages *pages, const struct rtk_formats *f,
+		    const struct rtk_writer_opts *o, struct rtk_writer **out, char *err,
+		    size_t errlen);
+/* Move what the buffers hold now into the trace (at most the buffer's
+ * pages per CPU): the metadata first, then the packets. Returns the most
+ * pages read from one CPU. */
+uint32_t rtk_writer_read(struct rtk_writer *w);
+/* Read everything (after rtk_instance_stop: all that was recorded; bounded
+ * as cons_drain is) and settle the stream files, then write the metadata
+ * whole with `clock` when not NULL (the clock as calibrated over the
+ * whole run). Errors are kept for rtk_writer_error. */
+void rtk_writer_drain(struct rtk_writer *w, const struct ctf_clock_info *clock);
+/* What the buffers hold now, into `dir` as a complete trace (metadata
+ * and stream files channel0_CPU), then the pages' state dump (a failure
+ * of the dump is logged through the writer's `log`, the snapshot is
+ * written without it); the newest packets within max_size bytes (0: no
+ * limit). Consumes what it reads. 0 or -errno (-ENOMEM, of
+ * mkdir/open/write/rename) with a message in err. */
+int rtk_writer_snapshot(struct rtk_writer *w, const char *dir, uint64_t max_size, char *err,
 			size_t errlen);
-/* Close the stream files and free. Returns 0 or -errno of a close. */
-int rtk_trace_close(struct rtk_trace *t);
+/* The first error not yet taken (take) or the last one: a write error
+ * (cons_errors' message) or a read error of the buffers; 0 when none,
+ * else its -errno with the message in msg. */
+int rtk_writer_error(struct rtk_writer *w, bool take, char *msg, size_t len);
+struct rtk_writer_stats {
+	uint64_t events;	/* converted and written */
+	uint64_t lost;		/* ftrace's count, plus those that could not be written */
+	uint64_t unknown;	/* skipped: class not in the formats */
+	uint64_t pages_bad;	/* pages that did not parse, skipped */
+};
+void rtk_writer_stats(struct rtk_writer *w, struct rtk_writer_stats *s);
+/* Close the files and free. */
+void rtk_writer_close(struct rtk_writer *w);
 
 #endif /* RINGTRACE_KERNEL_H */

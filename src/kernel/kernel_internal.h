@@ -1,7 +1,10 @@
 /*
  * kernel_internal.h - what the files of src/kernel share: an event class
  * as the trace writer lays it out (formats.c builds them, trace.c uses
- * them). Same concurrency contract as kernel.h.
+ * them); the pages as a consumer source (source.c, used by writer.c).
+ * Same concurrency contract as kernel.h. src/kernel sits on top of
+ * src/consumer (it is one of its sources); src/consumer never includes
+ * src/kernel.
  */
 #ifndef RINGTRACE_KERNEL_INTERNAL_H
 #define RINGTRACE_KERNEL_INTERNAL_H
@@ -13,6 +16,7 @@
 #include <ringtrace/ringtrace_types.h>
 
 #include "../common/warn.h"
+#include "../consumer/consumer.h"
 #include "kernel.h"
 
 /* How a field of the raw record becomes a CTF field. */
@@ -141,5 +145,49 @@ const struct rtk_class *rtk_formats_record_class(const struct rtk_formats *f, co
 /* The kernel trace's one stream event context: the emitting thread
  * (common_pid), as LTTng's kernel traces name it. */
 #define RTK_CONTEXT_NAME "tid"
+
+/* The stream event context of the trace's packets (their names and CTF
+ * types, in record order; constant, owned by the trace): *nr of them. */
+const struct rt_field_desc *rtk_trace_contexts(const struct rtk_trace *t, uint32_t *nr);
+
+/* ---- source.c ---- */
+
+struct rtk_source_stream {
+	uint64_t consumed;		/* packets taken, in packet_size units */
+	bool more;			/* the last get found a packet */
+	uint64_t lost;			/* the kernel's count, last read */
+	uint64_t bad;			/* pages skipped: relaxed atomic */
+	bool staged;			/* snap holds a staged snapshot */
+	char **snap;			/* a snapshot's packets, oldest first */
+	size_t *snap_len;
+	size_t nr_snap, cap_snap, cap_len;
+};
+
+struct rtk_source {
+	struct rtk_pages pages;
+	struct rtk_trace *trace;	/* converts, packets only */
+	uint64_t packet_size;
+	struct rtk_source_stream *s;	/* [pages.nr_cpus] */
+	int err;			/* the first read error, not yet taken */
+	char errmsg[256];
+};
+
+/* `pages` converted by `t` as a consumer source (*src), its batch and
+ * capacity from the buffer's size. 0 or -ENOMEM. */
+int rtk_source_init(struct rtk_source *ks, const struct rtk_pages *pages, struct rtk_trace *t,
+		    uint64_t buffer_size_kb, struct cons_source *src);
+void rtk_source_fini(struct rtk_source *ks);
+/* Read every CPU's buffer into the snapshot lists that the next
+ * snapshot's snap_range hands out. 0 or -ENOMEM. */
+int rtk_source_snap_stage(struct rtk_source *ks);
+/* Convert `page` and append it to CPU `cpu`'s staged list. 0, -EINVAL (a
+ * page that does not parse, a CPU without a stream), -ENOMEM, with a
+ * message in err. */
+int rtk_source_snap_page(struct rtk_source *ks, unsigned cpu, const void *page, size_t size,
+			 char *err, size_t errlen);
+/* Pages skipped because they did not parse (any thread). */
+uint64_t rtk_source_bad_pages(const struct rtk_source *ks);
+/* The formats' classes as the consumer reads them (stream class 0). */
+void rtk_source_classes(const struct rtk_formats *f, struct cons_classes *cl);
 
 #endif /* RINGTRACE_KERNEL_INTERNAL_H */

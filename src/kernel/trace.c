@@ -23,8 +23,8 @@
  * own could save part of the 57 ns; not done while this is far above
  * what the tests' workloads make ftrace write.
  *
- * Each page becomes one packet of the CPU's stream file channel0_CPU
- * (packet layout in ctf_packet.h): timestamp_begin the page's timestamp,
+ * Each page becomes one packet of the CPU's stream (packet layout in
+ * ctf_packet.h), which the consumer writes (writer.c): timestamp_begin the page's timestamp,
  * timestamp_end its last event's, events_discarded the stream's missed
  * events so far (at least one per page flagged "missed" without a count).
  * Events: the compact or extended header (ctf_packet.h), the context's
@@ -35,18 +35,15 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <traceevent/kbuffer.h>
 
 #include "../ctf/ctf_packet.h"
 #include "../common/array.h"
-#include "../common/fs_util.h"
 #include "kernel_internal.h"
 
 #define RTK_PAGE_HEADER 16u
@@ -54,7 +51,6 @@
 #define RTK_TAIL 64u			/* zeroed bytes past a copied page */
 
 struct rtk_stream {
-	int fd;			/* -1: not created yet */
 	uint64_t seq;
 	uint64_t discarded;
 	uint64_t last_ts;
@@ -62,9 +58,6 @@ struct rtk_stream {
 
 struct rtk_trace {
 	const struct rtk_formats *formats;
-	int dirfd;
-	char *dir;			/* for rtk_trace_set_clock */
-	struct rtk_trace_info info;	/* its strings owned */
 	uint8_t uuid[16];
 	struct rtk_stream *streams;
 	unsigned nr_streams, streams_cap;
@@ -78,66 +71,20 @@ struct rtk_trace {
 
 static const struct rt_field_desc rtk_context[] = { { RTK_CONTEXT_NAME, RT_TYPE_S32 } };
 
-static int write_metadata(const char *dir, const struct rtk_formats *f,
-			  const struct rtk_trace_info *info, bool is_new, char *err, size_t errlen)
-{
-	struct ctf_event_class *ev;
-	uint32_t n;
-	if (rtk_formats_ctf_events(f, 0, &ev, &n) < 0)
-		return -ENOMEM;
-	struct ctf_trace_info ti = { .domain = "kernel", .hostname = info->hostname,
-				     .trace_name = info->trace_name,
-				     .tracer_version = RINGTRACE_VERSION, .clock = info->clock };
-	memcpy(ti.uuid, info->uuid, sizeof(ti.uuid));
-	struct ctf_stream_class sc = { .id = 0, .name = "kernel", .nr_contexts = 1,
-				       .contexts = rtk_context };
-	struct ctf_buf b = { 0 };
-	int ret = ctf_metadata_build(&b, &ti, &sc, 1, ev, n);
-	if (!ret)
-		ret = rt_file_write_atomic(dir, "metadata", b.data, b.len, is_new, err, errlen);
-	else
-		rt_errf(err, errlen, "cannot build the kernel trace's metadata: %s",
-			 strerror(-ret));
-	ctf_buf_free(&b);
-	free(ev);
-	return ret;
-}
-
-int rtk_trace_open(const char *dir, const struct rtk_formats *f,
-		   const struct rtk_trace_info *info, struct rtk_trace **out, char *err,
-		   size_t errlen)
+int rtk_trace_open(const struct rtk_formats *f, const uint8_t uuid[16], struct rtk_trace **out)
 {
 	struct rtk_trace *t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	t->formats = f;
-	memcpy(t->uuid, info->uuid, sizeof(t->uuid));
-	t->dirfd = -1;
-	int ret = -ENOMEM;
+	memcpy(t->uuid, uuid, sizeof(t->uuid));
 	t->kbuf = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
-	if (!t->kbuf)
-		goto fail;
-	t->info = *info;
-	t->info.hostname = NULL;
-	t->info.trace_name = NULL;
-	t->info.hostname = strdup(info->hostname ? info->hostname : "");
-	t->info.trace_name = strdup(info->trace_name ? info->trace_name : "");
-	if (!t->info.hostname || !t->info.trace_name || (dir && !(t->dir = strdup(dir))))
-		goto fail;
-	if (dir) {
-		ret = rt_dir_open(dir, RT_DIR_CREATE, NULL, err, errlen);
-		if (ret < 0)
-			goto fail;
-		t->dirfd = ret;
-		ret = write_metadata(dir, f, info, true, err, errlen);
-		if (ret < 0)
-			goto fail;
+	if (!t->kbuf) {
+		rtk_trace_close(t);
+		return -ENOMEM;
 	}
 	*out = t;
 	return 0;
-fail:
-	rtk_trace_close(t);
-	return ret;
 }
 
 static int stream_of(struct rtk_trace *t, unsigned cpu, struct rtk_stream **out, char *err,
@@ -151,28 +98,10 @@ static int stream_of(struct rtk_trace *t, unsigned cpu, struct rtk_stream **out,
 		if (RT_ARRAY_GROW(t->streams, t->streams_cap, cpu + 1, 8) < 0)
 			return -ENOMEM;
 		for (unsigned c = t->nr_streams; c <= cpu; c++)
-			t->streams[c] = (struct rtk_stream){ .fd = -1 };
+			t->streams[c] = (struct rtk_stream){ 0 };
 		t->nr_streams = cpu + 1;
 	}
 	*out = &t->streams[cpu];
-	return 0;
-}
-
-/* The stream's file, created at its first packet. */
-static int open_file(struct rtk_trace *t, struct rtk_stream *s, unsigned cpu, char *err,
-		     size_t errlen)
-{
-	if (s->fd < 0) {
-		char name[32];
-		snprintf(name, sizeof(name), "channel0_%u", cpu);
-		int fd = rt_file_create_at(t->dirfd, name, false);
-		if (fd < 0) {
-			rt_errf(err, errlen, "cannot create the stream file %s: %s", name,
-				 strerror(-fd));
-			return fd;
-		}
-		s->fd = fd;
-	}
 	return 0;
 }
 
@@ -292,21 +221,6 @@ static size_t close_packet(struct rtk_trace *t, struct rtk_stream *s, unsigned c
 	return padded;
 }
 
-/* Append the packet just closed to the stream's file. */
-static int write_packet(struct rtk_trace *t, unsigned cpu, size_t len, char *err,
-			size_t errlen)
-{
-	struct rtk_stream *s = &t->streams[cpu];
-	int ret = open_file(t, s, cpu, err, errlen);
-	if (ret < 0)
-		return ret;
-	ret = rt_write_all(s->fd, t->out, len);
-	if (ret < 0)
-		rt_errf(err, errlen, "cannot write the stream file channel0_%u: %s", cpu,
-			 strerror(-ret));
-	return ret;
-}
-
 /* Copy and check the page; load it into kbuffer. */
 static int load_page(struct rtk_trace *t, const void *page, size_t size, uint64_t *commit,
 		     char *err, size_t errlen)
@@ -391,18 +305,6 @@ long rtk_trace_packet(struct rtk_trace *t, unsigned cpu, const void *page, size_
 	return nr;
 }
 
-long rtk_trace_page(struct rtk_trace *t, unsigned cpu, const void *page, size_t size,
-		    char *err, size_t errlen)
-{
-	char *pkt;
-	size_t len = 0;
-	long nr = rtk_trace_packet(t, cpu, page, size, &pkt, &len, err, errlen);
-	if (nr < 0)
-		return nr;
-	int ret = write_packet(t, cpu, len, err, errlen);
-	return ret < 0 ? ret : nr;
-}
-
 int rtk_trace_lost_packet(struct rtk_trace *t, unsigned cpu, uint64_t total, char **pkt,
 			  size_t *len, char *err, size_t errlen)
 {
@@ -417,23 +319,11 @@ int rtk_trace_lost_packet(struct rtk_trace *t, unsigned cpu, uint64_t total, cha
 	return 1;
 }
 
-int rtk_trace_lost(struct rtk_trace *t, unsigned cpu, uint64_t total, char *err,
-		   size_t errlen)
+const struct rt_field_desc *rtk_trace_contexts(const struct rtk_trace *t, uint32_t *nr)
 {
-	char *pkt;
-	size_t len = 0;
-	int ret = rtk_trace_lost_packet(t, cpu, total, &pkt, &len, err, errlen);
-	return ret <= 0 ? ret : write_packet(t, cpu, len, err, errlen);
-}
-
-int rtk_trace_set_clock(struct rtk_trace *t, const struct ctf_clock_info *clock, char *err,
-			size_t errlen)
-{
-	if (!t->dir)
-		return -EINVAL;
-	t->info.clock = *clock;
-	struct rtk_trace_info info = t->info;
-	return write_metadata(t->dir, t->formats, &info, false, err, errlen);
+	(void)t;
+	*nr = sizeof(rtk_context) / sizeof(rtk_context[0]);
+	return rtk_context;
 }
 
 void rtk_trace_stats(const struct rtk_trace *t, struct rtk_trace_stats *s)
@@ -441,24 +331,14 @@ void rtk_trace_stats(const struct rtk_trace *t, struct rtk_trace_stats *s)
 	*s = t->stats;
 }
 
-int rtk_trace_close(struct rtk_trace *t)
+void rtk_trace_close(struct rtk_trace *t)
 {
 	if (!t)
-		return 0;
-	int ret = 0;
-	for (unsigned c = 0; c < t->nr_streams; c++)
-		if (t->streams[c].fd >= 0 && close(t->streams[c].fd) < 0 && !ret)
-			ret = -errno;
-	if (t->dirfd >= 0)
-		close(t->dirfd);
+		return;
 	if (t->kbuf)
 		kbuffer_free(t->kbuf);
 	free(t->streams);
-	free(t->dir);
-	free((char *)(uintptr_t)t->info.hostname);
-	free((char *)(uintptr_t)t->info.trace_name);
 	free(t->page);
 	free(t->out);
 	free(t);
-	return ret;
 }

@@ -1,7 +1,8 @@
 /*
  * kcapture.c - records kernel events of its own process in a private
- * tracefs instance (src/kernel) while it writes to a pipe, then converts
- * the instance's pages into a CTF trace (test_kernel.py reads it back).
+ * tracefs instance (src/kernel) while it writes to a pipe, then has the
+ * consumer write the instance's pages as a CTF trace (rtk_writer;
+ * test_kernel.py reads it back).
  *
  *   kcapture DIR [WRITES [FORKS]]
  *   kcapture --hold          create the instance, print its name, wait
@@ -93,7 +94,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	int fd = -1, status = 1;
-	struct rtk_trace *t = NULL;
+	struct rtk_writer *t = NULL;
 	if (hold) {
 		printf("%s\n", rtk_instance_name(in));
 		fflush(stdout);
@@ -104,20 +105,27 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kcapture: the workload failed\n");
 		goto out;
 	}
-	struct rtk_trace_info info = { .hostname = "kcapture", .trace_name = "kcapture" };
-	ctf_uuid_generate(info.uuid);
+	struct rtk_writer_opts wo = { .dir = argv[1], .trace_name = "kcapture",
+				      .buffer_size_kb = cfg.buffer_size_kb };
+	ctf_uuid_generate(wo.uuid);
 	struct rt_clock_desc d;
 	rt_clock_describe(&d, true);
-	info.clock = (struct ctf_clock_info){ .name = d.name, .description = d.description,
-					      .freq = d.freq, .offset_s = d.offset_s,
-					      .offset = d.offset, .precision = d.precision };
-	if (rtk_trace_open(argv[1], rtk_instance_formats(in), &info, &t, err, sizeof(err)) < 0 ||
-	    rtk_instance_drain(in, t, err, sizeof(err)) < 0) {
+	wo.clock = (struct ctf_clock_info){ .name = d.name, .description = d.description,
+					    .freq = d.freq, .offset_s = d.offset_s,
+					    .offset = d.offset, .precision = d.precision };
+	struct rtk_pages pages;
+	if (rtk_instance_pages(in, &pages, err, sizeof(err)) < 0 ||
+	    rtk_writer_open(&pages, rtk_instance_formats(in), &wo, &t, err, sizeof(err)) < 0) {
 		fprintf(stderr, "kcapture: %s\n", err);
 		goto out;
 	}
-	struct rtk_trace_stats st;
-	rtk_trace_stats(t, &st);
+	rtk_writer_drain(t, NULL);
+	if (rtk_writer_error(t, true, err, sizeof(err)) < 0) {
+		fprintf(stderr, "kcapture: %s\n", err);
+		goto out;
+	}
+	struct rtk_writer_stats st;
+	rtk_writer_stats(t, &st);
 	printf("{\"tid\": %d, \"fd\": %d, \"count\": %d, \"writes\": %d, \"forks\": %d, "
 	       "\"instance\": \"%s\", \"events\": %llu, \"lost\": %llu, \"unknown\": %llu, "
 	       "\"classes\": %zu}\n",
@@ -126,8 +134,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)st.unknown, rtk_formats_count(rtk_instance_formats(in)));
 	status = 0;
 out:
-	if (rtk_trace_close(t) < 0)
-		status = 1;
+	rtk_writer_close(t);
 	if (rtk_instance_destroy(in) < 0) {
 		fprintf(stderr, "kcapture: cannot remove the instance\n");
 		status = 1;

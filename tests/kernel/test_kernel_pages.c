@@ -13,7 +13,9 @@
  *    ftrace.raw_data.format) in pages built here: well-formed ones become
  *    lttng_statedump_* events; those of another writer, short, of an
  *    unknown kind or random are skipped and counted, never a crash.
- * The converted traces are read back with ringtrace's reader.
+ * The pages are written as the kernel's are, through the consumer
+ * (rtk_writer over pages read from memory instead of an instance), and the
+ * traces read back with ringtrace's reader.
  *
  *   test_kernel_pages DATA_DIR
  */
@@ -111,32 +113,78 @@ static void rmtrace(char *dir)
 	free(dir);
 }
 
-/* Close the trace written in dir and open it with our reader (the test
- * ends when something failed so far). */
-static struct rtr_trace *reopen(struct rtk_trace *t, const char *dir)
+/* Open the trace written in dir with our reader (the test ends when
+ * something failed so far). */
+static struct rtr_trace *reopen(const char *dir)
 {
 	char err[512];
 	struct rtr_trace *r = NULL;
-	CHECK(rtk_trace_close(t) == 0, "close");
 	CHECK(rtr_open(dir, &r, err, sizeof(err)) == 0, "rtr_open: %s", err);
 	if (failures)
 		exit(1);
 	return r;
 }
 
-static struct rtk_trace *open_trace(const struct rtk_formats *f, const char *dir)
+/* Recorded pages as the writer reads an instance's: CPU `cpu`'s, 4096
+ * bytes each, then none; `lost` as the stats file said. */
+struct mem_pages {
+	const char *data;
+	size_t len, off;
+	unsigned cpu;
+	uint64_t lost;
+};
+
+static long mem_read(void *arg, unsigned cpu, const void **page, char *err, size_t errlen)
 {
+	(void)err;
+	(void)errlen;
+	struct mem_pages *m = arg;
+	if (cpu != m->cpu || m->off + 4096 > m->len)
+		return 0;
+	*page = m->data + m->off;
+	m->off += 4096;
+	return 4096;
+}
+
+static uint64_t mem_lost(void *arg, unsigned cpu)
+{
+	struct mem_pages *m = arg;
+	return cpu == m->cpu ? m->lost : 0;
+}
+
+/* Write the pages of CPU `cpu` as a trace in dir; its writer's
+ * statistics in *st. */
+static void write_trace(const struct rtk_formats *f, const char *dir, unsigned cpu,
+			const char *data, size_t len, uint64_t lost, struct rtk_writer_stats *st)
+{
+	struct mem_pages m = { .data = data, .len = len, .cpu = cpu, .lost = lost };
+	struct rtk_pages pages = { .read = mem_read, .lost = mem_lost, .arg = &m,
+				   .nr_cpus = cpu + 1, .page_size = 4096 };
 	/* Ticks are the TSC; 1 GHz keeps the test free of calibration. */
-	struct rtk_trace_info info = {
-		.uuid = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 },
-		.hostname = "test", .trace_name = "kpages",
+	struct rtk_writer_opts o = {
+		.dir = dir, .uuid = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 },
+		.trace_name = "kpages",
 		.clock = { .name = "tsc", .description = "test", .freq = 1000000000 },
 	};
-	struct rtk_trace *t;
+	struct rtk_writer *w;
 	char err[512];
-	int ret = rtk_trace_open(dir, f, &info, &t, err, sizeof(err));
-	if (ret < 0) {
-		fprintf(stderr, "rtk_trace_open: %s\n", err);
+	if (rtk_writer_open(&pages, f, &o, &w, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rtk_writer_open: %s\n", err);
+		exit(1);
+	}
+	rtk_writer_drain(w, NULL);
+	CHECK(m.off == len - len % 4096, "pages read: %zu of %zu bytes", m.off, len);
+	rtk_writer_stats(w, st);
+	rtk_writer_close(w);
+}
+
+/* A trace that converts pages without writing them. */
+static struct rtk_trace *packet_trace(const struct rtk_formats *f)
+{
+	static const uint8_t uuid[16] = { 1 };
+	struct rtk_trace *t;
+	if (rtk_trace_open(f, uuid, &t) < 0) {
+		fprintf(stderr, "rtk_trace_open: out of memory\n");
 		exit(1);
 	}
 	return t;
@@ -256,20 +304,13 @@ static void test_pages(const struct rtk_formats *f)
 	char *pages = slurp("pages_cpu0.bin", &len);
 	char *text = slurp("trace_cpu0.txt", &tlen);
 	char *dir = tmpdir("kernel");
-	struct rtk_trace *t = open_trace(f, dir);
-	char err[512];
-	long total = 0;
-	for (size_t off = 0; off + 4096 <= len; off += 4096) {
-		long n = rtk_trace_page(t, 0, pages + off, 4096, err, sizeof(err));
-		CHECK(n >= 0, "page at %zu: %s", off, err);
-		total += n;
-	}
-	struct rtk_trace_stats st;
-	rtk_trace_stats(t, &st);
-	CHECK(st.lost == 0 && st.unknown == 0 && st.packets == 2, "stats %llu %llu %llu",
+	struct rtk_writer_stats st;
+	write_trace(f, dir, 0, pages, len, 0, &st);
+	long total = (long)st.events;
+	CHECK(st.lost == 0 && st.unknown == 0 && st.pages_bad == 0, "stats %llu %llu %llu",
 	      (unsigned long long)st.lost, (unsigned long long)st.unknown,
-	      (unsigned long long)st.packets);
-	struct rtr_trace *r = reopen(t, dir);
+	      (unsigned long long)st.pages_bad);
+	struct rtr_trace *r = reopen(dir);
 	const struct rtr_env *dom = rtr_trace_env_get(r, 0, "domain");
 	CHECK(dom && dom->is_string && !strcmp(dom->s, "kernel"), "env domain");
 	struct rtr_event ev;
@@ -329,19 +370,12 @@ static void test_missed(const struct rtk_formats *f)
 	size_t len;
 	char *pages = slurp("pages_missed.bin", &len);
 	char *dir = tmpdir("kernel");
-	struct rtk_trace *t = open_trace(f, dir);
-	char err[512];
-	for (size_t off = 0; off + 4096 <= len; off += 4096)
-		CHECK(rtk_trace_page(t, 0, pages + off, 4096, err, sizeof(err)) > 0,
-		      "page at %zu: %s", off, err);
 	/* The stats file's count (per_cpu/cpu0/stats said 3729 overrun). */
-	CHECK(rtk_trace_lost(t, 0, 3729, err, sizeof(err)) == 0, "lost: %s", err);
-	CHECK(rtk_trace_lost(t, 0, 3729, err, sizeof(err)) == 0, "lost again");
-	struct rtk_trace_stats st;
-	rtk_trace_stats(t, &st);
-	CHECK(st.lost == 3729 && st.packets == 4, "lost %llu, packets %llu",
-	      (unsigned long long)st.lost, (unsigned long long)st.packets);
-	struct rtr_trace *r = reopen(t, dir);
+	struct rtk_writer_stats st;
+	write_trace(f, dir, 0, pages, len, 3729, &st);
+	CHECK(st.lost == 3729 && st.pages_bad == 0, "lost %llu, bad pages %llu",
+	      (unsigned long long)st.lost, (unsigned long long)st.pages_bad);
+	struct rtr_trace *r = reopen(dir);
 	struct rtr_event ev;
 	long n = 0, entries = 0;
 	int rr;
@@ -365,35 +399,49 @@ static void test_damage(const struct rtk_formats *f)
 {
 	size_t len;
 	char *pages = slurp("pages_cpu0.bin", &len);
-	char *dir = tmpdir("kernel");
-	struct rtk_trace *t = open_trace(f, dir);
-	char err[512], page[4096];
-	CHECK(rtk_trace_page(t, 0, pages, 10, err, sizeof(err)) == -EINVAL, "short page");
+	struct rtk_trace *t = packet_trace(f);
+	char err[512], page[4096], *pkt;
+	size_t plen;
+	CHECK(rtk_trace_packet(t, 0, pages, 10, &pkt, &plen, err, sizeof(err)) == -EINVAL,
+	      "short page");
 	memcpy(page, pages, sizeof(page));
 	uint64_t big = 5000;
 	memcpy(page + 8, &big, 8);
-	CHECK(rtk_trace_page(t, 0, page, sizeof(page), err, sizeof(err)) == -EINVAL,
-	      "commit past the page");
+	CHECK(rtk_trace_packet(t, 0, page, sizeof(page), &pkt, &plen, err, sizeof(err)) ==
+	      -EINVAL, "commit past the page");
 	CHECK(strstr(err, "commit") != NULL, "message: %s", err);
-	CHECK(rtk_trace_page(t, 5000, pages, 4096, err, sizeof(err)) == -EINVAL, "cpu");
+	CHECK(rtk_trace_packet(t, 5000, pages, 4096, &pkt, &plen, err, sizeof(err)) == -EINVAL,
+	      "cpu");
 	/* Random damage: flipped bytes anywhere in the page. */
+	enum { NR_DAMAGED = 3000 };
+	char *damaged = malloc((size_t)NR_DAMAGED * 4096);
+	if (!damaged)
+		exit(2);
 	unsigned seed = 12345;
 	long ok = 0, refused = 0;
-	for (int i = 0; i < 3000; i++) {
-		memcpy(page, pages + (i % 2) * 4096, sizeof(page));
+	for (int i = 0; i < NR_DAMAGED; i++) {
+		char *p = damaged + (size_t)i * 4096;
+		memcpy(p, pages + (i % 2) * 4096, 4096);
 		int flips = 1 + (int)(rand_r(&seed) % 8);
 		for (int k = 0; k < flips; k++)
-			page[16 + rand_r(&seed) % (4096 - 16)] = (char)rand_r(&seed);
+			p[16 + rand_r(&seed) % (4096 - 16)] = (char)rand_r(&seed);
 		if (i % 7 == 0)
-			page[8 + rand_r(&seed) % 8] = (char)rand_r(&seed);
-		long r = rtk_trace_page(t, 0, page, sizeof(page), err, sizeof(err));
+			p[8 + rand_r(&seed) % 8] = (char)rand_r(&seed);
+		long r = rtk_trace_packet(t, 0, p, 4096, &pkt, &plen, err, sizeof(err));
 		CHECK(r >= 0 || r == -EINVAL, "damaged page %d: %ld", i, r);
 		if (r >= 0)
 			ok++;
 		else
 			refused++;
 	}
-	CHECK(rtk_trace_close(t) == 0, "close");
+	rtk_trace_close(t);
+	/* The same pages through the writer: the refused ones skipped and
+	 * counted, the others a trace that reads. */
+	char *dir = tmpdir("kernel");
+	struct rtk_writer_stats st;
+	write_trace(f, dir, 0, damaged, (size_t)NR_DAMAGED * 4096, 0, &st);
+	CHECK(st.pages_bad == (uint64_t)refused, "%llu pages skipped, %ld refused",
+	      (unsigned long long)st.pages_bad, refused);
 	struct rtr_trace *r;
 	CHECK(rtr_open(dir, &r, err, sizeof(err)) == 0, "damaged input, trace: %s", err);
 	if (!failures) {
@@ -405,6 +453,7 @@ static void test_damage(const struct rtk_formats *f)
 		rtr_close(r);
 	}
 	CHECK(ok > 0, "%ld pages converted, %ld refused", ok, refused);
+	free(damaged);
 	free(pages);
 	rmtrace(dir);
 }
@@ -474,8 +523,15 @@ static void test_statedump(void)
 	rtk_formats_free(other);
 	free(text);
 
-	char *dir = tmpdir("kernel");
-	struct rtk_trace *t = open_trace(f, dir);
+	/* Each page converted alone (its events counted), then all of them
+	 * written as CPU 1's through the writer and read back. */
+	enum { NR_PAGES = 2001 };
+	char *all = malloc((size_t)NR_PAGES * 4096);
+	if (!all)
+		exit(2);
+	struct rtk_trace *t = packet_trace(f);
+	char *pkt;
+	size_t plen;
 	struct page_builder b;
 	page_begin(&b, 1000);
 	char rec[128];
@@ -498,15 +554,16 @@ static void test_statedump(void)
 	page_add(&b, 10, rec, raw_record(rec, 77, &full, sizeof(full)));
 	page_add(&b, 10, rec, raw_record(rec, 77, end, sizeof(end)));
 	char err[512];
-	long n = rtk_trace_page(t, 1, b.page, sizeof(b.page), err, sizeof(err));
+	long n = rtk_trace_packet(t, 1, b.page, sizeof(b.page), &pkt, &plen, err, sizeof(err));
 	CHECK(n == 4, "4 events of 8 records: %ld (%s)", n, err);
 	struct rtk_trace_stats st;
 	rtk_trace_stats(t, &st);
 	CHECK(st.unknown == 4, "4 skipped: %llu", (unsigned long long)st.unknown);
+	memcpy(all, b.page, 4096);
 
 	/* Random records of ours and random bytes: converted or skipped. */
 	unsigned seed = 4242;
-	for (int i = 0; i < 2000; i++) {
+	for (int i = 0; i < NR_PAGES - 1; i++) {
 		page_begin(&b, 2000 + (uint64_t)i * 1000);
 		for (int k = 0; k < 20; k++) {
 			char w[104];
@@ -519,10 +576,18 @@ static void test_statedump(void)
 			}
 			page_add(&b, 1, rec, raw_record(rec, 77, w, wl));
 		}
-		long r = rtk_trace_page(t, 1, b.page, sizeof(b.page), err, sizeof(err));
+		long r = rtk_trace_packet(t, 1, b.page, sizeof(b.page), &pkt, &plen, err,
+					  sizeof(err));
 		CHECK(r >= 0 && r <= 20, "random records %d: %ld (%s)", i, r, err);
+		memcpy(all + (size_t)(i + 1) * 4096, b.page, 4096);
 	}
-	struct rtr_trace *r = reopen(t, dir);
+	rtk_trace_close(t);
+	char *dir = tmpdir("kernel");
+	struct rtk_writer_stats wst;
+	write_trace(f, dir, 1, all, (size_t)NR_PAGES * 4096, 0, &wst);
+	CHECK(wst.pages_bad == 0, "%llu pages skipped", (unsigned long long)wst.pages_bad);
+	free(all);
+	struct rtr_trace *r = reopen(dir);
 	struct rtr_event ev;
 	const char *want[] = { "lttng_statedump_start", "lttng_statedump_process_state",
 			       "lttng_statedump_process_state", "lttng_statedump_end" };

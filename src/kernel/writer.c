@@ -1,0 +1,205 @@
+/*
+ * writer.c - a kernel trace written by src/consumer (kernel.h): the pages'
+ * source (source.c) read into a consumer channel "channel0" whose sink is
+ * the consumer's stream files, with its write errors, its one metadata
+ * builder (the formats' classes, the trace's `tid` context, env domain
+ * "kernel") and its snapshots. Everything that decides how packets reach
+ * the disk is the consumer's: this file only describes the kernel trace to
+ * it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel_internal.h"
+
+struct rtk_writer {
+	struct rtk_trace *trace;	/* the converter (packets only) */
+	struct rtk_source src;
+	struct cons_trace_desc desc;
+	struct cons_channel_desc ch;
+	struct cons_files files;
+	struct cons_errors errors;
+	struct cons_channel chan;
+	struct cons_metadata_state meta;
+	char *dir;
+	char *name;
+	void (*log)(void *arg, int err, const char *line);
+	void *log_arg;
+};
+
+static void log_adapter(void *arg, int err, const char *what, const char *line)
+{
+	(void)what;
+	struct rtk_writer *w = arg;
+	if (w->log)
+		w->log(w->log_arg, err, line);
+}
+
+static int metadata_update(struct rtk_writer *w, bool force)
+{
+	const struct cons_channel_desc *ch = &w->ch;
+	return cons_metadata_update(&w->meta, &w->desc, &ch, 1, force);
+}
+
+/* Before each packet: the metadata is on disk (written once: the classes
+ * are those of the instance's formats). */
+static int metadata_before_packet(void *arg)
+{
+	return metadata_update(arg, false);
+}
+
+int rtk_writer_open(const struct rtk_pages *pages, const struct rtk_formats *f,
+		    const struct rtk_writer_opts *o, struct rtk_writer **out, char *err,
+		    size_t errlen)
+{
+	struct rtk_writer *w = calloc(1, sizeof(*w));
+	if (!w) {
+		rt_errf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	/* From here on rtk_writer_close undoes whatever was done. */
+	w->log = o->log;
+	w->log_arg = o->log_arg;
+	w->name = strdup(o->trace_name ? o->trace_name : "kernel");
+	w->dir = o->dir ? strdup(o->dir) : NULL;
+	cons_errors_init(&w->errors, w->dir ? w->dir : "", log_adapter, w);
+	int ret = -ENOMEM;
+	if (!w->name || (o->dir && !w->dir) || rtk_trace_open(f, o->uuid, &w->trace) < 0)
+		goto fail_oom;
+	w->desc = (struct cons_trace_desc){ .dir = w->dir, .clock = o->clock,
+					    .domain = "kernel", .trace_name = w->name };
+	memcpy(w->desc.uuid, o->uuid, sizeof(w->desc.uuid));
+	rtk_source_classes(f, &w->desc.classes);
+	w->ch = (struct cons_channel_desc){ .name = "channel0", .stream_id = 0 };
+	w->ch.fields = rtk_trace_contexts(w->trace, &w->ch.nr_fields);
+	struct cons_source src;
+	struct cons_sink sink;
+	ret = rtk_source_init(&w->src, pages, w->trace, o->buffer_size_kb, &src);
+	if (!ret)
+		ret = cons_files_init(&w->files, w->dir, &w->ch, pages->nr_cpus);
+	cons_files_sink(&sink, &w->files);
+	/* Trusted: the kernel wrote the pages and trace.c built the packets
+	 * from them, checking every record against its page. */
+	if (!ret)
+		ret = cons_channel_init(&w->chan, &w->ch, &w->desc, &src, &sink, &w->errors,
+					false);
+	if (ret < 0)
+		goto fail_oom;
+	if (w->dir) {
+		w->chan.metadata = metadata_before_packet;
+		w->chan.metadata_arg = w;
+		/* The directory and its metadata now: a directory that holds a
+		 * trace already is refused before anything is recorded. */
+		ret = metadata_update(w, true);
+		if (ret < 0) {
+			rt_errf(err, errlen, "cannot write the kernel trace's metadata in %s: %s",
+				w->dir, strerror(-ret));
+			goto fail;
+		}
+	}
+	*out = w;
+	return 0;
+fail_oom:
+	rt_errf(err, errlen, "out of memory");
+fail:
+	rtk_writer_close(w);
+	return ret;
+}
+
+uint32_t rtk_writer_read(struct rtk_writer *w)
+{
+	return w->dir ? cons_channel_read(&w->chan, CONS_STUCK_MS) : 0;
+}
+
+void rtk_writer_drain(struct rtk_writer *w, const struct ctf_clock_info *clock)
+{
+	if (!w->dir)
+		return;
+	struct cons_channel *c = &w->chan;
+	cons_drain(&c, 1, true);
+	if (clock)
+		w->desc.clock = *clock;
+	int ret = metadata_update(w, clock != NULL);
+	if (ret < 0)
+		cons_errors_failed(&w->errors, "the metadata", ret, 0, 0);
+}
+
+struct dump_arg {
+	struct rtk_writer *w;
+	char why[256];		/* a page's failure */
+};
+
+static int dump_page(unsigned cpu, const void *page, size_t size, void *arg)
+{
+	struct dump_arg *a = arg;
+	return rtk_source_snap_page(&a->w->src, cpu, page, size, a->why, sizeof(a->why));
+}
+
+int rtk_writer_snapshot(struct rtk_writer *w, const char *dir, uint64_t max_size, char *err,
+			size_t errlen)
+{
+	struct cons_channel *c = &w->chan;
+	const struct cons_channel_desc *ch = &w->ch;
+	if (rtk_source_snap_stage(&w->src) < 0) {
+		rt_errf(err, errlen, "out of memory reading the kernel's buffers");
+		return -ENOMEM;
+	}
+	/* After what the buffers held (it displaces none of it): the
+	 * threads as they are now, named even when the start's dump was
+	 * overwritten long ago. */
+	struct dump_arg a = { .w = w };
+	char why[256] = "";
+	long n = w->src.pages.dump ? w->src.pages.dump(w->src.pages.arg, dump_page, &a, why,
+							   sizeof(why))
+				   : 0;
+	if (n < 0 && w->log) {
+		char line[600];
+		snprintf(line, sizeof(line), "the kernel snapshot has no state dump: %s",
+			 a.why[0] ? a.why : why);
+		w->log(w->log_arg, (int)n, line);
+	}
+	return cons_snapshot(&c, 1, &w->desc, &ch, 1, dir, max_size, err, errlen);
+}
+
+int rtk_writer_error(struct rtk_writer *w, bool take, char *msg, size_t len)
+{
+	int ret = cons_errors_message(&w->errors, take, msg, len);
+	if (ret || !w->src.err)
+		return ret;
+	ret = w->src.err;
+	snprintf(msg, len, "cannot read the kernel's buffers: %s", w->src.errmsg);
+	if (take)
+		w->src.err = 0;
+	return ret;
+}
+
+void rtk_writer_stats(struct rtk_writer *w, struct rtk_writer_stats *s)
+{
+	struct rtk_trace_stats ts;
+	rtk_trace_stats(w->trace, &ts);
+	struct cons_stats cs = { 0 };
+	cons_channel_stats(&w->chan, &cs);
+	*s = (struct rtk_writer_stats){
+		.events = ts.events > cs.events_unwritten ? ts.events - cs.events_unwritten : 0,
+		.lost = ts.lost + cs.events_unwritten,
+		.unknown = ts.unknown,
+		.pages_bad = rtk_source_bad_pages(&w->src),
+	};
+}
+
+void rtk_writer_close(struct rtk_writer *w)
+{
+	if (!w)
+		return;
+	cons_channel_fini(&w->chan);
+	cons_files_free(&w->files);
+	cons_errors_fini(&w->errors);
+	rtk_source_fini(&w->src);
+	rtk_trace_close(w->trace);
+	free(w->dir);
+	free(w->name);
+	free(w);
+}
