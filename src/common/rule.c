@@ -4,6 +4,7 @@
 #include "rule.h"
 
 #include <fnmatch.h>
+#include <string.h>
 
 bool rt_level_matches(enum rt_level_match how, int32_t level, int32_t event_level)
 {
@@ -26,8 +27,15 @@ bool rt_glob_any(const char *const *globs, size_t n, const char *name)
 	return false;
 }
 
+bool rt_is_statedump_event(const char *name)
+{
+	return !strncmp(name, "lttng_ust_statedump:", 20) || !strncmp(name, "lttng_ust_dl:", 13);
+}
+
 bool rt_rule_matches(const struct rt_rule *r, const char *name, int32_t event_level)
 {
+	if (rt_is_statedump_event(name) && strncmp(r->pattern, "lttng_ust_", 10))
+		return false;
 	return fnmatch(r->pattern, name, 0) == 0 &&
 	       !rt_glob_any(r->excludes, r->nr_excludes, name) &&
 	       rt_level_matches(r->level_match, r->level, event_level);

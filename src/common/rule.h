@@ -37,8 +37,17 @@ struct rt_rule {
 bool rt_level_matches(enum rt_level_match how, int32_t level, int32_t event_level);
 /* Whether one of globs[0 .. n) matches `name`. */
 bool rt_glob_any(const char *const *globs, size_t n, const char *name);
+/* Whether `name` is one of the library's state dump events
+ * (lttng_ust_statedump:*, lttng_ust_dl:*; docs/statedump.md). A rule
+ * selects them only when its pattern names them (starts with
+ * "lttng_ust_"): `*` does not, so that traces without the `ip` context
+ * do not carry them unasked. A channel that records the `ip` context
+ * records them whatever its rules (embedded mode's session, the daemon's
+ * rtd_channel_wants). */
+bool rt_is_statedump_event(const char *name);
 /* Whether rule r selects the event `name` of level `event_level`: the
- * pattern matches, no exclude does, and the level condition holds. */
+ * pattern matches (a state dump event: and names it), no exclude does,
+ * and the level condition holds. */
 bool rt_rule_matches(const struct rt_rule *r, const char *name, int32_t event_level);
 
 #endif /* RINGTRACE_COMMON_RULE_H */

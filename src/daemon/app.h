@@ -96,6 +96,10 @@ void app_drop(struct app *a);
  * the programs' connections) until each has applied what it was sent;
  * programs that fail are dropped by the loop afterwards. */
 void app_sync_all(void);
+/* The same with STATEDUMP: every program emits its state dump (threads,
+ * loaded objects) into its buffers and answers; before a snapshot, so
+ * that it names threads and objects whenever it is taken. */
+void app_statedump_all(void);
 
 /* --- app_trace.c ------------------------------------------------------- */
 /* Make sure the program has the buffers of every channel of the session

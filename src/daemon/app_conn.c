@@ -241,7 +241,9 @@ static bool all_synced(void *arg)
 	return true;
 }
 
-void app_sync_all(void)
+/* Send every program `type` (SYNC or STATEDUMP, one layout) and wait
+ * for the SYNC_REPLYs, bounded by APP_SYNC_MS in all. */
+static void sync_all(uint16_t type)
 {
 	static uint64_t cookie;
 	cookie++;
@@ -249,7 +251,7 @@ void app_sync_all(void)
 	rtp_app_sync_encode(sync, cookie);
 	for (struct app *a = app_list; a; a = a->next) {
 		a->sync_cookie = cookie;
-		a->sync_wait = app_send(a, RTP_APP_SYNC, 0, sync, sizeof(sync), -1) == 0;
+		a->sync_wait = app_send(a, type, 0, sync, sizeof(sync), -1) == 0;
 	}
 	rtd_conn_pump(&app_ops, all_synced, NULL, rtd_now_ms() + APP_SYNC_MS);
 	for (struct app *a = app_list; a; a = a->next) {
@@ -258,6 +260,16 @@ void app_sync_all(void)
 				(int)a->pid, a->procname, APP_SYNC_MS);
 		a->sync_wait = false;
 	}
+}
+
+void app_sync_all(void)
+{
+	sync_all(RTP_APP_SYNC);
+}
+
+void app_statedump_all(void)
+{
+	sync_all(RTP_APP_STATEDUMP);
 }
 
 /* Decode REGISTER into a new app. Returns 0 or -EPROTO / -ENOMEM. */

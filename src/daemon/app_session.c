@@ -27,7 +27,9 @@ int dp_session_start(struct rtd_session *s, char *err, size_t errlen)
 	for (struct app *a = app_list; a; a = a->next)
 		if (app_sync_session(a, s, true) < 0)
 			ret = -ENOMEM;
-	app_sync_all();
+	/* Each program applies its enablement, then dumps its state into
+	 * the buffers it now has (the answer waits for both). */
+	app_statedump_all();
 	if (ret < 0)
 		snprintf(err, errlen, "some programs could not get buffers (see the daemon's log)");
 	return ret;
@@ -175,6 +177,9 @@ int dp_snapshot_record(struct rtd_session *s, const char *dir, uint64_t max_size
 		return ret;
 	}
 	as->nr_snapshots++;
+	/* The programs' state dumps go into the buffers first (the
+	 * snapshot's flush closes the packets that hold them). */
+	app_statedump_all();
 	uint32_t nr = 0;
 	for (struct dp_trace *t = as->traces; t; t = t->next)
 		nr++;

@@ -30,6 +30,11 @@ bool rtd_channel_wants(const struct rtd_channel *c, const char *full_name, int l
 {
 	if (!c->enabled)
 		return false;
+	/* The state dump resolves this channel's ip context (rule.h). */
+	if (rt_is_statedump_event(full_name))
+		for (uint32_t i = 0; i < c->nr_contexts; i++)
+			if (c->contexts[i] == RT_CTX_IP)
+				return true;
 	for (const struct rtd_rule *r = c->rules; r; r = r->next)
 		if (rtd_rule_matches(r, full_name, loglevel))
 			return true;

@@ -59,6 +59,9 @@ struct rt_consumer {
 	uint64_t generation;		/* registry generation in the metadata */
 	int error_fd;			/* record's pipe, -1: none */
 	int stop_signal;		/* set by the signal handler */
+	/* A fork child's state dump is the thread's (set before it is
+	 * created; the first process dumps at its start, session.c). */
+	bool dump_pending;
 };
 
 static struct rt_consumer cons = { .wake_r = RT_OWNED_FD_NONE, .wake_w = RT_OWNED_FD_NONE,
@@ -217,6 +220,14 @@ static void *consumer_main(void *arg)
 	uint64_t wait = rt_cfg.read_timer_set ? max_wait : 1, last_switch = now_ms();
 	write_metadata_or_report(false);
 	for (;;) {
+		/* A fork child's state dump, once its channel records
+		 * (channel_start publishes it after starting this thread);
+		 * acquire: pairs with that release store. */
+		if (cons.dump_pending &&
+		    __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE) == cons.ch) {
+			cons.dump_pending = false;
+			rt_statedump_run();
+		}
 		/* Without our wake pipe (closed by the program), the stop
 		 * flag is seen at the next read timer. */
 		struct pollfd p = { .fd = cons.wake_r.fd, .events = POLLIN };
@@ -238,6 +249,10 @@ static void *consumer_main(void *arg)
 			write_metadata_or_report(false);
 	}
 	int sig = __atomic_load_n(&cons.stop_signal, __ATOMIC_ACQUIRE);
+	/* A flight recorder stopped by a signal: its start's dump is
+	 * overwritten by now (rt_session_stop does the same). */
+	if (sig && (rt_cfg.overwrite || !rt_statedump_done()))
+		rt_statedump_run();
 	if (sig)
 		/* Release: pairs with the probes' acquire load; stop
 		 * recording before the final flush, as rt_session_stop does. */
@@ -326,7 +341,7 @@ void rt_consumer_fork_child(void)
 	/* The child reports its own write errors to `record` too. */
 	int error_fd = cons.error_fd;
 	cons = (struct rt_consumer){ .wake_r = RT_OWNED_FD_NONE, .wake_w = RT_OWNED_FD_NONE,
-				     .error_fd = error_fd };
+				     .error_fd = error_fd, .dump_pending = true };
 }
 
 void rt_consumer_stop(void)

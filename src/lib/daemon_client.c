@@ -195,7 +195,7 @@ static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
 		  size_t errlen)
 {
 	uint64_t cookie = 0;
-	bool sync = false;
+	bool sync = false, dump = false;
 	struct rtp_app_cursor c = rtp_app_cursor(m->payload, m->length);
 	int ret = 0;
 	bool want_fd = m->type == RTP_APP_CHANNEL;
@@ -240,11 +240,14 @@ static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
 		break;
 	}
 	case RTP_APP_SYNC:
+	case RTP_APP_STATEDUMP:
 		if (rtp_app_sync_decode(&c, &cookie) < 0) {
-			snprintf(err, errlen, "malformed SYNC");
+			snprintf(err, errlen, "malformed %s",
+				 m->type == RTP_APP_SYNC ? "SYNC" : "STATEDUMP");
 			ret = -EPROTO;
 		}
 		sync = ret == 0;
+		dump = sync && m->type == RTP_APP_STATEDUMP;
 		break;
 	case RTP_APP_REGISTER_REPLY:
 	case RTP_APP_EVENTS_REPLY:
@@ -289,6 +292,9 @@ static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
 	pthread_mutex_unlock(&rt_registry_lock);
 	for (unsigned i = 0; i < nfds; i++)
 		close(fds[i]);
+	/* The daemon waits (bounded) for the answer, then snapshots. */
+	if (dump)
+		rt_statedump_run();
 	if (sync) {
 		uint8_t reply[RTP_APP_SYNC_SIZE];
 		rtp_app_sync_encode(reply, cookie);
@@ -517,6 +523,9 @@ static void *listener(void *arg)
 			/* The name tells the registration is done (tests wait
 			 * for it after fork). */
 			pthread_setname_np(pthread_self(), "rt-listener");
+			/* Registered: the sessions that record the state dump
+			 * have their buffers now. */
+			rt_statedump_run();
 			int64_t since = now_ms();
 			serve(fd);
 			/* A daemon that drops us at once (bad messages) is

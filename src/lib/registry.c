@@ -232,6 +232,9 @@ void rt__register(struct rt_event_desc *const *begin,
 	pthread_mutex_unlock(&rt_registry_lock);
 	if (added)
 		rt_daemon_client_new_events();
+	/* An object loaded after the state dump: say where it is. */
+	if (begin < end)
+		rt_statedump_module(begin);
 }
 
 void rt__unregister(struct rt_event_desc *const *begin,

@@ -139,6 +139,23 @@ RT_HIDDEN void rt_consumer_signal_stop(int sig);
 #define RT_THREAD_NAME_LEN 16
 RT_HIDDEN extern uint32_t rt_thread_name_gen;
 
+/* State dump (statedump.c, docs/statedump.md). init registers the
+ * library's own event classes (the constructor: before the daemon
+ * registration, or in embedded mode when the configuration wants them);
+ * run (nothing before init) emits the dump (threads, loaded objects)
+ * into whatever records those events: the library's own threads, or a
+ * thread at its registration or exit, never the fast path; module, from
+ * rt__register without rt_registry_lock, emits lttng_ust_dl:dlopen for
+ * the object holding `addr` unless a dump listed it (nothing before the
+ * process's first dump); thread_named, from pthread_setname_np, the
+ * calling thread's new name (after a dump only). */
+RT_HIDDEN void rt_statedump_init(void);
+RT_HIDDEN void rt_statedump_run(void);
+/* Whether this process (not its parent before a fork) has dumped. */
+RT_HIDDEN bool rt_statedump_done(void);
+RT_HIDDEN void rt_statedump_module(const void *addr);
+RT_HIDDEN void rt_statedump_thread_named(const char *name);
+
 /* Fork (fork.c): register the fork handlers; once, from the library
  * constructor, in every mode. */
 RT_HIDDEN void rt_fork_init(void);

@@ -77,14 +77,44 @@ static bool started, stopped;
 static bool inherit;	/* RINGTRACE_NO_INHERIT is not 1 */
 static int done_fd = -1;	/* RINGTRACE_DONE_FD */
 
+/* Whether the channel records the ip context (the state dump then
+ * comes along, rule.h). */
+static bool records_ip(void)
+{
+	for (uint32_t i = 0; i < rt_cfg.nr_ctx; i++)
+		if (rt_cfg.ctx[i] == RT_CTX_IP)
+			return true;
+	return false;
+}
+
+/* Whether some state dump event may be wanted: the ip context, or a
+ * pattern that names them (rule.h). */
+static bool statedump_wanted(void)
+{
+	for (size_t i = 0; i < rt_cfg.nr_patterns; i++)
+		if (!strncmp(rt_cfg.patterns[i], "lttng_ust_", 10))
+			return true;
+	return records_ip();
+}
+
 bool rt_event_wanted(const struct rt_event_class *c)
 {
 	if (!rt_level_matches(RT_LEVEL_RANGE, rt_cfg.loglevel_max, c->loglevel))
 		return false;
-	if (rt_cfg.nr_patterns == 0)
-		return true;
 	char full[512];
 	snprintf(full, sizeof(full), "%s:%s", c->provider, c->name);
+	/* The state dump (rule.h): with the ip context, or when named. */
+	if (rt_is_statedump_event(full)) {
+		if (records_ip())
+			return true;
+		for (size_t i = 0; i < rt_cfg.nr_patterns; i++)
+			if (!strncmp(rt_cfg.patterns[i], "lttng_ust_", 10) &&
+			    rt_glob_any((const char *const *)&rt_cfg.patterns[i], 1, full))
+				return true;
+		return false;
+	}
+	if (rt_cfg.nr_patterns == 0)
+		return true;
 	return rt_glob_any((const char *const *)rt_cfg.patterns, rt_cfg.nr_patterns, full);
 }
 
@@ -331,12 +361,15 @@ static int session_start(void)
 	}
 	rt_clock_init(rt_cfg.force_monotonic);
 	rt_dc_cache_identity();
+	if (statedump_wanted())
+		rt_statedump_init();
 	ret = channel_open(&channel, true, uuid);
 	if (ret < 0)
 		return ret;
 	ret = channel_start(&channel);
 	if (ret < 0)
 		return ret;
+	rt_statedump_run();
 	if (inherit && !join) {
 		char hex[33];
 		rt_hex_encode(uuid, 16, hex);
@@ -386,6 +419,11 @@ void rt_session_stop(void)
 	pthread_mutex_lock(&stop_lock);
 	if (started && !stopped) {
 		stopped = true;
+		/* A flight recorder keeps only its last events: the state
+		 * dump of its start is overwritten by now. A fork child
+		 * that had no time to dump does it now. */
+		if (rt_cfg.overwrite || !rt_statedump_done())
+			rt_statedump_run();
 		/* Stop recording first, like `lttng stop`: what was recorded
 		 * before this point is written out by the final flush. */
 		__atomic_store_n(&rt_active_channel, NULL, __ATOMIC_RELEASE);
@@ -401,6 +439,8 @@ __attribute__((constructor)) static void rt_lib_init(void)
 	rt_fork_init();
 	const char *out = getenv("RINGTRACE_OUTPUT");
 	if (!out || !*out) {
+		/* The daemon's rules decide; its ids are per trace. */
+		rt_statedump_init();
 		rt_daemon_client_init();
 		return;
 	}

@@ -35,5 +35,9 @@ RT_API int pthread_setname_np(pthread_t thread, const char *name)
 	 * generation (pairs with the acquire load in probe.c). */
 	if (ret == 0)
 		__atomic_fetch_add(&rt_thread_name_gen, 1, __ATOMIC_RELEASE);
+	/* A thread naming itself says so in the trace (another thread's
+	 * tid is not known here: the next state dump names it). */
+	if (ret == 0 && pthread_equal(thread, pthread_self()))
+		rt_statedump_thread_named(name);
 	return ret;
 }

@@ -333,7 +333,7 @@ int rtp_app_disable_session_decode(struct rtp_app_cursor *c, uint64_t *session_i
 	return get_u64(c, session_id) < 0 || rtp_app_end(c) < 0 ? -EPROTO : 0;
 }
 
-/* --- SYNC, SYNC_REPLY ------------------------------------------------- */
+/* --- SYNC, SYNC_REPLY, STATEDUMP ------------------------------------- */
 
 void rtp_app_sync_encode(uint8_t out[static RTP_APP_SYNC_SIZE], uint64_t cookie)
 {

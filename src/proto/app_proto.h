@@ -73,6 +73,11 @@
  * received before, so a daemon command (start, stop, rule change) returns
  * only when the programs follow it.
  *
+ * RTP_APP_STATEDUMP (daemon -> program): SYNC's layout (u64 cookie).
+ * The program emits its state dump (threads, loaded objects:
+ * src/lib/statedump.c) into its buffers, then answers SYNC_REPLY with the
+ * cookie; the daemon asks before a snapshot and waits a bounded time.
+ *
  * RTP_APP_GOODBYE: the program exits; empty. The daemon drains what it
  * wrote. A program that dies without it is treated alike when its socket
  * closes.
@@ -118,6 +123,7 @@ enum rtp_app_type {
 	RTP_APP_EVENTS_REPLY = 23,
 	RTP_APP_SYNC = 24,
 	RTP_APP_SYNC_REPLY = 25,
+	RTP_APP_STATEDUMP = 26,
 };
 
 enum rtp_app_clock {
@@ -278,7 +284,7 @@ void rtp_app_disable_session_encode(uint8_t out[static RTP_APP_DISABLE_SESSION_S
 /* 0 or -EPROTO (length). */
 int rtp_app_disable_session_decode(struct rtp_app_cursor *c, uint64_t *session_id);
 
-/* --- SYNC and SYNC_REPLY (one layout); GOODBYE, EVENTS_REPLY --------- */
+/* --- SYNC, SYNC_REPLY and STATEDUMP (one layout); GOODBYE, EVENTS_REPLY */
 
 void rtp_app_sync_encode(uint8_t out[static RTP_APP_SYNC_SIZE], uint64_t cookie);
 /* 0 or -EPROTO (length). */

@@ -120,7 +120,7 @@ def read_events(path):
         e = {"event": ev.name}
         if ev.payload_field is not None:
             for k, v in ev.payload_field.items():
-                e[k] = str(v) if isinstance(v, bt2._StringFieldConst) else int(v)
+                e[k] = rtfixtures.bt2_plain(v)
         if ev.common_context_field is not None:
             for k, v in ev.common_context_field.items():
                 e["ctx_" + k] = str(v) if isinstance(v, bt2._StringFieldConst) else int(v)

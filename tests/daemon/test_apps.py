@@ -50,6 +50,12 @@ class SessionCycle(AppCase):
         self.assertEqual(trace_dirs(out),
                          [os.path.join(out, "ust", "uid", str(os.getuid()), "64-bit")])
         events = read_events(out)
+        # The ip context brings each program's state dump along
+        # (docs/statedump.md), its executable listed.
+        for p in (p1, p2):
+            self.assertTrue([e for e in events if e["event"] == "lttng_ust_statedump:bin_info"
+                             and e["ctx_vpid"] == p.pid and e["path"].endswith("/app_prog")])
+        events = [e for e in events if e["event"].startswith("app:")]
         self.assertEqual(len(events), 50 + 40 + 2)
         host = os.uname().nodename
         for p, tag, n in ((p1, "one", 50), (p2, "two", 40)):

@@ -415,7 +415,9 @@ class StartStop(DaemonCase):
         listing = ""
         for _ in range(200):
             listing = self.ok("list", "-u")
-            if f"pid {demo.pid} " in listing:
+            # The library's own (state dump) events register first,
+            # the executable's once its constructor runs.
+            if f"pid {demo.pid} " in listing and "demo:start" in listing:
                 break
             time.sleep(0.05)
         demo.kill()
