@@ -50,6 +50,32 @@ int64_t ra_strtab_intern(struct ra_strtab *tab, const char *s);
 int64_t ra_strtab_find(const struct ra_strtab *tab, const char *s);
 void ra_strtab_free(struct ra_strtab *tab);
 
+/* --- symbols: the state dump's threads and objects ------------------- */
+
+/* What the state dumps of a set of traces say (lttng_ust_statedump:*,
+ * lttng_ust_dl:*; docs/statedump.md): each process's loaded objects,
+ * whose ELF symbols resolve the `ip` context (elfutils), and its threads'
+ * names. Files are looked up on first use and cached. */
+struct ra_symbols;
+
+/* Read the dumps of the traces under dirs (only their events are
+ * decoded; a trace without any is not read; damaged data ends the pass,
+ * what came before is kept). 0, or -errno with a message in err (the
+ * traces cannot be opened, out of memory). */
+int ra_symbols_load(const char *const *dirs, size_t nr, struct ra_symbols **out, char *err,
+		    size_t errlen);
+/* ip in process vpid as "symbol+0xOFF" in out (bytes that are not
+ * printable ASCII as '?'): true, or false when no object, file or symbol
+ * holds it (s may be NULL). */
+bool ra_symbols_resolve(struct ra_symbols *s, int64_t vpid, uint64_t ip, char *out,
+			size_t len);
+/* The name the dumps gave thread tid of process vpid, or NULL. */
+const char *ra_symbols_thread_name(const struct ra_symbols *s, int64_t vpid, int64_t tid);
+void ra_symbols_free(struct ra_symbols *s);
+/* The event's process: its vpid context, else its trace's `vpid`
+ * environment entry (per-process traces), else 0. */
+int64_t ra_event_vpid(const struct rtr_trace *t, const struct rtr_event *ev);
+
 /* --- source: several traces merged ------------------------------------ */
 
 struct ra_event {

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../analysis/analysis.h"
 #include "../common/rule.h"
 #include "cli.h"
 #include "view.h"
@@ -21,7 +22,7 @@
 #define OUT_BUFFER_SIZE (1u << 20)
 
 struct view_opts {
-	bool json, stats, utc, no_delta;
+	bool json, stats, utc, no_delta, no_symbols;
 	enum view_clock_mode clock_mode;
 	int color;			/* -1 auto, 0 never, 1 always */
 	struct view_time begin, end;
@@ -102,13 +103,14 @@ static void usage(FILE *f)
 	      "                       'seq >= 10 && $name =~ \"http:*\"' (see docs/viewing.md)\n"
 	      "  --limit=N            stop after N events\n"
 	      "  --stats              print counts instead of the events\n"
+	      "  --no-symbols         the ip context as a raw address only\n"
 	      "  -h, --help           this help\n", f);
 }
 
 static int parse_args(int argc, char **argv, struct view_opts *o)
 {
 	enum { O_FORMAT = 256, O_CSEC, O_CDATE, O_CCYC, O_CGMT, O_NODELTA, O_COLOR,
-	       O_BEGIN, O_END, O_FILTER, O_LIMIT, O_STATS };
+	       O_BEGIN, O_END, O_FILTER, O_LIMIT, O_STATS, O_NOSYMS };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, O_FORMAT },
 		{ "clock-seconds", no_argument, NULL, O_CSEC },
@@ -123,6 +125,7 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 		{ "filter", required_argument, NULL, O_FILTER },
 		{ "limit", required_argument, NULL, O_LIMIT },
 		{ "stats", no_argument, NULL, O_STATS },
+		{ "no-symbols", no_argument, NULL, O_NOSYMS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -193,6 +196,7 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 			break;
 		}
 		case O_STATS: o->stats = true; break;
+		case O_NOSYMS: o->no_symbols = true; break;
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -220,6 +224,7 @@ struct view_run {
 	struct view_stats stats;
 	struct fmt_out out;
 	struct view_printer printer;
+	struct ra_symbols *syms;	/* owned; NULL with --no-symbols */
 };
 
 /* The view_class index of ev. */
@@ -367,6 +372,17 @@ int cmd_view(int argc, char **argv)
 	r.printer.delta = !r.opt.no_delta;
 	r.printer.color = !r.opt.json && want_color(r.opt.color);
 	r.printer.with_source = rtr_trace_count(r.t) > 1;
+	r.printer.t = r.t;
+	if (!r.opt.no_symbols && !r.opt.stats) {
+		char err[512];
+		if (ra_symbols_load((const char *const *)r.paths, r.nr_paths, &r.syms, err,
+				    sizeof(err)) < 0) {
+			cli_error("%s", err);
+			fmt_close(&r.out);
+			goto out_sources;
+		}
+		r.printer.syms = r.syms;
+	}
 	fmt_clock_init(&r.printer.clock, r.opt.utc, r.opt.clock_mode == VIEW_CLOCK_DATE);
 
 	ret = run_loop(&r);
@@ -379,6 +395,7 @@ int cmd_view(int argc, char **argv)
 	status = ret == 0 ? 0 : CLI_EXIT_FAILURE;
 out_sources:
 	view_printer_free(&r.printer);
+	ra_symbols_free(r.syms);
 	view_stats_free(&r.stats);
 	view_filter_free(r.filter);
 	free(r.classes);

@@ -97,6 +97,7 @@ enum view_clock_mode {
 };
 
 struct view_layout;
+struct ra_symbols;
 
 struct view_printer {
 	struct fmt_out *out;		/* borrowed */
@@ -108,6 +109,10 @@ struct view_printer {
 	bool delta;			/* (+S.nnnnnnnnn) since the previous event */
 	bool color;
 	bool with_source;		/* several traces: say which */
+	/* The `ip` context's symbols (analysis.h), NULL: raw addresses;
+	 * the trace (vpid of per-process traces). Borrowed. */
+	struct ra_symbols *syms;
+	const struct rtr_trace *t;
 	bool have_last;
 	int64_t last_ns;
 	int64_t ts_sec;			/* JSON "ts": seconds whose digits are cached */

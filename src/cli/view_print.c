@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../analysis/analysis.h"
 #include "view.h"
 
 #define COLOR_NAME "\x1b[1;35m"
@@ -145,6 +146,23 @@ static void put_value(struct fmt_out *o, const struct rtr_value *v, int bytes_ba
 	}
 }
 
+/* After the ip context's value, its symbol when known: " <main+0x1c>"
+ * (text) or ,"ip_symbol":"main+0x1c" (JSON). */
+static void put_symbol(struct view_printer *pr, const struct rtr_event *ev, uint64_t ip)
+{
+	char sym[512];
+	if (!ra_symbols_resolve(pr->syms, ra_event_vpid(pr->t, ev), ip, sym, sizeof(sym)))
+		return;
+	if (pr->json) {
+		put_lit(pr->out, ",\"ip_symbol\":");
+		fmt_json_string(pr->out, sym, strlen(sym));
+	} else {
+		put_lit(pr->out, " <");
+		fmt_str(pr->out, sym, strlen(sym));
+		put_lit(pr->out, ">");
+	}
+}
+
 /* The stream event context and event context fields: " { a = 1 }" (text)
  * or ,"context":{"a":1} (JSON, also when empty). */
 static void put_context(struct view_printer *pr, const struct rtr_event *ev)
@@ -179,6 +197,8 @@ static void put_context(struct view_printer *pr, const struct rtr_event *ev)
 				put_value(o, &v, 16, json, 1);
 			else
 				put_lit(o, json ? "null" : "<undecodable>");
+			if (r == 0 && pr->syms && v.type == RTR_UINT && !strcmp(name, "ip"))
+				put_symbol(pr, ev, v.u);
 		}
 	}
 	if (json)
