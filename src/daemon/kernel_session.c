@@ -325,7 +325,7 @@ int dp_kernel_start(struct rtd_session *s, char *err, size_t errlen)
 	 * dump would otherwise leave no room for the events until the first
 	 * read. */
 	pthread_mutex_lock(&k->lock);
-	drain_locked(k);
+	rtk_writer_read(k->w);
 	pthread_mutex_unlock(&k->lock);
 	ret = reader_start(k, err, errlen);
 	if (ret < 0)
