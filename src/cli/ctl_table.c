@@ -107,14 +107,15 @@ const struct ctl_cmd ctl_cmds[] = {
   "With -k: the kernel's tracepoints whose 'system:event' or 'event' name matches a\n"
   "NAME (a glob; see 'ringtrace list -k'), or with --syscall the system calls whose\n"
   "name matches (entry and exit); -a: every tracepoint and every system call (with\n"
-  "--syscall: every system call). --filter EXPR: ftrace's filter expression on the\n"
-  "events' fields (all kernel rules of a session share it). Kernel rules are fixed\n"
-  "at the session's first start.",
+  "--syscall: every system call). --filter EXPR: only the events for which EXPR\n"
+  "(LTTng's filter language, see ringtrace-filter(7)) is true, run by ftrace; an\n"
+  "event two rules match is recorded when either's filter passes. Kernel rules are\n"
+  "fixed at the session's first start.",
   "pattern", ARG_STR, 0, 64, false, SHORT_MS, {
 	OPT_U, OPT_K, OPT_S, OPT_C,
 	{ "all", 'a', ARG_SET, "all", "1", NULL, "every event" },
 	{ "syscall", 0, ARG_SET, "syscall", "1", NULL, "kernel: system calls by name" },
-	{ "filter", 'f', ARG_STR, "filter", NULL, "EXPR", "kernel: ftrace filter expression" },
+	{ "filter", 'f', ARG_STR, "filter", NULL, "EXPR", "kernel: filter expression (LTTng's)" },
 	{ "exclude", 'x', ARG_STR, "exclude", NULL, "NAME[,NAME]", "globs to leave out" },
 	{ "loglevel", 0, ARG_LOGLEVEL, "loglevel", NULL, "LEVEL", "LEVEL or more severe" },
 	{ "loglevel-only", 0, ARG_LOGLEVEL, "loglevel-only", NULL, "LEVEL", "exactly LEVEL" },

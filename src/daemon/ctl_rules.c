@@ -10,6 +10,7 @@
 
 #include "../common/array.h"
 #include "../common/config_parse.h"
+#include "../filter/filter.h"
 #include "ctl.h"
 
 /* Every value of `key` in the request, split at commas; empty items are
@@ -383,26 +384,42 @@ static int check_domain_keys(const struct ctl_req *r, enum rtd_domain d, char *e
 	return 0;
 }
 
-/*
- * ftrace keeps one filter per event and src/kernel applies one filter to
- * every event of the instance: the enabled kernel rules of a session must
- * all have the same filter (or none). 0, or -EINVAL naming the rule that
- * differs.
- */
-static int kernel_filter_conflict(const struct rtd_channel *c, const char *filter, char *err,
-				  size_t errlen)
+/* Any field, of a type not known yet (the rule's events are known at the
+ * session's start). */
+static int any_field(void *arg, const char *name, const char **ftrace_name,
+		     enum rtf_ftrace_kind *kind)
 {
-	for (const struct rtd_rule *r = c->rules; r; r = r->next) {
-		if (!r->enabled || same_filter(r->filter, filter))
-			continue;
-		snprintf(err, errlen, "kernel rule '%s' has %s%s%s: the kernel rules of a session "
-			 "share one filter (ftrace filters every event of the session's instance "
-			 "alike); disable that rule first", r->pattern,
-			 r->filter ? "the filter '" : "no filter", r->filter ? r->filter : "",
-			 r->filter ? "'" : "");
-		return -EINVAL;
-	}
+	(void)arg;
+	*ftrace_name = name;
+	*kind = RTF_FTRACE_ANY;
 	return 0;
+}
+
+/*
+ * A rule's filter: LTTng's language (src/filter), and for a kernel rule
+ * an expression ftrace can run (fields compared with constants, see
+ * filter.h). Checked now, so that a mistake is reported by enable-event
+ * with its column; the field names are checked against the events at
+ * the session's start. 0 or -EINVAL.
+ */
+static int check_filter(const char *filter, bool kernel, char *err, size_t errlen)
+{
+	struct rtf_program *p;
+	char why[RTD_ERRLEN], *text;
+	int ret = rtf_compile(filter, NULL, &p, why, sizeof(why));
+	if (ret < 0) {
+		snprintf(err, errlen, "%s", why);
+		return ret;
+	}
+	if (kernel) {
+		ret = rtf_to_ftrace(p, any_field, NULL, &text, why, sizeof(why));
+		if (ret < 0)
+			snprintf(err, errlen, "%s", why);
+		else
+			free(text);
+	}
+	rtf_free(p);
+	return ret < 0 ? ret : 0;
 }
 
 /* The patterns of an enable-event -a: every event; in the kernel domain
@@ -454,6 +471,8 @@ int ctl_enable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, c
 			return -EINVAL;
 		}
 	}
+	if (filter && (ret = check_filter(filter, kernel, err, errlen)) < 0)
+		return ret;
 	enum rt_level_match lt;
 	int32_t ll;
 	if (loglevel_of(r, &lt, &ll, err, errlen) < 0)
@@ -508,8 +527,6 @@ int ctl_enable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, c
 	/* enabled=0 (saved configurations): the rule exists, disabled. */
 	const char *en = ctl_get(r, "enabled");
 	bool enable = !en || strcmp(en, "0");
-	if (kernel && enable && (ret = kernel_filter_conflict(c, filter, err, errlen)) < 0)
-		goto out_ex;
 	for (size_t i = 0; i < pats.n; i++) {
 		bool sc = syscall || (both && i == 1);
 		struct rtd_rule *rule = c->rules;

@@ -176,8 +176,8 @@ static void kdp_free(struct kdp_session *k)
  * rules. The arrays point into the rules (which outlive the call). */
 struct kcfg {
 	struct rtk_config cfg;
-	const char **events;
-	const char **syscalls;
+	const char **events, **event_filters;
+	const char **syscalls, **syscall_filters;
 };
 
 static int config_of(struct rtd_session *s, const struct rtd_channel *c, struct kcfg *k,
@@ -188,7 +188,9 @@ static int config_of(struct rtd_session *s, const struct rtd_channel *c, struct 
 		n++;
 	k->events = calloc(n + 1, sizeof(char *));
 	k->syscalls = calloc(n + 1, sizeof(char *));
-	if (!k->events || !k->syscalls) {
+	k->event_filters = calloc(n + 1, sizeof(char *));
+	k->syscall_filters = calloc(n + 1, sizeof(char *));
+	if (!k->events || !k->syscalls || !k->event_filters || !k->syscall_filters) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -199,15 +201,18 @@ static int config_of(struct rtd_session *s, const struct rtd_channel *c, struct 
 	cfg->overwrite = c->overwrite;
 	cfg->events = k->events;
 	cfg->syscalls = k->syscalls;
+	cfg->event_filters = k->event_filters;
+	cfg->syscall_filters = k->syscall_filters;
 	for (const struct rtd_rule *r = c->rules; r; r = r->next) {
 		if (!r->enabled)
 			continue;
-		if (r->syscall)
+		if (r->syscall) {
+			k->syscall_filters[cfg->nr_syscalls] = r->filter;
 			k->syscalls[cfg->nr_syscalls++] = r->pattern;
-		else
+		} else {
+			k->event_filters[cfg->nr_events] = r->filter;
 			k->events[cfg->nr_events++] = r->pattern;
-		/* ctl_rules.c keeps the enabled rules' filters equal. */
-		cfg->filter = r->filter;
+		}
 	}
 	if (!s->track_all) {
 		if (!s->nr_tracked) {
@@ -278,6 +283,8 @@ fail:
 out:
 	free(kc.events);
 	free(kc.syscalls);
+	free(kc.event_filters);
+	free(kc.syscall_filters);
 	return ret;
 }
 

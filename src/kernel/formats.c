@@ -254,6 +254,39 @@ int rtk_formats_add(struct rtk_formats *f, const char *system, const char *text,
 	return 0;
 }
 
+/* Whether tf holds text (char arrays, __data_loc char[]). */
+static bool is_text(const struct tep_format_field *tf)
+{
+	return strstr(tf->type, "char") &&
+	       (tf->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC | TEP_FIELD_IS_STRING));
+}
+
+int rtk_formats_ftrace_field(const struct rtk_formats *f, size_t i, const char *name,
+			     const char **ftrace_name, bool *text)
+{
+	const struct rtk_class *c = rtk_formats_class(f, i);
+	struct tep_event *ev = c ? tep_find_event(f->tep, c->ftrace_id) : NULL;
+	if (!ev)
+		return -ENOENT;
+	struct tep_format_field *found = NULL;
+	for (struct tep_format_field *tf = ev->format.fields; tf && !found; tf = tf->next) {
+		char *ctf = field_name(ev->system, tf->name);
+		if (!ctf)
+			return -ENOMEM;
+		if (!strcmp(ctf, name))
+			found = tf;
+		free(ctf);
+	}
+	/* ftrace's own names: prev_pid, common_pid, __syscall_nr, ... */
+	if (!found)
+		found = tep_find_any_field(ev, name);
+	if (!found)
+		return -ENOENT;
+	*ftrace_name = found->name;
+	*text = is_text(found);
+	return 0;
+}
+
 /* One field of a state dump class: `size` bytes at `offset` of the
  * dump's record (kernel_internal.h). */
 struct dump_field {

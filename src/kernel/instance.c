@@ -115,20 +115,24 @@ static char *read_format(struct rtk_instance *in, const char *system, const char
 	return fmt;
 }
 
+/* Whether one of the n globs matches a (or b): now[i] says which, hit[i]
+ * accumulates. */
 static bool matches(const char *const *globs, size_t n, const char *a, const char *b,
-		    bool *hit)
+		    bool *hit, bool *now)
 {
 	bool any = false;
-	for (size_t i = 0; i < n; i++)
-		if (!fnmatch(globs[i], a, 0) || (b && !fnmatch(globs[i], b, 0))) {
-			hit[i] = true;
-			any = true;
-		}
+	for (size_t i = 0; i < n; i++) {
+		now[i] = !fnmatch(globs[i], a, 0) || (b && !fnmatch(globs[i], b, 0));
+		hit[i] |= now[i];
+		any |= now[i];
+	}
 	return any;
 }
 
-/* Load the event's format, set its filter, enable it. */
-static int enable_event(struct rtk_instance *in, const struct rtk_config *cfg,
+/* Load the event's format, set its filter (that of the rules now[] says
+ * match it, fl NULL: none), enable it; left off when no matching rule's
+ * filter can pass on it. */
+static int enable_event(struct rtk_instance *in, struct rtk_filters *fl, const bool *now,
 			const char *system, const char *event, char *err, size_t errlen)
 {
 	int size = 0, ret = 0;
@@ -141,18 +145,27 @@ static int enable_event(struct rtk_instance *in, const struct rtk_config *cfg,
 		rt_errf(err, errlen, "the format of %s:%s does not parse", system, event);
 		return ret;
 	}
+	char *filter = NULL, full[512];
+	snprintf(full, sizeof(full), "%s:%s", system, event);
+	if (fl) {
+		ret = rtk_filters_event(fl, now, in->formats, rtk_formats_count(in->formats) - 1,
+					full, &filter, err, errlen);
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
 	errno = 0;
-	if (cfg->filter && tracefs_event_file_write(in->tfs, system, event, "filter",
-						    cfg->filter) < 0) {
+	if (filter && tracefs_event_file_write(in->tfs, system, event, "filter", filter) < 0) {
 		ret = tfs_errno();
-		rt_errf(err, errlen, "ftrace refuses the filter '%s' for %s:%s: %s",
-			 cfg->filter, system, event, strerror(-ret));
+		rt_errf(err, errlen, "ftrace refuses the filter '%s' for %s: %s", filter, full,
+			strerror(-ret));
+		free(filter);
 		return ret == -EIO ? -EINVAL : ret;
 	}
+	free(filter);
 	errno = 0;
 	if (tracefs_event_file_write(in->tfs, system, event, "enable", "1") < 0) {
 		ret = tfs_errno();
-		rt_errf(err, errlen, "cannot enable %s:%s: %s", system, event, strerror(-ret));
+		rt_errf(err, errlen, "cannot enable %s: %s", full, strerror(-ret));
 		return ret;
 	}
 	in->nr_enabled++;
@@ -164,7 +177,8 @@ static int enable_tracepoints(struct rtk_instance *in, const struct rtk_config *
 {
 	if (!cfg->all_events && !cfg->nr_events)
 		return 0;
-	bool *hit = calloc(cfg->nr_events + 1, sizeof(*hit));
+	struct rtk_filters *fl = NULL;
+	bool *hit = calloc(2 * (cfg->nr_events + 1), sizeof(*hit)), *now = hit + cfg->nr_events + 1;
 	char **systems = tracefs_event_systems(NULL);
 	int ret = 0;
 	if (!hit || !systems) {
@@ -172,6 +186,9 @@ static int enable_tracepoints(struct rtk_instance *in, const struct rtk_config *
 		rt_errf(err, errlen, "cannot list the kernel's events");
 		goto out;
 	}
+	if (!cfg->all_events && (ret = rtk_filters_new(cfg->events, cfg->event_filters,
+						       cfg->nr_events, &fl, err, errlen)) < 0)
+		goto out;
 	for (char **s = systems; *s && !ret; s++) {
 		if (!strcmp(*s, "syscalls") || !strcmp(*s, "ftrace"))
 			continue;
@@ -180,8 +197,8 @@ static int enable_tracepoints(struct rtk_instance *in, const struct rtk_config *
 			char full[512];
 			snprintf(full, sizeof(full), "%s:%s", *s, *e);
 			if (cfg->all_events ||
-			    matches(cfg->events, cfg->nr_events, full, *e, hit))
-				ret = enable_event(in, cfg, *s, *e, err, errlen);
+			    matches(cfg->events, cfg->nr_events, full, *e, hit, now))
+				ret = enable_event(in, fl, now, *s, *e, err, errlen);
 		}
 		tracefs_list_free(events);
 	}
@@ -191,7 +208,10 @@ static int enable_tracepoints(struct rtk_instance *in, const struct rtk_config *
 				 "list -k)", cfg->events[i]);
 			ret = -ENOENT;
 		}
+	if (!ret && fl)
+		ret = rtk_filters_check(fl, err, errlen);
 out:
+	rtk_filters_free(fl);
 	tracefs_list_free(systems);
 	free(hit);
 	return ret;
@@ -202,7 +222,8 @@ static int enable_syscalls(struct rtk_instance *in, const struct rtk_config *cfg
 {
 	if (!cfg->all_syscalls && !cfg->nr_syscalls)
 		return 0;
-	bool *hit = calloc(cfg->nr_syscalls + 1, sizeof(*hit));
+	struct rtk_filters *fl = NULL;
+	bool *hit = calloc(2 * (cfg->nr_syscalls + 1), sizeof(*hit)), *now = hit + cfg->nr_syscalls + 1;
 	char **events = tracefs_system_events(NULL, "syscalls");
 	int ret = 0;
 	if (!hit || !events) {
@@ -210,6 +231,9 @@ static int enable_syscalls(struct rtk_instance *in, const struct rtk_config *cfg
 		rt_errf(err, errlen, "this kernel has no system call events");
 		goto out;
 	}
+	if (!cfg->all_syscalls && (ret = rtk_filters_new(cfg->syscalls, cfg->syscall_filters,
+							 cfg->nr_syscalls, &fl, err, errlen)) < 0)
+		goto out;
 	for (char **e = events; *e && !ret; e++) {
 		const char *name = NULL;
 		if (!strncmp(*e, "sys_enter_", 10))
@@ -217,8 +241,8 @@ static int enable_syscalls(struct rtk_instance *in, const struct rtk_config *cfg
 		else if (!strncmp(*e, "sys_exit_", 9))
 			name = *e + 9;
 		if (name && (cfg->all_syscalls ||
-			     matches(cfg->syscalls, cfg->nr_syscalls, name, NULL, hit)))
-			ret = enable_event(in, cfg, "syscalls", *e, err, errlen);
+			     matches(cfg->syscalls, cfg->nr_syscalls, name, NULL, hit, now)))
+			ret = enable_event(in, fl, now, "syscalls", *e, err, errlen);
 	}
 	for (size_t i = 0; !ret && !cfg->all_syscalls && i < cfg->nr_syscalls; i++)
 		if (!hit[i]) {
@@ -226,7 +250,10 @@ static int enable_syscalls(struct rtk_instance *in, const struct rtk_config *cfg
 				 "--syscall)", cfg->syscalls[i]);
 			ret = -ENOENT;
 		}
+	if (!ret && fl)
+		ret = rtk_filters_check(fl, err, errlen);
 out:
+	rtk_filters_free(fl);
 	tracefs_list_free(events);
 	free(hit);
 	return ret;

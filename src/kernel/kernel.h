@@ -70,9 +70,13 @@ struct rtk_config {
 	const char *const *syscalls;
 	size_t nr_syscalls;
 	bool all_syscalls;
-	/* ftrace filter expression (events/.../filter) for every enabled
-	 * event, or NULL. */
-	const char *filter;
+	/* Filters (LTTng's language, docs/filters.md) of the events' and the
+	 * system calls' globs, index for index; NULL (the array or an entry):
+	 * none. Translated into each event's ftrace filter (src/filter); an
+	 * event several globs match is recorded when one of their filters
+	 * passes. */
+	const char *const *event_filters;
+	const char *const *syscall_filters;
 	/* Processes to record (set_event_pid, their children included as they
 	 * fork); nr_pids 0: every process. */
 	const pid_t *pids;
@@ -87,7 +91,8 @@ struct rtk_trace;
  * Create the instance, configure it as cfg says and load the enabled
  * events' formats. Tracing is off until rtk_instance_start. Returns 0 and
  * *out, or -EEXIST (an instance of that name exists), -ENOENT (a name or
- * glob matched no event), -EINVAL (ftrace refused the filter or a
+ * glob matched no event), -EINVAL (a filter ftrace cannot express or
+ * refuses, one naming a field none of its events has, or a
  * setting), -EACCES, -ENOMEM, -errno of tracefs, with a message in err;
  * nothing is left behind on error.
  */

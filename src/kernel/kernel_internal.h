@@ -48,6 +48,31 @@ struct rtk_class {
 
 const struct rtk_class *rtk_formats_class(const struct rtk_formats *f, size_t i);
 
+/* The ftrace field of the i-th class that LTTng's trace calls `name`
+ * (its CTF name), or whose ftrace name is `name`: 0, *ftrace_name (valid
+ * as long as f) and *text (a string field), or -ENOENT, -ENOMEM. */
+int rtk_formats_ftrace_field(const struct rtk_formats *f, size_t i, const char *name,
+			     const char **ftrace_name, bool *text);
+
+/* The kernel rules' filters (filters.c): one per rule (pattern), compiled
+ * at rtk_filters_new (texts NULL, or an entry NULL: no filter; globs and
+ * texts must outlive the set). 0 or -EINVAL (a rule's filter does not
+ * compile), -ENOMEM, with a message in err. */
+struct rtk_filters;
+int rtk_filters_new(const char *const *globs, const char *const *texts, size_t n,
+		    struct rtk_filters **out, char *err, size_t errlen);
+/* The ftrace filter of the i-th class of f (`event` names it in messages),
+ * matched by the rules whose now[k] is true: 0 and *text (malloc'ed, or
+ * NULL when a matching rule has no filter), 1 when no matching rule can
+ * record it (each names a field the event lacks), -EINVAL (ftrace cannot
+ * express a filter) or -ENOMEM with a message in err. */
+int rtk_filters_event(struct rtk_filters *fl, const bool *now, const struct rtk_formats *f,
+		      size_t cls, const char *event, char **text, char *err, size_t errlen);
+/* After every event: -EINVAL with a message when a rule matched events
+ * but its filter names a field none of them has; else 0. */
+int rtk_filters_check(const struct rtk_filters *fl, char *err, size_t errlen);
+void rtk_filters_free(struct rtk_filters *fl);
+
 /* The classes from the `from`-th on as the CTF writer takes them (no
  * provider, no log level; stream 0): *ev malloc'ed, *nr of them. 0 or
  * -ENOMEM. */

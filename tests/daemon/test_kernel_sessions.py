@@ -173,6 +173,49 @@ class KernelSession(unittest.TestCase):
         self.ok("destroy", "k")
         self.assertEqual(ours(self.daemon_pid()), [], "destroy removes the instance")
 
+    def test_per_rule_filters(self):
+        """Two system call rules on write(2) with different filters (LTTng's
+        language: payload fields, $ctx.procname, a glob) and a tracepoint
+        rule with LTTng's field names (prev_tid is ftrace's prev_pid): the
+        trace holds exactly the events one of its rules' filters passes."""
+        out = os.path.join(self.tmp, "filtered")
+        self.ok("create", "f", "-o", out)
+        pid, run = self.workload(2, 100)       # counts 1..100 and 101..200
+        self.ok("track", "-k", "--pid", str(pid))
+        self.ok("enable-event", "-k", "--syscall", "write", "--filter",
+                'count <= 10 && $ctx.procname == "rtkw-0"')
+        self.ok("enable-event", "-k", "--syscall", "write", "--filter",
+                "count >= 195 || count == 42")
+        self.ok("enable-event", "-k", "sched_switch", "--filter",
+                'prev_comm == "rtkw-*" && prev_tid != 0')
+        listing = self.ok("list", "f")
+        self.assertIn('write (type: syscall) [filter: count >= 195 || count == 42] [enabled]',
+                      listing)
+        self.ok("start")
+        info = run()
+        self.ok("stop")
+        events, lost = read_bt2(os.path.join(out, "kernel"))
+        self.assertEqual(lost, 0)
+        t0, t1 = (t["tid"] for t in info["threads"])
+        # The state dump's, and the two rules' events; the exits have no
+        # count: no rule's filter passes on them.
+        events = [e for e in events if not e[0].startswith("lttng_statedump_")]
+        self.assertEqual({n for n, _, _ in events}, {"syscall_entry_write", "sched_switch"})
+        got = sorted((tid, p["count"]) for n, tid, p in events
+                     if n == "syscall_entry_write" and p["fd"] == info["fd"])
+        want = sorted([(t0, c) for c in range(1, 11)] + [(t0, 42)] +
+                      [(t1, c) for c in range(195, 201)])
+        self.assertEqual(got, want)
+        for n, tid, p in events:
+            if n == "syscall_entry_write":
+                self.assertTrue(p["count"] >= 195 or p["count"] == 42 or
+                                (p["count"] <= 10 and tid == t0), (tid, p))
+            else:
+                self.assertTrue(p["prev_comm"].startswith("rtkw-") and p["prev_tid"] != 0, p)
+        switched = {p["prev_tid"] for n, _, p in events if n == "sched_switch"}
+        self.assertTrue(switched & {t0, t1}, "the workload's threads were switched out")
+        self.ok("destroy", "f")
+
     def test_user_and_kernel_merged(self):
         """kernel_app emits kapp:before, calls write(2), emits kapp:after,
         10,000 times: in the session's directory read as one collection,
@@ -474,9 +517,19 @@ class KernelSession(unittest.TestCase):
     def test_refusals(self):
         self.ok("create", "r")
         self.ok("enable-event", "-k", "--syscall", "write", "--filter", "common_pid != 1")
-        err = self.rt("enable-event", "-k", "sched_switch", "--filter", "prev_tid == 1")
+        # Filters are per rule, in LTTng's language, checked by enable-event.
+        err = self.rt("enable-event", "-k", "sched_switch", "--filter", "prev_tid == 1.5")
         self.assertEqual(err.returncode, 2)
-        self.assertIn("share one filter", err.stderr)
+        self.assertIn("ftrace cannot express this filter: ftrace compares integers and "
+                      "strings, not reals", err.stderr)
+        err = self.rt("enable-event", "-k", "sched_switch", "--filter", "prev_tid == == 1")
+        self.assertEqual(err.returncode, 2)
+        self.assertIn("filter:1:13: expected a field name", err.stderr)
+        err = self.rt("enable-event", "-k", "sched_switch", "--filter", "$ctx.prio < 3")
+        self.assertIn("ftrace has no context $ctx.prio", err.stderr)
+        err = self.rt("enable-event", "-u", "a:b", "--filter", "x == 1")
+        self.assertIn("--filter is for kernel rules", err.stderr)
+        self.assertNotIn("sched_switch", self.ok("list", "r"))
         err = self.rt("enable-event", "-k", "sched_switch", "--exclude", "x")
         self.assertIn("does not apply to kernel rules", err.stderr)
         err = self.rt("enable-event", "-u", "a:b", "--syscall")
@@ -519,7 +572,8 @@ class KernelSession(unittest.TestCase):
         self.ok("enable-event", "-k", "sched_sw*", "--filter", "no_such_field == 1")
         err = self.rt("start", "r")
         self.assertEqual(err.returncode, 2)
-        self.assertIn("ftrace refuses the filter 'no_such_field == 1'", err.stderr)
+        self.assertIn("the filter 'no_such_field == 1' of kernel rule 'sched_sw*' names a "
+                      "field that none of the events the rule matches has", err.stderr)
         self.assertEqual(ours(self.daemon_pid()), [], "nothing left by a refused start")
         self.ok("disable-event", "-k", "sched_sw*")
         self.ok("enable-event", "-k", "--syscall", "write", "--filter", "common_pid != 1")
