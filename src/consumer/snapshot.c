@@ -35,7 +35,7 @@ struct snap_packet {
 	uint64_t seq;
 	uint64_t ts_end;
 	uint64_t len;		/* trimmed size; 0: dropped */
-	char *data;		/* private copy (packet_size bytes) */
+	char *data;		/* private copy (its trimmed `len` bytes) */
 };
 
 struct snap {
@@ -89,6 +89,12 @@ static int snap_stream(struct snap *sn, struct cons_channel *c, uint32_t chan, u
 			prev.valid = false;
 			continue;
 		}
+		/* Keep the trimmed bytes only: a source's unit may be much
+		 * larger than its packets (the kernel's bound a converted
+		 * page). */
+		char *fit = realloc(p.data, p.len);
+		if (fit)
+			p.data = fit;
 		struct ctf_packet_header h;
 		memcpy(&h, p.data, sizeof(h));
 		p.seq = h.packet_seq_num;
