@@ -329,6 +329,13 @@ CONS_HIDDEN int cons_files_init(struct cons_files *fs, const char *dir,
 CONS_HIDDEN void cons_files_close(struct cons_files *fs);
 CONS_HIDDEN void cons_files_free(struct cons_files *fs);
 CONS_HIDDEN void cons_files_sink(struct cons_sink *s, struct cons_files *fs);
+/* Copy every stream file written so far (each stream's kept files, the
+ * current one up to its last whole packet) into new files of the
+ * directory `dir` (which exists): a hybrid snapshot's streaming channels.
+ * Caller holds what serialises the channel's writes. 0 or -errno with a
+ * message in err. */
+CONS_HIDDEN int cons_files_copy(const struct cons_files *fs, const char *dir, char *err,
+				size_t errlen);
 
 /* ---- reading a channel (read.c) ---- */
 

@@ -8,9 +8,11 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <sys/stat.h>
@@ -186,4 +188,54 @@ static const struct cons_sink_ops files_ops = {
 void cons_files_sink(struct cons_sink *s, struct cons_files *fs)
 {
 	*s = (struct cons_sink){ .ops = &files_ops, .arg = fs };
+}
+
+/* Copy `len` bytes (fewer if the file is shorter) of the stream file
+ * `name` of `from` (an open directory) into a new file of `dir`. */
+static int copy_file(int from, const char *name, uint64_t len, const char *dir, char *err,
+		     size_t errlen)
+{
+	int in = openat(from, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (in < 0)
+		return errno == ENOENT ? 0 : -errno;	/* rotated away meanwhile */
+	int out = rt_file_create(dir, name, false, err, errlen);
+	int ret = out < 0 ? out : 0;
+	char buf[65536];
+	for (uint64_t off = 0; ret == 0 && off < len;) {
+		ssize_t n = pread(in, buf, len - off < sizeof(buf) ? (size_t)(len - off) : sizeof(buf),
+				  (off_t)off);
+		if (n <= 0) {
+			ret = n < 0 ? -errno : 0;
+			break;
+		}
+		ret = rt_write_all(out, buf, (size_t)n);
+		off += (uint64_t)n;
+	}
+	if (ret < 0 && out >= 0)
+		snprintf(err, errlen, "cannot copy %s to %s: %s", name, dir, strerror(-ret));
+	if (out >= 0)
+		close(out);
+	close(in);
+	return ret;
+}
+
+int cons_files_copy(const struct cons_files *fs, const char *dir, char *err, size_t errlen)
+{
+	int from = rt_dir_open(fs->dir, 0, NULL, err, errlen);
+	if (from < 0)
+		return from;
+	int ret = 0;
+	for (uint32_t s = 0; ret == 0 && s < fs->nr; s++) {
+		const struct cons_file *f = &fs->f[s];
+		for (uint64_t i = f->oldest_index; ret == 0 && i <= f->file_index; i++) {
+			char name[NAME_MAX + 1];
+			ret = file_name(name, sizeof(name), fs->ch, s, i);
+			/* The current file up to its last whole packet. */
+			if (ret == 0)
+				ret = copy_file(from, name, i == f->file_index ? f->out.size
+									: UINT64_MAX, dir, err, errlen);
+		}
+	}
+	close(from);
+	return ret;
 }

@@ -194,8 +194,9 @@ static int make_bufset(struct dp_trace *t, struct rtd_channel *c, char *err, siz
 		.subbuf_size = c->subbuf_size,
 		.num_subbuf = c->num_subbuf,
 		.nr_cpus = (uint32_t)(nr_cpus > 0 ? nr_cpus : 1),
-		.mode = (c->overwrite || t->session->snapshot) ? RB_MODE_OVERWRITE
-							       : RB_MODE_DISCARD,
+		/* Snapshot sessions' channels are in overwrite mode but
+		 * those created --discard (they stream, ctl_rules.c). */
+		.mode = c->overwrite ? RB_MODE_OVERWRITE : RB_MODE_DISCARD,
 		.tsc_bits = CTF_COMPACT_TSC_BITS,
 		.subbuf_header_size = CTF_PACKET_HEADER_SIZE,
 		.use_rseq = true,

@@ -32,6 +32,25 @@ static bool is_snapshot(const struct dp_trace *t)
 	return t->session && t->session->snapshot;
 }
 
+/* Whether buffer set cb's packets go to its stream files as they come:
+ * every channel of a normal session; in a snapshot session, a discard
+ * channel (a hybrid session: the overwrite channels stay in memory for
+ * the snapshots, the discard ones stream, and each snapshot copies what
+ * they wrote). */
+static bool streams(const struct cons_dtrace *ct, const struct cons_bufset *cb)
+{
+	return !is_snapshot(ct->t) || !cb->b->channel->overwrite;
+}
+
+/* Whether the trace has stream files (and so its metadata on disk). */
+static bool writes_files(const struct cons_dtrace *ct)
+{
+	for (uint32_t i = 0; i < ct->t->nr_bufsets; i++)
+		if (ct->sets[i].b && ct->sets[i].b->channel && streams(ct, &ct->sets[i]))
+			return true;
+	return false;
+}
+
 /* Before each packet: the metadata describes every class it may use. */
 static int metadata_update(struct cons_dtrace *ct, bool force)
 {
@@ -44,12 +63,11 @@ static int metadata_before_packet(void *arg)
 }
 
 /* One pass of the timers whose time has come; returns the next deadline.
- * Caller holds io_lock. Snapshot sessions keep their data in the buffers
- * (overwrite mode, written by consumer_snapshot): only the switch timer
- * runs for them, so that a snapshot sees recent events. */
+ * Caller holds io_lock. Snapshot sessions keep their overwrite channels'
+ * data in the buffers (written by consumer_snapshot): only the switch
+ * timer runs for those, so that a snapshot sees recent events. */
 static uint64_t run_timers(struct cons_dtrace *ct)
 {
-	bool snapshot = is_snapshot(ct->t);
 	uint64_t now = cons_now_ns(), next = now + 1000000000ull;
 	for (uint32_t i = 0; i < ct->t->nr_bufsets; i++) {
 		struct cons_bufset *cb = &ct->sets[i];
@@ -62,7 +80,8 @@ static uint64_t run_timers(struct cons_dtrace *ct)
 			cons_channel_flush(&cb->ch);
 			cb->next_switch_ns = now + (uint64_t)ch->switch_timer_ms * 1000000ull;
 		}
-		if (!snapshot && now >= cb->next_read_ns) {
+		bool stream = streams(ct, cb);
+		if (stream && now >= cb->next_read_ns) {
 			/* The read timer's period, shorter while buffers
 			 * fill (0: the first read, after the whole period). */
 			const uint64_t max = read_period_ns(ch);
@@ -72,7 +91,7 @@ static uint64_t run_timers(struct cons_dtrace *ct)
 							cb->b->rb.num_subbuf);
 			cb->next_read_ns = now + cb->read_wait_ns;
 		}
-		if (!snapshot && cb->next_read_ns < next)
+		if (stream && cb->next_read_ns < next)
 			next = cb->next_read_ns;
 		if (cb->next_switch_ns && cb->next_switch_ns < next)
 			next = cb->next_switch_ns;
@@ -86,7 +105,7 @@ static void *consumer_main(void *arg)
 	for (;;) {
 		pthread_mutex_lock(&ct->io_lock);
 		uint64_t next = run_timers(ct);
-		if (!is_snapshot(ct->t)) {
+		if (writes_files(ct)) {
 			int ret = metadata_update(ct, false);
 			if (ret < 0)
 				cons_errors_failed(&ct->errors, "the metadata", ret, 0, 0);
@@ -233,7 +252,7 @@ int consumer_trace_add(struct dp_trace *t, char *err, size_t errlen)
 		if (bufset_live(cb->b) && setup_bufset(ct, cb, now) < 0)
 			goto fail_msg;
 	}
-	if (!is_snapshot(t)) {
+	if (writes_files(ct)) {
 		ret = metadata_update(ct, true);
 		if (ret < 0) {
 			snprintf(err, errlen, "cannot write the metadata in %s: %s", t->dir,
@@ -276,10 +295,23 @@ int consumer_trace_drain(struct dp_trace *t)
 	struct cons_dtrace *ct = t->consumer;
 	if (!ct)
 		return -EINVAL;
-	bool snapshot = is_snapshot(t);
+	/* Streaming channels are read to the end, a snapshot session's
+	 * overwrite channels only flushed (their data stays for a later
+	 * snapshot): two drains, each with its bound. */
+	struct cons_channel **part = calloc(ct->nr_live ? ct->nr_live : 1, sizeof(*part));
 	pthread_mutex_lock(&ct->io_lock);
-	cons_drain(ct->live, ct->nr_live, !snapshot);
-	if (!snapshot) {
+	for (int read = 1; part && read >= 0; read--) {
+		size_t n = 0;
+		for (uint32_t i = 0; i < t->nr_bufsets; i++)
+			if (ct->sets[i].live && streams(ct, &ct->sets[i]) == (read == 1))
+				part[n++] = &ct->sets[i].ch;
+		if (n)
+			cons_drain(part, n, read == 1);
+	}
+	if (!part)	/* out of memory: one drain, read as the session's kind says */
+		cons_drain(ct->live, ct->nr_live, !is_snapshot(t));
+	free(part);
+	if (writes_files(ct)) {
 		int r = metadata_update(ct, true);
 		if (r < 0)
 			cons_errors_failed(&ct->errors, "the metadata", r, 0, 0);
@@ -300,12 +332,13 @@ int consumer_trace_sync(struct dp_trace *t)
 	struct cons_dtrace *ct = t->consumer;
 	if (!ct)
 		return -EINVAL;
-	if (is_snapshot(t))
-		return 0;
 	pthread_mutex_lock(&ct->io_lock);
-	for (uint32_t i = 0; i < ct->nr_live; i++) {
-		cons_channel_flush(ct->live[i]);
-		cons_channel_read(ct->live[i], CONS_STUCK_MS);
+	for (uint32_t i = 0; i < t->nr_bufsets; i++) {
+		struct cons_bufset *cb = &ct->sets[i];
+		if (!cb->live || !streams(ct, cb))
+			continue;
+		cons_channel_flush(&cb->ch);
+		cons_channel_read(&cb->ch, CONS_STUCK_MS);
 	}
 	pthread_mutex_unlock(&ct->io_lock);
 	return 0;
@@ -343,10 +376,34 @@ int consumer_snapshot(struct dp_trace *t, const char *dir, uint64_t max_size,
 		snprintf(err, errlen, "no consumer for the trace in %s", t->dir);
 		return -EINVAL;
 	}
+	/* The overwrite channels' buffers are copied; a hybrid session's
+	 * streaming channels write out what they hold, then their files are
+	 * copied beside (max_size is for the former). */
+	struct cons_channel **mem = calloc(ct->nr_live ? ct->nr_live : 1, sizeof(*mem));
+	if (!mem) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	size_t nr_mem = 0;
 	pthread_mutex_lock(&ct->io_lock);
-	int ret = cons_snapshot(ct->live, ct->nr_live, &ct->desc, ct->descs, ct->nr_descs, dir,
-				max_size, err, errlen);
+	for (uint32_t i = 0; i < t->nr_bufsets; i++) {
+		struct cons_bufset *cb = &ct->sets[i];
+		if (!cb->live)
+			continue;
+		if (!streams(ct, cb)) {
+			mem[nr_mem++] = &cb->ch;
+			continue;
+		}
+		cons_channel_flush(&cb->ch);
+		cons_channel_read(&cb->ch, CONS_STUCK_MS);
+	}
+	int ret = cons_snapshot(mem, nr_mem, &ct->desc, ct->descs, ct->nr_descs, dir, max_size,
+				err, errlen);
+	for (uint32_t i = 0; ret == 0 && i < t->nr_bufsets; i++)
+		if (ct->sets[i].live && streams(ct, &ct->sets[i]))
+			ret = cons_files_copy(&ct->sets[i].files, dir, err, errlen);
 	pthread_mutex_unlock(&ct->io_lock);
+	free(mem);
 	return ret;
 }
 

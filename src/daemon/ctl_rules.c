@@ -238,9 +238,12 @@ int ctl_enable_channel(const struct ctl_req *r, FILE *out, struct rtp_kv *reply,
 			return -EINVAL;
 		}
 		t.overwrite = ow[0] == '1';
-		if (s->snapshot && !t.overwrite) {
-			snprintf(err, errlen, "snapshot session %s: channels are in overwrite mode "
-				 "(--discard is not possible)", s->name);
+		/* A discard channel of a snapshot session streams to the
+		 * session's output, and each snapshot takes a copy
+		 * (docs/sessions.md, hybrid sessions). */
+		if (s->snapshot && !t.overwrite && kernel) {
+			snprintf(err, errlen, "snapshot session %s: kernel channels are in "
+				 "overwrite mode (--discard is not possible)", s->name);
 			return -EINVAL;
 		}
 	}

@@ -340,6 +340,42 @@ class Snapshots(AppCase):
         ev2 = read_events(paths[1])
         self.assertEqual([e["seq"] for e in ticks(ev2, "again", p1.pid)], list(range(10)))
 
+    def test_hybrid_overwrite_and_streaming_channels(self):
+        # A flight-recorder channel for frequent events and a streaming
+        # (discard) channel for rare ones in one snapshot session: the
+        # rare ones are written to the session's output as they come and
+        # every snapshot holds them all, beside the newest frequent ones,
+        # in one trace (one metadata, both channels).
+        snaps = self.out("snaps")
+        self.rt("create", "snap", "--snapshot", "-o", snaps)
+        self.rt("enable-channel", "-u", "fast", "--subbuf-size", "4k", "--num-subbuf", "4")
+        self.rt("enable-channel", "-u", "rare", "--discard")
+        self.rt("enable-event", "-u", "-c", "fast", "app:tick")
+        self.rt("enable-event", "-u", "-c", "rare", "app:warn")
+        self.rt("start")
+        p = self.program()
+        p.cmd("warn 5")
+        p.cmd("emit 20000 first")
+        first = self.rt("snapshot", "record")
+        p.cmd("warn 3")
+        second = self.rt("snapshot", "record")
+        self.rt("stop")
+        self.assertEqual(p.exit(), (0, ""))
+        paths = [t.split("Snapshot recorded in ", 1)[1].split()[0].rstrip(".")
+                 for t in (first, second)]
+        for path, warns in zip(paths, ([0, 1, 2, 3, 4], [0, 1, 2, 3, 4, 0, 1, 2])):
+            self.assertEqual(len(trace_dirs(path)), 1, trace_dirs(path))
+            events = read_events(path)
+            self.assertEqual([e["seq"] for e in events if e["event"] == "app:warn"], warns)
+            seqs = [e["seq"] for e in ticks(events, "first")]
+            self.assertEqual(seqs[-1], 19999)
+            self.assertLess(len(seqs), 20000, "the 16 KiB overwrite channel kept them all")
+            self.assertEqual({e["stream_class"] for e in events}, {0, 1})
+        # The streaming channel's own trace, in the session's output.
+        streamed = [d for d in trace_dirs(snaps) if "snapshot-" not in d]
+        self.assertEqual(len(streamed), 1, streamed)
+        self.assertEqual([e["seq"] for e in read_events(streamed[0])], [0, 1, 2, 3, 4, 0, 1, 2])
+
     def test_no_streams(self):
         # A program registered and recorded nothing: no packet to save, in
         # a snapshot of the whole buffers and in one trimmed to a size.
