@@ -304,6 +304,20 @@ class KernelSession(unittest.TestCase):
         self.ok("destroy")
         self.assertEqual(ours(self.daemon_pid()), [])
 
+    def newest_writes(self, events, info):
+        """Check that a snapshot's events hold the workload's (one
+        thread's) newest writes as a run without gap, ending on its last
+        one; their counts."""
+        t = info["threads"][0]
+        got = writes_of(events, t["tid"], info["fd"])
+        last = t["base"] + info["writes"] - 1
+        self.assertTrue(got, "the snapshot holds the workload's last writes")
+        self.assertEqual(got[-1], (last, last), "the newest write is kept")
+        counts = [c for c, _ in got]
+        self.assertEqual(counts, list(range(counts[0], last + 1)),
+                         "a run of the newest writes, none missing")
+        return counts
+
     def test_snapshot_keeps_newest(self):
         snaps = os.path.join(self.tmp, "snaps")
         self.ok("create", "snap", "--snapshot", "-o", snaps)
@@ -322,13 +336,7 @@ class KernelSession(unittest.TestCase):
         path = r.split("Snapshot recorded in ")[1].strip()
         events, lost = read_bt2(os.path.join(path, "kernel"))
         t = info["threads"][0]
-        got = writes_of(events, t["tid"], info["fd"])
-        last = t["base"] + info["writes"] - 1
-        self.assertTrue(got, "the snapshot holds the workload's last writes")
-        self.assertEqual(got[-1], (last, last), "the newest write is kept")
-        counts = [c for c, _ in got]
-        self.assertEqual(counts, list(range(counts[0], last + 1)),
-                         "a run of the newest writes, none missing")
+        counts = self.newest_writes(events, info)
         self.assertGreater(counts[0], t["base"], "the oldest were overwritten")
         # The snapshot ends with a state dump of the threads alive at the
         # snapshot (appended after the buffers' events, displacing none).
@@ -386,13 +394,7 @@ class KernelSession(unittest.TestCase):
         events, _ = read_bt2(path)
         names = [e[0] for e in events]
         self.assertIn("lttng_statedump_end", names, "the snapshot's state dump is kept")
-        t = info["threads"][0]
-        got = writes_of(events, t["tid"], info["fd"])
-        last = t["base"] + info["writes"] - 1
-        self.assertTrue(got, "the snapshot holds the workload's last writes")
-        self.assertEqual(got[-1], (last, last), "the newest write is kept")
-        counts = [c for c, _ in got]
-        self.assertEqual(counts, list(range(counts[0], last + 1)), "a run, none missing")
+        self.newest_writes(events, info)
         self.ok("destroy", "snap")
 
     def test_tiny_buffer_counts_losses(self):

@@ -385,6 +385,48 @@ class Record(unittest.TestCase):
         merged = [e[0] for e in view_events(self.trace)]
         self.assertLess(merged.index("lttng_statedump_end"), merged.index("kwrites:setup"))
 
+    def test_full_disk(self):
+        """record -k on a disk that fills up: the kernel trace's packets
+        that cannot be written are cut back off their files and counted
+        lost in the trace (the consumer's write-error path, as for the
+        user trace), record says so once and exits 1, and the kernel trace
+        reads whole with babeltrace2 and our reader (the same events; our
+        reader's losses at least babeltrace2's, which leaves out a
+        stream's first packet's). (Before, the kernel trace ended on a
+        torn packet.)"""
+        small = os.path.join(self.tmp.name, "small")
+        os.mkdir(small)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", small], check=True)
+        try:
+            self.record_on_full_disk(os.path.join(small, "out"))
+        finally:
+            subprocess.run(["umount", "-l", small], check=True)
+
+    def record_on_full_disk(self, out):
+        p = subprocess.run([RINGTRACE, "record", "-q", "-o", out, "-k", "sched_switch",
+                            "--syscall", "write", "--", KWRITES, "20000"],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(p.stderr.count("the kernel trace is incomplete"), 1, p.stderr)
+        self.assertRegex(p.stderr, r"the kernel trace is incomplete: cannot write a stream "
+                         r"file in .*/kernel: No space left on device; \d+ events in \d+ "
+                         r"packets could not be written")
+        kernel = os.path.join(out, "kernel")
+        events, _ = read_bt2(kernel)
+        lost = 0
+        for msg in bt2.TraceCollectionMessageIterator(kernel):
+            if type(msg) is bt2._DiscardedEventsMessageConst:
+                lost += msg.count or 0
+        s = subprocess.run([RINGTRACE, "summary", kernel], capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(s.returncode, 0, s.stderr)
+        m = re.search(r"channel0: (\d+) events recorded, (\d+) lost", s.stdout)
+        self.assertTrue(m, s.stdout)
+        self.assertEqual(int(m.group(1)), len(events))
+        self.assertGreater(len(events), 0)
+        self.assertGreater(int(m.group(2)), 0, "losses counted in the trace")
+        self.assertGreaterEqual(int(m.group(2)), lost)
+
     def test_other_user_gets_one_line(self):
         os.chmod(self.tmp.name, 0o755)
         out = os.path.join(self.tmp.name, "nobody")
