@@ -20,7 +20,7 @@
 #include "cli.h"
 #include "ctl_table.h"
 
-static void print_help(const struct ctl_cmd *c, FILE *f)
+void ctl_print_help(const struct ctl_cmd *c, FILE *f)
 {
 	fprintf(f, "NAME\n    ringtrace %s - %s\n\nSYNOPSIS\n    %s\n\nDESCRIPTION\n",
 		c->name, c->summary, c->synopsis);
@@ -205,7 +205,7 @@ static int run(const struct ctl_cmd *c, int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, shorts, lopts, NULL)) != -1) {
 		const struct ctl_opt *o = NULL;
 		if (ch == 'h') {
-			print_help(c, stdout);
+			ctl_print_help(c, stdout);
 			ret = 0;
 			goto out;
 		}
@@ -279,13 +279,17 @@ int cmd_ctl(int argc, char **argv)
 		const struct ctl_cmd *c = &ctl_cmds[i];
 		if (strcmp(argv[0], c->name))
 			continue;
+		if (!strcmp(c->name, "add-trigger"))
+			return ctl_run_add_trigger(c, argc, argv);
+		if (!strcmp(c->name, "notifications"))
+			return ctl_run_notifications(c, argc, argv);
 		if (strcmp(c->name, "snapshot"))
 			return run(c, argc, argv);
 		/* `snapshot record ...`: the action is a word of its own. */
 		if (argc >= 2 && !strcmp(argv[1], "record"))
 			return run(c, argc - 1, argv + 1);
 		if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-			print_help(c, stdout);
+			ctl_print_help(c, stdout);
 			return 0;
 		}
 		cli_usage_error("the only action is 'record': %s", c->synopsis);

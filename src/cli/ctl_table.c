@@ -189,6 +189,35 @@ const struct ctl_cmd ctl_cmds[] = {
 	{ "force", 0, ARG_SET, "force", "1", NULL,
 	  "outputs that are not empty: remove the traces they hold (see create)" },
 } },
+{ "add-trigger", "add a trigger: a condition and actions (lttng add-trigger's syntax)",
+  "ringtrace add-trigger [--name=NAME] [--owner-uid=UID] --condition=CONDTYPE ARGS\n"
+  "        --action=ACTTYPE ARGS [--action=ACTTYPE ARGS]...",
+  "Add a trigger for your user (root: for UID with --owner-uid): when its condition\n"
+  "fires, the daemon runs its actions in order. Conditions: channel-buffer-usage-ge\n"
+  "or channel-buffer-usage-le --session=S --channel=C --domain=user|kernel\n"
+  "--threshold-ratio=R; session-consumed-size-ge --session=S --threshold-size=SIZE;\n"
+  "event-rule-matches --type=user|kernel|syscall [--name=PATTERN] [--filter=EXPR]\n"
+  "[--log-level=LEVEL..] [--exclude-name=PATTERN] [--capture=FIELD] (kept, not\n"
+  "evaluated yet). Actions: notify, snapshot-session S, stop-session S, start-session\n"
+  "S, each with [--rate-policy=every:N|once-after:N]. See docs/triggers.md.",
+  NULL, ARG_STR, 0, 0, false, SHORT_MS, { { NULL, 0, 0, NULL, NULL, NULL, NULL } } },
+{ "list-triggers", "list the triggers (yours; root: everyone's)", "ringtrace list-triggers",
+  "List the triggers: name, owner, condition, how often it fired, and per action its\n"
+  "rate policy and how often it was requested, run and failed.",
+  NULL, ARG_STR, 0, 0, true, SHORT_MS, { { NULL, 0, 0, NULL, NULL, NULL, NULL } } },
+{ "remove-trigger", "remove a trigger", "ringtrace remove-trigger NAME [--owner-uid UID]",
+  "Remove your trigger NAME (root: UID's with --owner-uid).",
+  "name", ARG_STR, 1, 1, false, SHORT_MS, {
+	{ "owner-uid", 0, ARG_NUM, "owner-uid", NULL, "UID", "the trigger's owner (root)" },
+} },
+{ "notifications", "print the notifications of triggers as JSON lines",
+  "ringtrace notifications [--trigger NAME]...",
+  "Subscribe to the notifications of the triggers you may see (or only those named)\n"
+  "and print each as one JSON line as it comes, until interrupted or the daemon\n"
+  "exits (exit status 1 then). See docs/triggers.md for the fields.",
+  NULL, ARG_STR, 0, 0, true, SHORT_MS, {
+	{ "trigger", 't', ARG_STR, "trigger", NULL, "NAME", "this trigger (repeatable)" },
+} },
 };
 
 const unsigned ctl_nr_cmds = sizeof(ctl_cmds) / sizeof(ctl_cmds[0]);

@@ -7,6 +7,7 @@
 #define RINGTRACE_CLI_CTL_TABLE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 enum ctl_arg {
 	ARG_SET,	/* no value: key=value as given in the table */
@@ -42,6 +43,14 @@ struct ctl_cmd {
 	int timeout_ms;
 	struct ctl_opt opts[CTL_MAX_OPTS];
 };
+
+/* ctl_triggers.c: add-trigger (its options depend on their place, which
+ * the table cannot state) and notifications (a stream, not one reply)
+ * parse argv themselves; the table gives their help. */
+int ctl_run_add_trigger(const struct ctl_cmd *c, int argc, char **argv);
+int ctl_run_notifications(const struct ctl_cmd *c, int argc, char **argv);
+/* ctl_commands.c: a command's --help from its table entry. */
+void ctl_print_help(const struct ctl_cmd *c, FILE *f);
 
 extern const struct ctl_cmd ctl_cmds[];
 extern const unsigned ctl_nr_cmds;

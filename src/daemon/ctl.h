@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "../proto/proto.h"
+#include "../trigger/trigger.h"
 #include "rtd.h"
 
 #define CTL_ERRLEN 512
@@ -73,6 +74,7 @@ extern struct rtd_session *model_current;
 struct ctl_req {
 	const char *p;
 	uint32_t len;
+	uid_t uid;		/* the peer's (SO_PEERCRED): whose triggers */
 };
 const char *ctl_get(const struct ctl_req *r, const char *key);
 
@@ -99,6 +101,21 @@ int ctl_list(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err
 int ctl_status(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
 int ctl_save(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
 int ctl_load(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
+/* Write " arg=WORD" (percent-encoded as the save format says) to the
+ * FILE *out: a trigger's words in a saved configuration. */
+void ctl_save_word(const char *word, void *out);
+
+/* The session commands' work, for the requests and for triggers'
+ * actions (same checks, same messages):
+ *  - ctl_session_start: start an inactive session, both domains.
+ *  - ctl_session_stop: stop an active one; stopped even when some of its
+ *    trace could not be written (then -errno with the message).
+ *  - ctl_session_snapshot: what a snapshot session's buffers hold, in a
+ *    new directory under dir (NULL: its output), path in out_path. */
+int ctl_session_start(struct rtd_session *s, char *err, size_t errlen);
+int ctl_session_stop(struct rtd_session *s, char *err, size_t errlen);
+int ctl_session_snapshot(struct rtd_session *s, const char *dir, uint64_t max_size,
+			 char *out_path, size_t out_len, char *err, size_t errlen);
 
 /* Stop the session if active, destroy its data in both domains and free
  * it. 0, or the write errors not reported yet (the first: -errno, with
@@ -112,6 +129,65 @@ int ctl_get_u64(const struct ctl_req *r, const char *key, uint64_t max, uint64_t
 /* A rule/tracking change: tell the data plane; its failure is a warning
  * (the model change stands and applies at the next start). */
 void ctl_rules_changed(struct rtd_session *s, struct rtp_kv *reply);
+
+/* --- ctl_triggers.c: the trigger registry (docs/triggers.md) ---------- */
+
+/* A trigger of the registry. Owner: ctl_triggers.c (added by
+ * add-trigger or load, freed by remove-trigger or at exit). Triggers
+ * belong to a user (owner); they name sessions, which may come and go. */
+struct ctl_trigger {
+	struct rt_trigger t;		/* t.name always set; t.has_owner false */
+	uid_t owner;
+	uint64_t fired;			/* times the condition was satisfied */
+	bool was_true;			/* polled conditions: at the last poll */
+	uint64_t requests[RT_TRIGGER_MAX_ACTIONS];	/* per action (rate policy) */
+	uint64_t runs[RT_TRIGGER_MAX_ACTIONS];
+	uint64_t errors[RT_TRIGGER_MAX_ACTIONS];
+	struct ctl_trigger *next;
+};
+extern struct ctl_trigger *ctl_triggers;	/* in the order added */
+
+/* add-trigger: arg=WORD... (the words after `add-trigger`). list-triggers,
+ * remove-trigger: name, owner-uid. */
+int ctl_add_trigger(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
+int ctl_list_triggers(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
+int ctl_remove_trigger(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
+/* Whether uid may see and remove the triggers of owner (its own; root:
+ * everyone's). */
+bool ctl_trigger_visible(uid_t uid, uid_t owner);
+/* Remove owner's trigger `name` (a load that failed). */
+void ctl_trigger_remove(uid_t owner, const char *name);
+/* The save format's add-trigger lines of the triggers uid may see. */
+void ctl_triggers_save(FILE *out, uid_t uid);
+void ctl_triggers_fini(void);
+
+/* --- ctl_trigger_fire.c: conditions and actions ------------------------ */
+
+/* Watch the conditions the daemon evaluates (buffer usage, consumed
+ * size) every CTL_TRIGGER_POLL_MS: the loop's timer, armed while such a
+ * trigger exists. 0 or -errno. */
+#define CTL_TRIGGER_POLL_MS 100
+int ctl_trigger_timer_init(void);
+void ctl_trigger_timer_update(void);
+void ctl_trigger_timer_fini(void);
+/* The condition of t is satisfied: count it and run t's actions in
+ * order, as their rate policies say. `values` holds what the condition
+ * reports (key=value entries: session, buffer-usage, captures...), for
+ * the notify actions. */
+void ctl_trigger_fire(struct ctl_trigger *t, const struct rtp_kv *values);
+
+/* --- ctl_notify.c: subscribers of `ringtrace notifications` ------------ */
+
+/* A `notifications` request (trigger=NAME, repeatable, each an existing
+ * trigger the peer may see; none: every trigger it may see) on
+ * connection c: reply, then keep c to send it the notifications
+ * (RTP_CTL_NOTIFICATION frames) of those triggers. 0, or -errno with the
+ * message in err (the caller answers and closes c). */
+int ctl_notify_subscribe(struct rtd_conn *c, const struct ctl_req *r, char *err,
+			 size_t errlen);
+/* Send notification n (complete key=value entries) of owner's trigger
+ * `name` to every subscriber who may see it and asked for it. */
+void ctl_notify_send(uid_t owner, const char *name, const struct rtp_kv *n);
 
 /* --- ctl_io.c ---------------------------------------------------------- */
 struct pollfd;

@@ -74,11 +74,17 @@ static void answer_request(struct rtd_conn *c, const struct rtp_msg *m)
 {
 	char err[CTL_ERRLEN] = "";
 	struct rtp_kv reply = { 0 };
-	struct ctl_req req = { .p = m->payload, .len = m->length };
+	struct ctl_req req = { .p = m->payload, .len = m->length,
+			       .uid = rtd_conn_peer(c)->uid };
 	int ret;
 	if (rtp_kv_validate(m->payload, m->length) < 0) {
 		snprintf(err, sizeof(err), "malformed request: the payload is not key=value entries");
 		ret = -EPROTO;
+	} else if (!strcmp(ctl_get(&req, "cmd") ?: "", "notifications")) {
+		/* The connection stays open: it is the subscriber's. */
+		ret = ctl_notify_subscribe(c, &req, err, sizeof(err));
+		if (ret == 0)
+			return;
 	} else {
 		ret = ctl_handle(&req, &reply, err, sizeof(err));
 	}

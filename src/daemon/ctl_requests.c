@@ -270,13 +270,8 @@ int ctl_destroy(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *
 	return ctl_session_destroy(s, err, errlen);
 }
 
-static int ctl_start(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err,
-		     size_t errlen)
+int ctl_session_start(struct rtd_session *s, char *err, size_t errlen)
 {
-	(void)reply;
-	struct rtd_session *s = ctl_session_of(r, err, errlen);
-	if (!s)
-		return -ENOENT;
 	if (s->active) {
 		snprintf(err, errlen, "session %s is already started", s->name);
 		return -EALREADY;
@@ -294,17 +289,25 @@ static int ctl_start(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, c
 	}
 	s->active = true;
 	s->ever_started = true;
-	fprintf(out, "Tracing started for session %s.\n", s->name);
 	return 0;
 }
 
-static int ctl_stop(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err,
-		    size_t errlen)
+static int ctl_start(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err,
+		     size_t errlen)
 {
 	(void)reply;
 	struct rtd_session *s = ctl_session_of(r, err, errlen);
 	if (!s)
 		return -ENOENT;
+	int ret = ctl_session_start(s, err, errlen);
+	if (ret < 0)
+		return ret;
+	fprintf(out, "Tracing started for session %s.\n", s->name);
+	return 0;
+}
+
+int ctl_session_stop(struct rtd_session *s, char *err, size_t errlen)
+{
 	if (!s->active) {
 		snprintf(err, errlen, "session %s is not started", s->name);
 		return -EALREADY;
@@ -314,20 +317,28 @@ static int ctl_stop(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, ch
 	char msg[RTD_ERRLEN];
 	int ret = session_stop(s, msg, sizeof(msg));
 	s->active = false;
-	fprintf(out, "Tracing stopped for session %s.\n", s->name);
 	if (ret < 0)
 		snprintf(err, errlen, "session %s stopped, but its trace is incomplete: %s",
 			 s->name, msg);
 	return ret;
 }
 
-/* snapshot-record: session, output (absolute dir), max-size (bytes). */
-static int ctl_snapshot_record(const struct ctl_req *r, FILE *out, struct rtp_kv *reply,
-			       char *err, size_t errlen)
+static int ctl_stop(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err,
+		    size_t errlen)
 {
+	(void)reply;
 	struct rtd_session *s = ctl_session_of(r, err, errlen);
 	if (!s)
 		return -ENOENT;
+	int ret = ctl_session_stop(s, err, errlen);
+	if (ret != -EALREADY)
+		fprintf(out, "Tracing stopped for session %s.\n", s->name);
+	return ret;
+}
+
+int ctl_session_snapshot(struct rtd_session *s, const char *dir, uint64_t max_size,
+			 char *out_path, size_t out_len, char *err, size_t errlen)
+{
 	if (!s->snapshot) {
 		snprintf(err, errlen, "session %s is not a snapshot session (create it with "
 			 "--snapshot)", s->name);
@@ -338,6 +349,19 @@ static int ctl_snapshot_record(const struct ctl_req *r, FILE *out, struct rtp_kv
 			 s->name);
 		return -ENODATA;
 	}
+	int ret = dp_snapshot_record(s, dir, max_size, out_path, out_len, err, errlen);
+	if (ret < 0 || (ret = dp_kernel_snapshot(s, out_path, max_size, err, errlen)) < 0)
+		return ret;
+	return 0;
+}
+
+/* snapshot-record: session, output (absolute dir), max-size (bytes). */
+static int ctl_snapshot_record(const struct ctl_req *r, FILE *out, struct rtp_kv *reply,
+			       char *err, size_t errlen)
+{
+	struct rtd_session *s = ctl_session_of(r, err, errlen);
+	if (!s)
+		return -ENOENT;
 	const char *dir = ctl_get(r, "output");
 	if (dir && dir[0] != '/') {
 		snprintf(err, errlen, "output '%s' must be an absolute path", dir);
@@ -348,8 +372,8 @@ static int ctl_snapshot_record(const struct ctl_req *r, FILE *out, struct rtp_kv
 	if (ret < 0)
 		return ret;
 	char path[PATH_MAX] = "";
-	ret = dp_snapshot_record(s, dir, max, path, sizeof(path), err, errlen);
-	if (ret < 0 || (ret = dp_kernel_snapshot(s, path, max, err, errlen)) < 0)
+	ret = ctl_session_snapshot(s, dir, max, path, sizeof(path), err, errlen);
+	if (ret < 0)
 		return ret;
 	rtp_kv_add(reply, "path", path);
 	fprintf(out, "Snapshot recorded in %s\n", path);
@@ -391,6 +415,9 @@ static const struct {
 	{ "status", ctl_status },
 	{ "save", ctl_save },
 	{ "load", ctl_load },
+	{ "add-trigger", ctl_add_trigger },
+	{ "list-triggers", ctl_list_triggers },
+	{ "remove-trigger", ctl_remove_trigger },
 };
 
 int ctl_handle(const struct ctl_req *r, struct rtp_kv *reply, char *err, size_t errlen)

@@ -5,12 +5,14 @@
  * Format, one request per line:
  *   # comment                   (also blank lines)
  *   VERB key=value key=value... (VERB: create, enable-channel, add-context,
- *                                enable-event, track, untrack)
+ *                                enable-event, track, untrack, add-trigger)
  * The kernel domain's lines carry domain=kernel (its channel, then its
  * rules: syscall=1, filter=EXPR), before user space's.
  * Keys and values are those of the control requests (ctl_requests.c);
  * values are percent-encoded: a byte <= ' ', '%' or >= 0x7f is written
- * as %XX. Every line after `create name=S` carries session=S.
+ * as %XX. Every line after `create name=S` carries session=S, but
+ * add-trigger lines, which carry the words of the trigger (arg=WORD...,
+ * --owner-uid first) and follow the sessions (`save -a` only).
  *
  * Load checks the whole text first (syntax, verbs, names, sessions that
  * exist already), then runs the lines in order; if one fails, the
@@ -35,6 +37,11 @@ static void put_value(FILE *out, const char *key, const char *v)
 		else
 			fputc(*p, out);
 	}
+}
+
+void ctl_save_word(const char *word, void *out)
+{
+	put_value(out, "arg", word);
 }
 
 static void put_u64(FILE *out, const char *key, uint64_t v)
@@ -136,6 +143,7 @@ int ctl_save(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err
 		for (const struct rtd_session *s = rtd_sessions; s; s = s->next)
 			if (!s->flat)
 				ctl_save_session(out, s);
+		ctl_triggers_save(out, r->uid);
 		return 0;
 	}
 	struct rtd_session *s = ctl_session_of(r, err, errlen);
@@ -173,6 +181,7 @@ static bool decode(char *v)
 
 static const char *const load_verbs[] = {
 	"create", "enable-channel", "add-context", "enable-event", "track", "untrack",
+	"add-trigger",
 };
 
 /* Parse one non-empty line (modified in place) into ln->kv. */
@@ -218,7 +227,7 @@ static int parse_line(char *line, struct load_line *ln, const char *override,
 			return -EINVAL;
 		}
 	}
-	if (!has_session) {
+	if (!has_session && strcmp(verb, "add-trigger")) {
 		snprintf(err, errlen, "%s without %s=", verb, !strcmp(verb, "create") ? "name" : "session");
 		return -EINVAL;
 	}
@@ -330,22 +339,25 @@ int ctl_load(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err
 		goto out_copy;
 	/* Run; remember the sessions created for the rollback. */
 	struct rtd_session **made = calloc(n, sizeof(*made));
-	size_t nmade = 0;
-	if (!made) {
+	struct { uid_t owner; char name[RT_TRIGGER_NAME_MAX]; } *trig = calloc(n, sizeof(*trig));
+	size_t nmade = 0, ntrig = 0;
+	if (!made || !trig) {
 		snprintf(err, errlen, "out of memory");
 		ret = -ENOMEM;
-		goto out_lines;
+		goto out_made;
 	}
 	struct rtd_session *old_current = model_current;
 	for (size_t i = 0; i < n; i++) {
-		struct ctl_req sub = { .p = lines[i].kv.data, .len = lines[i].kv.len };
+		struct ctl_req sub = { .p = lines[i].kv.data, .len = lines[i].kv.len,
+				       .uid = r->uid };
 		struct rtp_kv scratch = { 0 };
 		char lerr[CTL_ERRLEN] = "";
 		/* --force applies to the outputs of the sessions created. */
 		if (force && !strcmp(force, "1") && !lines[i].kv.err &&
 		    !strcmp(ctl_get(&sub, "cmd"), "create")) {
 			rtp_kv_add(&lines[i].kv, "force", "1");
-			sub = (struct ctl_req){ .p = lines[i].kv.data, .len = lines[i].kv.len };
+			sub = (struct ctl_req){ .p = lines[i].kv.data, .len = lines[i].kv.len,
+						.uid = r->uid };
 		}
 		if (lines[i].kv.err) {
 			ret = lines[i].kv.err;
@@ -357,6 +369,13 @@ int ctl_load(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err
 			rtp_kv_get(scratch.data, scratch.len, "session") : NULL;
 		if (created)
 			made[nmade++] = model_session_find(created);
+		const char *tname = ret == 0 && !strcmp(ctl_get(&sub, "cmd"), "add-trigger") ?
+			rtp_kv_get(scratch.data, scratch.len, "trigger") : NULL;
+		const char *towner = rtp_kv_get(scratch.data, scratch.len, "owner");
+		if (tname && towner) {
+			trig[ntrig].owner = (uid_t)strtoul(towner, NULL, 10);
+			snprintf(trig[ntrig++].name, RT_TRIGGER_NAME_MAX, "%s", tname);
+		}
 		rtp_kv_free(&scratch);
 		if (ret < 0) {
 			snprintf(err, errlen, "%s:%u: %s", file, lines[i].lineno, lerr);
@@ -364,6 +383,10 @@ int ctl_load(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err
 				struct rtd_session *s = made[--nmade];
 				dp_session_destroy(s);
 				model_session_free(s);
+			}
+			while (ntrig > 0) {
+				ntrig--;
+				ctl_trigger_remove(trig[ntrig].owner, trig[ntrig].name);
 			}
 			model_current = old_current;
 			goto out_made;
@@ -373,10 +396,12 @@ int ctl_load(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err
 		fprintf(out, "Session %s loaded.\n", made[i]->name);
 		ctl_rules_changed(made[i], reply);
 	}
+	for (size_t i = 0; i < ntrig; i++)
+		fprintf(out, "Trigger %s loaded.\n", trig[i].name);
 	ret = 0;
 out_made:
 	free(made);
-out_lines:
+	free(trig);
 	free_lines(lines, n);
 out_copy:
 	free(copy);

@@ -153,6 +153,11 @@ int main(int argc, char **argv)
 		rt_warn("out of memory");
 		goto out_sock;
 	}
+	if ((ret = ctl_trigger_timer_init()) < 0) {
+		rt_warn("cannot create the triggers' timer: %s", strerror(-ret));
+		ret = 1;
+		goto out_sock;
+	}
 	if (report_fd >= 0)
 		detach_stdio(report_fd);
 	report_fd = -1;
@@ -166,6 +171,8 @@ int main(int argc, char **argv)
 	}
 	dp_shutdown();
 	ctl_io_fini();
+	ctl_triggers_fini();
+	ctl_trigger_timer_fini();
 	pthread_mutex_unlock(&rtd_lock);
 	ctl_loop_fini();
 out_sock:

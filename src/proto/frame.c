@@ -184,6 +184,7 @@ static int header_check(const struct rtp_header *h)
 	if (h->version != RTP_VERSION)
 		return -EPROTONOSUPPORT;
 	if (!(h->type == RTP_CTL_REQUEST || h->type == RTP_CTL_REPLY ||
+	      h->type == RTP_CTL_NOTIFICATION ||
 	      (h->type >= RTP_APP_FIRST && h->type <= RTP_APP_LAST)))
 		return -EBADMSG;
 	return h->length > RTP_MAX_PAYLOAD ? -EMSGSIZE : 0;

@@ -45,6 +45,9 @@ enum rtp_type {
 	/* the command <-> the daemon */
 	RTP_CTL_REQUEST = 1,
 	RTP_CTL_REPLY = 2,
+	/* the daemon -> a subscriber of `ringtrace notifications`: a fired
+	 * trigger, key=value entries (docs/triggers.md) */
+	RTP_CTL_NOTIFICATION = 3,
 	/* traced programs <-> the daemon: 16..63, see app_proto.h */
 	RTP_APP_FIRST = 16,
 	RTP_APP_LAST = 63,
