@@ -133,6 +133,19 @@ const struct rtf_ref *rtf_ref(const struct rtf_program *p, uint32_t i);
 bool rtf_eval(const struct rtf_program *p, rtf_fetch_fn fetch, void *arg);
 
 /*
+ * A compiled program as bytes for another process of this machine (the
+ * layout is in filter_wire.c), and back. rtf_save: 0 and *buf
+ * (malloc'ed), *len, or -ENOMEM. rtf_load checks the bytes as untrusted
+ * input (every field, every index, the stack discipline, so that rtf_eval
+ * on the result stays in bounds): 0 and *out, -EPROTO with a message in
+ * err, or -ENOMEM.
+ */
+#define RTF_WIRE_MAGIC 0x31465452u	/* "RTF1" */
+#define RTF_WIRE_STR_MAX 65536
+int rtf_save(const struct rtf_program *p, void **buf, size_t *len);
+int rtf_load(const void *buf, size_t len, struct rtf_program **out, char *err, size_t errlen);
+
+/*
  * Translation into ftrace's filter syntax (events/SYSTEM/EVENT/filter),
  * for one event. ftrace compares a field with a constant: FIELD OP INT,
  * FIELD ==|!= STRING, a glob (FIELD ~ "g*"), FIELD & INT, combined with

@@ -125,6 +125,10 @@ static void emit_ref(struct parser *ps, const char *at, enum rtf_scope scope,
 {
 	struct rtf_program *p = ps->prog;
 	uint32_t i;
+	if (len > 255) {
+		fail_at(ps, at, "name longer than 255 bytes");
+		return;
+	}
 	for (i = 0; i < p->nr_refs; i++)
 		if (p->refs[i].scope == scope && strlen(p->refs[i].name) == len &&
 		    !memcmp(p->refs[i].name, name, len))
@@ -205,6 +209,11 @@ static void parse_string(struct parser *ps)
 		out[n++] = c;
 	}
 	out[n] = '\0';
+	if (n > RTF_WIRE_STR_MAX) {
+		free(out);
+		fail_at(ps, start, "string longer than %d bytes", RTF_WIRE_STR_MAX);
+		return;
+	}
 	struct rtf_value v = { .type = RTF_STRING, .escaped = true, .s = { out, n } };
 	struct rtf_program *p = ps->prog;
 	uint32_t before = p->nr_consts;

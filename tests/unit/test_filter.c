@@ -500,12 +500,25 @@ static void test_random(void)
 				int r = rtf_compile(text, &opt, &prog, err, sizeof(err));
 				if (!CHECK(r == 0, "%s: %s", text, err))
 					continue;
+				/* The same program saved and loaded back (filter_wire.c). */
+				void *bytes;
+				size_t nbytes;
+				struct rtf_program *back = NULL;
+				CHECK(rtf_save(prog, &bytes, &nbytes) == 0, "save");
+				CHECK(rtf_load(bytes, nbytes, &back, err, sizeof(err)) == 0,
+				      "%s: load: %s", text, err);
+				free(bytes);
 				for (int k = 0; k < 4; k++) {
 					struct event e;
 					rand_event(&e);
 					struct fetch_ctx c = { .p = prog, .e = &e };
 					bool want = reference(t, &e, local);
 					bool got = rtf_eval(prog, fetch, &c);
+					if (back) {
+						struct fetch_ctx cb = { .p = back, .e = &e };
+						CHECK(rtf_eval(back, fetch, &cb) == got, "%s: loaded",
+						      text);
+					}
 					total++;
 					trues += want;
 					CHECK(got == want,
@@ -515,6 +528,7 @@ static void test_random(void)
 					      (long long)e.i[2], (unsigned long long)e.u0, e.d0, e.s[0],
 					      e.s[1]);
 				}
+				rtf_free(back);
 				rtf_free(prog);
 			}
 		}
@@ -757,6 +771,20 @@ static void test_limits(void)
 		q += sprintf(q, "%sf%d == 1", i ? " && " : "", i);
 	CHECK(rtf_compile(s, NULL, &p, err, sizeof(err)) == -EINVAL &&
 	      strstr(err, "different fields"), "refs: %s", err);
+	/* Names and strings fit the wire format (filter_wire.c). */
+	memset(s, 'f', 256);
+	strcpy(s + 256, " == 1");
+	CHECK(rtf_compile(s, NULL, &p, err, sizeof(err)) == -EINVAL &&
+	      !strcmp(err, "filter:1:1: name longer than 255 bytes"), "name: %s", err);
+	s[0] = '"';
+	memset(s + 1, 'x', RTF_WIRE_STR_MAX + 1);
+	strcpy(s + RTF_WIRE_STR_MAX + 2, "\" == f");
+	CHECK(rtf_compile(s, NULL, &p, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "filter:1:1: string longer than"), "string: %s", err);
+	strcpy(s + RTF_WIRE_STR_MAX + 1, "\" == f");	/* one byte shorter */
+	p = NULL;
+	CHECK(rtf_compile(s, NULL, &p, err, sizeof(err)) == 0, "longest string: %s", err);
+	rtf_free(p);
 	free(s);
 }
 
@@ -784,6 +812,168 @@ static void test_garbage(void)
 		}
 	}
 	CHECK(ok > 100, "%u compiled", ok);
+}
+
+/* ---- the wire format, written here from its documented layout ---- */
+
+struct wire {
+	unsigned char b[512];
+	size_t n;
+};
+
+static void w_bytes(struct wire *w, const void *p, size_t n)
+{
+	memcpy(w->b + w->n, p, n);
+	w->n += n;
+}
+
+static void w_u32(struct wire *w, uint32_t v)
+{
+	w_bytes(w, &v, 4);
+}
+
+static void w_header(struct wire *w, uint32_t code, uint32_t consts, uint32_t refs,
+		     uint32_t stack)
+{
+	w->n = 0;
+	w_u32(w, 0x31465452u);
+	w_u32(w, 0);
+	w_u32(w, code);
+	w_u32(w, consts);
+	w_u32(w, refs);
+	w_u32(w, stack);
+}
+
+static void w_insn(struct wire *w, uint8_t op, uint32_t arg)
+{
+	uint8_t h[4] = { op, 0, 0, 0 };
+	w_bytes(w, h, 4);
+	w_u32(w, arg);
+}
+
+static void w_int(struct wire *w, int64_t v)
+{
+	uint8_t h[4] = { 1 /* RTF_INT */, 0, 0, 0 };
+	w_bytes(w, h, 4);
+	w_u32(w, 0);
+	w_bytes(w, &v, 8);
+}
+
+static void w_ref(struct wire *w, const char *name)
+{
+	uint8_t h[2] = { 0 /* RTF_SCOPE_FIELD */, (uint8_t)strlen(name) };
+	w_bytes(w, h, 2);
+	w_bytes(w, name, strlen(name));
+}
+
+/* Operation numbers as filter_internal.h has them. */
+enum { W_CONST = 0, W_REF = 1, W_NOT = 4, W_EQ = 15, W_AND = 19, W_AND_END = 21 };
+
+static int w_load(const struct wire *w, bool *result)
+{
+	struct rtf_program *p;
+	char err[256];
+	int r = rtf_load(w->b, w->n, &p, err, sizeof(err));
+	if (r == 0) {
+		*result = rtf_eval(p, fixed_fetch, p);
+		rtf_free(p);
+	}
+	return r;
+}
+
+static void test_wire(void)
+{
+	unit_case = "wire";
+	struct wire w;
+	bool res = false;
+	/* seq == 5 && !(msg_id == 24), by hand: loads and runs. */
+	w_header(&w, 9, 2, 2, 2);
+	w_insn(&w, W_REF, 0);
+	w_insn(&w, W_CONST, 0);
+	w_insn(&w, W_EQ, 0);
+	w_insn(&w, W_AND, 9);
+	w_insn(&w, W_REF, 1);
+	w_insn(&w, W_CONST, 1);
+	w_insn(&w, W_EQ, 0);
+	w_insn(&w, W_NOT, 0);
+	w_insn(&w, W_AND_END, 0);
+	w_int(&w, 5);
+	w_int(&w, 24);
+	w_ref(&w, "seq");
+	w_ref(&w, "msg_id");
+	CHECK(w_load(&w, &res) == 0 && res, "by hand");
+	struct wire good = w;
+	/* Each damage is refused. */
+	w.b[0] ^= 1;
+	CHECK(w_load(&w, &res) == -EPROTO, "magic");
+	w = good;
+	w.n--;
+	CHECK(w_load(&w, &res) == -EPROTO, "truncated");
+	w = good;
+	w.b[w.n++] = 0;
+	CHECK(w_load(&w, &res) == -EPROTO, "trailing byte");
+	w = good;
+	memcpy(w.b + 24 + 3 * 8 + 4, &(uint32_t){ 3 }, 4);	/* AND jumps backward */
+	CHECK(w_load(&w, &res) == -EPROTO, "backward jump");
+	w = good;
+	memcpy(w.b + 24 + 3 * 8 + 4, &(uint32_t){ 8 }, 4);	/* not past its AND_END */
+	CHECK(w_load(&w, &res) == -EPROTO, "jump inside");
+	w = good;
+	memcpy(w.b + 24 + 8 + 4, &(uint32_t){ 2 }, 4);		/* constant 2 of 2 */
+	CHECK(w_load(&w, &res) == -EPROTO, "constant index");
+	w = good;
+	memcpy(w.b + 24 + 4, &(uint32_t){ 2 }, 4);		/* reference 2 of 2 */
+	CHECK(w_load(&w, &res) == -EPROTO, "reference index");
+	w = good;
+	memcpy(w.b + 20, &(uint32_t){ 1 }, 4);			/* max_stack 1 */
+	CHECK(w_load(&w, &res) == -EPROTO, "max_stack");
+	w = good;
+	w.b[24] = 99;						/* unknown operation */
+	CHECK(w_load(&w, &res) == -EPROTO, "operation");
+	w = good;
+	w.b[24 + 2 * 8] = W_CONST;	/* EQ -> CONST: two values left, then AND on 3 */
+	CHECK(w_load(&w, &res) == -EPROTO, "stack left");
+	/* An operator with nothing to pop. */
+	w_header(&w, 1, 0, 0, 1);
+	w_insn(&w, W_EQ, 0);
+	CHECK(w_load(&w, &res) == -EPROTO, "underflow");
+	/* Random damage to compiled programs: refused, or loaded and run
+	 * (inside its bounds: the sanitizer builds check that). */
+	static const char *const exprs[] = {
+		"seq == 5 && name == \"req*\" || !(msg_id < 3) && size & 0xff == 0",
+		"$ctx.procname =~ \"lt[a-z]*\" || -seq << 2 >= 0x10 && ~flag != 0.5",
+	};
+	unsigned loaded = 0;
+	for (size_t e = 0; e < sizeof(exprs) / sizeof(exprs[0]); e++) {
+		struct rtf_program *p;
+		char err[256];
+		void *bytes;
+		size_t n;
+		if (!CHECK(rtf_compile(exprs[e], NULL, &p, err, sizeof(err)) == 0, "%s", err))
+			continue;
+		CHECK(rtf_save(p, &bytes, &n) == 0, "save");
+		rtf_free(p);
+		unsigned char *copy = malloc(n);
+		for (int round = 0; round < 20000; round++) {
+			size_t len = n;
+			memcpy(copy, bytes, n);
+			if (pick(4) == 0)
+				len = pick((unsigned)n);
+			for (unsigned k = 1 + pick(3); k; k--)
+				copy[pick((unsigned)n)] ^= (unsigned char)(1u << pick(8));
+			struct rtf_program *q;
+			int r = rtf_load(copy, len, &q, err, sizeof(err));
+			CHECK(r == 0 || r == -EPROTO, "load: %d", r);
+			if (r == 0) {
+				loaded++;
+				rtf_eval(q, fixed_fetch, q);
+				rtf_free(q);
+			}
+		}
+		free(copy);
+		free(bytes);
+	}
+	CHECK(loaded > 0, "some damaged programs still load (constants)");
 }
 
 /* ---- ftrace ---- */
@@ -879,6 +1069,7 @@ int main(void)
 	test_errors();
 	test_limits();
 	test_garbage();
+	test_wire();
 	test_ftrace();
 	test_random();
 	return unit_finish();
