@@ -165,8 +165,9 @@ const struct ctl_cmd ctl_cmds[] = {
   "ringtrace snapshot record [-s SESSION] [-o DIR] [--max-size SIZE]",
   "Write the current content of every buffer of the snapshot session as a complete CTF\n"
   "trace in a new directory under DIR (default: the session's output), at most SIZE\n"
-  "bytes (newest data kept). Tracing goes on. The kernel's buffers go to its kernel/\n"
-  "(what they recorded since the previous snapshot; SIZE does not apply to them).",
+  "bytes in all, shared by its traces, the kernel's included (newest data kept). Tracing\n"
+  "goes on. The kernel's buffers go to its kernel/ (what they recorded since the\n"
+  "previous snapshot, then a state dump).",
   NULL, ARG_STR, 0, 0, false, LONG_MS, {
 	OPT_S,
 	{ "output", 'o', ARG_PATH, "output", NULL, "DIR", "where the snapshot goes" },

@@ -147,7 +147,8 @@ static const char *relative_dir(const struct rtd_session *s, const struct dp_tra
 }
 
 int dp_snapshot_record(struct rtd_session *s, const char *dir, uint64_t max_size,
-		       char *out_path, size_t out_len, char *err, size_t errlen)
+		       uint32_t others, uint64_t *share, char *out_path, size_t out_len,
+		       char *err, size_t errlen)
 {
 	struct app_session *as = app_session_of(s);
 	const char *base = dir && *dir ? dir : s->output;
@@ -180,9 +181,10 @@ int dp_snapshot_record(struct rtd_session *s, const char *dir, uint64_t max_size
 	/* The programs' state dumps go into the buffers first (the
 	 * snapshot's flush closes the packets that hold them). */
 	app_statedump_all();
-	uint32_t nr = 0;
+	uint32_t nr = others;
 	for (struct dp_trace *t = as->traces; t; t = t->next)
 		nr++;
+	*share = max_size / (nr ? nr : 1);
 	for (struct dp_trace *t = as->traces; t; t = t->next) {
 		char path[PATH_MAX];
 		const char *rel = relative_dir(s, t);
@@ -191,7 +193,7 @@ int dp_snapshot_record(struct rtd_session *s, const char *dir, uint64_t max_size
 			snprintf(err, errlen, "snapshot directory name too long");
 			return -ENAMETOOLONG;
 		}
-		ret = consumer_snapshot(t, path, max_size / (nr ? nr : 1), err, errlen);
+		ret = consumer_snapshot(t, path, *share, err, errlen);
 		if (ret < 0)
 			return ret;
 	}

@@ -349,8 +349,11 @@ int ctl_session_snapshot(struct rtd_session *s, const char *dir, uint64_t max_si
 			 s->name);
 		return -ENODATA;
 	}
-	int ret = dp_snapshot_record(s, dir, max_size, out_path, out_len, err, errlen);
-	if (ret < 0 || (ret = dp_kernel_snapshot(s, out_path, max_size, err, errlen)) < 0)
+	/* The kernel's trace shares max_size with the programs'. */
+	uint64_t share = max_size;
+	int ret = dp_snapshot_record(s, dir, max_size, s->kdp ? 1 : 0, &share, out_path, out_len,
+				     err, errlen);
+	if (ret < 0 || (ret = dp_kernel_snapshot(s, out_path, share, err, errlen)) < 0)
 		return ret;
 	return 0;
 }

@@ -245,10 +245,13 @@ void dp_session_destroy(struct rtd_session *s);
 int dp_session_rules_changed(struct rtd_session *s, char *err, size_t errlen);
 /* Write the current content of every buffer of the session as a complete
  * CTF trace in a new directory under `dir` (the session's output when
- * NULL), at most `max_size` bytes (0: no limit), newest data kept. The
- * directory's path goes to out_path. */
+ * NULL), at most `max_size` bytes (0: no limit) shared equally by its
+ * traces and `others` traces the caller writes beside them (the kernel's),
+ * newest data kept: *share is each one's limit. The directory's path goes
+ * to out_path. */
 int dp_snapshot_record(struct rtd_session *s, const char *dir, uint64_t max_size,
-		       char *out_path, size_t out_len, char *err, size_t errlen);
+		       uint32_t others, uint64_t *share, char *out_path, size_t out_len,
+		       char *err, size_t errlen);
 
 struct rtd_channel_stats {
 	uint64_t buffer_bytes;		/* allocated, all buffer sets */

@@ -397,6 +397,43 @@ class KernelSession(unittest.TestCase):
         self.newest_writes(events, info)
         self.ok("destroy", "snap")
 
+    def test_snapshot_max_size_shared(self):
+        """A snapshot session with user and kernel channels: --max-size
+        bounds the whole snapshot, the programs' trace and the kernel's
+        sharing it, each holding its newest packets. (Before, the kernel
+        part had the whole limit besides the programs': up to twice it.)"""
+        snaps = os.path.join(self.tmp, "snaps")
+        self.ok("create", "hs", "--snapshot", "-o", snaps)
+        self.ok("enable-channel", "-k", "channel0", "--subbuf-size", "64k", "--num-subbuf",
+                "4")
+        self.ok("enable-channel", "-u", "uch", "--subbuf-size", "16k", "--num-subbuf", "16")
+        p = subprocess.Popen([KERNEL_APP, "10000"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True, env=self.env)
+        self.addCleanup(p.kill)
+        pid = int(p.stdout.readline().split()[1])
+        self.ok("track", "-k", "--pid", str(pid))
+        self.ok("enable-event", "-k", "--syscall", "write")
+        self.ok("enable-event", "-u", "-c", "uch", "kapp:*")
+        self.ok("start")
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        self.assertTrue(p.stdout.readline().startswith("done"))
+        limit = 96 * 1024
+        r = self.ok("snapshot", "record", "--max-size", str(limit))
+        path = r.split("Snapshot recorded in ")[1].strip()
+        sizes = {"kernel": 0, "ust": 0}
+        for d, _, files in os.walk(path):
+            for f in files:
+                if f != "metadata":
+                    part = os.path.relpath(d, path).split(os.sep)[0]
+                    sizes[part] += os.path.getsize(os.path.join(d, f))
+        self.assertLessEqual(sizes["kernel"] + sizes["ust"], limit, sizes)
+        self.assertGreater(sizes["kernel"], limit // 4, sizes)
+        self.assertGreater(sizes["ust"], limit // 4, sizes)
+        p.stdin.close()
+        p.wait(timeout=60)
+        self.ok("destroy", "hs")
+
     def test_tiny_buffer_counts_losses(self):
         """8 KiB per CPU in discard mode, read once a second: ftrace drops
         what does not fit; the trace reads back whole, and status and the
