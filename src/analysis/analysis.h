@@ -96,6 +96,8 @@ struct ra_source {
 	struct ra_strtab threads;	/* thread names (procname contexts) */
 	uint32_t *key_thread;		/* owned, per key: its last thread
 					 * name's index in threads + 1; 0 none */
+	struct ra_symbols *syms;	/* owned: the state dump (thread names
+					 * the events lack); default key only */
 	size_t nr_key_thread;
 	const char *key_field;		/* borrowed; "tid" by default */
 	bool default_key;		/* no key field given: vtid, then tid */
@@ -128,8 +130,9 @@ int ra_source_next(struct ra_source *src, struct ra_event *ev, char *err,
 void ra_source_lost(const struct ra_source *src, uint64_t *events,
 		    uint64_t *packets);
 /* The name of key `key`'s thread as of the events read so far (its last
- * procname context), NULL when none was recorded or the key is a field
- * given by the caller (not a thread). */
+ * procname context; without one, the name the state dump gave that
+ * thread), NULL when none was recorded or the key is a field given by the
+ * caller (not a thread). */
 const char *ra_source_thread_name(const struct ra_source *src, uint32_t key);
 /* "KEY_FIELD KEY (NAME)", or without " (NAME)" when none is known: how
  * the writers name a key's thread. */

@@ -108,6 +108,15 @@ int ra_source_open(struct ra_source *src, const char *const *dirs, size_t nr,
 		ra_source_close(src);
 		return -ENOMEM;
 	}
+	/* Threads the events do not name (no procname context): the state
+	 * dump's names (a snapshot's threads named long before it). */
+	if (src->default_key && (ret = ra_symbols_load(dirs, nr, &src->syms, msg,
+						       sizeof(msg))) < 0) {
+		snprintf(err, errlen, "cannot read the trace in %s%s: %s", dirs[0],
+			 nr > 1 ? " ..." : "", msg);
+		ra_source_close(src);
+		return ret;
+	}
 	return 0;
 }
 
@@ -180,18 +189,32 @@ static void key_text(const struct ra_source *src, const struct rtr_event *ev,
 }
 
 /* Key `key`'s thread name from the current event's procname context,
- * when keys are threads (the default key; a --key field may be anything). */
+ * else (none named yet) from the state dump, when keys are threads (the
+ * default key; a --key field may be anything). */
 static int set_thread_name(struct ra_source *src, uint32_t key)
 {
 	struct rtr_value v;
-	if (!src->default_key || ra_event_context(&src->cur, "procname", &v) < 0 ||
-	    v.type != RTR_STRING)
+	const char *s;
+	size_t slen;
+	if (!src->default_key)
 		return 0;
+	if (ra_event_context(&src->cur, "procname", &v) == 0 && v.type == RTR_STRING) {
+		s = v.s.p;
+		slen = v.s.len;
+	} else if ((key >= src->nr_key_thread || !src->key_thread[key]) &&
+		   ra_event_context(&src->cur, "vtid", &v) == 0 &&
+		   (v.type == RTR_INT || v.type == RTR_UINT) &&
+		   (s = ra_symbols_thread_name(src->syms, ra_event_vpid(src->t, &src->cur),
+					       v.i))) {
+		slen = strlen(s);
+	} else {
+		return 0;
+	}
 	/* As printable text: the trace is untrusted, and the name goes to
 	 * terminals and tables (controls and invalid UTF-8 become '?'). */
 	char name[64];
-	size_t len = v.s.len < sizeof(name) ? v.s.len : sizeof(name) - 1;
-	const uint8_t *in = (const uint8_t *)v.s.p;
+	size_t len = slen < sizeof(name) ? slen : sizeof(name) - 1;
+	const uint8_t *in = (const uint8_t *)s;
 	size_t o = 0;
 	for (size_t i = 0; i < len;) {
 		size_t n = rt_utf8_len(in + i, len - i);
@@ -291,6 +314,7 @@ void ra_source_close(struct ra_source *src)
 	ra_strtab_free(&src->names);
 	ra_strtab_free(&src->threads);
 	free(src->key_thread);
+	ra_symbols_free(src->syms);
 	if (src->t)
 		rtr_close(src->t);
 	memset(src, 0, sizeof(*src));

@@ -14,6 +14,8 @@ session (the dump taken before the snapshot):
   - the dump lists the threads by name and the loaded objects with the
     build ids `readelf -n` reads in their files;
   - babeltrace2 reads the trace: the same events as our reader;
+  - `analyze --threads` names the worker from the dump when the events
+    carry no procname context (the snapshot session);
   - a trace whose dump names a FIFO, a directory or a missing file shows
     raw addresses, promptly (hostile input).
 
@@ -258,6 +260,16 @@ class Snapshot(Checks, unittest.TestCase):
             app.stdout.close()
         cls.trace = out.split("Snapshot recorded in ", 1)[1].split()[0].rstrip(".")
         cls.rt("destroy", "snap")
+
+    def test_analyze_names_threads_from_the_dump(self):
+        """The session records no procname context: analyze names the
+        worker from the dump taken before the snapshot."""
+        r = subprocess.run([RINGTRACE, "analyze", "--threads", "--format", "json",
+                            self.trace], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        threads = {t["key"]: t.get("thread") for t in json.loads(r.stdout)["threads"]}
+        self.assertEqual(threads.get(str(side_file(self.side)["worker"])), "sym-worker",
+                         threads)
 
     @classmethod
     def rt(cls, *args):
