@@ -2,7 +2,10 @@
  * summary.c - what `ringtrace record` prints when the command ends, and
  * `ringtrace summary DIR`: events recorded and lost per channel, bytes
  * written, the trace's path and its most frequent events. Everything is
- * read back from the trace itself.
+ * read back from the trace itself. In a collection (traces below DIR: a
+ * session's ust/uid/UID/64-bit and kernel, `record -k`'s), a channel is
+ * named with its trace's directory under DIR (`kernel/channel0`), so that
+ * channels of the same name in different traces are counted apart.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,7 +17,7 @@
 #include "cli.h"
 
 struct chan_sum {
-	char name[64];
+	char name[256];
 	uint64_t events, discarded, packets_lost, bytes;
 	unsigned streams;
 };
@@ -39,13 +42,20 @@ static void human_bytes(uint64_t b, char *out, size_t len)
 	snprintf(out, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
 }
 
-/* Channel name of a stream file: its base name without the _CPU suffix. */
-static void channel_of(const char *path, char *out, size_t len)
+/* Channel name of the stream file `path` found under `dir`: its path
+ * below dir (the trace's directory, none for a trace that is dir itself)
+ * without the base name's _CPU suffix. */
+static void channel_of(const char *dir, const char *path, char *out, size_t len)
 {
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	snprintf(out, len, "%s", base);
-	char *us = strrchr(out, '_');
+	size_t dl = strlen(dir);
+	const char *rel = path;
+	if (!strncmp(path, dir, dl) && (path[dl] == '/' || (dl && dir[dl - 1] == '/')))
+		rel = path + dl;
+	while (*rel == '/')
+		rel++;
+	snprintf(out, len, "%s", rel);
+	char *base = strrchr(out, '/');
+	char *us = strrchr(base ? base : out, '_');
 	if (us)
 		*us = '\0';
 }
@@ -82,8 +92,8 @@ int cli_print_summary(FILE *out, const char *dir, unsigned top, bool recorded)
 	size_t nr_ch = 0;
 	uint64_t total_bytes = 0;
 	for (size_t i = 0; i < nr_streams; i++) {
-		char name[64];
-		channel_of(st[i].path, name, sizeof(name));
+		char name[sizeof(ch[0].name)];
+		channel_of(dir, st[i].path, name, sizeof(name));
 		size_t c = 0;
 		while (c < nr_ch && strcmp(ch[c].name, name))
 			c++;

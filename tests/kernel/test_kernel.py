@@ -9,6 +9,7 @@ the kernel domain cannot be used here.
 usage: test_kernel.py BUILD_DIR
 """
 import ctypes
+import collections
 import json
 import os
 import re
@@ -309,6 +310,30 @@ class Record(unittest.TestCase):
             cli.append((m.group(1), int(m.group(2)), m.group(3)))
         check_iterations(self, cli, tid, fd, self.N, text_fields)
         self.assertEqual([e[0] for e in cli], [e[0] for e in bt])
+
+        # `ringtrace summary DIR` counts each trace's channel apart, named
+        # with the trace's directory.
+        out = subprocess.run([RINGTRACE, "summary", self.trace], capture_output=True, text=True,
+                             timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        chans = dict((m.group(1), int(m.group(2))) for m in re.finditer(
+            r"^  (\S+): (\d+) events recorded, 0 lost", out.stdout, re.M))
+        user_chan = "ust/uid/%d/64-bit/channel0" % os.geteuid()
+        self.assertEqual(set(chans), {"kernel/channel0", user_chan}, out.stdout)
+        n_user = sum(1 for e in events if e[0].startswith("kwrites:"))
+        self.assertEqual(chans[user_chan], n_user)
+        self.assertEqual(chans["kernel/channel0"], len(events) - n_user)
+
+        # `ringtrace export` takes both domains too.
+        js = os.path.join(self.tmp.name, "t.json")
+        out = subprocess.run([RINGTRACE, "export", "--format=chrome", "-o", js, self.trace],
+                             capture_output=True, text=True, timeout=300)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        with open(js) as f:
+            names = collections.Counter(e.get("name") for e in json.load(f)["traceEvents"])
+        self.assertEqual(names["kwrites:before"], self.N)
+        self.assertEqual(names["syscall_entry_write"],
+                         sum(1 for e in events if e[0] == "syscall_entry_write"))
 
     def test_state_dump(self):
         """The kernel trace begins with a state dump of every thread of the
