@@ -73,7 +73,9 @@ bool ra_symbols_resolve(struct ra_symbols *s, int64_t vpid, uint64_t ip, char *o
 const char *ra_symbols_thread_name(const struct ra_symbols *s, int64_t vpid, int64_t tid);
 void ra_symbols_free(struct ra_symbols *s);
 /* The event's process: its vpid context, else its trace's `vpid`
- * environment entry (per-process traces), else 0. */
+ * environment entry (per-process traces), else 0 (unknown). Never a
+ * payload field: a field the program calls "pid" says nothing of the
+ * recording. */
 int64_t ra_event_vpid(const struct rtr_trace *t, const struct rtr_event *ev);
 
 /* --- source: several traces merged ------------------------------------ */

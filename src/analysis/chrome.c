@@ -87,22 +87,11 @@ static int64_t tid_of(const struct chrome *c, uint32_t key)
 	return SYNTHETIC_TID + key;
 }
 
-/* The event's process: its vpid context, else the vpid of its trace's
- * env (traces of one process), else a number per trace. Never a payload
- * field: a field the program calls "pid" says nothing of the recording. */
+/* The event's process (ra_event_vpid), else a number per trace. */
 static int64_t pid_of(const struct chrome *c, const struct ra_event *ev)
 {
-	struct rtr_value v;
-	if (ra_event_context(ev->raw, "vpid", &v) == 0) {
-		if (v.type == RTR_INT)
-			return v.i;
-		if (v.type == RTR_UINT && v.u <= INT64_MAX)
-			return (int64_t)v.u;
-	}
-	const struct rtr_env *e = rtr_trace_env_get(c->src.t, ev->trace, "vpid");
-	if (e && !e->is_string && e->i > 0)
-		return e->i;
-	return ev->trace + 1;
+	int64_t pid = ra_event_vpid(c->src.t, ev->raw);
+	return pid ? pid : ev->trace + 1;
 }
 
 /* The process_name metadata event: at the process's first event, and

@@ -40,10 +40,17 @@
 
 #define BUILD_ID_MAX 64
 #define DEBUG_ROOT "/usr/lib/debug"
+/* Bounds against a hostile trace: objects and threads kept (more are
+ * ignored), files opened, and objects looked at around an address (real
+ * objects do not overlap; crafted ones cost at most this much). */
+#define MAX_ENTRIES (1u << 20)
+#define MAX_FILES 4096
+#define NEAR 64
 
 /* One object of one process, as a dump listed it. */
 struct sym_object {
 	int64_t vpid;
+	uint64_t seq;			/* order in the trace: the latest wins */
 	uint64_t baddr, memsz;
 	bool is_pic;
 	char *path;			/* owned */
@@ -62,6 +69,7 @@ struct sym_file {
 
 struct sym_thread {
 	int64_t vpid, tid;
+	uint64_t seq;
 	char *name;			/* owned */
 };
 
@@ -193,7 +201,7 @@ static struct sym_file *object_file(struct ra_symbols *s, struct sym_object *o)
 			return &s->files[i];
 		}
 	}
-	if (s->nr_files >= INT32_MAX ||
+	if (s->nr_files >= MAX_FILES ||
 	    RT_ARRAY_GROW(s->files, s->cap_files, s->nr_files + 1, 16) < 0)
 		return NULL;
 	struct sym_file *f = &s->files[s->nr_files];
@@ -215,41 +223,94 @@ static struct sym_file *object_file(struct ra_symbols *s, struct sym_object *o)
 bool ra_symbols_resolve(struct ra_symbols *s, int64_t vpid, uint64_t ip, char *out,
 			size_t len)
 {
-	if (!s)
+	if (!s || !s->nr_obj)
 		return false;
-	/* The latest dump's object holding ip wins (an address may be
-	 * reused after dlclose). */
-	for (size_t i = s->nr_obj; i-- > 0;) {
-		struct sym_object *o = &s->obj[i];
-		if (o->vpid != vpid || ip < o->baddr || ip - o->baddr >= o->memsz)
-			continue;
-		struct sym_file *f = object_file(s, o);
-		if (!f || !f->dwfl)
-			return false;
-		GElf_Addr addr = o->is_pic ? ip - o->baddr + f->first_vaddr : ip;
-		GElf_Off off;
-		GElf_Sym sym;
-		const char *name = dwfl_module_addrinfo(f->mod, addr, &off, &sym, NULL, NULL,
-							NULL);
-		if (!name || !*name)
-			return false;
-		snprintf(out, len, "%s+0x%" PRIx64, name, (uint64_t)off);
-		/* A file is hostile input too: its names are shown as
-		 * printable ASCII only. */
-		for (char *p = out; *p; p++)
-			if (*p <= ' ' || *p >= 0x7f)
-				*p = '?';
-		return true;
+	/* Objects are sorted by (vpid, baddr): the last one starting at or
+	 * below ip, and the few before it; the latest in the trace holding
+	 * ip wins (an address may be reused after dlclose). */
+	size_t lo = 0, hi = s->nr_obj;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct sym_object *m = &s->obj[mid];
+		if (m->vpid < vpid || (m->vpid == vpid && m->baddr <= ip))
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return false;
+	struct sym_object *o = NULL;
+	for (size_t i = lo, n = 0; i-- > 0 && n < NEAR; n++) {
+		struct sym_object *c = &s->obj[i];
+		if (c->vpid != vpid)
+			break;
+		if (ip - c->baddr < c->memsz && (!o || c->seq > o->seq))
+			o = c;
+	}
+	if (!o)
+		return false;
+	struct sym_file *f = object_file(s, o);
+	if (!f || !f->dwfl)
+		return false;
+	GElf_Addr addr = o->is_pic ? ip - o->baddr + f->first_vaddr : ip;
+	GElf_Off off;
+	GElf_Sym sym;
+	const char *name = dwfl_module_addrinfo(f->mod, addr, &off, &sym, NULL, NULL,
+						NULL);
+	if (!name || !*name)
+		return false;
+	snprintf(out, len, "%s+0x%" PRIx64, name, (uint64_t)off);
+	/* A file is hostile input too: its names are shown as
+	 * printable ASCII only. */
+	for (char *p = out; *p; p++)
+		if (*p <= ' ' || *p >= 0x7f)
+			*p = '?';
+	return true;
 }
 
 const char *ra_symbols_thread_name(const struct ra_symbols *s, int64_t vpid, int64_t tid)
 {
-	for (size_t i = s ? s->nr_threads : 0; i-- > 0;)
-		if (s->threads[i].vpid == vpid && s->threads[i].tid == tid)
-			return s->threads[i].name;
+	if (!s)
+		return NULL;
+	/* Sorted by (vpid, tid, seq): the last entry of that thread. */
+	size_t lo = 0, hi = s->nr_threads;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct sym_thread *m = &s->threads[mid];
+		if (m->vpid < vpid || (m->vpid == vpid && m->tid <= tid))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && s->threads[lo - 1].vpid == vpid && s->threads[lo - 1].tid == tid)
+		return s->threads[lo - 1].name;
 	return NULL;
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_i64(int64_t a, int64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_object(const void *pa, const void *pb)
+{
+	const struct sym_object *a = pa, *b = pb;
+	int c = cmp_i64(a->vpid, b->vpid);
+	if (!c)
+		c = cmp_u64(a->baddr, b->baddr);
+	return c ? c : cmp_u64(a->seq, b->seq);
+}
+
+static int cmp_thread(const void *pa, const void *pb)
+{
+	const struct sym_thread *a = pa, *b = pb;
+	int c = cmp_i64(a->vpid, b->vpid);
+	if (!c)
+		c = cmp_i64(a->tid, b->tid);
+	return c ? c : cmp_u64(a->seq, b->seq);
 }
 
 /* The events this table reads, by kind. */
@@ -276,11 +337,15 @@ static enum sym_kind kind_of(const char *name)
 int64_t ra_event_vpid(const struct rtr_trace *t, const struct rtr_event *ev)
 {
 	struct rtr_value v;
-	if (ra_event_context(ev, "vpid", &v) == 0 && (v.type == RTR_INT || v.type == RTR_UINT))
-		return v.i;
+	if (ra_event_context(ev, "vpid", &v) == 0) {
+		if (v.type == RTR_INT && v.i)
+			return v.i;
+		if (v.type == RTR_UINT && v.u && v.u <= INT64_MAX)
+			return (int64_t)v.u;
+	}
 	/* A per-process trace says whose it is in its environment. */
 	const struct rtr_env *e = rtr_trace_env_get(t, ev->trace, "vpid");
-	return e && !e->is_string ? e->i : 0;
+	return e && !e->is_string && e->i > 0 ? e->i : 0;
 }
 
 static bool get_u64(const struct rtr_event *ev, const char *name, uint64_t *out)
@@ -302,13 +367,14 @@ static int add_event(struct ra_symbols *s, const struct rtr_trace *t,
 	if (kind == SYM_THREAD) {
 		uint64_t tid;
 		if (!get_u64(ev, "tid", &tid) || rtr_field_by_name(ev, "name", &v) < 0 ||
-		    v.type != RTR_STRING)
+		    v.type != RTR_STRING || s->nr_threads >= MAX_ENTRIES)
 			return 0;
 		if (RT_ARRAY_GROW(s->threads, s->cap_threads, s->nr_threads + 1, 16) < 0)
 			return -ENOMEM;
 		struct sym_thread *th = &s->threads[s->nr_threads];
 		th->vpid = vpid;
 		th->tid = (int64_t)tid;
+		th->seq = s->nr_threads;
 		if (!(th->name = strndup(v.s.p, v.s.len)))
 			return -ENOMEM;
 		s->nr_threads++;
@@ -318,11 +384,12 @@ static int add_event(struct ra_symbols *s, const struct rtr_trace *t,
 	if (!get_u64(ev, "baddr", &baddr))
 		return 0;
 	if (kind == SYM_BUILD_ID) {
-		/* The object it follows: the latest of that process there. */
+		/* The object it follows (just before it in a dump): the
+		 * latest of that process there, among the last few. */
 		if (rtr_field_by_name(ev, "build_id", &v) < 0 || v.type != RTR_BYTES ||
 		    v.bytes.len == 0 || v.bytes.len > BUILD_ID_MAX)
 			return 0;
-		for (size_t i = s->nr_obj; i-- > 0;) {
+		for (size_t i = s->nr_obj, n = 0; i-- > 0 && n < NEAR; n++) {
 			struct sym_object *o = &s->obj[i];
 			if (o->vpid == vpid && o->baddr == baddr) {
 				memcpy(o->build_id, v.bytes.p, v.bytes.len);
@@ -339,11 +406,14 @@ static int add_event(struct ra_symbols *s, const struct rtr_trace *t,
 	/* lttng_ust_dl:dlopen has no is_pic: dlopen'ed objects are. */
 	if (kind == SYM_BIN_INFO && !get_u64(ev, "is_pic", &pic))
 		return 0;
+	if (s->nr_obj >= MAX_ENTRIES)
+		return 0;
 	if (RT_ARRAY_GROW(s->obj, s->cap_obj, s->nr_obj + 1, 64) < 0)
 		return -ENOMEM;
 	struct sym_object *o = &s->obj[s->nr_obj];
 	memset(o, 0, sizeof(*o));
 	o->vpid = vpid;
+	o->seq = s->nr_obj;
 	o->baddr = baddr;
 	o->memsz = memsz;
 	o->is_pic = pic != 0;
@@ -392,6 +462,10 @@ int ra_symbols_load(const char *const *dirs, size_t nr, struct ra_symbols **out,
 		snprintf(err, errlen, "out of memory reading the state dump");
 	else
 		ret = 0;
+	if (s->nr_obj)
+		qsort(s->obj, s->nr_obj, sizeof(*s->obj), cmp_object);
+	if (s->nr_threads)
+		qsort(s->threads, s->nr_threads, sizeof(*s->threads), cmp_thread);
 out:
 	free(kinds);
 	rtr_close(t);
