@@ -18,6 +18,7 @@
 
 #include "../common/config_parse.h"
 #include "../common/context.h"
+#include "../filter/filter.h"
 #include "trigger.h"
 
 struct parser {
@@ -138,6 +139,22 @@ static int parse_type(struct parser *p, const char *v)
 				    "(user, kernel, syscall)", v);
 	return fail(p, -EINVAL, "--type: unknown event rule type '%.64s' (user, kernel, "
 		    "syscall, syscall:entry, syscall:exit)", v);
+}
+
+/* --filter: kept as text, once LTTng's filter language (src/filter)
+ * compiles it. */
+static int set_filter(struct parser *p, const char *v)
+{
+	struct rtf_program *prog;
+	char why[RT_TRIGGER_ERRLEN];
+	if (*v) {
+		int ret = rtf_compile(v, NULL, &prog, why, sizeof(why));
+		if (ret < 0)
+			return ret == -ENOMEM ? fail(p, ret, "out of memory")
+					      : fail(p, -EINVAL, "--filter: %s", why);
+		rtf_free(prog);
+	}
+	return set_str(p, &p->t->cond.filter, "--filter", v);
 }
 
 /* --log-level: LEVEL.. (at least as severe), LEVEL (exactly), .. (any). */
@@ -294,7 +311,7 @@ static int cond_option(struct parser *p, const char *opt, const char *v)
 		if (!strcmp(opt, "--name"))
 			return set_str(p, &c->pattern, opt, v) ?: 1;
 		if (!strcmp(opt, "--filter"))
-			return set_str(p, &c->filter, opt, v) ?: 1;
+			return set_filter(p, v) ?: 1;
 		if (!strcmp(opt, "--log-level"))
 			return parse_log_level(p, v) ?: 1;
 		if (!strcmp(opt, "--exclude-name"))
