@@ -58,9 +58,14 @@ int rt_notification_channel_open(const char *const *names, size_t nr,
 	int fd = rtp_connect(OPEN_TIMEOUT_MS, why, sizeof(why));
 	if (fd < 0) {
 		ret = fd;
-		if (!why[0])
-			snprintf(why, sizeof(why), "cannot connect to the session daemon: %s",
-				 strerror(-fd));
+		char path[256];
+		if (rtp_socket_path(path, sizeof(path)) < 0)
+			snprintf(path, sizeof(path), "(run directory path too long)");
+		if (!why[0] && (fd == -ENOENT || fd == -ECONNREFUSED))
+			snprintf(why, sizeof(why), "no session daemon (nothing listens at %s)", path);
+		else if (!why[0])
+			snprintf(why, sizeof(why), "cannot connect to the session daemon at %s: %s",
+				 path, strerror(-fd));
 		say(err, errlen, why);
 		goto out_kv;
 	}

@@ -337,6 +337,26 @@ class TestActions(TriggerCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("no trigger named 'nope'", r.stderr)
 
+    def test_daemon_gone(self):
+        """Subscribers learn that the daemon exited: the command and the C
+        API end with status 1 and say why; without a daemon they say so."""
+        self.rt("add-trigger", "--name=t", *USAGE_LE, "--action=notify")
+        cmd = self.notifications("t")
+        api = Stream(self, [NOTIFY_CLIENT, "1", "t"], first_line="subscribed")
+        self.daemon.send_signal(signal.SIGTERM)
+        self.assertEqual(self.daemon.wait(timeout=60), 0)
+        self.assertEqual(cmd.p.wait(timeout=30), 1)
+        self.assertIn("ringtraced closed the connection", cmd.p.stderr.read())
+        self.assertEqual(api.p.wait(timeout=30), 1)
+        self.assertIn("read: Connection reset by peer", api.p.stderr.read())
+        sock = os.path.join(self.rundir, "ringtraced.sock")
+        self.fails(1, f"no session daemon (nothing listens at {sock})", "notifications")
+        r = subprocess.run([NOTIFY_CLIENT, "1"], capture_output=True, text=True,
+                           env=self.env, timeout=60)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(f"no session daemon (nothing listens at {sock})", r.stderr)
+        self.fails(1, "no session daemon", "list-triggers")
+
     def test_stop_and_start_session(self):
         """Consumed size: once the session wrote 16 KiB, stop it (every
         event recorded before the stop is in the trace) and start
