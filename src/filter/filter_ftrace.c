@@ -42,10 +42,8 @@ static int no(struct tr *t, const char *fmt, ...) __attribute__((format(printf, 
 static int no(struct tr *t, const char *fmt, ...)
 {
 	va_list ap;
-	int n = snprintf(t->err, t->errlen, "ftrace cannot express this filter: ");
 	va_start(ap, fmt);
-	if (n >= 0 && (size_t)n < t->errlen)
-		vsnprintf(t->err + n, t->errlen - (size_t)n, fmt, ap);
+	rtf_verr(t->err, t->errlen, "ftrace cannot express this filter: ", fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }

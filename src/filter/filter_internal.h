@@ -14,6 +14,8 @@
 #ifndef RINGTRACE_FILTER_INTERNAL_H
 #define RINGTRACE_FILTER_INTERNAL_H
 
+#include <stdarg.h>
+
 #include "filter.h"
 
 enum rtf_op {
@@ -70,6 +72,11 @@ static inline unsigned char rtf_next_byte(const char *s, size_t len, bool escape
 	}
 	return (unsigned char)s[(*i)++];
 }
+
+/* Write `prefix` then fmt's message into err (NUL-terminated, truncated
+ * to errlen): every error message of src/filter. */
+void rtf_verr(char *err, size_t errlen, const char *prefix, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
 
 /* Whether the literal string v holds a `*` not quoted by '\'. */
 bool rtf_has_star(const struct rtf_value *v);

@@ -38,13 +38,19 @@ static void fail_at(struct parser *ps, const char *at, const char *fmt, ...)
 	if (ps->failed)
 		return;
 	ps->failed = -EINVAL;
-	int n = snprintf(ps->err, ps->errlen, "filter:1:%zu: ", (size_t)(at - ps->src) + 1);
-	if (n < 0 || (size_t)n >= ps->errlen)
-		return;
+	char prefix[48];
+	snprintf(prefix, sizeof(prefix), "filter:1:%zu: ", (size_t)(at - ps->src) + 1);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(ps->err + n, ps->errlen - (size_t)n, fmt, ap);
+	rtf_verr(ps->err, ps->errlen, prefix, fmt, ap);
 	va_end(ap);
+}
+
+void rtf_verr(char *err, size_t errlen, const char *prefix, const char *fmt, va_list ap)
+{
+	int n = snprintf(err, errlen, "%s", prefix);
+	if (n >= 0 && (size_t)n < errlen)
+		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
 }
 
 static void nomem(struct parser *ps)

@@ -111,11 +111,11 @@ static int bad(struct rbuf *r, const char *fmt, ...) __attribute__((format(print
 
 static int bad(struct rbuf *r, const char *fmt, ...)
 {
+	char prefix[64];
 	va_list ap;
-	int n = snprintf(r->err, r->errlen, "filter program, byte %zu: ", r->at);
+	snprintf(prefix, sizeof(prefix), "filter program, byte %zu: ", r->at);
 	va_start(ap, fmt);
-	if (n >= 0 && (size_t)n < r->errlen)
-		vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
+	rtf_verr(r->err, r->errlen, prefix, fmt, ap);
 	va_end(ap);
 	return -EPROTO;
 }
