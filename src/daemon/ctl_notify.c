@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "../common/array.h"
 #include "ctl.h"
 
 #define SUB_IN_MS 1000
@@ -91,6 +92,7 @@ int ctl_notify_subscribe(struct rtd_conn *c, const struct ctl_req *r, char *err,
 			 size_t errlen)
 {
 	struct sub *s = calloc(1, sizeof(*s));
+	size_t cap = 0;
 	if (!s)
 		goto nomem;
 	s->c = c;
@@ -112,11 +114,9 @@ int ctl_notify_subscribe(struct rtd_conn *c, const struct ctl_req *r, char *err,
 			sub_free(s);
 			return -EINVAL;
 		}
-		char **n = realloc(s->names, (s->nr_names + 1) * sizeof(*n));
-		if (!n)
+		if (RT_ARRAY_GROW(s->names, cap, s->nr_names + 1, 4) < 0)
 			goto nomem_sub;
-		s->names = n;
-		if (!(n[s->nr_names] = strdup(v)))
+		if (!(s->names[s->nr_names] = strdup(v)))
 			goto nomem_sub;
 		s->nr_names++;
 	}

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/array.h"
 #include "ctl.h"
 
 struct ctl_trigger *ctl_triggers;
@@ -39,6 +40,7 @@ static int parse_request(const struct ctl_req *r, struct rt_trigger *t, char *er
 			 size_t errlen)
 {
 	char **argv = NULL;
+	size_t cap = 0;
 	int argc = 0, ret;
 	for (uint32_t pos = 0;;) {
 		const char *k, *v;
@@ -47,13 +49,11 @@ static int parse_request(const struct ctl_req *r, struct rt_trigger *t, char *er
 			break;
 		if (kl != 3 || memcmp(k, "arg", 3))
 			continue;
-		char **a = realloc(argv, (argc + 1) * sizeof(*a));
-		if (!a) {
+		if (RT_ARRAY_GROW(argv, cap, (size_t)argc + 1, 16) < 0) {
 			free(argv);
 			snprintf(err, errlen, "out of memory");
 			return -ENOMEM;
 		}
-		argv = a;
 		argv[argc++] = (char *)(uintptr_t)v;
 	}
 	ret = rt_trigger_parse(argc, argv, t, err, errlen);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/array.h"
 #include "../common/config_parse.h"
 #include "../common/context.h"
 #include "../filter/filter.h"
@@ -26,6 +27,7 @@ struct parser {
 	bool in_cond, in_action;
 	bool seen_type, seen_log_level, seen_session, seen_channel, seen_domain, seen_ratio,
 		seen_size, seen_rate;
+	size_t cap_excludes, cap_captures;	/* of the lists being read */
 	char *err;
 	size_t errlen;
 };
@@ -51,17 +53,16 @@ static int set_str(struct parser *p, char **dst, const char *opt, const char *v)
 	return *dst ? 0 : fail(p, -ENOMEM, "out of memory");
 }
 
-static int add_str(struct parser *p, char ***list, size_t *n, const char *opt, const char *v)
+static int add_str(struct parser *p, char ***list, size_t *n, size_t *cap, const char *opt,
+		   const char *v)
 {
 	if (!*v)
 		return fail(p, -EINVAL, "%s: empty value", opt);
 	if (*n >= RT_TRIGGER_MAX_LIST)
 		return fail(p, -EINVAL, "%s: more than %d of them", opt, RT_TRIGGER_MAX_LIST);
-	char **l = realloc(*list, (*n + 1) * sizeof(*l));
-	if (!l)
+	if (RT_ARRAY_GROW(*list, *cap, *n + 1, 4) < 0)
 		return fail(p, -ENOMEM, "out of memory");
-	*list = l;
-	if (!(l[*n] = strdup(v)))
+	if (!((*list)[*n] = strdup(v)))
 		return fail(p, -ENOMEM, "out of memory");
 	(*n)++;
 	return 0;
@@ -215,7 +216,8 @@ static int check_capture(struct parser *p, const char *v)
 			return fail(p, -EINVAL, "--capture=%.64s: unknown context '%s' (%s)", v,
 				    cname, rt_context_names);
 	}
-	return add_str(p, &p->t->cond.captures, &p->t->cond.nr_captures, "--capture", v);
+	return add_str(p, &p->t->cond.captures, &p->t->cond.nr_captures, &p->cap_captures,
+		       "--capture", v);
 }
 
 static int parse_ratio(struct parser *p, const char *v)
@@ -315,7 +317,8 @@ static int cond_option(struct parser *p, const char *opt, const char *v)
 		if (!strcmp(opt, "--log-level"))
 			return parse_log_level(p, v) ?: 1;
 		if (!strcmp(opt, "--exclude-name"))
-			return add_str(p, &c->excludes, &c->nr_excludes, opt, v) ?: 1;
+			return add_str(p, &c->excludes, &c->nr_excludes, &p->cap_excludes, opt,
+				       v) ?: 1;
 		if (!strcmp(opt, "--capture"))
 			return check_capture(p, v) ?: 1;
 		return 0;
