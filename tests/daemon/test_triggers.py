@@ -330,6 +330,20 @@ class TestActions(TriggerCase):
         self.assertEqual(api.p.wait(timeout=30), 0)
         self.assertEqual(only.p.wait(timeout=30), 0)
 
+    def test_json_escaping(self):
+        """A trigger's name may hold '"' and '\\': the JSON line stays JSON
+        (the one escaper) and gives the name back."""
+        name = 'q"\\z<'
+        self.rt("create", "s", "-o", self.out("s"))
+        self.rt("enable-event", "-u", "app:*")
+        self.rt("add-trigger", f"--name={name}", *USAGE_LE, "--action=notify")
+        cmd = self.notifications(name)
+        self.program()
+        self.rt("start", "s")
+        line = cmd.line()
+        self.assertIn('"trigger":"q\\"\\\\z\\u003c"', line)
+        self.assertEqual(json.loads(line)["trigger"], name)
+
     def test_unknown_trigger_subscription(self):
         self.fails(1, "no trigger named 'nope'", "notifications", "--trigger", "nope")
         r = subprocess.run([NOTIFY_CLIENT, "1", "nope"], capture_output=True, text=True,
