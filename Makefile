@@ -59,7 +59,7 @@ clean:
 	$(Q)rm -rf $(BUILD)
 
 # Sanitizer legs (docs/sanitizers.md), each in its own build directory:
-# AddressSanitizer + UBSan over the unit, reader, view and daemon tests,
+# AddressSanitizer + UBSan over the unit, reader, view, daemon and symbols tests,
 # ThreadSanitizer over the stress and daemon tests.
 SAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan

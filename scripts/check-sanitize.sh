@@ -3,7 +3,7 @@
 # a build directory of its own and run tests under them
 # (docs/sanitizers.md).
 #   address: AddressSanitizer, LeakSanitizer and UBSan over the unit,
-#            reader, view and daemon tests (make check-sanitize)
+#            reader, view, daemon and symbols tests (make check-sanitize)
 #   thread:  ThreadSanitizer over the stress and daemon tests
 #            (make check-tsan)
 # Every report fails the run:
@@ -31,7 +31,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 # children going on with threads of their own (they hang in it).
 fork_test='^daemon_apps_fork$'
 case $kind in
-address) option=ON tests='^(unit_|reader_|view|daemon_)' ;;
+address) option=ON tests='^(unit_|reader_|view|daemon_|symbols$)' ;;
 thread) option=thread tests='^(stress_|daemon_)' ;;
 *) echo "check-sanitize: unknown kind '$kind' (address or thread)" >&2; exit 2 ;;
 esac
