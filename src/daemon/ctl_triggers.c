@@ -114,6 +114,10 @@ int ctl_add_trigger(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, ch
 		tail = &(*tail)->next;
 	*tail = ct;
 	ctl_trigger_timer_update();
+	if ((ct->t.cond.type == RT_COND_BUFFER_USAGE_GE ||
+	     ct->t.cond.type == RT_COND_BUFFER_USAGE_LE) && ct->t.cond.kernel)
+		rtp_kv_addf(reply, "warning", "trigger %s: the kernel channels' buffer usage is not "
+			    "measured yet: this condition does not fire", ct->t.name);
 	if (ct->t.cond.type == RT_COND_EVENT_RULE)
 		rtp_kv_addf(reply, "warning", "trigger %s: event-rule-matches conditions are kept "
 			    "(listed, saved) but not evaluated yet: this trigger does not fire",

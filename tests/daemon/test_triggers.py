@@ -255,6 +255,11 @@ class TestSyntax(TriggerCase):
         self.assertIn("not evaluated yet", r.stderr)
         self.assertEqual(self.rt("add-trigger", *CONSUMED, "--action=notify"),
                          "Trigger trigger1 added.\n")
+        r = self.run_rt("add-trigger", "--name=k", *USAGE_LE[:3], "--domain=kernel",
+                        "--threshold-ratio=1", "--action=notify")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("the kernel channels' buffer usage is not measured yet", r.stderr)
+        self.rt("remove-trigger", "k")
         self.fails(1, "a trigger named 'flight' exists already", "add-trigger",
                    "--name=flight", *CONSUMED, "--action=notify")
         t = self.triggers()
