@@ -38,6 +38,7 @@ RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
 RINGTRACED = os.path.join(BUILD, "src/daemon/ringtraced")
 APP = os.path.join(BUILD, "tests/symbols/symapp")
 LIB = os.path.join(BUILD, "tests/symbols/symlib.so")
+FORKER = os.path.join(BUILD, "tests/integration/forker")
 SYM_RE = re.compile(r"ip = (0x[0-9a-f]+)(?: <([^>]*)>)?")
 
 
@@ -215,6 +216,27 @@ class Embedded(Checks, unittest.TestCase):
             self.assertEqual(len(main), 1)
             self.assertIsNone(SYM_RE.search(main[0]).group(2), main[0])
             self.assertTrue(SYM_RE.search(lib[0]).group(2).startswith("lib_work+0x"))
+
+    def test_fork_children_dump_their_own_state(self):
+        """tests/integration/forker's children (a channel of their own in
+        embedded mode) each dump, and view resolves their events' ip with
+        their own dump."""
+        trace = os.path.join(self.tmp, "fork")
+        r = subprocess.run([RINGTRACE, "record", "-q", "-o", trace, "-t",
+                            "vpid,vtid,procname,ip", "--", FORKER, "2", "3"],
+                           capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, RINGTRACE_NO_DAEMON="1"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        evs = rtfixtures.rtr_dump(BUILD, trace)
+        workers = {e["context"]["vpid"] for e in evs if e["name"] == "forker:work"}
+        dumped = {e["context"]["vpid"] for e in evs if e["name"] == "lttng_ust_statedump:bin_info"
+                  and os.path.realpath(e["payload"]["path"]) == os.path.realpath(FORKER)}
+        self.assertEqual(len(workers), 2)
+        self.assertLessEqual(workers, dumped)
+        work = [ln for ln in view(trace) if "forker:work:" in ln]
+        self.assertEqual(len(work), 6)
+        for ln in work:
+            self.assertRegex(SYM_RE.search(ln).group(2) or "", r"^main\+0x[0-9a-f]+$", ln)
 
     def test_not_recorded_without_ip_unless_named(self):
         for ctx, events, want in (("vpid,vtid", (), False),
