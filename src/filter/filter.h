@@ -91,6 +91,7 @@ enum rtf_type {
 struct rtf_value {
 	enum rtf_type type;
 	bool escaped;		/* internal: a literal, where '\' quotes the next byte */
+	bool glob;		/* internal: a literal holding a `*` it does not quote */
 	const char *label;	/* an enum's label (NUL-terminated), or NULL */
 	union {
 		int64_t i;

@@ -154,43 +154,45 @@ static bool glob(const struct rtf_value *pat, const struct rtf_value *s, bool sh
 	return pi == pn;
 }
 
-/* The comparison `op` of a and b: 0 or 1, or RTF_NONE when they do not
- * compare (a string and a number). */
-static struct rtf_value compare(enum rtf_op op, struct rtf_value a, struct rtf_value b)
+/* The comparison `op` of a and b: 0 or 1, or -1 when they do not compare
+ * (a string and a number). */
+static int compare(enum rtf_op op, const struct rtf_value *a, const struct rtf_value *b)
 {
 	/* An enum against a string: its label. */
-	if (a.label && b.type == RTF_STRING)
-		a = (struct rtf_value){ .type = RTF_STRING, .s = { a.label, strlen(a.label) } };
-	if (b.label && a.type == RTF_STRING)
-		b = (struct rtf_value){ .type = RTF_STRING, .s = { b.label, strlen(b.label) } };
+	struct rtf_value la, lb;
+	if (a->label && b->type == RTF_STRING) {
+		la = (struct rtf_value){ .type = RTF_STRING, .s = { a->label, strlen(a->label) } };
+		a = &la;
+	}
+	if (b->label && a->type == RTF_STRING) {
+		lb = (struct rtf_value){ .type = RTF_STRING, .s = { b->label, strlen(b->label) } };
+		b = &lb;
+	}
 	if (op == RTF_OP_MATCH || op == RTF_OP_NOMATCH) {
-		if (a.type != RTF_STRING)
-			return none;
-		return int_value(glob(&b, &a, true) == (op == RTF_OP_MATCH));
+		if (a->type != RTF_STRING)
+			return -1;
+		return glob(b, a, true) == (op == RTF_OP_MATCH);
 	}
 	int c;
-	if (a.type == RTF_STRING && b.type == RTF_STRING) {
+	if (a->type == RTF_STRING && b->type == RTF_STRING) {
 		if (op == RTF_OP_EQ || op == RTF_OP_NE) {
-			bool ga = a.escaped && !b.escaped && rtf_has_star(&a);
-			bool gb = b.escaped && !a.escaped && rtf_has_star(&b);
-			if (ga || gb) {
-				bool m = ga ? glob(&a, &b, false) : glob(&b, &a, false);
-				return int_value(m == (op == RTF_OP_EQ));
-			}
+			bool ga = a->glob && !b->escaped, gb = b->glob && !a->escaped;
+			if (ga || gb)
+				return (ga ? glob(a, b, false) : glob(b, a, false)) == (op == RTF_OP_EQ);
 		}
-		c = str_cmp(&a, &b);
-	} else if (is_num(&a) && is_num(&b)) {
-		c = num_cmp(&a, &b);
+		c = str_cmp(a, b);
+	} else if (is_num(a) && is_num(b)) {
+		c = num_cmp(a, b);
 	} else {
-		return none;
+		return -1;
 	}
 	switch (op) {
-	case RTF_OP_EQ: return int_value(c == 0);
-	case RTF_OP_NE: return int_value(c != 0);
-	case RTF_OP_LT: return int_value(c == -1);
-	case RTF_OP_LE: return int_value(c == -1 || c == 0);
-	case RTF_OP_GT: return int_value(c == 1);
-	default: return int_value(c == 1 || c == 0);	/* RTF_OP_GE */
+	case RTF_OP_EQ: return c == 0;
+	case RTF_OP_NE: return c != 0;
+	case RTF_OP_LT: return c == -1;
+	case RTF_OP_LE: return c == -1 || c == 0;
+	case RTF_OP_GT: return c == 1;
+	default: return c == 1 || c == 0;	/* RTF_OP_GE */
 	}
 }
 
@@ -248,6 +250,7 @@ bool rtf_eval(const struct rtf_program *p, rtf_fetch_fn fetch, void *arg)
 			continue;
 		}
 		v->escaped = false;
+		v->glob = false;
 		if (v->type == RTF_UINT && v->u <= INT64_MAX)
 			*v = (struct rtf_value){ .type = RTF_INT, .i = (int64_t)v->u,
 						 .label = v->label };
@@ -297,13 +300,13 @@ bool rtf_eval(const struct rtf_program *p, rtf_fetch_fn fetch, void *arg)
 					*a = none;
 				continue;
 			}
-			if (in->op >= RTF_OP_LT)
-				*a = compare((enum rtf_op)in->op, *a, *b);
-			else
-				*a = bitwise((enum rtf_op)in->op, a, b);
 			top = a;
-			if (a->type == RTF_NONE && local && in->op >= RTF_OP_LT)
-				*a = int_value(0);
+			if (in->op >= RTF_OP_LT) {
+				int r = compare((enum rtf_op)in->op, a, b);
+				*a = r < 0 && !local ? none : int_value(r > 0);
+			} else {
+				*a = bitwise((enum rtf_op)in->op, a, b);
+			}
 			break;
 		}
 		}

@@ -254,7 +254,7 @@ static int comparison(struct tr *t, enum rtf_op op, struct frag *a, struct frag 
 		bool shell = op == RTF_OP_MATCH || op == RTF_OP_NOMATCH;
 		if (!shell && op != RTF_OP_EQ && op != RTF_OP_NE)
 			return no(t, "strings compare only with == and != (or =~ and !~)");
-		bool glob = shell || rtf_has_star(b->c);
+		bool glob = shell || b->c->glob;
 		char *q;
 		int r = quote(t, b->c, glob, shell, &q);
 		if (r < 0)

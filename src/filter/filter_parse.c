@@ -221,6 +221,7 @@ static void parse_string(struct parser *ps)
 		return;
 	}
 	struct rtf_value v = { .type = RTF_STRING, .escaped = true, .s = { out, n } };
+	v.glob = rtf_has_star(&v);
 	struct rtf_program *p = ps->prog;
 	uint32_t before = p->nr_consts;
 	emit_const(ps, &v);

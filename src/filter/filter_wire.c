@@ -274,6 +274,7 @@ int rtf_load(const void *buf, size_t len, struct rtf_program **out, char *err, s
 			v->s.p = s;
 			v->s.len = slen;
 			v->escaped = head[1];
+			v->glob = rtf_has_star(v);
 		} else if (v->type == RTF_DOUBLE) {
 			memcpy(&v->d, &bits, 8);
 		} else {
