@@ -33,16 +33,19 @@ int main(int argc, char **argv)
 	}
 	printf("subscribed\n");
 	fflush(stdout);
-	for (long i = 0; i < count; i++) {
+	int status = 0;
+	for (long i = 0; i < count && !status; i++) {
 		struct rt_notification *n;
 		r = rt_notification_channel_read(ch, 60000, &n);
 		if (r == -ETIMEDOUT) {
 			fprintf(stderr, "read: nothing within 60 s\n");
-			return 3;
+			status = 3;
+			break;
 		}
 		if (r < 0) {
 			fprintf(stderr, "read: %s\n", strerror(-r));
-			return 1;
+			status = 1;
+			break;
 		}
 		size_t pos = 0;
 		const char *k, *v;
@@ -54,9 +57,9 @@ int main(int argc, char **argv)
 		printf("\n");
 		fflush(stdout);
 		if (strcmp(rt_notification_trigger(n), rt_notification_get(n, "trigger")))
-			return 4;
+			status = 4;
 		rt_notification_free(n);
 	}
 	rt_notification_channel_close(ch);
-	return 0;
+	return status;
 }
