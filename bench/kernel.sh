@@ -20,7 +20,7 @@
 #     (the CPU time of the recorder's whole process tree, from the shell's
 #     `times`, minus the workload's own, which it prints).
 #  2. A traced system call: getppid in a loop (bench/kload syscall), ns
-#     per call (median of 21 timed chunks, wall time), untraced, under
+#     per call (median of chunks of about 0.2 ms, wall time), untraced, under
 #     `ringtrace record --syscall getppid` and `--syscall all` (overwrite
 #     mode: every event is written even when the buffer is full),
 #     `trace-cmd record` of the same two events, `strace -c -f` and

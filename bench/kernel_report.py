@@ -145,9 +145,10 @@ def syscall_table(S, meta, out):
             tracers.append(r["tracer"])
     out.append("### Cost of a traced system call (getppid)")
     out.append("")
-    out.append("`syscall(SYS_getppid)` in a loop for %s ms: 21 chunks timed with CLOCK_MONOTONIC "
-               "(wall time, so work a tracer does in another process on the caller's behalf counts), "
-               "median chunk's ns per call; %s repetitions, tracers alternated. ringtrace in "
+    out.append("`syscall(SYS_getppid)` in a loop for %s ms, in chunks of about 0.2 ms timed with "
+               "CLOCK_MONOTONIC (wall time, so work a tracer does in another process on the caller's "
+               "behalf counts; short, so that most chunks run within one time slice on a loaded "
+               "machine), median chunk's ns per call; %s repetitions, tracers alternated. ringtrace in "
                "overwrite mode (every event written even when the buffer is full). Added: ns per "
                "call minus the untraced ns per call of the same repetition; ratio: to the untraced "
                "call of the same repetition; events recorded per call: 2 when each call's entry and exit "

@@ -8,9 +8,9 @@
  * it is traced in user space.
  *
  *   kload syscall MS
- *       syscall(SYS_getppid) in a loop for about MS ms: 21 chunks of
- *       calls, each timed with CLOCK_MONOTONIC (wall time: a tracer's
- *       work in another process, strace's, counts); prints
+ *       syscall(SYS_getppid) in a loop for MS ms, in chunks of calls
+ *       of about 0.2 ms, each timed with CLOCK_MONOTONIC (wall time: a
+ *       tracer's work in another process, strace's, counts); prints
  *       KSYS,CALLS,NS_PER_CALL,CPU_NS with the median chunk's ns per
  *       call and this process's own CPU time.
  *   kload pingpong MS PAIRS RATE
@@ -38,7 +38,10 @@
 
 #include <ringtrace/ringtrace.h>
 
-#define CHUNKS 21
+/* Chunks of calls short enough that most run within one time slice
+ * of the scheduler, even on a loaded machine: the median chunk is then
+ * a call's cost, not a share of the CPU. */
+#define CHUNK_NS 200000u
 #define MAX_PAIRS 64
 
 static uint64_t now_ns(void)
@@ -65,24 +68,33 @@ static int cmp_double(const void *a, const void *b)
 
 static int run_syscall(uint64_t ms)
 {
-	/* Calibrate: how many calls fill one chunk of ms / CHUNKS. */
+	/* Calibrate: how many calls fill one chunk of CHUNK_NS. */
 	uint64_t calls = 1000, t0 = now_ns();
 	for (uint64_t i = 0; i < calls; i++)
 		syscall(SYS_getppid);
 	uint64_t dt = now_ns() - t0;
-	uint64_t per_chunk = dt ? calls * ms * 1000000u / CHUNKS / dt : calls;
-	if (per_chunk < 100)
-		per_chunk = 100;
-	double ns[CHUNKS];
-	for (int c = 0; c < CHUNKS; c++) {
-		t0 = now_ns();
+	uint64_t per_chunk = dt ? calls * CHUNK_NS / dt : calls;
+	if (per_chunk < 1)
+		per_chunk = 1;
+	size_t max = (size_t)(ms * 1000000u / CHUNK_NS) + 1, n = 0;
+	double *ns = malloc(max * sizeof(*ns));
+	if (!ns) {
+		fprintf(stderr, "kload: out of memory\n");
+		return 1;
+	}
+	uint64_t end = now_ns() + ms * 1000000u;
+	for (t0 = now_ns(); n < max && t0 < end; n++) {
 		for (uint64_t i = 0; i < per_chunk; i++)
 			syscall(SYS_getppid);
-		ns[c] = (double)(now_ns() - t0) / (double)per_chunk;
+		uint64_t t1 = now_ns();
+		ns[n] = (double)(t1 - t0) / (double)per_chunk;
+		calls += per_chunk;
+		t0 = t1;
 	}
-	qsort(ns, CHUNKS, sizeof(ns[0]), cmp_double);
-	printf("KSYS,%llu,%.1f,%llu\n", (unsigned long long)(per_chunk * CHUNKS + calls),
-	       ns[CHUNKS / 2], (unsigned long long)self_cpu_ns());
+	qsort(ns, n, sizeof(ns[0]), cmp_double);
+	printf("KSYS,%llu,%.1f,%llu\n", (unsigned long long)calls, ns[n / 2],
+	       (unsigned long long)self_cpu_ns());
+	free(ns);
 	return 0;
 }
 
