@@ -27,8 +27,10 @@
  * saying what failed into it (NUL-terminated, truncated to errlen).
  *
  * Concurrency: no global state but libtracefs's own (the tracing
- * directory's path, found once). An instance, a formats table and a trace
- * are each used by one thread at a time; distinct ones are independent.
+ * directory's path, found once). An instance, a formats table, a trace
+ * and a writer are each used by one thread at a time (a writer reads its
+ * instance's pages: the caller serialises the two, rtk_writer_error and
+ * rtk_writer_stats included); distinct ones are independent.
  * Nothing here is for a traced program's fast path: every call makes
  * system calls and may allocate.
  */
