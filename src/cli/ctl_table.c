@@ -136,7 +136,7 @@ const struct ctl_cmd ctl_cmds[] = {
   "ringtrace add-context (-u | -k) -t TYPE [-t TYPE...] [-s SESSION] [-c CHANNEL]",
   "Write TYPE in every event of the channel (default: every channel of the session),\n"
   "before the session's first start. Types: vpid vtid procname cpu_id ip prio\n"
-  "hostname. Kernel events (-k) carry what ftrace records with each: tid.",
+  "hostname. Kernel types (-k): tid (always there) pid procname prio.",
   NULL, ARG_STR, 0, 0, false, SHORT_MS, {
 	OPT_U, OPT_K, OPT_S,
 	{ "channel", 'c', ARG_STR, "channel", NULL, "CHANNEL", "only this channel" },

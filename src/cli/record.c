@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../common/context.h"
+#include "../kernel/kernel.h"
 #include "../ctf/ctf_metadata.h"
 #include "../ctf/ctf_walk.h"
 #include "../common/config_parse.h"
@@ -76,13 +77,16 @@ static void record_usage(FILE *f)
 		"                          lists, repeatable; 'all': every one)\n"
 		"      --all-processes     kernel events of every process, not only\n"
 		"                          CMD's tree\n"
+		"      --kernel-context TYPE  record context TYPE with each kernel event\n"
+		"                          (repeatable, comma lists; pid procname prio;\n"
+		"                          tid: always)\n"
 		"  -q, --quiet             no summary\n"
 		"  -h, --help              this help\n");
 }
 
 enum { OPT_OVERWRITE = 256, OPT_SUBBUF_SIZE, OPT_NUM_SUBBUF, OPT_SWITCH_TIMER,
        OPT_READ_TIMER, OPT_LOGLEVEL, OPT_CLOCK, OPT_EMBEDDED, OPT_NO_INHERIT,
-       OPT_SYSCALL, OPT_ALL_PROCESSES };
+       OPT_SYSCALL, OPT_ALL_PROCESSES, OPT_KERNEL_CONTEXT };
 
 static const struct option record_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -100,6 +104,7 @@ static const struct option record_opts[] = {
 	{ "kernel", required_argument, NULL, 'k' },
 	{ "syscall", required_argument, NULL, OPT_SYSCALL },
 	{ "all-processes", no_argument, NULL, OPT_ALL_PROCESSES },
+	{ "kernel-context", required_argument, NULL, OPT_KERNEL_CONTEXT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -273,6 +278,26 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		case OPT_ALL_PROCESSES:
 			o->all_processes = true;
 			break;
+		case OPT_KERNEL_CONTEXT: {
+			char list[256], *save = NULL;
+			snprintf(list, sizeof(list), "%s", optarg);
+			const char *t = strtok_r(list, ",", &save);
+			if (!t) {
+				snprintf(err, sizeof(err), "--kernel-context needs a type");
+				goto bad;
+			}
+			for (; t; t = strtok_r(NULL, ",", &save)) {
+				int bit = rtk_context_by_name(t);
+				if (bit < 0) {
+					snprintf(err, sizeof(err), "unknown kernel context '%s' (tid, "
+						 "pid, procname, prio)", t);
+					goto bad;
+				}
+				o->kernel_contexts |= (unsigned)bit;
+			}
+			o->have_kernel_contexts = true;
+			break;
+		}
 		default:
 			cli_bad_option(c, argv);
 			return -EINVAL;
@@ -282,6 +307,10 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		goto bad;
 	if (o->all_processes && !o->kernel) {
 		snprintf(err, sizeof(err), "--all-processes goes with -k or --syscall");
+		goto bad;
+	}
+	if (o->have_kernel_contexts && !o->kernel) {
+		snprintf(err, sizeof(err), "--kernel-context goes with -k or --syscall");
 		goto bad;
 	}
 	if (!have_contexts)

@@ -28,6 +28,9 @@ struct record_opts {
 	bool kernel;					/* either was given */
 	bool all_processes;				/* kernel events of every
 							 * process, not CMD's tree */
+	unsigned kernel_contexts;			/* --kernel-context: enum
+							 * rtk_context bits */
+	bool have_kernel_contexts;
 	uint8_t trace_uuid[16];				/* embedded mode's trace (and
 							 * its clock's) uuid */
 };

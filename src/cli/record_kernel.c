@@ -105,6 +105,7 @@ static int configure(struct record_kernel *k, const struct record_opts *o, pid_t
 		.syscalls = globs + RECORD_KERNEL_MAX_GLOBS,
 		.nr_syscalls = all_sc ? 0 : (size_t)ns, .all_syscalls = all_sc,
 		.pids = pid, .nr_pids = o->all_processes ? 0 : 1,
+		.contexts = o->kernel_contexts,
 	};
 	char err[1024];
 	rtk_instances_remove_stale();
@@ -118,7 +119,8 @@ static int configure(struct record_kernel *k, const struct record_opts *o, pid_t
 	snprintf(path, sizeof(path), "%s/kernel", dir);
 	struct rtk_writer_opts wo = { .dir = path, .trace_name = "kernel",
 				      .clock = clock_info(k, false),
-				      .buffer_size_kb = RECORD_KERNEL_BUFFER_KB };
+				      .buffer_size_kb = RECORD_KERNEL_BUFFER_KB,
+				      .contexts = o->kernel_contexts };
 	ctf_uuid_generate(wo.uuid);
 	struct rtk_pages pages;
 	ret = rtk_instance_pages(k->in, &pages, err, sizeof(err));

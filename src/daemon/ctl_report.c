@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../common/config_parse.h"
+#include "../kernel/kernel.h"
 #include "ctl.h"
 
 static const char *state_of(const struct rtd_session *s)
@@ -67,7 +68,10 @@ static void describe_channel(FILE *out, const struct rtd_channel *c)
 	fprintf(out, "    Contexts:");
 	if (kernel)
 		fprintf(out, " tid");
-	else if (!c->nr_contexts)
+	for (unsigned bit = 1; kernel && rtk_context_name(bit); bit <<= 1)
+		if (c->kcontexts & bit)
+			fprintf(out, ", %s", rtk_context_name(bit));
+	if (!kernel && !c->nr_contexts)
 		fprintf(out, " none");
 	for (uint32_t i = 0; i < c->nr_contexts; i++)
 		fprintf(out, "%s%s", i ? ", " : " ", rt_context_name(c->contexts[i]));

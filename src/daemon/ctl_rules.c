@@ -11,6 +11,7 @@
 #include "../common/array.h"
 #include "../common/config_parse.h"
 #include "../filter/filter.h"
+#include "../kernel/kernel.h"
 #include "ctl.h"
 
 /* Every value of `key` in the request, split at commas; empty items are
@@ -638,9 +639,9 @@ out:
 	return ret;
 }
 
-/* The kernel contexts: what ftrace records with every event. Its thread
- * id (common_pid) is in every kernel event's context already, so `tid` is
- * the one type taken (and changes nothing). */
+/* The kernel contexts (src/kernel's): the thread id (common_pid), in
+ * every kernel event's context already, and its process, name and
+ * priority (pid, procname, prio), which the conversion adds. */
 static int kernel_add_context(const struct ctl_req *r, struct rtd_session *s, FILE *out,
 			      char *err, size_t errlen)
 {
@@ -655,21 +656,26 @@ static int kernel_add_context(const struct ctl_req *r, struct rtd_session *s, FI
 		snprintf(err, errlen, "name a context type with -t");
 		goto out;
 	}
+	unsigned bits = 0;
 	for (size_t i = 0; i < types.n; i++) {
-		if (strcmp(types.v[i], "tid")) {
-			snprintf(err, errlen, "kernel context '%s' is not available: ftrace records "
-				 "the thread id (tid) of every event, nothing else per event",
-				 types.v[i]);
+		int bit = rtk_context_by_name(types.v[i]);
+		if (bit < 0) {
+			snprintf(err, errlen, "kernel context '%s' is not available (tid, pid, "
+				 "procname, prio)", types.v[i]);
 			goto out;
 		}
+		bits |= (unsigned)bit;
 	}
 	struct rtd_channel *c = channel_of(r, s, RTD_DOMAIN_KERNEL, true, err, errlen);
 	if (!c) {
 		ret = -ENOENT;
 		goto out;
 	}
-	fprintf(out, "Context tid added to kernel channel %s of session %s (every kernel event "
-		"has it).\n", c->name, s->name);
+	c->kcontexts |= bits;
+	for (size_t i = 0; i < types.n; i++)
+		fprintf(out, "Context %s added to kernel channel %s of session %s%s.\n", types.v[i],
+			c->name, s->name, strcmp(types.v[i], "tid") ? "" : " (every kernel event "
+			"has it)");
 	ret = 0;
 out:
 	strlist_free(&types);

@@ -26,6 +26,7 @@
 #include "../common/array.h"
 #include "../common/config_parse.h"
 #include "../common/hex.h"
+#include "../kernel/kernel.h"
 #include "ctl.h"
 
 static void put_value(FILE *out, const char *key, const char *v)
@@ -67,6 +68,15 @@ static void ctl_save_session(FILE *out, const struct rtd_session *s)
 		put_u64(out, "num-subbuf", c->num_subbuf);
 		put_u64(out, "read-timer-us", (uint64_t)c->read_timer_ms * 1000);
 		fputc('\n', out);
+		for (unsigned bit = 1; rtk_context_name(bit); bit <<= 1) {
+			if (!(c->kcontexts & bit))
+				continue;
+			fprintf(out, "add-context domain=kernel");
+			put_value(out, "session", s->name);
+			put_value(out, "channel", c->name);
+			put_value(out, "type", rtk_context_name(bit));
+			fputc('\n', out);
+		}
 		for (const struct rtd_rule *r = c->rules; r; r = r->next) {
 			fprintf(out, "enable-event domain=kernel");
 			put_value(out, "session", s->name);

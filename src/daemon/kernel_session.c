@@ -203,6 +203,7 @@ static int config_of(struct rtd_session *s, const struct rtd_channel *c, struct 
 	cfg->syscalls = k->syscalls;
 	cfg->event_filters = k->event_filters;
 	cfg->syscall_filters = k->syscall_filters;
+	cfg->contexts = c->kcontexts;
 	for (const struct rtd_rule *r = c->rules; r; r = r->next) {
 		if (!r->enabled)
 			continue;
@@ -263,6 +264,7 @@ static int kdp_create(struct rtd_session *s, const struct rtd_channel *c,
 	k->snapshot = s->snapshot;
 	struct rtk_writer_opts wo = { .dir = s->snapshot ? NULL : dir, .trace_name = s->name,
 				      .buffer_size_kb = kc.cfg.buffer_size_kb,
+				      .contexts = c->kcontexts,
 				      .log = log_error };
 	ctf_uuid_generate(wo.uuid);
 	app_clock_info(&wo.clock);

@@ -88,6 +88,8 @@ struct rtd_channel {
 	bool enabled;
 	enum rt_context contexts[RT_CTX_COUNT];
 	uint32_t nr_contexts;
+	unsigned kcontexts;		/* kernel channel: src/kernel's enum
+					 * rtk_context bits (tid: always) */
 	struct rtd_rule *rules;
 	void *dp;			/* the data plane's, NULL until it sets it */
 	struct rtd_channel *next;

@@ -188,6 +188,72 @@ static void field_layout(const struct tep_format_field *tf, struct rtk_field *ou
 	}
 }
 
+/* The raw field `name` of the event into *out (size 0 when the event has
+ * none, or it is not an int of `isize` bytes, or not a string, as asked:
+ * isize 0 is a string). */
+static void role_field(struct tep_event *ev, const char *name, int isize, struct rtk_field *out)
+{
+	struct tep_format_field *tf = tep_find_field(ev, name);
+	uint32_t type;
+	memset(out, 0, sizeof(*out));
+	if (!tf)
+		return;
+	field_layout(tf, out, &type);
+	bool str = out->kind == RTK_STR_ARRAY || out->kind == RTK_STR_DYN;
+	if (isize ? (out->kind != RTK_INT || out->size != isize) : !str)
+		memset(out, 0, sizeof(*out));
+}
+
+static void who_fields(struct tep_event *ev, struct rtk_who *w, const char *tid,
+		       const char *comm, const char *prio)
+{
+	role_field(ev, tid, 4, &w->tid);
+	if (comm)
+		role_field(ev, comm, 0, &w->comm);
+	if (prio)
+		role_field(ev, prio, 4, &w->prio);
+}
+
+/* What the event tells the process table (kernel_internal.h). */
+static void class_role(struct rtk_class *c, const char *system, struct tep_event *ev)
+{
+	const char *e = ev->name;
+	c->role = RTK_ROLE_NONE;
+	if (!strcmp(system, "sched") && !strcmp(e, "sched_switch")) {
+		c->role = RTK_ROLE_SWITCH;
+		who_fields(ev, &c->who[0], "prev_pid", "prev_comm", "prev_prio");
+		who_fields(ev, &c->who[1], "next_pid", "next_comm", "next_prio");
+	} else if (!strcmp(system, "sched") && (!strcmp(e, "sched_waking") ||
+						!strcmp(e, "sched_wakeup") ||
+						!strcmp(e, "sched_wakeup_new"))) {
+		c->role = RTK_ROLE_WAKE;
+		who_fields(ev, &c->who[1], "pid", "comm", "prio");
+	} else if (!strcmp(system, "sched") && !strcmp(e, "sched_pi_setprio")) {
+		c->role = RTK_ROLE_PRIO;
+		who_fields(ev, &c->who[1], "pid", NULL, NULL);
+		role_field(ev, "newprio", 4, &c->aux);
+	} else if (!strcmp(system, "sched") && !strcmp(e, "sched_process_fork")) {
+		c->role = RTK_ROLE_FORK;
+		who_fields(ev, &c->who[0], "parent_pid", "parent_comm", NULL);
+		who_fields(ev, &c->who[1], "child_pid", "child_comm", NULL);
+	} else if (!strcmp(system, "sched") && !strcmp(e, "sched_process_exec")) {
+		c->role = RTK_ROLE_EXEC;
+		who_fields(ev, &c->who[1], "pid", NULL, NULL);
+		role_field(ev, "old_pid", 4, &c->aux);
+		role_field(ev, "filename", 0, &c->filename);
+	} else if (!strcmp(system, "sched") && !strcmp(e, "sched_process_free")) {
+		c->role = RTK_ROLE_FREE;
+		who_fields(ev, &c->who[1], "pid", NULL, NULL);
+	} else if (!strcmp(system, "task") && !strcmp(e, "task_newtask")) {
+		c->role = RTK_ROLE_NEWTASK;
+		who_fields(ev, &c->who[1], "pid", "comm", NULL);
+		role_field(ev, "clone_flags", 8, &c->aux);
+	} else if (!strcmp(system, "task") && !strcmp(e, "task_rename")) {
+		c->role = RTK_ROLE_RENAME;
+		who_fields(ev, &c->who[1], "pid", "newcomm", NULL);
+	}
+}
+
 static int build_class(struct rtk_class *c, const char *system, struct tep_event *ev)
 {
 	int syscall;
@@ -195,6 +261,7 @@ static int build_class(struct rtk_class *c, const char *system, struct tep_event
 	c->name = class_name(system, ev->name, &syscall);
 	struct tep_format_field *pid = tep_find_common_field(ev, "common_pid");
 	c->pid_offset = pid && pid->size == 4 ? pid->offset : -1;
+	class_role(c, system, ev);
 	uint32_t n = 0;
 	for (struct tep_format_field *tf = ev->format.fields; tf; tf = tf->next)
 		n++;
@@ -339,11 +406,27 @@ static int add_dump_class(struct rtk_formats *f, uint32_t kind, const char *name
 		if (!c->names[k])
 			goto nomem;
 	}
+	if (kind == RTK_DUMP_PROCESS) {
+		struct rtk_who *w = &c->who[1];
+		c->role = RTK_ROLE_DUMP;
+		w->tid = c->fields[0];
+		w->pid = c->fields[1];
+		w->comm = c->fields[3];
+		w->prio = (struct rtk_field){ .kind = RTK_INT, .size = 4,
+					      .offset = f->dump_base +
+							(int)offsetof(struct rtk_dump_process, prio) };
+	}
 	f->dump_class[kind] = (uint32_t)++f->nr;
 	return 0;
 nomem:
 	free_class(c);
 	return -ENOMEM;
+}
+
+void rtk_formats_hide_last(struct rtk_formats *f)
+{
+	if (f->nr)
+		f->classes[f->nr - 1].hidden = true;
 }
 
 int rtk_formats_dump_layout(const struct rtk_formats *f, int *type, int *base)
@@ -392,12 +475,15 @@ int rtk_formats_ctf_events(const struct rtk_formats *f, size_t from,
 	if (!*ev)
 		return -ENOMEM;
 	uint32_t k = 0;
-	for (size_t i = from; i < f->nr; i++, k++) {
+	for (size_t i = from; i < f->nr; i++) {
 		const struct rtk_class *c = &f->classes[i];
+		if (c->hidden)
+			continue;
 		(*ev)[k] = (struct ctf_event_class){ .id = c->ctf_id, .stream_id = 0,
 						     .provider = NULL, .name = c->name,
 						     .loglevel = -1, .nr_fields = c->nr_fields,
 						     .fields = c->descs };
+		k++;
 	}
 	*nr = k;
 	return 0;

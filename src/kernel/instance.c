@@ -129,11 +129,10 @@ static bool matches(const char *const *globs, size_t n, const char *a, const cha
 	return any;
 }
 
-/* Load the event's format, set its filter (that of the rules now[] says
- * match it, fl NULL: none), enable it; left off when no matching rule's
- * filter can pass on it. */
-static int enable_event(struct rtk_instance *in, struct rtk_filters *fl, const bool *now,
-			const char *system, const char *event, char *err, size_t errlen)
+/* Read the event's format into the instance's formats: 0 or -errno
+ * (-EEXIST: there already) with a message in err. */
+static int load_format(struct rtk_instance *in, const char *system, const char *event,
+		       char *err, size_t errlen)
 {
 	int size = 0, ret = 0;
 	char *fmt = read_format(in, system, event, &size, &ret, err, errlen);
@@ -141,10 +140,20 @@ static int enable_event(struct rtk_instance *in, struct rtk_filters *fl, const b
 		return ret;
 	ret = rtk_formats_add(in->formats, system, fmt, (size_t)size);
 	free(fmt);
-	if (ret < 0) {
+	if (ret < 0)
 		rt_errf(err, errlen, "the format of %s:%s does not parse", system, event);
+	return ret;
+}
+
+/* Load the event's format, set its filter (that of the rules now[] says
+ * match it, fl NULL: none), enable it; left off when no matching rule's
+ * filter can pass on it. */
+static int enable_event(struct rtk_instance *in, struct rtk_filters *fl, const bool *now,
+			const char *system, const char *event, char *err, size_t errlen)
+{
+	int ret = load_format(in, system, event, err, errlen);
+	if (ret < 0)
 		return ret;
-	}
 	char *filter = NULL, full[512];
 	snprintf(full, sizeof(full), "%s:%s", system, event);
 	if (fl) {
@@ -295,6 +304,39 @@ static int prepare_statedump(struct rtk_instance *in, char *err, size_t errlen)
 	return set_option(in, TRACEFS_OPTION_MARKERS, true, "markers", err, errlen);
 }
 
+/* With contexts: the events that tell the process table about threads
+ * that start, rename, exec or are freed, enabled for the conversion only
+ * (hidden) unless the rules asked for them already. The few this kernel
+ * lacks are left out. */
+static int enable_bookkeeping(struct rtk_instance *in, const struct rtk_config *cfg,
+			      char *err, size_t errlen)
+{
+	static const char *const events[][2] = {
+		{ "task", "task_newtask" },	   { "task", "task_rename" },
+		{ "sched", "sched_process_exec" }, { "sched", "sched_process_free" },
+	};
+	if (!cfg->contexts)
+		return 0;
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		const char *sys = events[i][0], *ev = events[i][1];
+		if (!tracefs_event_file_exists(in->tfs, sys, ev, "format"))
+			continue;
+		int ret = load_format(in, sys, ev, err, errlen);
+		if (ret == -EEXIST)
+			continue;	/* a rule enabled it: written as asked */
+		if (ret < 0)
+			return ret;
+		rtk_formats_hide_last(in->formats);
+		errno = 0;
+		if (tracefs_event_file_write(in->tfs, sys, ev, "enable", "1") < 0) {
+			ret = tfs_errno();
+			rt_errf(err, errlen, "cannot enable %s:%s: %s", sys, ev, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
 static int configure(struct rtk_instance *in, const struct rtk_config *cfg, char *err,
 		     size_t errlen)
 {
@@ -319,6 +361,8 @@ static int configure(struct rtk_instance *in, const struct rtk_config *cfg, char
 		ret = enable_tracepoints(in, cfg, err, errlen);
 	if (!ret)
 		ret = enable_syscalls(in, cfg, err, errlen);
+	if (!ret)
+		ret = enable_bookkeeping(in, cfg, err, errlen);
 	return ret;
 }
 

@@ -83,6 +83,11 @@ struct rtk_config {
 	 * fork); nr_pids 0: every process. */
 	const pid_t *pids;
 	size_t nr_pids;
+	/* The contexts the trace will carry (enum rtk_context bits, declared
+	 * below): when any, the events that tell the process table about
+	 * new, renamed, exec'ed and freed threads are enabled too, for the
+	 * conversion only (not written into the trace unless asked for). */
+	unsigned contexts;
 };
 
 struct rtk_instance;
@@ -157,11 +162,28 @@ size_t rtk_formats_count(const struct rtk_formats *f);
 const char *rtk_formats_name(const struct rtk_formats *f, size_t i);
 void rtk_formats_free(struct rtk_formats *f);
 
+/* The contexts a kernel trace may carry besides `tid` (every event has
+ * it), as LTTng names them: the thread's process, name and priority
+ * (docs/kernel.md says where the values come from). */
+enum rtk_context {
+	RTK_CTX_PID = 1u << 0,		/* s32 pid: the thread group */
+	RTK_CTX_PROCNAME = 1u << 1,	/* string procname: the thread's comm */
+	RTK_CTX_PRIO = 1u << 2,		/* s32 prio: as /proc's priority (nice + 20) */
+};
+#define RTK_CTX_ALL (RTK_CTX_PID | RTK_CTX_PROCNAME | RTK_CTX_PRIO)
+
+/* The context named `name` (LTTng's: pid, procname, prio; tid is 0:
+ * always there), or -EINVAL; the name of one bit (NULL for another). */
+int rtk_context_by_name(const char *name);
+const char *rtk_context_name(unsigned bit);
+
 /*
  * A converter of `f`'s pages (f must outlive it) into packets whose
- * header carries `uuid`. Returns 0 and *out, or -ENOMEM.
+ * header carries `uuid` and whose events carry `tid` and the `contexts`
+ * (enum rtk_context bits). Returns 0 and *out, or -ENOMEM.
  */
-int rtk_trace_open(const struct rtk_formats *f, const uint8_t uuid[16], struct rtk_trace **out);
+int rtk_trace_open(const struct rtk_formats *f, const uint8_t uuid[16], unsigned contexts,
+		   struct rtk_trace **out);
 /*
  * Convert one ftrace page of CPU `cpu` (as read from trace_pipe_raw:
  * 8-byte timestamp, 8-byte commit with the missed-events flags, events)
@@ -248,6 +270,7 @@ struct rtk_writer_opts {
 	const char *trace_name;
 	struct ctf_clock_info clock;	/* ticks of the instance's trace_clock */
 	uint64_t buffer_size_kb;	/* per CPU, as configured (0: ftrace's default) */
+	unsigned contexts;		/* enum rtk_context bits, besides tid */
 	/* Called when writes start failing (err < 0) and when they work again
 	 * (err 0), with the message; NULL: none. Any thread. */
 	void (*log)(void *arg, int err, const char *line);

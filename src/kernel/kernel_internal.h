@@ -35,6 +35,29 @@ struct rtk_field {
 	int relative;		/* __rel_loc: offset from the field's end */
 };
 
+/*
+ * What an event says of threads, for the process table behind the
+ * contexts pid, procname and prio (procs.c, trace.c). who[0] and who[1]
+ * are the two threads an event may name (sched_switch's prev and next;
+ * the emitter or another thread); a field of size 0 is absent.
+ */
+enum rtk_role {
+	RTK_ROLE_NONE,
+	RTK_ROLE_SWITCH,	/* who[0] prev (the emitter), who[1] next: comm, prio */
+	RTK_ROLE_WAKE,		/* who[1]: comm, prio (sched_waking, _wakeup, _wakeup_new) */
+	RTK_ROLE_PRIO,		/* who[1]: prio = aux (sched_pi_setprio's newprio) */
+	RTK_ROLE_FORK,		/* who[0] parent, who[1] child: comm */
+	RTK_ROLE_NEWTASK,	/* who[1] the new task: comm; aux clone_flags */
+	RTK_ROLE_EXEC,		/* who[1] the emitter after exec: tid; aux old_pid, name filename */
+	RTK_ROLE_RENAME,	/* who[1]: comm (task_rename's newcomm) */
+	RTK_ROLE_FREE,		/* who[1]: the thread whose task is freed */
+	RTK_ROLE_DUMP,		/* who[1]: tid, pid, comm, prio (/proc's priority) */
+};
+
+struct rtk_who {
+	struct rtk_field tid, pid, comm, prio;
+};
+
 struct rtk_class {
 	int ftrace_id;
 	uint32_t ctf_id;
@@ -44,7 +67,47 @@ struct rtk_class {
 	struct rt_field_desc *descs;	/* names and CTF types, for the metadata */
 	char **names;			/* the descs' names, owned */
 	int pid_offset;			/* common_pid, the event context's tid */
+	enum rtk_role role;
+	struct rtk_who who[2];
+	struct rtk_field aux, filename;
+	bool hidden;			/* for the process table only: not written */
 };
+
+/* Mark the class added last as hidden (kernel_internal.h's rtk_class). */
+void rtk_formats_hide_last(struct rtk_formats *f);
+
+/*
+ * The process table: what is known of each thread (its process, name and
+ * priority), for the contexts (procs.c). Fed by the conversion in the
+ * order it converts events; a thread not in it is looked up in /proc
+ * once.
+ */
+struct rtk_proc {
+	int32_t tid;		/* 0: a free slot */
+	int32_t pid;		/* -1: unknown */
+	int32_t prio;		/* as /proc's priority (task_prio); RTK_PRIO_UNKNOWN */
+	char comm[16];		/* "" unknown */
+	bool looked_up;		/* /proc was read for it */
+};
+
+#define RTK_PRIO_UNKNOWN (-1000)
+
+struct rtk_procs {
+	struct rtk_proc *slots;
+	size_t cap, used;	/* cap: a power of two, or 0 */
+};
+
+/* The entry of `tid` (> 0), created (pid and prio unknown, no name) when
+ * missing; NULL only when out of memory. */
+struct rtk_proc *rtk_procs_get(struct rtk_procs *p, int32_t tid);
+/* Move `from`'s entry to `to` (exec by a thread that is not the group
+ * leader takes the leader's id), replacing `to`'s. */
+void rtk_procs_move(struct rtk_procs *p, int32_t from, int32_t to);
+void rtk_procs_remove(struct rtk_procs *p, int32_t tid);
+/* The entry of `tid` with what /proc says filled in when it was never
+ * looked up and something is unknown; NULL when out of memory. */
+struct rtk_proc *rtk_procs_resolve(struct rtk_procs *p, int32_t tid);
+void rtk_procs_free(struct rtk_procs *p);
 
 const struct rtk_class *rtk_formats_class(const struct rtk_formats *f, size_t i);
 
@@ -172,7 +235,8 @@ const struct rtk_class *rtk_formats_record_class(const struct rtk_formats *f, co
 #define RTK_CONTEXT_NAME "tid"
 
 /* The stream event context of the trace's packets (their names and CTF
- * types, in record order; constant, owned by the trace): *nr of them. */
+ * types, in record order: tid, then pid, procname, prio when asked;
+ * constant, owned by the trace): *nr of them. */
 const struct rt_field_desc *rtk_trace_contexts(const struct rtk_trace *t, uint32_t *nr);
 
 /* ---- source.c ---- */

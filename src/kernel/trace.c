@@ -50,6 +50,18 @@
 #define RTK_COMMIT_MASK ((1ull << 30) - 1)	/* below the missed-events flags */
 #define RTK_TAIL 64u			/* zeroed bytes past a copied page */
 
+/* Every context, in the order events carry them (tid always first). */
+static const struct {
+	unsigned bit;
+	struct rt_field_desc desc;
+} contexts[] = {
+	{ 0, { RTK_CONTEXT_NAME, RT_TYPE_S32 } },
+	{ RTK_CTX_PID, { "pid", RT_TYPE_S32 } },
+	{ RTK_CTX_PROCNAME, { "procname", RT_TYPE_STRING } },
+	{ RTK_CTX_PRIO, { "prio", RT_TYPE_S32 } },
+};
+#define NR_CONTEXTS (sizeof(contexts) / sizeof(contexts[0]))
+
 struct rtk_stream {
 	uint64_t seq;
 	uint64_t discarded;
@@ -67,17 +79,40 @@ struct rtk_trace {
 	char *out;		/* the packet being built */
 	size_t out_cap;
 	struct rtk_trace_stats stats;
+	struct rt_field_desc ctx[NR_CONTEXTS];	/* the stream event context */
+	uint32_t nr_ctx;
+	unsigned contexts;		/* enum rtk_context bits */
+	struct rtk_procs procs;		/* for pid, procname, prio */
 };
 
-static const struct rt_field_desc rtk_context[] = { { RTK_CONTEXT_NAME, RT_TYPE_S32 } };
+const char *rtk_context_name(unsigned bit)
+{
+	for (size_t i = 1; i < NR_CONTEXTS; i++)
+		if (bit == contexts[i].bit)
+			return contexts[i].desc.name;
+	return NULL;
+}
 
-int rtk_trace_open(const struct rtk_formats *f, const uint8_t uuid[16], struct rtk_trace **out)
+int rtk_context_by_name(const char *name)
+{
+	for (size_t i = 0; i < NR_CONTEXTS; i++)
+		if (!strcmp(name, contexts[i].desc.name))
+			return (int)contexts[i].bit;
+	return -EINVAL;
+}
+
+int rtk_trace_open(const struct rtk_formats *f, const uint8_t uuid[16], unsigned ctx_bits,
+		   struct rtk_trace **out)
 {
 	struct rtk_trace *t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	t->formats = f;
 	memcpy(t->uuid, uuid, sizeof(t->uuid));
+	t->contexts = ctx_bits & RTK_CTX_ALL;
+	for (size_t i = 0; i < NR_CONTEXTS; i++)
+		if (!contexts[i].bit || (t->contexts & contexts[i].bit))
+			t->ctx[t->nr_ctx++] = contexts[i].desc;
 	t->kbuf = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
 	if (!t->kbuf) {
 		rtk_trace_close(t);
@@ -132,11 +167,11 @@ static int dyn_span(const struct rtk_field *fl, const char *rec, int size, int *
 	return len;
 }
 
-/* Upper bound of the payload's bytes, or -1 when a field lies outside the
- * record (the event is then skipped). */
+/* Upper bound of the payload's bytes (contexts included), or -1 when a
+ * field lies outside the record (the event is then skipped). */
 static long payload_bound(const struct rtk_class *c, const char *rec, int size)
 {
-	long n = 4;	/* the tid */
+	long n = 4 + 4 + 16 + 4;	/* tid, pid, procname, prio */
 	for (uint32_t i = 0; i < c->nr_fields; i++) {
 		const struct rtk_field *fl = &c->fields[i];
 		int off, len = fl->size;
@@ -168,11 +203,199 @@ static char *put_bytes(char *p, const char *s, int len)
 	return p + 4 + len;
 }
 
-static char *put_payload(char *p, const struct rtk_class *c, const char *rec, int size)
+/* The int32 field fl of the record into *v: false when absent or outside
+ * the record. */
+static bool int_at(const struct rtk_field *fl, const char *rec, int size, int32_t *v)
+{
+	if (fl->size != 4 || fl->offset < 0 || fl->offset + 4 > size)
+		return false;
+	*v = (int32_t)rd32(rec + fl->offset);
+	return true;
+}
+
+/* The string field fl of the record into out (cut to 15 bytes, NUL
+ * ended): false when absent or outside the record. */
+static bool comm_at(const struct rtk_field *fl, const char *rec, int size, char out[16])
+{
+	int off = fl->offset, len = fl->size;
+	if (!fl->size || fl->offset < 0 || fl->offset + fl->size > size)
+		return false;
+	if (fl->kind == RTK_STR_DYN && (len = dyn_span(fl, rec, size, &off)) < 0)
+		return false;
+	const char *s = rec + off;
+	int n = 0;
+	while (n < len && n < 15 && s[n])
+		n++;
+	memcpy(out, s, (size_t)n);
+	out[n] = '\0';
+	return true;
+}
+
+/* What the event says of thread w goes into the table; prio_bias: what
+ * the event's prio is above /proc's priority (100 for ftrace's, which are
+ * the kernel's p->prio). */
+static struct rtk_proc *learn(struct rtk_procs *p, const struct rtk_who *w, const char *rec,
+			      int size, int prio_bias)
+{
+	int32_t tid, v;
+	char comm[16];
+	if (!int_at(&w->tid, rec, size, &tid) || tid <= 0)
+		return NULL;
+	struct rtk_proc *e = rtk_procs_get(p, tid);
+	if (!e)
+		return NULL;
+	if (comm_at(&w->comm, rec, size, comm))
+		memcpy(e->comm, comm, sizeof(comm));
+	if (int_at(&w->prio, rec, size, &v))
+		e->prio = v - prio_bias;
+	if (int_at(&w->pid, rec, size, &v))
+		e->pid = v;
+	return e;
+}
+
+#define KERNEL_PRIO_BIAS 100	/* MAX_RT_PRIO: p->prio - task_prio(p) */
+#define RT_CLONE_THREAD 0x00010000u
+
+/* A task that starts: a fresh entry (its id may be a reused one's). */
+static struct rtk_proc *fresh(struct rtk_procs *p, const struct rtk_who *w, const char *rec,
+			      int size)
+{
+	int32_t tid;
+	if (int_at(&w->tid, rec, size, &tid) && tid > 0)
+		rtk_procs_remove(p, tid);
+	return learn(p, w, rec, size, KERNEL_PRIO_BIAS);
+}
+
+/* What the event says of its emitter, learnt before its context is
+ * written (sched_switch's prev is the emitter as it is; exec has renamed
+ * it already). */
+static void learn_before(struct rtk_procs *p, const struct rtk_class *c, const char *rec,
+			 int size)
+{
+	int32_t tid, old;
+	switch (c->role) {
+	case RTK_ROLE_SWITCH:
+		learn(p, &c->who[0], rec, size, KERNEL_PRIO_BIAS);
+		break;
+	case RTK_ROLE_EXEC:
+		if (!int_at(&c->who[1].tid, rec, size, &tid) || tid <= 0)
+			break;
+		if (int_at(&c->aux, rec, size, &old) && old > 0 && old != tid)
+			rtk_procs_move(p, old, tid);
+		struct rtk_proc *e = rtk_procs_get(p, tid);
+		if (!e)
+			break;
+		e->pid = tid;
+		/* The kernel names the task after the file's last component. */
+		struct rtk_field fn = c->filename;
+		if (fn.kind == RTK_STR_DYN && fn.offset >= 0 && fn.offset + 4 <= size) {
+			int off, len = dyn_span(&fn, rec, size, &off);
+			const char *f = rec + off, *nul = len > 0 ? memchr(f, '\0', (size_t)len) : NULL;
+			int end = nul ? (int)(nul - f) : len, base = 0;
+			for (int i = 0; i < end; i++)
+				if (f[i] == '/')
+					base = i + 1;
+			int n = end - base < 15 ? end - base : 15;
+			if (n > 0) {
+				memcpy(e->comm, f + base, (size_t)n);
+				e->comm[n] = '\0';
+			}
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* What the event says of other threads, or of its emitter after it. */
+static void learn_after(struct rtk_procs *p, const struct rtk_class *c, const char *rec,
+			int size, int32_t emitter)
+{
+	int32_t v;
+	uint64_t flags;
+	struct rtk_proc *e;
+	switch (c->role) {
+	case RTK_ROLE_SWITCH:
+	case RTK_ROLE_WAKE:
+	case RTK_ROLE_RENAME:
+		learn(p, &c->who[1], rec, size, KERNEL_PRIO_BIAS);
+		break;
+	case RTK_ROLE_DUMP:
+		learn(p, &c->who[1], rec, size, 0);
+		break;
+	case RTK_ROLE_PRIO:
+		e = learn(p, &c->who[1], rec, size, KERNEL_PRIO_BIAS);
+		if (e && int_at(&c->aux, rec, size, &v))
+			e->prio = v - KERNEL_PRIO_BIAS;
+		break;
+	case RTK_ROLE_FORK:
+		learn(p, &c->who[0], rec, size, KERNEL_PRIO_BIAS);
+		fresh(p, &c->who[1], rec, size);
+		break;
+	case RTK_ROLE_NEWTASK:
+		e = fresh(p, &c->who[1], rec, size);
+		if (!e || c->aux.size != 8 || c->aux.offset < 0 || c->aux.offset + 8 > size ||
+		    emitter <= 0)
+			break;
+		memcpy(&flags, rec + c->aux.offset, 8);
+		int32_t child = e->tid;
+		struct rtk_proc *parent = rtk_procs_resolve(p, emitter);
+		e = rtk_procs_get(p, child);	/* the parent's lookup may move it */
+		if (!e || !parent)
+			break;
+		e->pid = (flags & RT_CLONE_THREAD) ? parent->pid : child;
+		e->prio = parent->prio;
+		break;
+	case RTK_ROLE_FREE:
+		if (int_at(&c->who[1].tid, rec, size, &v) && v > 0)
+			rtk_procs_remove(p, v);
+		break;
+	default:
+		break;
+	}
+}
+
+static char *put_contexts(struct rtk_trace *t, char *p, int32_t tid, unsigned cpu)
+{
+	struct rtk_proc idle = { .tid = 0, .pid = 0, .prio = 20 }, unknown = {
+		.pid = -1, .prio = RTK_PRIO_UNKNOWN };
+	const struct rtk_proc *e = &unknown;
+	if (tid == 0) {
+		/* The idle task, named by the kernel for its CPU. */
+		snprintf(idle.comm, sizeof(idle.comm), "swapper/%u", cpu);
+		e = &idle;
+	} else if (tid > 0) {
+		const struct rtk_proc *r = rtk_procs_resolve(&t->procs, tid);
+		e = r ? r : &unknown;
+	}
+	if (t->contexts & RTK_CTX_PID) {
+		memcpy(p, &e->pid, 4);
+		p += 4;
+	}
+	if (t->contexts & RTK_CTX_PROCNAME) {
+		size_t n = strnlen(e->comm, 15);
+		memcpy(p, e->comm, n);
+		p[n] = '\0';
+		p += n + 1;
+	}
+	if (t->contexts & RTK_CTX_PRIO) {
+		memcpy(p, &e->prio, 4);
+		p += 4;
+	}
+	return p;
+}
+
+static char *put_payload(struct rtk_trace *t, char *p, const struct rtk_class *c,
+			 const char *rec, int size, unsigned cpu)
 {
 	int32_t tid = c->pid_offset >= 0 ? (int32_t)rd32(rec + c->pid_offset) : -1;
 	memcpy(p, &tid, 4);
 	p += 4;
+	if (t->contexts) {
+		learn_before(&t->procs, c, rec, size);
+		p = put_contexts(t, p, tid, cpu);
+		learn_after(&t->procs, c, rec, size, tid);
+	}
 	for (uint32_t i = 0; i < c->nr_fields; i++) {
 		const struct rtk_field *fl = &c->fields[i];
 		const char *src = rec + fl->offset;
@@ -249,6 +472,7 @@ static int load_page(struct rtk_trace *t, const void *page, size_t size, uint64_
 	return 0;
 }
 
+
 long rtk_trace_packet(struct rtk_trace *t, unsigned cpu, const void *page, size_t size,
 		      char **pkt, size_t *len, char *err, size_t errlen)
 {
@@ -286,6 +510,15 @@ long rtk_trace_packet(struct rtk_trace *t, unsigned cpu, const void *page, size_
 			skipped++;
 			continue;
 		}
+		if (c->hidden) {
+			if (t->contexts) {
+				int32_t tid = c->pid_offset >= 0 ? (int32_t)rd32(rec + c->pid_offset)
+								 : -1;
+				learn_before(&t->procs, c, rec, rsize);
+				learn_after(&t->procs, c, rec, rsize, tid);
+			}
+			continue;
+		}
 		uint64_t when = ts < prev ? prev : ts;
 		if (reserve(&t->out, &t->out_cap, used + CTF_EVENT_HEADER_EXTENDED +
 						     (size_t)bound + 8) < 0)
@@ -293,7 +526,7 @@ long rtk_trace_packet(struct rtk_trace *t, unsigned cpu, const void *page, size_
 		int full = when - prev >= (1ull << CTF_COMPACT_TSC_BITS);
 		char *p = t->out + used;
 		p += ctf_write_event_header(p, c->ctf_id, when, full);
-		p = put_payload(p, c, rec, rsize);
+		p = put_payload(t, p, c, rec, rsize, cpu);
 		used = (size_t)(p - t->out);
 		prev = when;
 		nr++;
@@ -321,9 +554,8 @@ int rtk_trace_lost_packet(struct rtk_trace *t, unsigned cpu, uint64_t total, cha
 
 const struct rt_field_desc *rtk_trace_contexts(const struct rtk_trace *t, uint32_t *nr)
 {
-	(void)t;
-	*nr = sizeof(rtk_context) / sizeof(rtk_context[0]);
-	return rtk_context;
+	*nr = t->nr_ctx;
+	return t->ctx;
 }
 
 void rtk_trace_stats(const struct rtk_trace *t, struct rtk_trace_stats *s)
@@ -340,5 +572,6 @@ void rtk_trace_close(struct rtk_trace *t)
 	free(t->streams);
 	free(t->page);
 	free(t->out);
+	rtk_procs_free(&t->procs);
 	free(t);
 }

@@ -67,7 +67,7 @@ int rtk_writer_open(const struct rtk_pages *pages, const struct rtk_formats *f,
 	w->dir = o->dir ? strdup(o->dir) : NULL;
 	cons_errors_init(&w->errors, w->dir ? w->dir : "", log_adapter, w);
 	int ret = -ENOMEM;
-	if (!w->name || (o->dir && !w->dir) || rtk_trace_open(f, o->uuid, &w->trace) < 0)
+	if (!w->name || (o->dir && !w->dir) || rtk_trace_open(f, o->uuid, o->contexts, &w->trace) < 0)
 		goto fail_oom;
 	w->desc = (struct cons_trace_desc){ .dir = w->dir, .clock = o->clock,
 					    .domain = "kernel", .trace_name = w->name };

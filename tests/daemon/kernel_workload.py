@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """A workload for the kernel sessions' tests: N_THREADS named threads
-(comm "rtkw-N") each call write(2) on /dev/null WRITES times with counts
+(comm "rtkw-N", nice N) each call write(2) on /dev/null WRITES times with counts
 BASE + i (i = 0..WRITES-1, thread N's BASE is 1 + N * WRITES), sleeping a
 moment now and then so that they are switched out. Prints its pid, waits
 for a line on stdin (the session is set up to record it), works, then
-prints one JSON line: {"pid", "fd", "threads": [{"name", "tid", "base"}],
+prints one JSON line: {"pid", "fd", "threads": [{"name", "tid", "base", "nice"}],
 "writes"}.
 
 usage: kernel_workload.py N_THREADS WRITES [pin]  (pin: run on the first
@@ -24,8 +24,11 @@ libc = ctypes.CDLL(None, use_errno=True)
 def worker(n, writes, fd, out):
     name = "rtkw-%d" % n
     libc.prctl(PR_SET_NAME, name.encode(), 0, 0, 0)
+    os.nice(n)  # this thread's only (Linux)
+    time.sleep(0.005)  # switched out: the scheduler's events show its priority
     base = 1 + n * writes
-    out[n] = {"name": name, "tid": threading.get_native_id(), "base": base}
+    out[n] = {"name": name, "tid": threading.get_native_id(), "base": base,
+              "nice": os.getpriority(os.PRIO_PROCESS, 0)}
     buf = b"x" * (base + writes)
     for i in range(writes):
         os.write(fd, buf[:base + i])

@@ -318,6 +318,50 @@ class KernelSession(unittest.TestCase):
                          "a run of the newest writes, none missing")
         return counts
 
+    def test_kernel_contexts(self):
+        """add-context -k -t pid,procname -t prio: every write(2) of the
+        workload's threads carries their process, name (set with prctl
+        just before: task_rename) and priority (20 + nice: each thread its
+        own), in bt2 and in view. The workload runs on one CPU: the table
+        follows each CPU's events in order (docs/kernel.md)."""
+        out = os.path.join(self.tmp, "ctx")
+        self.ok("create", "c", "-o", out)
+        pid, run = self.workload(3, 100, "pin")
+        self.ok("track", "-k", "--pid", str(pid))
+        self.ok("enable-event", "-k", "sched_switch")
+        self.ok("enable-event", "-k", "--syscall", "write")
+        r = self.ok("add-context", "-k", "-t", "pid,procname", "-t", "prio")
+        self.assertIn("Context prio added to kernel channel channel0 of session c.", r)
+        self.assertIn("Contexts: tid, pid, procname, prio\n", self.ok("list", "c"))
+        self.ok("start")
+        err = self.rt("add-context", "-k", "-t", "pid")
+        self.assertIn("fixed at the first start", err.stderr)
+        info = run()
+        self.ok("stop")
+        kdir = os.path.join(out, "kernel")
+        msgs, lost, _ = rtfixtures.bt2_read(kdir)
+        self.assertEqual(lost, 0)
+        threads = {t["tid"]: t for t in info["threads"]}
+        self.assertEqual(sorted(t["nice"] for t in info["threads"]), [0, 1, 2])
+        got = {}
+        for m in msgs:
+            ctx = rtfixtures.bt2_plain(m.event.common_context_field)
+            if m.event.name == "syscall_entry_write" and ctx["tid"] in threads:
+                t = threads[ctx["tid"]]
+                self.assertEqual((ctx["pid"], ctx["procname"], ctx["prio"]),
+                                 (pid, t["name"], 20 + t["nice"]))
+                got[t["name"]] = got.get(t["name"], 0) + 1
+        self.assertEqual(got, {t["name"]: info["writes"] for t in info["threads"]})
+        view = subprocess.run([RINGTRACE, "view", kdir], capture_output=True, text=True,
+                              timeout=120)
+        self.assertEqual(view.returncode, 0, view.stderr)
+        for t in info["threads"]:
+            line = re.compile(r'syscall_entry_write: \{ tid = %d, pid = %d, procname = "%s", '
+                              r'prio = %d \}, \{ fd = %d,' % (t["tid"], pid, t["name"],
+                                                              20 + t["nice"], info["fd"]))
+            self.assertEqual(len(line.findall(view.stdout)), info["writes"], t["name"])
+        self.ok("destroy", "c")
+
     def test_snapshot_keeps_newest(self):
         snaps = os.path.join(self.tmp, "snaps")
         self.ok("create", "snap", "--snapshot", "-o", snaps)
@@ -580,11 +624,16 @@ class KernelSession(unittest.TestCase):
         self.assertIn("one line of printable characters", err.stderr)
         err = self.rt("enable-event", "-k", "-u", "x")
         self.assertIn("exclude each other", err.stderr)
-        err = self.rt("add-context", "-k", "-t", "prio")
+        err = self.rt("add-context", "-k", "-t", "cpu_id")
         self.assertNotEqual(err.returncode, 0)
-        self.assertIn("not available", err.stderr)
+        self.assertIn("kernel context 'cpu_id' is not available (tid, pid, procname, prio)",
+                      err.stderr)
         self.ok("add-context", "-k", "-t", "tid")
+        self.ok("add-context", "-k", "-t", "prio,pid")
+        self.assertIn("Contexts: tid, pid, prio\n", self.ok("list", "r"))
         saved = self.ok("save", "r")
+        self.assertIn("add-context domain=kernel session=r channel=channel0 type=pid\n"
+                      "add-context domain=kernel session=r channel=channel0 type=prio\n", saved)
         self.assertIn("enable-event domain=kernel session=r channel=channel0 pattern=write "
                       "syscall=1 filter=common_pid%20!=%201", saved)
         # Names that match nothing are refused at once.
@@ -625,7 +674,9 @@ class KernelSession(unittest.TestCase):
         with open(cfg, "w") as f:
             f.write(saved)
         self.ok("load", cfg, "--force")
-        self.assertIn("write (type: syscall) [filter: common_pid != 1] [enabled]", self.ok("list", "r"))
+        listing = self.ok("list", "r")
+        self.assertIn("write (type: syscall) [filter: common_pid != 1] [enabled]", listing)
+        self.assertIn("Contexts: tid, pid, prio\n", listing)
 
     def test_not_root(self):
         home = os.path.join(self.tmp, "nobody")

@@ -452,6 +452,73 @@ class Record(unittest.TestCase):
         self.assertGreater(int(m.group(2)), 0, "losses counted in the trace")
         self.assertGreaterEqual(int(m.group(2)), lost)
 
+    def test_kernel_contexts(self):
+        """--kernel-context pid,procname,prio: every kernel event of CMD's
+        threads after it ran carries its process, name and priority (the
+        program, its library's consumer thread, its forked child); a
+        sched_switch's context is its prev thread's. CMD runs on one CPU:
+        the table follows each CPU's events in order (docs/kernel.md)."""
+        nice = os.getpriority(os.PRIO_PROCESS, 0)
+        p = subprocess.run([RINGTRACE, "record", "-q", "-o", self.trace, "-k", "sched_switch",
+                            "--syscall", "write", "--kernel-context", "pid,procname",
+                            "--kernel-context", "prio", "--", KWRITES, "200"],
+                           capture_output=True, text=True, timeout=120,
+                           preexec_fn=lambda: os.sched_setaffinity(
+                               0, {min(os.sched_getaffinity(0))}))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        events = []
+        for msg in bt2.TraceCollectionMessageIterator(self.trace):
+            if type(msg) is bt2._EventMessageConst:
+                ev = msg.event
+                ctx = {k: (str(v) if isinstance(v, bt2._StringFieldConst) else int(v))
+                       for k, v in ev.common_context_field.items()}
+                payload = {k: (str(v) if isinstance(v, bt2._StringFieldConst) else int(v))
+                           for k, v in ev.payload_field.items()}
+                events.append((ev.name, ctx, payload))
+        setup = [i for i, e in enumerate(events) if e[0] == "kwrites:setup"][0]
+        main = events[setup][1]["vtid"]
+        child = [e[2]["pid"] for e in events if e[0] == "kwrites:child"][0]
+        with open(os.path.join(self.trace, "kernel", "metadata")) as f:
+            meta = f.read()
+        self.assertNotIn("task_rename", meta, "the table's own events are not declared")
+        seen = {}
+        for name, ctx, payload in events[setup:]:
+            if not name.startswith("syscall_"):
+                continue
+            tid = ctx["tid"]
+            if tid == child and ctx["pid"] == -1:
+                # The child may run on another CPU than its parent's
+                # task_newtask, converted after its own events, and be
+                # gone from /proc by then: its process is unknown.
+                want = (-1, "kwrites")
+            elif tid == main or tid == child:
+                want = (tid, "kwrites")
+            elif ctx["procname"] == "ringtrace-cons":
+                want = (main, "ringtrace-cons")
+            else:
+                continue
+            self.assertEqual((ctx["pid"], ctx["procname"], ctx["prio"]), (*want, 20 + nice),
+                             "%s of %d" % (name, tid))
+            seen[want[1] if tid != child else "child"] = True
+        self.assertEqual(sorted(seen), ["child", "kwrites", "ringtrace-cons"])
+        switches = 0
+        for name, ctx, payload in events:
+            if name == "sched_switch":
+                self.assertEqual((ctx["tid"], ctx["procname"], ctx["prio"]),
+                                 (payload["prev_tid"], payload["prev_comm"],
+                                  payload["prev_prio"] - 100))
+                switches += 1
+        self.assertGreater(switches, 0)
+        p = subprocess.run([RINGTRACE, "record", "-o", self.trace + "2", "--kernel-context", "pid",
+                            "--", KWRITES, "1"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--kernel-context goes with -k", p.stderr)
+        p = subprocess.run([RINGTRACE, "record", "-o", self.trace + "2", "-k", "sched_switch",
+                            "--kernel-context", "pid,cpu_id", "--", KWRITES, "1"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown kernel context 'cpu_id'", p.stderr)
+
     def test_other_user_gets_one_line(self):
         os.chmod(self.tmp.name, 0o755)
         out = os.path.join(self.tmp.name, "nobody")

@@ -183,7 +183,7 @@ static struct rtk_trace *packet_trace(const struct rtk_formats *f)
 {
 	static const uint8_t uuid[16] = { 1 };
 	struct rtk_trace *t;
-	if (rtk_trace_open(f, uuid, &t) < 0) {
+	if (rtk_trace_open(f, uuid, 0, &t) < 0) {
 		fprintf(stderr, "rtk_trace_open: out of memory\n");
 		exit(1);
 	}
