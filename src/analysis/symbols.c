@@ -384,16 +384,33 @@ static int add_event(struct ra_symbols *s, const struct rtr_trace *t,
 	if (!get_u64(ev, "baddr", &baddr))
 		return 0;
 	if (kind == SYM_BUILD_ID) {
+		/* Ours are byte sequences, LTTng-UST's arrays of 8-bit
+		 * integers. */
+		uint8_t id[BUILD_ID_MAX];
+		size_t len = 0;
+		if (rtr_field_by_name(ev, "build_id", &v) < 0)
+			return 0;
+		if (v.type == RTR_BYTES && v.bytes.len <= BUILD_ID_MAX) {
+			len = v.bytes.len;
+			memcpy(id, v.bytes.p, len);
+		} else if (v.type == RTR_ARRAY && rtr_value_count(&v) <= BUILD_ID_MAX) {
+			for (uint32_t i = 0; i < rtr_value_count(&v); i++) {
+				struct rtr_value b;
+				if (rtr_value_child(&v, i, &b, NULL) < 0 || b.type != RTR_UINT ||
+				    b.u > 0xff)
+					return 0;
+				id[len++] = (uint8_t)b.u;
+			}
+		}
+		if (!len)
+			return 0;
 		/* The object it follows (just before it in a dump): the
 		 * latest of that process there, among the last few. */
-		if (rtr_field_by_name(ev, "build_id", &v) < 0 || v.type != RTR_BYTES ||
-		    v.bytes.len == 0 || v.bytes.len > BUILD_ID_MAX)
-			return 0;
 		for (size_t i = s->nr_obj, n = 0; i-- > 0 && n < NEAR; n++) {
 			struct sym_object *o = &s->obj[i];
 			if (o->vpid == vpid && o->baddr == baddr) {
-				memcpy(o->build_id, v.bytes.p, v.bytes.len);
-				o->build_id_len = (uint32_t)v.bytes.len;
+				memcpy(o->build_id, id, len);
+				o->build_id_len = (uint32_t)len;
 				break;
 			}
 		}

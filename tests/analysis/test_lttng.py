@@ -12,6 +12,7 @@ usage: test_lttng.py BUILD_DIR     (exit 77: LTTng not available)
 import collections
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -52,7 +53,7 @@ class LttngSession:
         if r.returncode != 0:
             raise RuntimeError("%s failed: %s%s" % (" ".join(cmd), r.stdout, r.stderr))
 
-    def record(self, trace):
+    def record(self, trace, events=("rtrtest:*",), contexts=("vpid", "vtid")):
         self.run("lttng-sessiond", "--daemonize", "--no-kernel")
         pid_file = os.path.join(self.home, ".lttng/lttng-sessiond.pid")
         deadline = time.monotonic() + 10
@@ -64,8 +65,9 @@ class LttngSession:
         shutil.copy(APP, app)
         os.chmod(app, 0o755)
         self.run("lttng", "create", "analysis", "--output=" + trace)
-        self.run("lttng", "enable-event", "-u", "rtrtest:*")
-        self.run("lttng", "add-context", "-u", "-t", "vpid", "-t", "vtid")
+        for ev in events:
+            self.run("lttng", "enable-event", "-u", ev)
+        self.run("lttng", "add-context", "-u", *[a for c in contexts for a in ("-t", c)])
         self.run("lttng", "start")
         self.run(app, str(ROUNDS))
         self.run("lttng", "stop")
@@ -128,6 +130,40 @@ class Lttng(unittest.TestCase):
                   and isinstance(e["args"].get("col"), str)}
         self.assertTrue(labels & {"red", "green", "many", "next"}, labels)
 
+
+
+class LttngSymbols(unittest.TestCase):
+    """view resolves the ip context of an LTTng-UST trace from LTTng's
+    own state dump (lttng_ust_statedump:*, its build ids arrays of
+    integers), as babeltrace2's debug-info filter does."""
+
+    def test_view_symbols_match_babeltrace2(self):
+        tmp = tempfile.mkdtemp(prefix="rt-analysis-lttng-sym-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        session = LttngSession(tmp)
+        trace = os.path.join(tmp, "trace")
+        try:
+            session.record(trace, events=("rtrtest:*", "lttng_ust_statedump:*"),
+                           contexts=("vpid", "vtid", "ip"))
+        finally:
+            session.stop()
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                        "../support"))
+        import rtfixtures
+        bt = rtfixtures.bt2_debug_info(trace)
+        r = common.run(P, "view", "-e", "rtrtest:*", trace)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        compared = 0
+        for line in r.stdout.splitlines():
+            # LTTng declares ip in decimal.
+            m = re.search(r" (rtrtest:[a-z_0-9]+): .*ip = (0x[0-9a-f]+|[0-9]+)(?: <([^>]*)>)?",
+                          line)
+            self.assertTrue(m, line)
+            want = bt.get((m.group(1), int(m.group(2), 0)))
+            self.assertTrue(want, "babeltrace2 resolves " + line)
+            self.assertEqual(m.group(3), want, line)
+            compared += 1
+        self.assertGreaterEqual(compared, 5 * ROUNDS)
 
 if __name__ == "__main__":
     missing = [t for t in ("lttng", "lttng-sessiond") if not shutil.which(t)]

@@ -12,6 +12,7 @@ A test file imports it after putting this directory on its path:
 """
 import json
 import os
+import re
 import socket
 import subprocess
 import time
@@ -99,6 +100,24 @@ def bt2_plain(f):
     if isinstance(f, bt2._RealFieldConst):
         return float(f)
     return int(f)
+
+
+def bt2_debug_info(trace):
+    """{(event name, ip): func} as babeltrace2's debug-info filter
+    resolves the ip context from the trace's state dump ("" when it does
+    not): the reference for our own symbols."""
+    r = subprocess.run(["babeltrace2", "--debug-info", trace], capture_output=True,
+                       text=True, timeout=120)
+    if r.returncode != 0:
+        raise AssertionError("babeltrace2 --debug-info: " + r.stderr)
+    funcs = {}
+    for line in r.stdout.splitlines():
+        # ip in hexadecimal (ours) or decimal (LTTng-UST's).
+        m = re.search(r" ([a-z_0-9]+:[a-z_0-9]+): .*ip = (0x[0-9A-F]+|[0-9]+), debug_info = "
+                      r"\{ bin = \"[^\"]*\", func = \"([^\"]*)\"", line)
+        if m:
+            funcs[(m.group(1), int(m.group(2), 0))] = m.group(3)
+    return funcs
 
 
 def rtr_dump(build, path):

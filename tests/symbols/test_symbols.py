@@ -73,22 +73,6 @@ def view(trace, *opts):
     return r.stdout.splitlines()
 
 
-def bt2_debug_info(trace):
-    """{(event name, ip): func} as babeltrace2's debug-info filter
-    resolves them ("" when it does not)."""
-    r = subprocess.run(["babeltrace2", "--debug-info", trace], capture_output=True,
-                       text=True, timeout=120)
-    if r.returncode != 0:
-        raise AssertionError("babeltrace2 --debug-info: " + r.stderr)
-    funcs = {}
-    for line in r.stdout.splitlines():
-        m = re.search(r" ([a-z_]+:[a-z_]+): .*ip = (0x[0-9A-F]+), debug_info = "
-                      r"\{ bin = \"[^\"]*\", func = \"([^\"]*)\"", line)
-        if m:
-            funcs[(m.group(1), int(m.group(2), 16))] = m.group(3)
-    return funcs
-
-
 class Checks:
     """What both modes check on self.trace, self.side."""
 
@@ -113,7 +97,7 @@ class Checks:
         self.assertEqual(seen, {"main_work", "lib_work"})
 
     def test_same_symbols_as_babeltrace2_debug_info(self):
-        bt = bt2_debug_info(self.trace)
+        bt = rtfixtures.bt2_debug_info(self.trace)
         compared = 0
         for line in view(self.trace):
             m = SYM_RE.search(line)
