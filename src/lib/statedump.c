@@ -321,9 +321,20 @@ static void emit_object(const struct sd_obj *o, bool dl)
 			 link);
 }
 
+/* Whether some session records one of the dump's events: a program whose
+ * dump nobody records reads no file and lists nothing. */
+static bool any_enabled(void)
+{
+	for (struct rt_event_desc *const *d = __start_rt_statedump; d < __stop_rt_statedump; d++)
+		/* Relaxed: the flag alone, as the call site reads it. */
+		if (*d && __atomic_load_n(&(*d)->enabled, __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
 void rt_statedump_run(void)
 {
-	if (!__atomic_load_n(&registered, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&registered, __ATOMIC_ACQUIRE) || !any_enabled())
 		return;
 	struct sd_list l;
 	int ret = list_objects(&l, 0);
