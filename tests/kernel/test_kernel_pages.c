@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "kernel/kernel.h"
+#include "kernel/kernel_internal.h"
 #include "reader/reader.h"
 #include "rt_test.h"
 
@@ -617,6 +618,54 @@ static void test_statedump(void)
 	rtk_formats_free(f);
 }
 
+/* The process table (procs.c) against a plain array, through random
+ * inserts, moves and removals: the hash's deletion shifts entries back,
+ * and none may be lost or duplicated. */
+static void test_procs(void)
+{
+	enum { N = 5000 };
+	static int32_t ref[N + 1];	/* tid -> pid, 0: absent */
+	struct rtk_procs p = { 0 };
+	unsigned seed = 99;
+	for (int i = 0; i < 200000; i++) {
+		int32_t tid = 1 + (int32_t)(rand_r(&seed) % N);
+		int op = rand_r(&seed) % 10;
+		if (op < 5) {
+			struct rtk_proc *e = rtk_procs_get(&p, tid);
+			CHECK(e && e->tid == tid, "get %d", tid);
+			if (!ref[tid])
+				CHECK(e->pid == -1 && !e->comm[0] && e->prio == RTK_PRIO_UNKNOWN,
+				      "new entry %d unknown", tid);
+			else
+				CHECK(e->pid == ref[tid], "entry %d kept its pid", tid);
+			e->pid = ref[tid] = tid * 7;
+		} else if (op < 9) {
+			rtk_procs_remove(&p, tid);
+			ref[tid] = 0;
+		} else {
+			int32_t to = 1 + (int32_t)(rand_r(&seed) % N);
+			rtk_procs_move(&p, tid, to);
+			if (ref[tid] && to != tid) {
+				ref[to] = ref[tid];
+				ref[tid] = 0;
+			}
+		}
+	}
+	size_t n = 0;
+	for (int32_t tid = 1; tid <= N; tid++)
+		n += ref[tid] != 0;
+	CHECK(p.used == n, "%zu entries, %zu expected", p.used, n);
+	size_t seen = 0;
+	for (size_t i = 0; i < p.cap; i++) {
+		if (!p.slots[i].tid)
+			continue;
+		seen++;
+		CHECK(ref[p.slots[i].tid] == p.slots[i].pid, "slot of %d", p.slots[i].tid);
+	}
+	CHECK(seen == n, "%zu slots used", seen);
+	rtk_procs_free(&p);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -631,6 +680,7 @@ int main(int argc, char **argv)
 	test_damage(f);
 	rtk_formats_free(f);
 	test_statedump();
+	test_procs();
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;
