@@ -153,6 +153,9 @@ static uint64_t mem_lost(void *arg, unsigned cpu)
 	return cpu == m->cpu ? m->lost : 0;
 }
 
+/* The contexts write_trace's traces carry besides tid. */
+static unsigned write_contexts;
+
 /* Write the pages of CPU `cpu` as a trace in dir; its writer's
  * statistics in *st. */
 static void write_trace(const struct rtk_formats *f, const char *dir, unsigned cpu,
@@ -166,6 +169,7 @@ static void write_trace(const struct rtk_formats *f, const char *dir, unsigned c
 		.dir = dir, .uuid = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 },
 		.trace_name = "kpages",
 		.clock = { .name = "tsc", .description = "test", .freq = 1000000000 },
+		.contexts = write_contexts,
 	};
 	struct rtk_writer *w;
 	char err[512];
@@ -666,6 +670,103 @@ static void test_procs(void)
 	rtk_procs_free(&p);
 }
 
+/* The contexts pid, procname and prio from the process table: a state
+ * dump, then events of the dumped thread, a sched_switch that says its
+ * name and priority changed, a thread /proc cannot know (its id is above
+ * any pid_max), the idle task. */
+static void test_contexts(void)
+{
+	struct rtk_formats *f = load_formats();
+	size_t len;
+	char *text = slurp("ftrace.raw_data.format", &len);
+	CHECK(rtk_formats_add_statedump(f, text, len) == 0, "raw_data format");
+	free(text);
+	const int32_t ghost = 0x7ffffff0;
+	struct page_builder b;
+	page_begin(&b, 1000);
+	char rec[128];
+	struct dump_rec d = { 0x6b747272u, 3, 500, 400, 1, 0, 5, 0, 2, 1, 21, "dumped" };
+	/* Written by a thread /proc cannot know either. */
+	page_add(&b, 0, rec, raw_record(rec, ghost + 1, &d, sizeof(d)));
+	/* syscalls:sys_exit_write (ID 839): __syscall_nr at 8, ret at 16. */
+	char exit_rec[24];
+	uint16_t exit_id = 839;
+	int64_t ret = 5;
+	int32_t tids[] = { 500, 500, ghost, 0, 500 };
+	for (int i = 0; i < 5; i++) {
+		if (i == 1) {
+			/* sched:sched_switch (ID 372), prev 500 renamed, prio 125. */
+			char sw[64] = { 0 };
+			uint16_t id = 372;
+			int32_t prev = 500, pprio = 125, next = ghost, nprio = 110;
+			memcpy(sw, &id, 2);
+			memcpy(sw + 4, &prev, 4);
+			strcpy(sw + 8, "renamed");
+			memcpy(sw + 24, &prev, 4);
+			memcpy(sw + 28, &pprio, 4);
+			strcpy(sw + 40, "ghost");
+			memcpy(sw + 56, &next, 4);
+			memcpy(sw + 60, &nprio, 4);
+			page_add(&b, 10, sw, sizeof(sw));
+		}
+		memset(exit_rec, 0, sizeof(exit_rec));
+		memcpy(exit_rec, &exit_id, 2);
+		memcpy(exit_rec + 4, &tids[i], 4);
+		memcpy(exit_rec + 16, &ret, 8);
+		page_add(&b, 10, exit_rec, sizeof(exit_rec));
+	}
+	char *dir = tmpdir("kernel");
+	struct rtk_writer_stats wst;
+	write_contexts = RTK_CTX_ALL;
+	write_trace(f, dir, 1, b.page, sizeof(b.page), 0, &wst);
+	write_contexts = 0;
+	struct rtr_trace *r = reopen(dir);
+	static const struct {
+		const char *name;
+		int32_t tid, pid;
+		const char *comm;
+		int32_t prio;
+	} want[] = {
+		{ "lttng_statedump_process_state", 0x7ffffff1, -1, "", -1000 },
+		{ "syscall_exit_write", 500, 400, "dumped", 21 },
+		{ "sched_switch", 500, 400, "renamed", 25 },
+		{ "syscall_exit_write", 500, 400, "renamed", 25 },
+		{ "syscall_exit_write", 0x7ffffff0, -1, "ghost", 10 },
+		{ "syscall_exit_write", 0, 0, "swapper/1", 20 },
+		{ "syscall_exit_write", 500, 400, "renamed", 25 },
+	};
+	struct rtr_event ev;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (rtr_next(r, &ev) != 1) {
+			CHECK(0, "event %zu missing: %s", i, rtr_error(r));
+			break;
+		}
+		CHECK(!strcmp(ev.cls->name, want[i].name), "event %zu: %s", i, ev.cls->name);
+		static const char *const names[] = { "tid", "pid", "procname", "prio" };
+		CHECK(rtr_scope_count(&ev, RTR_SCOPE_STREAM_EVENT_CONTEXT) == 4, "4 contexts");
+		for (size_t k = 0; k < 4; k++) {
+			struct rtr_value v;
+			const char *n;
+			if (rtr_scope_field(&ev, RTR_SCOPE_STREAM_EVENT_CONTEXT, k, &v, &n) < 0 ||
+			    strcmp(n, names[k])) {
+				CHECK(0, "event %zu: context %zu is not %s", i, k, names[k]);
+				continue;
+			}
+			if (k == 2)
+				CHECK(v.type == RTR_STRING && v.s.len == strlen(want[i].comm) &&
+				      !memcmp(v.s.p, want[i].comm, v.s.len), "event %zu: procname %.*s",
+				      i, (int)v.s.len, v.s.p);
+			else
+				CHECK(v.i == (k == 0 ? want[i].tid : k == 1 ? want[i].pid : want[i].prio),
+				      "event %zu: %s = %lld", i, names[k], (long long)v.i);
+		}
+	}
+	CHECK(rtr_next(r, &ev) == 0, "no more events");
+	rtr_close(r);
+	rmtrace(dir);
+	rtk_formats_free(f);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -681,6 +782,7 @@ int main(int argc, char **argv)
 	rtk_formats_free(f);
 	test_statedump();
 	test_procs();
+	test_contexts();
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;
