@@ -144,13 +144,15 @@ class KernelSession(unittest.TestCase):
         events, lost = read_bt2(kdir)
         self.assertEqual(int(m.group(1)), len(events), "status counts what was written")
         self.assertEqual(lost, 0, "a 4 MiB buffer per CPU loses nothing here")
-        # Every name each tid was switched in with: a thread is switched
-        # in as "python3" before its prctl too, and which of those comes
-        # last depends on the load.
+        # Every name each tid was switched in or out with: a thread is
+        # switched in as "python3" before its prctl too, and one that runs
+        # from its prctl to its end without being preempted is switched in
+        # under its name never, but out under it at its end.
         switched_in = {}
         for n, _, p in events:
             if n == "sched_switch":
                 switched_in.setdefault(p["next_tid"], set()).add(p["next_comm"])
+                switched_in.setdefault(p["prev_tid"], set()).add(p["prev_comm"])
         for t in info["threads"]:
             got = writes_of(events, t["tid"], info["fd"])
             want = [(t["base"] + i, t["base"] + i) for i in range(info["writes"])]
