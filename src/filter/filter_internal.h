@@ -44,6 +44,36 @@ enum rtf_op {
 	RTF_OP_OR_END,
 };
 
+/* What an instruction takes off the stack and puts on it: CONST and REF
+ * push one; unary operators and the ENDs replace the top; AND and OR pop
+ * their left side (a jump lands past its END holding what it held);
+ * binary operators replace two by one. The compiler counts the depth
+ * with it and the loader checks a program's stack discipline with it. */
+static inline void rtf_op_stack(enum rtf_op op, uint32_t *pops, uint32_t *pushes)
+{
+	switch (op) {
+	case RTF_OP_CONST:
+	case RTF_OP_REF:
+		*pops = 0, *pushes = 1;
+		break;
+	case RTF_OP_NEG:
+	case RTF_OP_PLUS:
+	case RTF_OP_NOT:
+	case RTF_OP_BNOT:
+	case RTF_OP_AND_END:
+	case RTF_OP_OR_END:
+		*pops = 1, *pushes = 1;
+		break;
+	case RTF_OP_AND:
+	case RTF_OP_OR:
+		*pops = 1, *pushes = 0;
+		break;
+	default:
+		*pops = 2, *pushes = 1;
+		break;
+	}
+}
+
 struct rtf_insn {
 	uint8_t op;	/* enum rtf_op */
 	uint32_t arg;

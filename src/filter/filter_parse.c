@@ -67,25 +67,6 @@ static void skip_space(struct parser *ps)
 		ps->p++;
 }
 
-/* How each instruction changes the number of values held. */
-static int stack_effect(enum rtf_op op)
-{
-	switch (op) {
-	case RTF_OP_CONST:
-	case RTF_OP_REF:
-		return 1;
-	case RTF_OP_NEG:
-	case RTF_OP_PLUS:
-	case RTF_OP_NOT:
-	case RTF_OP_BNOT:
-	case RTF_OP_AND_END:
-	case RTF_OP_OR_END:
-		return 0;
-	default:		/* binary operators; AND and OR pop their left side */
-		return -1;
-	}
-}
-
 /* Append an instruction: its index, or UINT32_MAX on failure. */
 static uint32_t emit(struct parser *ps, enum rtf_op op, uint32_t arg)
 {
@@ -101,7 +82,9 @@ static uint32_t emit(struct parser *ps, enum rtf_op op, uint32_t arg)
 		nomem(ps);
 		return UINT32_MAX;
 	}
-	ps->stack = (uint32_t)((int)ps->stack + stack_effect(op));
+	uint32_t pops, pushes;
+	rtf_op_stack(op, &pops, &pushes);
+	ps->stack = ps->stack - pops + pushes;
 	if (ps->stack > RTF_MAX_STACK) {
 		fail_at(ps, ps->p, "expression too complex (more than %d values pending at once)",
 			RTF_MAX_STACK);

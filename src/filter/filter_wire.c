@@ -143,26 +143,16 @@ static int verify(struct rbuf *r, const struct rtf_program *p)
 			ret = bad(r, "instruction %u: a jump lands with another stack", pc);
 			break;
 		}
-		uint32_t pops = 0, pushes = 1;
 		switch ((enum rtf_op)in->op) {
 		case RTF_OP_CONST:
 			if (in->arg >= p->nr_consts)
 				ret = bad(r, "instruction %u: constant %u of %u", pc, in->arg,
 					  p->nr_consts);
-			pushes = 1;
 			break;
 		case RTF_OP_REF:
 			if (in->arg >= p->nr_refs)
 				ret = bad(r, "instruction %u: reference %u of %u", pc, in->arg,
 					  p->nr_refs);
-			break;
-		case RTF_OP_NEG:
-		case RTF_OP_PLUS:
-		case RTF_OP_NOT:
-		case RTF_OP_BNOT:
-		case RTF_OP_AND_END:
-		case RTF_OP_OR_END:
-			pops = 1;
 			break;
 		case RTF_OP_AND:
 		case RTF_OP_OR: {
@@ -178,18 +168,15 @@ static int verify(struct rbuf *r, const struct rtf_program *p)
 				break;
 			}
 			want[t] = depth;
-			pops = 1;
-			pushes = 0;
 			break;
 		}
 		default:
-			if (in->op > RTF_OP_NOMATCH) {
+			if (in->op > RTF_OP_OR_END)
 				ret = bad(r, "instruction %u: unknown operation %u", pc, in->op);
-				break;
-			}
-			pops = 2;
 			break;
 		}
+		uint32_t pops, pushes;
+		rtf_op_stack((enum rtf_op)in->op, &pops, &pushes);
 		if (ret)
 			break;
 		if (depth < pops) {
