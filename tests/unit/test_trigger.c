@@ -11,18 +11,7 @@
 #include <string.h>
 
 #include "trigger/trigger.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);        \
-			fprintf(stderr, __VA_ARGS__);                          \
-			fprintf(stderr, "\n");                                 \
-			failures++;                                            \
-		}                                                              \
-	} while (0)
+#include "unit.h"
 
 struct words {
 	char *w[64];
@@ -184,7 +173,5 @@ int main(void)
 	CHECK(parse(bad, 6, &t, err, sizeof(err)) == -EINVAL &&
 	      strstr(err, "every:0"), "refused: %s", err);
 	CHECK(!t.cond.excludes && !t.cond.captures && !t.nr_actions, "freed on error");
-	if (failures)
-		fprintf(stderr, "%d failure(s)\n", failures);
-	return failures ? 1 : 0;
+	return unit_finish();
 }
