@@ -307,26 +307,40 @@ int rt_consumer_start(struct rt_channel *ch)
 		ret = cons_channel_init(&cons.cc, &cons.desc, &cons.trace, &src, &sink,
 					&cons.errors, false);
 	if (ret < 0)
-		return ret;
+		goto fail;
 	cons.cc.metadata = metadata_before_packet;
 	int wake[2];
-	if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) < 0)
-		return -errno;
-	if ((ret = rt_owned_fd_take(&cons.wake_r, wake[0])) < 0 ||
-	    (ret = rt_owned_fd_take(&cons.wake_w, wake[1])) < 0)
-		return ret;
+	if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	/* rt_owned_fd_take consumes its fd even when it fails. */
+	ret = rt_owned_fd_take(&cons.wake_r, wake[0]);
+	int ret_w = rt_owned_fd_take(&cons.wake_w, wake[1]);
+	if (ret < 0 || (ret = ret_w) < 0)
+		goto fail;
 
 	/* The consumer never takes the program's signals. */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = pthread_create(&cons.thread, NULL, consumer_main, NULL);
+	ret = -pthread_create(&cons.thread, NULL, consumer_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (ret)
-		return -ret;
+	if (ret < 0)
+		goto fail;
 	pthread_setname_np(cons.thread, "ringtrace-cons");
 	cons.running = true;
 	return 0;
+
+fail:
+	/* Nothing of a consumer that never ran is kept: no descriptor, no
+	 * memory (the program goes on untraced, session.c). */
+	rt_owned_fd_close(&cons.wake_w);
+	rt_owned_fd_close(&cons.wake_r);
+	cons_channel_fini(&cons.cc);
+	cons_files_free(&cons.files);
+	cons_rb_source_fini(&cons.rs);
+	return ret;
 }
 
 void rt_consumer_fork_child(void)

@@ -31,6 +31,7 @@ FASTSITE_O0 = os.path.join(BUILD, "tests/integration/fastsite_O0")
 FASTSITE_SIZES = {"s0": [], "s1": [8], "s3": [8, 16], "s5": [32, 8], "s28": [32] * 7,
                   "s32": [64] * 4, "s33": [64] * 4 + [8], "s60": [32] * 15}
 DLHOST = os.path.join(BUILD, "tests/integration/dlhost")
+NOTHREAD = os.path.join(BUILD, "tests/integration/nothread")
 PLUGIN = os.path.join(BUILD, "tests/integration/plugin.so")
 
 
@@ -330,6 +331,21 @@ class NotRecording(Base):
         self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "threads 1\n", ""))
         r = record(self.trace, [BURST, "1000", "threads"])
         self.assertEqual(r.stdout, "threads 2\n")  # the consumer
+
+    def test_consumer_thread_refused(self):
+        """A program whose user may start no more threads (RLIMIT_NPROC,
+        which root ignores: run as nobody) cannot start its consumer: it
+        says so once, runs untraced to its end and keeps no descriptor of
+        the attempt."""
+        if os.geteuid() != 0:
+            self.skipTest("needs root to run the program as nobody")
+        os.chmod(self.tmp.name, 0o777)
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                            RINGTRACE, "record", "-o", self.trace, "--",
+                            "prlimit", "--nproc=2", NOTHREAD],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.stdout, "pipes 0\ndone\n", r.stderr)
+        self.assertIn("cannot start the consumer thread", r.stderr)
 
 
 class CommandLine(Base):
