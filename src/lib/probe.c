@@ -58,6 +58,7 @@
 #include "../common/context.h"
 #include "../ringbuffer/ringbuffer_api.h"
 #include "daemon_client.h"
+#include "filter_fetch.h"
 #include "rt_internal.h"
 
 static __thread int32_t rt_pid __attribute__((tls_model("initial-exec")));
@@ -119,6 +120,24 @@ static RT_NOINLINE void fill_thread_cache(void)
 	rt_pid = (int32_t)getpid();
 	rt_tid = (int32_t)gettid();
 	rt_prio = 20 + getpriority(PRIO_PROCESS, 0);
+}
+
+/* For filters (filter_fetch.h): the same caches the contexts write. */
+void rt_probe_thread_ids(int32_t *pid, int32_t *tid, int32_t *prio)
+{
+	if (__builtin_expect(!rt_tid, 0))
+		fill_thread_cache();
+	*pid = rt_pid;
+	*tid = rt_tid;
+	*prio = rt_prio;
+}
+
+uint32_t rt_probe_thread_name(char name[RT_THREAD_NAME_LEN])
+{
+	struct rt_tname tn;
+	thread_name(&tn);
+	memcpy(name, tn.s, sizeof(tn.s));
+	return tn.size - 1;
 }
 
 /* The buffer's contexts, in its order (context.h: packed, byte-aligned). */

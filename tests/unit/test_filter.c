@@ -10,6 +10,12 @@
  * RTF_LOCAL_ERRORS: only its comparison). Then LTTng's precedence
  * examples, syntax errors with their columns, the limits, and the
  * translation into ftrace's filter text.
+ *
+ * The library's fetch path (src/lib/filter_fetch.c, compiled into this
+ * test) runs every random program too, bound to an event class with the
+ * same fields, on the event as rt__record_parts and (for expressions
+ * without strings) rt__record give it; then every field type and
+ * context it reads, checked by value.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +26,8 @@
 #include <string.h>
 
 #include "filter/filter.h"
+#include "lib/daemon_client.h"
+#include "lib/filter_fetch.h"
 #include "unit.h"
 
 /* ---- the reference ---- */
@@ -483,6 +491,90 @@ static void rand_event(struct event *e)
 	}
 }
 
+/* ---- the library's fetch path (filter_fetch.h) ---- */
+
+/* What the probe's caches give this test's thread. */
+int32_t rt_dc_pid;
+char rt_dc_procname[RTP_APP_PROCNAME_LEN + 1];
+uint32_t rt_dc_procname_size;
+char rt_dc_hostname[RTP_APP_STR_MAX + 1] = "filterhost";
+uint32_t rt_dc_hostname_size = sizeof("filterhost");
+
+/* What <ringtrace/ringtrace.h> (through rt_internal.h) registers this
+ * test's (no) events with: the library is not linked here. */
+void rt__register(struct rt_event_desc *const *begin, struct rt_event_desc *const *end)
+{
+	(void)begin;
+	(void)end;
+}
+
+void rt__unregister(struct rt_event_desc *const *begin, struct rt_event_desc *const *end)
+{
+	(void)begin;
+	(void)end;
+}
+
+void rt_probe_thread_ids(int32_t *pid, int32_t *tid, int32_t *prio)
+{
+	*pid = 4242;
+	*tid = -4343;
+	*prio = 20;
+}
+
+uint32_t rt_probe_thread_name(char name[RT_THREAD_NAME_LEN])
+{
+	snprintf(name, RT_THREAD_NAME_LEN, "worker-1");
+	return (uint32_t)strlen(name);
+}
+
+/* The random events' class: i0 i1 i2 (s64), u0 (u64), d0 (double), s0
+ * s1 (strings); "m" is no field of it. */
+static struct rt_field_desc rand_fields[] = {
+	{ "i0", RT_TYPE_S64 }, { "i1", RT_TYPE_S64 }, { "i2", RT_TYPE_S64 },
+	{ "u0", RT_TYPE_U64 }, { "d0", RT_TYPE_DOUBLE }, { "s0", RT_TYPE_STRING },
+	{ "s1", RT_TYPE_STRING },
+};
+static char *rand_names[] = { "i0", "i1", "i2", "u0", "d0", "s0", "s1" };
+static struct rt_event_class rand_class = {
+	.provider = "t", .name = "rand", .nr_fields = 7,
+	.fields = rand_fields, .field_names = rand_names,
+};
+
+static bool uses_string(const struct tnode *n)
+{
+	return n && ((n->kind == T_FIELD && n->src[0] == 's') || uses_string(n->a) ||
+		     uses_string(n->b));
+}
+
+/* Event e through the fetch path: as parts (the strings followed by
+ * bytes that are no NUL, as a string that grew since its call site
+ * sized it), or flat (the fixed-size fields only). */
+static bool lib_eval(const struct rt_filter *f, const struct event *e, bool flat)
+{
+	char buf[2][32];
+	const char *sp[2];
+	for (int k = 0; k < 2; k++) {
+		memcpy(buf[k], e->s[k], e->slen[k]);
+		memset(buf[k] + e->slen[k], 'b', sizeof(buf[k]) - e->slen[k]);
+		sp[k] = buf[k];
+	}
+	struct rt_part parts[7] = {
+		{ &e->i[0], 8, RT_PART_FIXED }, { &e->i[1], 8, RT_PART_FIXED },
+		{ &e->i[2], 8, RT_PART_FIXED }, { &e->u0, 8, RT_PART_FIXED },
+		{ &e->d0, 8, RT_PART_FIXED },
+		{ &sp[0], (uint32_t)e->slen[0] + 1, RT_PART_STRING },
+		{ &sp[1], (uint32_t)e->slen[1] + 1, RT_PART_STRING },
+	};
+	char payload[40];
+	memcpy(payload, e->i, 24);
+	memcpy(payload + 24, &e->u0, 8);
+	memcpy(payload + 32, &e->d0, 8);
+	struct rt_filter_event ev = { .parts = parts, .nr = 7 };
+	if (flat)
+		ev = (struct rt_filter_event){ .flat = payload, .size = sizeof(payload) };
+	return rt_filter_pass(f, &ev);
+}
+
 static void test_random(void)
 {
 	unit_case = "random";
@@ -508,6 +600,9 @@ static void test_random(void)
 				CHECK(rtf_load(bytes, nbytes, &back, err, sizeof(err)) == 0,
 				      "%s: load: %s", text, err);
 				free(bytes);
+				struct rt_filter *bound = NULL;
+				if (back)
+					CHECK(rt_filter_bind(&rand_class, back, &bound) == 0, "bind");
 				for (int k = 0; k < 4; k++) {
 					struct event e;
 					rand_event(&e);
@@ -519,6 +614,15 @@ static void test_random(void)
 						CHECK(rtf_eval(back, fetch, &cb) == got, "%s: loaded",
 						      text);
 					}
+					if (bound) {
+						CHECK(lib_eval(bound, &e, false) == want,
+						      "%s (%s): library, parts", text,
+						      local ? "local" : "lttng");
+						if (!uses_string(t))
+							CHECK(lib_eval(bound, &e, true) == want,
+							      "%s (%s): library, flat", text,
+							      local ? "local" : "lttng");
+					}
 					total++;
 					trues += want;
 					CHECK(got == want,
@@ -528,6 +632,7 @@ static void test_random(void)
 					      (long long)e.i[2], (unsigned long long)e.u0, e.d0, e.s[0],
 					      e.s[1]);
 				}
+				free(bound);
 				rtf_free(back);
 				rtf_free(prog);
 			}
@@ -1063,6 +1168,142 @@ static void test_ftrace(void)
 	}
 }
 
+/* One expression on one event of class c through the fetch path. */
+static bool lib_run(const struct rt_event_class *c, const char *expr,
+		    const struct rt_filter_event *ev)
+{
+	char err[256];
+	struct rtf_program *prog, *back = NULL;
+	struct rt_filter *f = NULL;
+	void *bytes;
+	size_t n;
+	bool r = false;
+	if (!CHECK(rtf_compile(expr, NULL, &prog, err, sizeof(err)) == 0, "%s: %s", expr, err))
+		return false;
+	/* As a daemon sends it: saved, loaded. */
+	if (CHECK(rtf_save(prog, &bytes, &n) == 0, "save") &&
+	    CHECK(rtf_load(bytes, n, &back, err, sizeof(err)) == 0, "load: %s", err) &&
+	    CHECK(rt_filter_bind(c, back, &f) == 0, "bind"))
+		r = rt_filter_pass(f, ev);
+	free(f);
+	rtf_free(back);
+	rtf_free(prog);
+	free(bytes);
+	return r;
+}
+
+static void test_fetch_types(void)
+{
+	unit_case = "fetch types";
+	static struct rt_field_desc fd[] = {
+		{ "a", RT_TYPE_S8 }, { "b", RT_TYPE_U8 }, { "c", RT_TYPE_S16 },
+		{ "d", RT_TYPE_U16 }, { "e", RT_TYPE_S32 }, { "f", RT_TYPE_U32 },
+		{ "g", RT_TYPE_FLOAT }, { "h", RT_TYPE_BOOL }, { "p", RT_TYPE_POINTER },
+		{ "q", RT_TYPE_U64 }, { "x", RT_TYPE_DOUBLE },
+	};
+	static char *names[] = { "a", "b", "c", "d", "e", "f", "g", "h", "p", "q", "x" };
+	struct rt_event_class fixed = { .nr_fields = 11,
+					.fields = fd,
+					.field_names = names };
+	int8_t a = -5;
+	uint8_t b = 200;
+	int16_t c = -30000;
+	uint16_t d = 60000;
+	int32_t e = -2000000000;
+	uint32_t f = 4000000000u;
+	float g = 2.5f;
+	_Bool h = 1;
+	void *ptr = (void *)0x1000;
+	uint64_t q = UINT64_MAX;
+	double x = -0.25;
+	char flat[64], *w = flat;
+#define PUT(v) (memcpy(w, &(v), sizeof(v)), w += sizeof(v))
+	PUT(a), PUT(b), PUT(c), PUT(d), PUT(e), PUT(f), PUT(g), PUT(h), PUT(ptr), PUT(q), PUT(x);
+#undef PUT
+	struct rt_part parts[11] = {
+		{ &a, 1, 0 }, { &b, 1, 0 }, { &c, 2, 0 }, { &d, 2, 0 }, { &e, 4, 0 },
+		{ &f, 4, 0 }, { &g, 4, 0 }, { &h, 1, 0 }, { &ptr, 8, 0 }, { &q, 8, 0 },
+		{ &x, 8, 0 },
+	};
+	struct rt_filter_event evs[2] = {
+		{ .flat = flat, .size = (uint64_t)(w - flat), .ip = 0x1234 },
+		{ .parts = parts, .nr = 11, .ip = 0x1234 },
+	};
+	static const char *const yes[] = {
+		"a == -5", "b == 200", "c == -30000", "d == 60000", "e == -2000000000",
+		"f == 4000000000", "g == 2.5", "h == 1", "h == \"true\"", "h != \"false\"",
+		"p == 0x1000", "q == 0xffffffffffffffff", "q > 5", "x < 0 && x > -1",
+		"$payload.a < b", "$ctx.vpid == 4242", "$ctx.vtid == -4343", "$ctx.prio == 20",
+		"$ctx.procname == \"worker-*\"", "$ctx.procname == \"worker-1\"",
+		"$ctx.hostname == \"filterhost\"", "$ctx.cpu_id >= 0 && $ctx.cpu_id < 65536",
+		"$ctx.ip == 0x1234",
+	};
+	/* A missing field, context or $app anywhere: false (LTTng). */
+	static const char *const no[] = {
+		"a == 5", "nosuch == 0", "!(nosuch == 0)", "a == -5 || nosuch == 0",
+		"$ctx.nosuch == 0 || 1", "$app.p:n == 1 || 1", "!$payload.zz",
+		"$ctx.procname == 1 || 0",
+	};
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+			CHECK(lib_run(&fixed, yes[i], &evs[k]), "%s (%s): false", yes[i],
+			      k ? "parts" : "flat");
+		for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+			CHECK(!lib_run(&fixed, no[i], &evs[k]), "%s (%s): true", no[i],
+			      k ? "parts" : "flat");
+	}
+	/* A flat payload shorter than the class says, a part of the wrong
+	 * size or kind: the field is missing, nothing read past them. */
+	struct rt_filter_event shortev = { .flat = flat, .size = 10 };
+	CHECK(lib_run(&fixed, "a == -5", &shortev), "short: a");
+	CHECK(!lib_run(&fixed, "x < 0", &shortev), "short: x");
+	struct rt_part bad[11];
+	memcpy(bad, parts, sizeof(parts));
+	bad[4].size = 8;
+	bad[5].kind = RT_PART_STRING;
+	struct rt_filter_event badev = { .parts = bad, .nr = 3 };
+	CHECK(!lib_run(&fixed, "e == -2000000000", &badev), "bad size");
+	badev.nr = 11;
+	CHECK(!lib_run(&fixed, "e == -2000000000", &badev), "bad size");
+	CHECK(!lib_run(&fixed, "f == 4000000000", &badev), "bad kind");
+	CHECK(lib_run(&fixed, "d == 60000", &badev), "good part");
+
+	/* Strings and byte sequences (rt__record_parts). */
+	static struct rt_field_desc sd[] = {
+		{ "n", RT_TYPE_STRING }, { "raw", RT_TYPE_BYTES }, { "k", RT_TYPE_S32 },
+	};
+	static char *snames[] = { "n", "raw", "k" };
+	struct rt_event_class strs = { .nr_fields = 3, .fields = sd,
+				       .field_names = snames };
+	const char *n = "req42";
+	struct rt_bytes raw = { "\x01\x02", 2 };
+	int32_t kv = 7;
+	struct rt_part sp[3] = {
+		{ &n, 6, RT_PART_STRING }, { &raw, 6, RT_PART_BYTES }, { &kv, 4, 0 },
+	};
+	struct rt_filter_event sev = { .parts = sp, .nr = 3 };
+	CHECK(lib_run(&strs, "n == \"req*\" && k == 7", &sev), "string glob");
+	CHECK(lib_run(&strs, "n == \"req42\" && n != \"req4\" && n > \"req\"", &sev), "string");
+	CHECK(!lib_run(&strs, "raw == 1 || k == 7", &sev), "a byte sequence is missing");
+	CHECK(!lib_run(&strs, "n == 1 || k == 7", &sev), "string against a number");
+	/* A string that shrank since its call site sized it: the bytes up
+	 * to its NUL (the trace pads the rest); NULL is "(null)". */
+	const char *shrunk = "req";
+	sp[0].ptr = &shrunk;
+	CHECK(lib_run(&strs, "n == \"req\"", &sev), "shrunk string");
+	const char *grown = "req42-and-more";
+	sp[0].ptr = &grown;
+	CHECK(lib_run(&strs, "n == \"req42\"", &sev), "grown string: cut at its size");
+	const char *null = NULL;
+	sp[0].ptr = &null;
+	sp[0].size = 7;
+	CHECK(lib_run(&strs, "n == \"(null)\"", &sev), "NULL string");
+	/* A flat payload reaches no field after a string. */
+	int32_t k7 = 7;
+	struct rt_filter_event sflat = { .flat = (const char *)&k7, .size = 4 };
+	CHECK(!lib_run(&strs, "k == 7", &sflat), "flat past a string");
+}
+
 int main(void)
 {
 	test_fixed();
@@ -1071,6 +1312,7 @@ int main(void)
 	test_garbage();
 	test_wire();
 	test_ftrace();
+	test_fetch_types();
 	test_random();
 	return unit_finish();
 }
