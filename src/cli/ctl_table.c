@@ -197,10 +197,11 @@ const struct ctl_cmd ctl_cmds[] = {
   "fires, the daemon runs its actions in order. Conditions: channel-buffer-usage-ge\n"
   "or channel-buffer-usage-le --session=S --channel=C --domain=user|kernel\n"
   "--threshold-ratio=R; session-consumed-size-ge --session=S --threshold-size=SIZE;\n"
-  "event-rule-matches --type=user|kernel|syscall [--name=PATTERN] [--filter=EXPR]\n"
-  "[--log-level=LEVEL..] [--exclude-name=PATTERN] [--capture=FIELD] (kept, not\n"
-  "evaluated yet). Actions: notify, snapshot-session S, stop-session S, start-session\n"
-  "S, each with [--rate-policy=every:N|once-after:N]. See docs/triggers.md.",
+  "event-rule-matches --type=user|kernel|syscall[:entry|:exit] [--name=PATTERN]\n"
+  "[--filter=EXPR] [--log-level=LEVEL..] [--exclude-name=PATTERN] [--capture=FIELD]\n"
+  "(kernel and syscall: root's daemon; user: kept, not evaluated yet). Actions:\n"
+  "notify, snapshot-session S, stop-session S, start-session S, each with\n"
+  "[--rate-policy=every:N|once-after:N]. See docs/triggers.md.",
   NULL, ARG_STR, 0, 0, false, SHORT_MS, { { NULL, 0, 0, NULL, NULL, NULL, NULL } } },
 { "list-triggers", "list the triggers (yours; root: everyone's)", "ringtrace list-triggers",
   "List the triggers: name, owner, condition, how often it fired, and per action its\n"

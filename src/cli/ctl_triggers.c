@@ -62,7 +62,7 @@ int ctl_run_add_trigger(const struct ctl_cmd *c, int argc, char **argv)
 static bool numeric_key(const char *k)
 {
 	static const char *const keys[] = {
-		"owner-uid", "time-ns", "fired", "pid", "tid", "consumed-size", "buffer-usage",
+		"owner-uid", "time-ns", "fired", "pid", "tid", "cpu", "consumed-size", "buffer-usage",
 	};
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (!strcmp(k, keys[i]))

@@ -143,6 +143,8 @@ struct ctl_trigger {
 	uint64_t requests[RT_TRIGGER_MAX_ACTIONS];	/* per action (rate policy) */
 	uint64_t runs[RT_TRIGGER_MAX_ACTIONS];
 	uint64_t errors[RT_TRIGGER_MAX_ACTIONS];
+	uint64_t id;			/* unique in the daemon's life: its matches' label */
+	struct kdp_trigger *kernel;	/* kernel and syscall event rules: the watch */
 	struct ctl_trigger *next;
 };
 extern struct ctl_trigger *ctl_triggers;	/* in the order added */
@@ -167,6 +169,8 @@ void ctl_triggers_fini(void);
  * size) every CTL_TRIGGER_POLL_MS: the loop's timer, armed while such a
  * trigger exists. 0 or -errno. */
 #define CTL_TRIGGER_POLL_MS 100
+/* ctl_trigger_timer_init also has the loop take the kernel triggers'
+ * matches (dp_kernel_trigger_take) and fire them. */
 int ctl_trigger_timer_init(void);
 void ctl_trigger_timer_update(void);
 void ctl_trigger_timer_fini(void);

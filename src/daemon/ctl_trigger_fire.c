@@ -11,6 +11,10 @@
  * was not active), like LTTng's, so a buffer that stays full fires once,
  * and again after it drained below the threshold.
  *
+ * Event-rule-matches conditions on kernel and system call events fire
+ * at each match that kernel_triggers.c queues (the loop's eventfd): the
+ * values are the event's (name, pid, tid, captures).
+ *
  * A firing runs the trigger's actions in order. Each action counts its
  * execution requests and runs when the count meets its rate policy
  * (every:N: N, 2N, ...; once-after:N: the Nth only). start-session,
@@ -100,16 +104,42 @@ static void poll_triggers(int fd, short revents, void *arg)
 	}
 }
 
+/* The kernel triggers' matches (kernel_triggers.c), oldest first: each
+ * fires its trigger, unless it was removed since. */
+static void kernel_matches(int fd, short revents, void *arg)
+{
+	(void)revents;
+	(void)arg;
+	uint64_t n, id;
+	struct rtp_kv values;
+	if (read(fd, &n, sizeof(n)) < 0)
+		(void)0;	/* the queue says what there is */
+	while (dp_kernel_trigger_take(&id, &values)) {
+		struct ctl_trigger *t = ctl_triggers;
+		while (t && t->id != id)
+			t = t->next;
+		if (t)
+			ctl_trigger_fire(t, &values);
+		rtp_kv_free(&values);
+	}
+}
+
 int ctl_trigger_timer_init(void)
 {
 	timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (timer_fd < 0)
 		return -errno;
 	int ret = rtd_loop_add(timer_fd, poll_triggers, NULL);
-	if (ret < 0) {
-		close(timer_fd);
-		timer_fd = -1;
-	}
+	if (ret < 0)
+		goto fail;
+	int kfd = dp_kernel_triggers_init();
+	if ((ret = kfd) < 0 || (ret = rtd_loop_add(kfd, kernel_matches, NULL)) < 0)
+		goto fail;
+	return 0;
+fail:
+	dp_kernel_triggers_fini();
+	close(timer_fd);
+	timer_fd = -1;
 	return ret;
 }
 
@@ -130,6 +160,7 @@ void ctl_trigger_timer_update(void)
 
 void ctl_trigger_timer_fini(void)
 {
+	dp_kernel_triggers_fini();
 	if (timer_fd >= 0)
 		close(timer_fd);
 	timer_fd = -1;

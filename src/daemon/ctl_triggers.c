@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/array.h"
 #include "ctl.h"
@@ -74,6 +75,31 @@ static int auto_name(struct rt_trigger *t, uid_t owner)
 	return t->name ? 0 : -ENOMEM;
 }
 
+/* A kernel or syscall event rule: watched in the kernel (kernel_triggers.c),
+ * by a daemon that has the kernel domain, for an owner who may see every
+ * process's kernel events (root, or the daemon's own user). */
+static int watch_kernel(struct ctl_trigger *ct, char *err, size_t errlen)
+{
+	char why[CTL_ERRLEN];
+	int ret = dp_kernel_access(why, sizeof(why));
+	if (ret < 0) {
+		snprintf(err, errlen, "trigger %s: kernel and syscall event rules are watched by "
+			 "root's session daemon only: %s", ct->t.name, why);
+		return ret;
+	}
+	if (ct->owner != 0 && ct->owner != geteuid()) {
+		snprintf(err, errlen, "trigger %s: kernel and syscall event rules are root's "
+			 "(they see every process's kernel events): uid %u may not own one",
+			 ct->t.name, (unsigned)ct->owner);
+		return -EPERM;
+	}
+	ret = dp_kernel_trigger_add(ct->id, ct->t.name, &ct->t.cond, &ct->kernel, why,
+				    sizeof(why));
+	if (ret < 0)
+		snprintf(err, errlen, "trigger %s: %s", ct->t.name, why);
+	return ret;
+}
+
 int ctl_add_trigger(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err,
 		    size_t errlen)
 {
@@ -109,6 +135,11 @@ int ctl_add_trigger(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, ch
 		ret = -EEXIST;
 		goto fail;
 	}
+	static uint64_t last_id;
+	ct->id = ++last_id;
+	if (ct->t.cond.type == RT_COND_EVENT_RULE && ct->t.cond.er_type != RT_ER_USER &&
+	    (ret = watch_kernel(ct, err, errlen)) < 0)
+		goto fail;
 	struct ctl_trigger **tail = &ctl_triggers;
 	while (*tail)
 		tail = &(*tail)->next;
@@ -118,10 +149,10 @@ int ctl_add_trigger(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, ch
 	     ct->t.cond.type == RT_COND_BUFFER_USAGE_LE) && ct->t.cond.kernel)
 		rtp_kv_addf(reply, "warning", "trigger %s: the kernel channels' buffer usage is not "
 			    "measured yet: this condition does not fire", ct->t.name);
-	if (ct->t.cond.type == RT_COND_EVENT_RULE)
-		rtp_kv_addf(reply, "warning", "trigger %s: event-rule-matches conditions are kept "
-			    "(listed, saved) but not evaluated yet: this trigger does not fire",
-			    ct->t.name);
+	if (ct->t.cond.type == RT_COND_EVENT_RULE && ct->t.cond.er_type == RT_ER_USER)
+		rtp_kv_addf(reply, "warning", "trigger %s: event-rule-matches conditions on user "
+			    "events are kept (listed, saved) but not evaluated yet: this trigger "
+			    "does not fire", ct->t.name);
 	rtp_kv_add(reply, "trigger", ct->t.name);
 	rtp_kv_addf(reply, "owner", "%u", (unsigned)ct->owner);
 	fprintf(out, "Trigger %s added.\n", ct->t.name);
@@ -183,6 +214,7 @@ static int owner_of(const struct ctl_req *r, uid_t *owner, char *err, size_t err
 
 static void trigger_free(struct ctl_trigger *t)
 {
+	dp_kernel_trigger_remove(t->kernel);
 	rt_trigger_free(&t->t);
 	free(t);
 }

@@ -31,6 +31,8 @@
 
 #include "../common/context.h"
 #include "../common/rule.h"
+#include "../proto/proto.h"
+#include "../trigger/trigger.h"
 
 #define RTD_NAME_MAX 64		/* session and channel names, with NUL */
 #define RTD_PATTERN_MAX 256	/* event name globs, with NUL */
@@ -329,5 +331,31 @@ int dp_kernel_errors(struct rtd_session *s, bool take, char *err, size_t errlen)
 int dp_kernel_stats(struct rtd_session *s, struct rtd_channel_stats *st);
 int dp_kernel_rule_matches(const char *glob, bool syscall, char *err, size_t errlen);
 int dp_kernel_remove_stale(void);
+
+/*
+ * Event-rule-matches conditions on kernel and system call events
+ * (kernel_triggers.c): each in a tracefs instance of its own, with the
+ * rule's events and filter, read by one thread whether or not a session
+ * records those events; its matches wait for the main loop.
+ *  - dp_kernel_triggers_init: the eventfd that is readable when matches
+ *    wait (for the loop), or -errno. dp_kernel_triggers_fini: remove
+ *    every instance, stop the reader, drop the matches.
+ *  - dp_kernel_trigger_add: the condition c of trigger `name` watched,
+ *    its matches labelled `id`; 0 and *out, or -errno (-EINVAL: a $ctx
+ *    capture the kernel has not, a filter ftrace cannot express; -ENOENT:
+ *    no event matches; -EACCES) with one line in err.
+ *  - dp_kernel_trigger_remove: its instance removed (matches of it still
+ *    queued keep its id).
+ *  - dp_kernel_trigger_take: the oldest queued match (*id, and *values,
+ *    which the caller frees: event, pid, tid, procname, cpu, then a
+ *    capture=FIELD=VALUE entry per capture the event has), or false.
+ */
+struct kdp_trigger;
+int dp_kernel_triggers_init(void);
+void dp_kernel_triggers_fini(void);
+int dp_kernel_trigger_add(uint64_t id, const char *name, const struct rt_trigger_cond *c,
+			  struct kdp_trigger **out, char *err, size_t errlen);
+void dp_kernel_trigger_remove(struct kdp_trigger *k);
+bool dp_kernel_trigger_take(uint64_t *id, struct rtp_kv *values);
 
 #endif /* RINGTRACE_RTD_H */

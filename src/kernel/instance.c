@@ -63,10 +63,13 @@ int rtk_access(char *err, size_t errlen)
 	return 0;
 }
 
-/* "ringtrace-PID-SESSION" with SESSION's unusual bytes replaced. */
-static void instance_name(char *out, size_t len, pid_t owner, const char *session)
+/* "ringtrace-PID-SESSION" with SESSION's unusual bytes replaced;
+ * "ringtrace-PID-trigger-NAME" for a trigger's. */
+static void instance_name(char *out, size_t len, pid_t owner, const char *session,
+			  bool trigger)
 {
-	int n = snprintf(out, len, RTK_INSTANCE_PREFIX "%d-", (int)owner);
+	int n = snprintf(out, len, RTK_INSTANCE_PREFIX "%d-%s", (int)owner,
+			 trigger ? "trigger-" : "");
 	for (const char *s = session && *session ? session : "session";
 	     *s && (size_t)n + 1 < len; s++)
 		out[n++] = (isalnum((unsigned char)*s) || *s == '_' || *s == '.') ? *s : '_';
@@ -127,6 +130,15 @@ static bool matches(const char *const *globs, size_t n, const char *a, const cha
 		any |= now[i];
 	}
 	return any;
+}
+
+/* Whether one of cfg's exclusion globs matches a (or b). */
+static bool excluded(const struct rtk_config *cfg, const char *a, const char *b)
+{
+	for (size_t i = 0; i < cfg->nr_excludes; i++)
+		if (!fnmatch(cfg->excludes[i], a, 0) || (b && !fnmatch(cfg->excludes[i], b, 0)))
+			return true;
+	return false;
 }
 
 /* Read the event's format into the instance's formats: 0 or -errno
@@ -205,8 +217,9 @@ static int enable_tracepoints(struct rtk_instance *in, const struct rtk_config *
 		for (char **e = events; e && *e && !ret; e++) {
 			char full[512];
 			snprintf(full, sizeof(full), "%s:%s", *s, *e);
-			if (cfg->all_events ||
-			    matches(cfg->events, cfg->nr_events, full, *e, hit, now))
+			if ((cfg->all_events ||
+			     matches(cfg->events, cfg->nr_events, full, *e, hit, now)) &&
+			    !excluded(cfg, full, *e))
 				ret = enable_event(in, fl, now, *s, *e, err, errlen);
 		}
 		tracefs_list_free(events);
@@ -245,12 +258,15 @@ static int enable_syscalls(struct rtk_instance *in, const struct rtk_config *cfg
 		goto out;
 	for (char **e = events; *e && !ret; e++) {
 		const char *name = NULL;
+		unsigned sides = cfg->syscall_sides ? cfg->syscall_sides
+						    : RTK_SYSCALL_ENTRY | RTK_SYSCALL_EXIT;
 		if (!strncmp(*e, "sys_enter_", 10))
-			name = *e + 10;
+			name = (sides & RTK_SYSCALL_ENTRY) ? *e + 10 : NULL;
 		else if (!strncmp(*e, "sys_exit_", 9))
-			name = *e + 9;
+			name = (sides & RTK_SYSCALL_EXIT) ? *e + 9 : NULL;
 		if (name && (cfg->all_syscalls ||
-			     matches(cfg->syscalls, cfg->nr_syscalls, name, NULL, hit, now)))
+			     matches(cfg->syscalls, cfg->nr_syscalls, name, NULL, hit, now)) &&
+		    !excluded(cfg, name, NULL))
 			ret = enable_event(in, fl, now, "syscalls", *e, err, errlen);
 	}
 	for (size_t i = 0; !ret && !cfg->all_syscalls && i < cfg->nr_syscalls; i++)
@@ -376,7 +392,7 @@ int rtk_instance_create(const struct rtk_config *cfg, struct rtk_instance **out,
 	if (!in)
 		return -ENOMEM;
 	char name[128];
-	instance_name(name, sizeof(name), getpid(), cfg->session);
+	instance_name(name, sizeof(name), getpid(), cfg->session, cfg->trigger);
 	if (tracefs_instance_exists(name)) {
 		rt_errf(err, errlen, "the tracefs instance %s exists already", name);
 		free(in);

@@ -88,7 +88,23 @@ struct rtk_config {
 	 * new, renamed, exec'ed and freed threads are enabled too, for the
 	 * conversion only (not written into the trace unless asked for). */
 	unsigned contexts;
+	/* Events left out although a glob matches them: globs matched as the
+	 * events' ("system:event" and "event") and the system calls' names
+	 * (a trigger rule's --exclude-name). */
+	const char *const *excludes;
+	size_t nr_excludes;
+	/* The sides of the system calls recorded: RTK_SYSCALL_ENTRY and/or
+	 * RTK_SYSCALL_EXIT; 0: both. */
+	unsigned syscall_sides;
+	/* A trigger's instance (the daemon's event-rule-matches conditions):
+	 * named "ringtrace-OWNERPID-trigger-" then `session` with its unusual
+	 * bytes replaced, a name no session's instance has (their names never
+	 * hold a '-' there); removed as stale like the sessions' ones. */
+	bool trigger;
 };
+
+#define RTK_SYSCALL_ENTRY 1u
+#define RTK_SYSCALL_EXIT 2u
 
 struct rtk_instance;
 struct rtk_formats;
@@ -171,6 +187,7 @@ enum rtk_context {
 	RTK_CTX_PRIO = 1u << 2,		/* s32 prio: as /proc's priority (nice + 20) */
 };
 #define RTK_CTX_ALL (RTK_CTX_PID | RTK_CTX_PROCNAME | RTK_CTX_PRIO)
+#define RTK_PRIO_UNKNOWN (-1000)	/* the prio context of a thread not known */
 
 /* The context named `name` (LTTng's: pid, procname, prio; tid is 0:
  * always there), or -EINVAL; the name of one bit (NULL for another). */
@@ -203,6 +220,42 @@ long rtk_trace_packet(struct rtk_trace *t, unsigned cpu, const void *page, size_
  */
 int rtk_trace_lost_packet(struct rtk_trace *t, unsigned cpu, uint64_t total, char **pkt,
 			  size_t *len, char *err, size_t errlen);
+
+/*
+ * An event as a page's conversion meets it, for a caller that watches
+ * them (rtk_trace_watch: the daemon's trigger conditions). Valid during
+ * the call only.
+ */
+struct rtk_class;
+struct rtk_event {
+	unsigned cpu;
+	uint64_t time;			/* as in the packet: ticks of the trace clock */
+	const char *name;		/* the class's CTF name (syscall_entry_write, ...) */
+	int32_t tid;			/* the emitter (common_pid) */
+	/* The emitter's process, name and priority as the contexts give
+	 * them (the trace's rtk_context bits; else pid -1, "",
+	 * RTK_PRIO_UNKNOWN). */
+	int32_t pid;
+	const char *procname;
+	int32_t prio;
+	const struct rtk_class *cls;	/* for rtk_event_field */
+	const char *rec;
+	int size;
+};
+/* Call fn(arg, event) for every event that rtk_trace_packet writes
+ * (hidden bookkeeping events and skipped ones not), after it is written
+ * into the packet; fn NULL: none. */
+void rtk_trace_watch(struct rtk_trace *t, void (*fn)(void *arg, const struct rtk_event *e),
+		     void *arg);
+/*
+ * The payload field of e that the trace calls `name` (its CTF name, as
+ * LTTng's kernel traces name it): 0 and *v (RTF_INT or RTF_UINT for the
+ * integers, as the field's sign; RTF_STRING for the strings, up to their
+ * first NUL, pointing into the record), -ENOENT (no such field) or
+ * -EINVAL (an array of bytes, or a field outside the record).
+ */
+struct rtf_value;
+int rtk_event_field(const struct rtk_event *e, const char *name, struct rtf_value *v);
 
 struct rtk_trace_stats {
 	uint64_t events;	/* converted */

@@ -90,8 +90,6 @@ struct rtk_proc {
 	bool looked_up;		/* /proc was read for it */
 };
 
-#define RTK_PRIO_UNKNOWN (-1000)
-
 struct rtk_procs {
 	struct rtk_proc *slots;
 	size_t cap, used;	/* cap: a power of two, or 0 */

@@ -44,6 +44,7 @@
 
 #include "../ctf/ctf_packet.h"
 #include "../common/array.h"
+#include "../filter/filter.h"
 #include "kernel_internal.h"
 
 #define RTK_PAGE_HEADER 16u
@@ -83,6 +84,8 @@ struct rtk_trace {
 	uint32_t nr_ctx;
 	unsigned contexts;		/* enum rtk_context bits */
 	struct rtk_procs procs;		/* for pid, procname, prio */
+	void (*watch)(void *arg, const struct rtk_event *e);	/* rtk_trace_watch */
+	void *watch_arg;
 };
 
 const char *rtk_context_name(unsigned bit)
@@ -424,6 +427,80 @@ static char *put_payload(struct rtk_trace *t, char *p, const struct rtk_class *c
 	return p;
 }
 
+void rtk_trace_watch(struct rtk_trace *t, void (*fn)(void *arg, const struct rtk_event *e),
+		     void *arg)
+{
+	t->watch = fn;
+	t->watch_arg = arg;
+}
+
+/* The event just written, to the watcher. */
+static void watched(struct rtk_trace *t, const struct rtk_class *c, const char *rec, int size,
+		    unsigned cpu, uint64_t when)
+{
+	int32_t tid = c->pid_offset >= 0 ? (int32_t)rd32(rec + c->pid_offset) : -1;
+	struct rtk_event e = { .cpu = cpu, .time = when, .name = c->name, .tid = tid, .pid = -1,
+			       .procname = "", .prio = RTK_PRIO_UNKNOWN, .cls = c, .rec = rec,
+			       .size = size };
+	const struct rtk_proc *p = t->contexts && tid > 0 ? rtk_procs_resolve(&t->procs, tid)
+							  : NULL;
+	if (p) {
+		e.pid = t->contexts & RTK_CTX_PID ? p->pid : -1;
+		e.procname = t->contexts & RTK_CTX_PROCNAME ? p->comm : "";
+		e.prio = t->contexts & RTK_CTX_PRIO ? p->prio : RTK_PRIO_UNKNOWN;
+	}
+	t->watch(t->watch_arg, &e);
+}
+
+int rtk_event_field(const struct rtk_event *e, const char *name, struct rtf_value *v)
+{
+	const struct rtk_class *c = e->cls;
+	for (uint32_t i = 0; i < c->nr_fields; i++) {
+		if (strcmp(c->descs[i].name, name))
+			continue;
+		const struct rtk_field *fl = &c->fields[i];
+		int off = fl->offset, len = fl->size;
+		if (fl->offset < 0 || fl->offset + fl->size > e->size)
+			return -EINVAL;
+		*v = (struct rtf_value){ .type = RTF_NONE };
+		switch (fl->kind) {
+		case RTK_INT: {
+			uint64_t u = 0;
+			if (len > 8)
+				return -EINVAL;
+			memcpy(&u, e->rec + off, (size_t)len);	/* little-endian */
+			uint32_t ty = c->descs[i].type;
+			bool sign = ty == RT_TYPE_S8 || ty == RT_TYPE_S16 || ty == RT_TYPE_S32 ||
+				    ty == RT_TYPE_S64;
+			if (sign && len < 8 && (u >> (8 * len - 1)) & 1)
+				u |= ~0ull << (8 * len);	/* sign-extended */
+			if (sign) {
+				v->type = RTF_INT;
+				v->i = (int64_t)u;
+			} else {
+				v->type = RTF_UINT;
+				v->u = u;
+			}
+			return 0;
+		}
+		case RTK_STR_DYN:
+			if ((len = dyn_span(fl, e->rec, e->size, &off)) < 0)
+				return -EINVAL;
+			/* fall through */
+		case RTK_STR_ARRAY: {
+			const char *nul = memchr(e->rec + off, '\0', (size_t)len);
+			v->type = RTF_STRING;
+			v->s.p = e->rec + off;
+			v->s.len = nul ? (size_t)(nul - (e->rec + off)) : (size_t)len;
+			return 0;
+		}
+		default:
+			return -EINVAL;
+		}
+	}
+	return -ENOENT;
+}
+
 /* Close the packet built in t->out (`used` bytes, events included);
  * `discarded` is the stream's new total. Returns its size (8-byte units,
  * ctf_packet.h). */
@@ -530,6 +607,8 @@ long rtk_trace_packet(struct rtk_trace *t, unsigned cpu, const void *page, size_
 		used = (size_t)(p - t->out);
 		prev = when;
 		nr++;
+		if (t->watch)
+			watched(t, c, rec, rsize, cpu, when);
 	}
 	*len = close_packet(t, s, cpu, used, begin, prev, s->discarded + lost);
 	*pkt = t->out;

@@ -209,13 +209,6 @@ static int check_capture(struct parser *p, const char *v)
 	if (name_end == s || *q)
 		return fail(p, -EINVAL, "--capture: '%.64s' is not a field name or $ctx.NAME, "
 			    "with an optional [INDEX]", v);
-	if (ctx) {
-		char cname[64];
-		snprintf(cname, sizeof(cname), "%.*s", (int)(name_end - s), s);
-		if (rt_context_by_name(cname) < 0)
-			return fail(p, -EINVAL, "--capture=%.64s: unknown context '%s' (%s)", v,
-				    cname, rt_context_names);
-	}
 	return add_str(p, &p->t->cond.captures, &p->t->cond.nr_captures, &p->cap_captures,
 		       "--capture", v);
 }
@@ -428,9 +421,22 @@ static int check_complete(struct parser *p)
 	if (c->type == RT_COND_EVENT_RULE) {
 		if (!p->seen_type)
 			return fail(p, -EINVAL, "event-rule-matches needs --type=user|kernel|syscall");
-		if (c->er_type != RT_ER_USER && (c->nr_excludes || p->seen_log_level))
-			return fail(p, -EINVAL, "%s applies to user space rules only (--type=user)",
-				    c->nr_excludes ? "--exclude-name" : "--log-level");
+		if (c->er_type != RT_ER_USER && p->seen_log_level)
+			return fail(p, -EINVAL, "--log-level applies to user space rules only "
+				    "(--type=user)");
+		/* The user space contexts are the library's; the kernel's
+		 * (tid, pid, procname, prio, cpu_id) are checked by the daemon
+		 * that has the kernel domain. */
+		for (size_t i = 0; c->er_type == RT_ER_USER && i < c->nr_captures; i++) {
+			const char *v = c->captures[i];
+			if (strncmp(v, "$ctx.", 5))
+				continue;
+			char cname[64];
+			snprintf(cname, sizeof(cname), "%.*s", (int)strcspn(v + 5, "["), v + 5);
+			if (rt_context_by_name(cname) < 0)
+				return fail(p, -EINVAL, "--capture=%.64s: unknown context '%s' (%s)",
+					    v, cname, rt_context_names);
+		}
 	} else {
 		const char *need = !p->seen_session ? "--session" :
 			c->type == RT_COND_CONSUMED_SIZE_GE ? (p->seen_size ? NULL : "--threshold-size") :

@@ -86,8 +86,6 @@ SYNTAX_ERRORS = [
      "--type given twice"),
     (["--condition=event-rule-matches", "--type=kernel", "--log-level=INFO",
       "--action=notify"], 2, "--log-level applies to user space rules only"),
-    (["--condition=event-rule-matches", "--type=syscall", "--exclude-name=x",
-      "--action=notify"], 2, "--exclude-name applies to user space rules only"),
     (["--condition=event-rule-matches", "--type=user", "--log-level=LOUD..",
       "--action=notify"], 2, "--log-level:"),
     (["--condition=event-rule-matches", "--type=user", "--log-level=..INFO",
@@ -497,7 +495,7 @@ class TestPersistence(TriggerCase):
         self.rt("add-trigger", "--name=t", *USAGE_LE, "--action=notify",
                 "--rate-policy=every:1")
         self.rt("add-trigger", "--name=odd%name", "--condition=event-rule-matches",
-                "--type=syscall:entry", "--name=open*", "--filter=a == \"x y\"",
+                "--type=user", "--name=app:open*", "--filter=a == \"x y\"",
                 "--capture=$ctx.vtid", "--action=snapshot-session", "s",
                 "--rate-policy=once-after:7", "--action=notify")
         before = self.rt("list-triggers")

@@ -1,0 +1,434 @@
+/*
+ * kernel_triggers.c - event-rule-matches conditions on kernel and system
+ * call events (the dp_kernel_trigger_* hooks of rtd.h), evaluated in the
+ * kernel source whether or not a session records the events.
+ *
+ * Each such trigger has its own tracefs instance (src/kernel, named
+ * "ringtrace-PID-trigger-ID_NAME": removed with the trigger, at exit, and
+ * as stale at the next start after a kill -9), with the rule's events
+ * enabled (its --name glob less its --exclude-name globs, the syscall
+ * sides asked for) and the rule's --filter translated into each event's
+ * ftrace filter (src/filter's rtf_to_ftrace through rtk_config's filters),
+ * so that the kernel keeps only the events that match: every event the
+ * instance holds is a match of its trigger. One reader thread reads
+ * every trigger instance's per-CPU buffers every KT_PERIOD_MS, whether a
+ * session is started or not, and converts the pages with src/kernel's
+ * conversion (rtk_trace_packet, the one page decoder); its watcher
+ * (rtk_trace_watch) turns each event into a match: the trigger's id, the
+ * event's name, pid, tid, cpu and the captured values. The matches of a
+ * round are sorted by event time (the CPUs are read one after another)
+ * and queued for the main loop, woken through an eventfd
+ * (dp_kernel_trigger_fd), which takes them (dp_kernel_trigger_take) and
+ * runs the triggers' actions (ctl_trigger_fire).
+ *
+ * Instances are in overwrite mode: if the reader fell behind, the oldest
+ * unread matches are lost, counted from the pages' missed-events flags
+ * and logged; a queue past KT_QUEUE_MAX matches (a main loop stuck in a
+ * long action) drops the newest, counted and logged too.
+ *
+ * Concurrency: the hooks run on the main thread (rtd_lock held); the
+ * reader never takes rtd_lock. `kt.lock` guards the trigger list (the
+ * reader uses the instances under it: add and remove wait for a round to
+ * end) and the match queue.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "../common/array.h"
+#include "../common/warn.h"
+#include "../filter/filter.h"
+#include "../kernel/kernel.h"
+#include "app.h"
+#include "rtd.h"
+
+#define KT_PERIOD_MS 10		/* between two reads of the trigger instances */
+#define KT_PAGES_MAX 256	/* pages read from one CPU in one round */
+#define KT_QUEUE_MAX 4096	/* matches waiting for the main loop */
+#define KT_BUFFER_KB 256	/* per CPU, of each trigger instance */
+
+struct kdp_trigger {
+	uint64_t id;
+	char *name;			/* for messages */
+	struct rtk_instance *in;
+	struct rtk_pages pages;
+	struct rtk_trace *t;
+	char **captures;		/* the rule's --capture descriptors (copies) */
+	size_t nr_captures;
+	uint64_t lost_logged;		/* the kernel's losses reported so far */
+	bool bad_logged;		/* a page that did not parse was reported */
+	struct kdp_trigger *next;
+};
+
+struct kt_match {
+	uint64_t id;
+	uint64_t time;
+	struct rtp_kv values;
+};
+
+static struct {
+	pthread_mutex_t lock;		/* triggers, queue, nr_queue, dropped */
+	struct kdp_trigger *triggers;
+	struct kt_match *queue;		/* for the main loop, in time order */
+	size_t nr_queue, cap_queue, head;
+	uint64_t dropped;
+	struct kt_match *round;		/* the reader's matches of one round */
+	size_t nr_round, cap_round;
+	pthread_t reader;
+	bool reading;			/* main thread only */
+	bool quit;			/* under lock */
+	int ready;			/* eventfd: matches are queued */
+	int wake;			/* eventfd: the reader returns */
+} kt = { .lock = PTHREAD_MUTEX_INITIALIZER, .ready = -1, .wake = -1 };
+
+/* The value of capture `cap` of event e as text into buf: 0, or -ENOENT
+ * when the event has no such field or context. */
+static int capture_value(const struct rtk_event *e, const char *cap, char *buf, size_t len)
+{
+	if (!strncmp(cap, "$ctx.", 5)) {
+		const char *c = cap + 5;
+		if (!strcmp(c, "tid") || !strcmp(c, "vtid"))
+			snprintf(buf, len, "%d", (int)e->tid);
+		else if ((!strcmp(c, "pid") || !strcmp(c, "vpid")) && e->pid >= 0)
+			snprintf(buf, len, "%d", (int)e->pid);
+		else if (!strcmp(c, "procname") && e->procname[0])
+			snprintf(buf, len, "%s", e->procname);
+		else if (!strcmp(c, "prio") && e->prio != RTK_PRIO_UNKNOWN)
+			snprintf(buf, len, "%d", (int)e->prio);
+		else if (!strcmp(c, "cpu_id"))
+			snprintf(buf, len, "%u", e->cpu);
+		else
+			return -ENOENT;
+		return 0;
+	}
+	if (strchr(cap, '['))
+		return -ENOENT;		/* no kernel field is an array of numbers here */
+	struct rtf_value v;
+	if (rtk_event_field(e, cap, &v) < 0)
+		return -ENOENT;
+	if (v.type == RTF_INT)
+		snprintf(buf, len, "%lld", (long long)v.i);
+	else if (v.type == RTF_UINT)
+		snprintf(buf, len, "%llu", (unsigned long long)v.u);
+	else
+		snprintf(buf, len, "%.*s", (int)v.s.len, v.s.p);
+	return 0;
+}
+
+/* rtk_trace_watch's callback: every event of a trigger's instance is a
+ * match of it (the kernel applied the rule). Reader thread, kt.lock held. */
+static void on_event(void *arg, const struct rtk_event *e)
+{
+	struct kdp_trigger *k = arg;
+	if (RT_ARRAY_GROW(kt.round, kt.cap_round, kt.nr_round + 1, 64) < 0) {
+		kt.dropped++;
+		return;
+	}
+	struct kt_match *m = &kt.round[kt.nr_round++];
+	*m = (struct kt_match){ .id = k->id, .time = e->time };
+	rtp_kv_add(&m->values, "event", e->name);
+	if (e->pid >= 0)
+		rtp_kv_addf(&m->values, "pid", "%d", (int)e->pid);
+	rtp_kv_addf(&m->values, "tid", "%d", (int)e->tid);
+	if (e->procname[0])
+		rtp_kv_add(&m->values, "procname", e->procname);
+	rtp_kv_addf(&m->values, "cpu", "%u", e->cpu);
+	for (size_t i = 0; i < k->nr_captures; i++) {
+		char val[4096];
+		if (capture_value(e, k->captures[i], val, sizeof(val)) == 0)
+			rtp_kv_addf(&m->values, "capture", "%s=%s", k->captures[i], val);
+	}
+}
+
+/* Read what the trigger's buffers hold. Reader thread, kt.lock held. */
+static void read_trigger(struct kdp_trigger *k)
+{
+	char err[RTD_ERRLEN];
+	for (unsigned cpu = 0; cpu < k->pages.nr_cpus; cpu++) {
+		for (unsigned n = 0; n < KT_PAGES_MAX; n++) {
+			const void *page;
+			long size = k->pages.read(k->pages.arg, cpu, &page, err, sizeof(err));
+			if (size <= 0) {
+				if (size < 0 && !k->bad_logged) {
+					rt_warn("trigger %s: %s", k->name, err);
+					k->bad_logged = true;
+				}
+				break;
+			}
+			char *pkt;
+			size_t len;
+			if (rtk_trace_packet(k->t, cpu, page, (size_t)size, &pkt, &len, err,
+					     sizeof(err)) < 0 && !k->bad_logged) {
+				rt_warn("trigger %s: a page of its events is lost: %s", k->name, err);
+				k->bad_logged = true;
+			}
+		}
+	}
+	struct rtk_trace_stats st;
+	rtk_trace_stats(k->t, &st);
+	if (st.lost > k->lost_logged) {
+		rt_warn("trigger %s: the kernel lost %llu of its events (the reader fell behind)",
+			k->name, (unsigned long long)(st.lost - k->lost_logged));
+		k->lost_logged = st.lost;
+	}
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct kt_match *x = a, *y = b;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* The round's matches, in time order, onto the queue. kt.lock held. */
+static bool queue_round(void)
+{
+	if (!kt.nr_round)
+		return false;
+	qsort(kt.round, kt.nr_round, sizeof(*kt.round), by_time);
+	if (kt.head) {
+		memmove(kt.queue, kt.queue + kt.head, (kt.nr_queue - kt.head) * sizeof(*kt.queue));
+		kt.nr_queue -= kt.head;
+		kt.head = 0;
+	}
+	bool queued = false;
+	for (size_t i = 0; i < kt.nr_round; i++) {
+		if (kt.nr_queue - kt.head >= KT_QUEUE_MAX ||
+		    RT_ARRAY_GROW(kt.queue, kt.cap_queue, kt.nr_queue + 1, 64) < 0) {
+			rtp_kv_free(&kt.round[i].values);
+			kt.dropped++;
+			continue;
+		}
+		kt.queue[kt.nr_queue++] = kt.round[i];
+		queued = true;
+	}
+	kt.nr_round = 0;
+	return queued;
+}
+
+static void *reader_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct pollfd p = { .fd = kt.wake, .events = POLLIN };
+		if (poll(&p, 1, KT_PERIOD_MS) > 0) {
+			uint64_t v;
+			if (read(kt.wake, &v, sizeof(v)) < 0)
+				(void)0;	/* a wake-up only */
+		}
+		pthread_mutex_lock(&kt.lock);
+		bool quit = kt.quit, queued = false;
+		uint64_t dropped = kt.dropped;
+		if (!quit) {
+			for (struct kdp_trigger *k = kt.triggers; k; k = k->next)
+				read_trigger(k);
+			queued = queue_round();
+			dropped = kt.dropped - dropped;
+		}
+		pthread_mutex_unlock(&kt.lock);
+		if (quit)
+			return NULL;
+		if (dropped)
+			rt_warn("kernel triggers: %llu matches dropped (the main loop is behind)",
+				(unsigned long long)dropped);
+		uint64_t one = 1;
+		if (queued && write(kt.ready, &one, sizeof(one)) < 0)
+			(void)0;	/* the counter is only full when the loop is far behind */
+	}
+}
+
+int dp_kernel_triggers_init(void)
+{
+	kt.ready = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	kt.wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (kt.ready < 0 || kt.wake < 0) {
+		int ret = -errno;
+		dp_kernel_triggers_fini();
+		return ret;
+	}
+	return kt.ready;
+}
+
+bool dp_kernel_trigger_take(uint64_t *id, struct rtp_kv *values)
+{
+	pthread_mutex_lock(&kt.lock);
+	bool any = kt.head < kt.nr_queue;
+	if (any) {
+		*id = kt.queue[kt.head].id;
+		*values = kt.queue[kt.head].values;
+		kt.head++;
+	}
+	pthread_mutex_unlock(&kt.lock);
+	return any;
+}
+
+static void reader_stop(void)
+{
+	if (!kt.reading)
+		return;
+	pthread_mutex_lock(&kt.lock);
+	kt.quit = true;
+	pthread_mutex_unlock(&kt.lock);
+	uint64_t one = 1;
+	if (write(kt.wake, &one, sizeof(one)) < 0)
+		(void)0;	/* it wakes at its period anyway */
+	pthread_join(kt.reader, NULL);
+	kt.reading = false;
+	kt.quit = false;
+}
+
+static void trigger_free(struct kdp_trigger *k)
+{
+	if (!k)
+		return;
+	rtk_trace_close(k->t);
+	rtk_instance_destroy(k->in);
+	for (size_t i = 0; i < k->nr_captures; i++)
+		free(k->captures[i]);
+	free(k->captures);
+	free(k->name);
+	free(k);
+}
+
+/* Check the rule's $ctx captures against the kernel's contexts. */
+static int check_captures(const struct rt_trigger_cond *c, char *err, size_t errlen)
+{
+	static const char *const ok[] = { "tid", "pid", "procname", "prio", "cpu_id", "vtid",
+					  "vpid" };
+	for (size_t i = 0; i < c->nr_captures; i++) {
+		const char *v = c->captures[i];
+		if (strncmp(v, "$ctx.", 5))
+			continue;
+		bool found = false;
+		for (size_t j = 0; j < sizeof(ok) / sizeof(ok[0]) && !found; j++)
+			found = !strcmp(v + 5, ok[j]);
+		if (!found) {
+			snprintf(err, errlen, "--capture=%s: a kernel event has the contexts tid, "
+				 "pid, procname, prio and cpu_id (vtid and vpid: tid and pid)", v);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int dp_kernel_trigger_add(uint64_t id, const char *name, const struct rt_trigger_cond *c,
+			  struct kdp_trigger **out, char *err, size_t errlen)
+{
+	char why[RTD_ERRLEN], inst[128];
+	int ret = check_captures(c, err, errlen);
+	if (ret < 0)
+		return ret;
+	struct kdp_trigger *k = calloc(1, sizeof(*k));
+	if (!k || !(k->name = strdup(name)) ||
+	    !(k->captures = calloc(c->nr_captures + 1, sizeof(char *)))) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	k->id = id;
+	for (; k->nr_captures < c->nr_captures; k->nr_captures++)
+		if (!(k->captures[k->nr_captures] = strdup(c->captures[k->nr_captures]))) {
+			ret = -ENOMEM;
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
+	bool syscall = c->er_type == RT_ER_SYSCALL;
+	const char *pattern = c->pattern, *filter = c->filter;
+	snprintf(inst, sizeof(inst), "%llu_%s", (unsigned long long)id, name);
+	struct rtk_config cfg = {
+		.session = inst,
+		.trigger = true,
+		.clock_tsc = app_clock_kind() == RTP_APP_CLOCK_TSC,
+		.buffer_size_kb = KT_BUFFER_KB,
+		.overwrite = true,
+		.events = syscall ? NULL : &pattern,
+		.nr_events = !syscall && pattern,
+		.all_events = !syscall && !pattern,
+		.event_filters = syscall ? NULL : &filter,
+		.syscalls = syscall ? &pattern : NULL,
+		.nr_syscalls = syscall && pattern,
+		.all_syscalls = syscall && !pattern,
+		.syscall_filters = syscall ? &filter : NULL,
+		.excludes = (const char *const *)c->excludes,
+		.nr_excludes = c->nr_excludes,
+		.syscall_sides = syscall ? c->syscall_sides : 0,
+		.contexts = RTK_CTX_ALL,
+	};
+	uint8_t uuid[16] = { 0 };
+	if ((ret = rtk_instance_create(&cfg, &k->in, why, sizeof(why))) < 0 ||
+	    (ret = rtk_instance_pages(k->in, &k->pages, why, sizeof(why))) < 0) {
+		snprintf(err, errlen, "%s", why);
+		goto fail;
+	}
+	if ((ret = rtk_trace_open(rtk_instance_formats(k->in), uuid, RTK_CTX_ALL, &k->t)) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	rtk_trace_watch(k->t, on_event, k);
+	if ((ret = rtk_instance_start(k->in)) < 0) {
+		snprintf(err, errlen, "cannot start the tracefs instance %s: %s",
+			 rtk_instance_name(k->in), strerror(-ret));
+		goto fail;
+	}
+	if (!kt.reading) {
+		int e = pthread_create(&kt.reader, NULL, reader_main, NULL);
+		if (e) {
+			ret = -e;
+			snprintf(err, errlen, "cannot start the kernel triggers' reader: %s",
+				 strerror(e));
+			goto fail;
+		}
+		kt.reading = true;
+	}
+	pthread_mutex_lock(&kt.lock);
+	k->next = kt.triggers;
+	kt.triggers = k;
+	pthread_mutex_unlock(&kt.lock);
+	*out = k;
+	return 0;
+fail:
+	trigger_free(k);
+	return ret;
+}
+
+void dp_kernel_trigger_remove(struct kdp_trigger *k)
+{
+	if (!k)
+		return;
+	pthread_mutex_lock(&kt.lock);
+	for (struct kdp_trigger **p = &kt.triggers; *p; p = &(*p)->next)
+		if (*p == k) {
+			*p = k->next;
+			break;
+		}
+	/* Its matches still queued name its id, which no trigger has now:
+	 * the main loop drops them. */
+	pthread_mutex_unlock(&kt.lock);
+	trigger_free(k);
+}
+
+void dp_kernel_triggers_fini(void)
+{
+	reader_stop();
+	while (kt.triggers) {
+		struct kdp_trigger *k = kt.triggers;
+		kt.triggers = k->next;
+		trigger_free(k);
+	}
+	for (size_t i = kt.head; i < kt.nr_queue; i++)
+		rtp_kv_free(&kt.queue[i].values);
+	free(kt.queue);
+	free(kt.round);
+	kt.queue = kt.round = NULL;
+	kt.nr_queue = kt.cap_queue = kt.head = kt.nr_round = kt.cap_round = 0;
+	if (kt.ready >= 0)
+		close(kt.ready);
+	if (kt.wake >= 0)
+		close(kt.wake);
+	kt.ready = kt.wake = -1;
+}

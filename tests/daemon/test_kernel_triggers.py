@@ -1,0 +1,262 @@
+#!/usr/bin/python3
+"""Event-rule-matches triggers on kernel and system call events
+(docs/triggers.md), evaluated in the kernel source: a kill -9 of a traced
+program (signal_generate, sig == 9) snapshots a flight-recorder session of
+user and kernel channels, whose snapshot holds the program's last user
+events and the signal_generate event (read back event by event by
+babeltrace2 and by our reader); a syscall condition with a filter and
+captures read by `ringtrace notifications`; --exclude-name and the
+syscall sides; rate policies; remove-trigger removes the trigger's tracefs
+instance, as does the daemon's exit, and a kill -9'ed daemon's instance is
+removed by the next daemon; refusals (nobody's daemon, a non-root owner,
+contexts the kernel has not, filters ftrace cannot express). Root and
+tracefs only: exit 77 with the reason otherwise. Each test runs a private
+daemon.
+
+usage: test_kernel_triggers.py BUILD_DIR
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import unittest
+
+import test_triggers
+from apps_common import BUILD, rtfixtures
+from test_triggers import NOBODY
+
+INSTANCES = "/sys/kernel/tracing/instances"
+ME = os.getpid()
+
+
+def skip_reason():
+    if os.geteuid() != 0:
+        return "kernel triggers need root"
+    if not os.access(INSTANCES, os.W_OK):
+        return "no writable tracefs at /sys/kernel/tracing"
+    return None
+
+
+class KernelTriggerCase(test_triggers.TriggerCase):
+    def add(self, *words):
+        """add-trigger, which must say nothing on stderr (no warning)."""
+        r = self.run_rt("add-trigger", *words)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, "")
+        return r.stdout
+
+    def trigger_instances(self, pid=None):
+        prefix = "ringtrace-%d-trigger-" % (pid or self.daemon.pid)
+        return sorted(n for n in os.listdir(INSTANCES) if n.startswith(prefix))
+
+
+class TestKill9Snapshot(KernelTriggerCase):
+    def test_kill9_snapshots_flight_recorder(self):
+        """The issue's case: a program records user events into a
+        flight recorder; kill -9 of it (signal_generate with sig == 9)
+        snapshots the session, whose user and kernel channels read
+        together: the program's last user events, then the signal."""
+        snaps = self.out("snaps")
+        self.rt("create", "fr", "--snapshot", "-o", snaps)
+        self.rt("enable-channel", "-u", "channel0", "--subbuf-size", "16k", "--num-subbuf", "4")
+        self.rt("enable-event", "-u", "app:tick")
+        self.rt("add-context", "-u", "-t", "vpid")
+        self.rt("enable-event", "-k", "signal_generate")
+        prog = self.program()
+        # The program, and the killer (this process) that emits the signal.
+        self.rt("track", "-k", "--pid", f"{prog.pid},{ME}")
+        self.rt("start")
+        prog.cmd("emit 400 early")
+        prog.cmd("emit 300 last")
+        # sig == 9 as the issue says, narrowed to this test's program:
+        # tests running beside this one kill with -9 too.
+        self.add("--name=killed", "--condition=event-rule-matches", "--type=kernel",
+                 "--name=signal_generate", f"--filter=sig == 9 && pid == {prog.pid}",
+                 "--capture=pid", "--capture=sig", "--capture=$ctx.tid",
+                 "--action=snapshot-session", "fr", "--action=notify")
+        cmd = self.notifications("killed")
+        os.kill(prog.pid, signal.SIGKILL)
+        prog.p.wait()
+        n = json.loads(cmd.line())
+        self.assertEqual((n["trigger"], n["fired"], n["event"]), ("killed", 1, "signal_generate"))
+        self.assertEqual(n["captures"], {"pid": prog.pid, "sig": 9, "$ctx.tid": ME})
+        self.assertEqual((n["pid"], n["tid"]), (ME, ME))
+        snap = n["snapshot"]
+        self.assertTrue(snap.startswith(snaps + "/"), snap)
+
+        msgs = rtfixtures.bt2_read(snap)[0]
+        bt = []
+        for m in msgs:
+            e = m.event
+            if e.name == "app:tick":
+                bt.append(("tick", int(e.common_context_field["vpid"]), str(e.payload_field["tag"]),
+                           int(e.payload_field["seq"])))
+            elif e.name == "signal_generate":
+                bt.append(("signal", int(e.common_context_field["tid"]),
+                           int(e.payload_field["pid"]), int(e.payload_field["sig"])))
+        ticks = [b for b in bt if b[0] == "tick"]
+        self.assertTrue(ticks, "the snapshot holds the program's user events")
+        self.assertTrue(all(t[1] == prog.pid for t in ticks))
+        # The newest events of the flight recorder: the program's last 300
+        # events, each once, in order, ending with its very last.
+        self.assertEqual([t[2:] for t in ticks[-300:]], [("last", s) for s in range(300)])
+        order = [(0 if t[2] == "early" else 1, t[3]) for t in ticks]
+        self.assertEqual(order, sorted(set(order)))
+        # The signal itself, after the program's last event (one clock).
+        kills = [b for b in bt if b[0] == "signal" and b[2] == prog.pid]
+        self.assertEqual(kills, [("signal", ME, prog.pid, 9)])
+        self.assertGreater(bt.index(kills[0]), bt.index(ticks[-1]),
+                           "the kill follows the last user event")
+
+        ours = [e for e in rtfixtures.rtr_dump(BUILD, snap)
+                if e["name"] in ("app:tick", "signal_generate")]
+        mine = [("tick", e["context"]["vpid"], e["payload"]["tag"], e["payload"]["seq"])
+                if e["name"] == "app:tick" else
+                ("signal", e["context"]["tid"], e["payload"]["pid"], e["payload"]["sig"])
+                for e in ours]
+        self.assertEqual(mine, bt)
+
+
+class TestSyscallConditions(KernelTriggerCase):
+    def test_filter_and_captures(self):
+        """syscall:entry write with a filter on its arguments: only the
+        matching write fires, with its captures; syscall:exit sees ret."""
+        self.add("--name=w", "--condition=event-rule-matches", "--type=syscall:entry",
+                 "--name=write", f"--filter=fd == 77 && count == 1234 && $ctx.tid == {ME}",
+                 "--capture=fd", "--capture=count", "--capture=$ctx.pid",
+                 "--capture=$ctx.procname", "--capture=$ctx.cpu_id", "--action=notify")
+        self.add("--name=wret", "--condition=event-rule-matches", "--type=syscall:exit",
+                 "--name=write", f"--filter=ret == 1234 && $ctx.tid == {ME}",
+                 "--capture=ret", "--action=notify")
+        cmd = self.notifications("w", "wret")
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, 77)
+        os.close(fd)
+        try:
+            os.write(77, b"x" * 1233)       # filtered out in the kernel
+            os.write(77, b"y" * 1234)
+        finally:
+            os.close(77)
+        got = sorted((json.loads(cmd.line()) for _ in range(2)), key=lambda n: n["trigger"])
+        w, wret = got
+        self.assertEqual((w["trigger"], w["fired"], w["event"]), ("w", 1, "syscall_entry_write"))
+        self.assertEqual((w["pid"], w["tid"]), (ME, ME))
+        with open("/proc/self/comm") as f:
+            comm = f.read().strip()
+        self.assertEqual({k: v for k, v in w["captures"].items() if k != "$ctx.cpu_id"},
+                         {"fd": 77, "count": 1234, "$ctx.pid": ME, "$ctx.procname": comm})
+        self.assertIn(w["captures"]["$ctx.cpu_id"], range(os.cpu_count()))
+        self.assertEqual((wret["trigger"], wret["fired"], wret["event"]),
+                         ("wret", 1, "syscall_exit_write"))
+        self.assertEqual(wret["captures"], {"ret": 1234})
+        self.assertEqual(int(self.triggers()["w"]["fired"]), 1)
+
+    def test_exclude_name_and_sides(self):
+        """write* less write: a write does not fire, the writev after it
+        does; an entry-only rule never reports an exit."""
+        self.add("--name=x", "--condition=event-rule-matches", "--type=syscall:entry",
+                 "--name=write*", "--exclude-name=write", f"--filter=$ctx.tid == {ME}",
+                 "--action=notify")
+        cmd = self.notifications("x")
+        fd = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.write(fd, b"a")
+            os.writev(fd, [b"b", b"c"])
+        finally:
+            os.close(fd)
+        n = json.loads(cmd.line())
+        self.assertEqual((n["fired"], n["event"]), (1, "syscall_entry_writev"))
+        self.assertEqual(len(self.trigger_instances()), 1)
+
+
+class TestRatesAndLife(KernelTriggerCase):
+    def test_rate_policies_and_remove(self):
+        """Five getppid calls: every:2 notifies at the 2nd and 4th,
+        once-after:3 at the 3rd, in that order; remove-trigger removes
+        the trigger's instance."""
+        self.add("--name=pp", "--condition=event-rule-matches", "--type=syscall:entry",
+                 "--name=getppid", f"--filter=$ctx.tid == {ME}",
+                 "--action=notify", "--rate-policy=every:2",
+                 "--action=notify", "--rate-policy=once-after:3")
+        self.assertEqual(len(self.trigger_instances()), 1)
+        cmd = self.notifications("pp")
+        for _ in range(5):
+            os.getppid()
+        self.wait_for(lambda: int(self.triggers()["pp"]["fired"]) == 5, "five firings")
+        self.assertEqual([json.loads(cmd.line())["fired"] for _ in range(3)], [2, 3, 4])
+        out = self.rt("list-triggers")
+        self.assertIn("notify (rate policy: every 2): requested 5, run 2, failed 0", out)
+        self.assertIn("notify (rate policy: once after 3): requested 5, run 1, failed 0", out)
+        self.rt("remove-trigger", "pp")
+        self.assertEqual(self.trigger_instances(), [])
+        self.assertEqual(self.rt("list-triggers"), "No trigger.\n")
+
+    def test_instance_gone_after_exit_and_kill9(self):
+        """The trigger instance goes with the daemon (SIGTERM); one left
+        by a daemon killed with -9 is removed by the next daemon; a
+        trigger loaded from a saved configuration watches again."""
+        rule = ["--condition=event-rule-matches", "--type=kernel", "--name=signal_generate",
+                "--filter=sig == 9", "--capture=pid", "--action=notify"]
+        self.add("--name=k", *rule)
+        first = self.daemon.pid
+        self.assertEqual(self.trigger_instances(first), [f"ringtrace-{first}-trigger-1_k"])
+        saved = self.out("all.session")
+        self.rt("save", "-a", "-o", saved)
+        self.daemon.send_signal(signal.SIGTERM)
+        self.assertEqual(self.daemon.wait(timeout=30), 0)
+        self.daemon_log.close()
+        self.assertEqual(self.trigger_instances(first), [])
+
+        self.start_daemon()
+        second = self.daemon.pid
+        self.assertIn("Trigger k loaded.", self.rt("load", saved))
+        self.assertEqual(self.trigger_instances(second), [f"ringtrace-{second}-trigger-1_k"])
+        # It watches: a kill -9 of a child fires it.
+        cmd = self.notifications("k")
+        child = subprocess.Popen(["sleep", "60"])
+        child.kill()
+        child.wait()
+        while json.loads(cmd.line())["captures"] != {"pid": child.pid}:
+            pass        # other tests' kill -9
+        self.daemon.kill()
+        self.daemon.wait()
+        self.daemon_log.close()
+        self.start_daemon()
+        # Answered by its loop, which starts after the removal.
+        self.assertEqual(self.rt("list-triggers"), "No trigger.\n")
+        self.assertEqual(self.trigger_instances(second), [])
+
+
+class TestRefusals(KernelTriggerCase):
+    def test_errors(self):
+        base = ["--condition=event-rule-matches", "--type=kernel", "--name=signal_generate"]
+        self.fails(2, "a kernel event has the contexts tid, pid, procname, prio and cpu_id",
+                   "add-trigger", *base, "--capture=$ctx.ip", "--action=notify")
+        self.fails(1, "no kernel tracepoint matches 'no_such_event_x'", "add-trigger",
+                   "--condition=event-rule-matches", "--type=kernel", "--name=no_such_event_x",
+                   "--action=notify")
+        self.fails(2, "trigger f:", "add-trigger", "--name=f", *base,
+                   "--filter=sig == 9.5", "--action=notify")
+        self.fails(1, "uid 65534 may not own one", "add-trigger", "--owner-uid=65534", *base,
+                   "--action=notify")
+        self.assertEqual(self.rt("list-triggers"), "No trigger.\n")
+        self.assertEqual(self.trigger_instances(), [])
+
+    def test_nobody_daemon_refuses(self):
+        env = test_triggers.TestOtherUsers.nobody_world(self)
+        r = self.fails(1, "kernel and syscall event rules are watched by root's session "
+                       "daemon only", "add-trigger", "--condition=event-rule-matches",
+                       "--type=syscall", "--name=write", "--action=notify", env=env,
+                       user=NOBODY)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        r = self.run_rt("list-triggers", env=env, user=NOBODY)
+        self.assertEqual(r.stdout, "No trigger.\n")
+
+
+if __name__ == "__main__":
+    why = skip_reason()
+    if why:
+        print(f"skipped: {why}")
+        sys.exit(77)
+    unittest.main()
