@@ -6,6 +6,9 @@
  *    trace_cpu0.txt is ftrace's own text of the same buffer (its `trace`
  *    file, read before the pages were consumed): every event converted
  *    must match it one by one, timestamp (raw TSC), name, tid and fields;
+ *    the same pages converted with a watcher (rtk_trace_watch, what the
+ *    daemon's kernel triggers use) give it every event in order with the
+ *    text's time, tid and fields (rtk_event_field, typed as the formats);
  *  - pages_missed.bin: three pages of a full 8 KiB overwrite buffer, the
  *    first flagged "events missed";
  *  - damaged pages: never a crash, -EINVAL or a trace that still reads;
@@ -28,6 +31,7 @@
 #include <unistd.h>
 
 #include "kernel/kernel.h"
+#include "filter/filter.h"
 #include "kernel/kernel_internal.h"
 #include "reader/reader.h"
 #include "rt_test.h"
@@ -767,6 +771,109 @@ static void test_contexts(void)
 	rtk_formats_free(f);
 }
 
+/* What the watcher saw of each event: the text line's values as
+ * rtk_event_field and the event give them. */
+struct watched {
+	long n;
+	struct text_event ev[4096];
+	int kinds_ok;		/* every field had the type its format says */
+	int missing_ok;		/* an unknown field is -ENOENT */
+};
+
+static void watch_one(void *arg, const struct rtk_event *e)
+{
+	struct watched *w = arg;
+	struct rtf_value v;
+	if (w->n >= 4096)
+		return;
+	struct text_event *t = &w->ev[w->n++];
+	memset(t, 0, sizeof(*t));
+	t->ts = e->time;
+	t->tid = e->tid;
+	snprintf(t->name, sizeof(t->name), "%s", e->name);
+	w->missing_ok &= rtk_event_field(e, "no_such_field", &v) == -ENOENT;
+	const char *ints[2] = { NULL, NULL }, *strs[2] = { NULL, NULL }, *val = NULL;
+	enum rtf_type val_type = RTF_UINT;
+	if (!strcmp(e->name, "syscall_entry_write")) {
+		val = "count";		/* size_t */
+	} else if (!strcmp(e->name, "syscall_exit_write")) {
+		val = "ret";		/* long */
+		val_type = RTF_INT;
+	} else if (!strcmp(e->name, "sched_switch")) {
+		ints[0] = "prev_tid", ints[1] = "next_tid";
+		strs[0] = "prev_comm", strs[1] = "next_comm";
+	} else {
+		ints[0] = "tid", strs[0] = "comm", val = "target_cpu";
+		val_type = RTF_INT;
+	}
+	for (int k = 0; k < 2; k++) {
+		if (ints[k] && rtk_event_field(e, ints[k], &v) == 0 && v.type == RTF_INT)
+			t->tids[k] = (int)v.i;
+		else if (ints[k])
+			w->kinds_ok = 0;
+		if (strs[k] && rtk_event_field(e, strs[k], &v) == 0 && v.type == RTF_STRING &&
+		    v.s.len < sizeof(t->comm[k]) && !memchr(v.s.p, '\0', v.s.len))
+			memcpy(t->comm[k], v.s.p, v.s.len);
+		else if (strs[k])
+			w->kinds_ok = 0;
+	}
+	if (val && rtk_event_field(e, val, &v) == 0 && v.type == val_type)
+		t->value = val_type == RTF_INT ? (unsigned long long)v.i : v.u;
+	else if (val)
+		w->kinds_ok = 0;
+}
+
+/* rtk_trace_watch hands every converted event, in order, with its time,
+ * tid and fields (rtk_event_field) as ftrace's text has them. */
+static void test_watch(const struct rtk_formats *f)
+{
+	size_t len, tlen;
+	char *pages = slurp("pages_cpu0.bin", &len);
+	char *text = slurp("trace_cpu0.txt", &tlen);
+	struct watched *w = calloc(1, sizeof(*w));
+	w->kinds_ok = w->missing_ok = 1;
+	struct rtk_trace *t = packet_trace(f);
+	rtk_trace_watch(t, watch_one, w);
+	long converted = 0;
+	for (size_t off = 0; off + 4096 <= len; off += 4096) {
+		char *pkt, err[256];
+		size_t plen;
+		long r = rtk_trace_packet(t, 0, pages + off, 4096, &pkt, &plen, err, sizeof(err));
+		CHECK(r >= 0, "page at %zu: %s", off, err);
+		converted += r > 0 ? r : 0;
+	}
+	rtk_trace_close(t);
+	CHECK(w->n == converted && w->n > 100, "watched %ld of %ld events", w->n, converted);
+	CHECK(w->kinds_ok, "a field of the wrong type or absent");
+	CHECK(w->missing_ok, "an unknown field found");
+	long i = 0;
+	for (char *line = strtok(text, "\n"); line && i < w->n; line = strtok(NULL, "\n"), i++) {
+		struct text_event e;
+		if (parse_line(line, &e) < 0)
+			continue;
+		const struct text_event *g = &w->ev[i];
+		CHECK(g->ts == e.ts && g->tid == e.tid && !strcmp(g->name, e.name),
+		      "event %ld: %s %llu tid %d, text %s %llu tid %d", i, g->name, g->ts, g->tid,
+		      e.name, e.ts, e.tid);
+		if (!strcmp(e.name, "sched_switch") || !strcmp(e.name, "sched_waking")) {
+			CHECK(g->tids[0] == e.tids[0] && !strcmp(g->comm[0], e.comm[0]),
+			      "event %ld: %d %s, text %d %s", i, g->tids[0], g->comm[0], e.tids[0],
+			      e.comm[0]);
+			if (!strcmp(e.name, "sched_switch"))
+				CHECK(g->tids[1] == e.tids[1] && !strcmp(g->comm[1], e.comm[1]),
+				      "event %ld: next %d %s", i, g->tids[1], g->comm[1]);
+		}
+		if (strcmp(e.name, "sched_switch")) {
+			CHECK(g->value == e.value, "event %ld %s: %llu, text %llu", i, e.name,
+			      g->value, e.value);
+		}
+	}
+	CHECK(i == w->n, "%ld text lines for %ld events", i, w->n);
+	free(w);
+	free(pages);
+	free(text);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -777,6 +884,7 @@ int main(int argc, char **argv)
 	struct rtk_formats *f = load_formats();
 	test_names(f);
 	test_pages(f);
+	test_watch(f);
 	test_missed(f);
 	test_damage(f);
 	rtk_formats_free(f);
