@@ -96,6 +96,7 @@ const struct ctl_cmd ctl_cmds[] = {
 { "enable-event", "enable an event rule",
   "ringtrace enable-event -u [-s SESSION] [-c CHANNEL] (PATTERN[,PATTERN...] | -a)\n"
   "       [--exclude NAME[,NAME...]] [--loglevel LEVEL | --loglevel-only LEVEL]\n"
+  "       [--filter EXPR]\n"
   "       ringtrace enable-event -k [--syscall] [-s SESSION] [-c CHANNEL]\n"
   "       (NAME[,NAME...] | -a) [--filter EXPR]",
   "Record the events whose 'provider:event' name matches a PATTERN (a glob), except\n"
@@ -107,15 +108,19 @@ const struct ctl_cmd ctl_cmds[] = {
   "With -k: the kernel's tracepoints whose 'system:event' or 'event' name matches a\n"
   "NAME (a glob; see 'ringtrace list -k'), or with --syscall the system calls whose\n"
   "name matches (entry and exit); -a: every tracepoint and every system call (with\n"
-  "--syscall: every system call). --filter EXPR: only the events for which EXPR\n"
-  "(LTTng's filter language, see ringtrace-filter(7)) is true, run by ftrace; an\n"
-  "event two rules match is recorded when either's filter passes. Kernel rules are\n"
-  "fixed at the session's first start.",
+  "--syscall: every system call). Kernel rules are fixed at the session's first\n"
+  "start.\n"
+  "--filter EXPR: only the events for which EXPR (LTTng's filter language, see\n"
+  "ringtrace-filter(7)) is true: payload fields, $ctx.NAME, comparisons, globs,\n"
+  "&& || !. A user event is judged in the traced program before anything is\n"
+  "written (a field it lacks makes EXPR false); a kernel event by ftrace. An event\n"
+  "two rules of a channel match is recorded when either's filter passes (or one\n"
+  "has none).",
   "pattern", ARG_STR, 0, 64, false, SHORT_MS, {
 	OPT_U, OPT_K, OPT_S, OPT_C,
 	{ "all", 'a', ARG_SET, "all", "1", NULL, "every event" },
 	{ "syscall", 0, ARG_SET, "syscall", "1", NULL, "kernel: system calls by name" },
-	{ "filter", 'f', ARG_STR, "filter", NULL, "EXPR", "kernel: filter expression (LTTng's)" },
+	{ "filter", 'f', ARG_STR, "filter", NULL, "EXPR", "record only events for which EXPR holds" },
 	{ "exclude", 'x', ARG_STR, "exclude", NULL, "NAME[,NAME]", "globs to leave out" },
 	{ "loglevel", 0, ARG_LOGLEVEL, "loglevel", NULL, "LEVEL", "LEVEL or more severe" },
 	{ "loglevel-only", 0, ARG_LOGLEVEL, "loglevel-only", NULL, "LEVEL", "exactly LEVEL" },

@@ -443,14 +443,53 @@ static struct app_sent *send_channel(struct app *a, struct dp_bufset *bs)
 	return sent;
 }
 
-/* ENABLE: the program's events this buffer set records now. */
+/* An ENABLE's filters and their uses, as send_enable collects them. */
+struct enable_filters {
+	struct rtp_app_filter f[RTP_APP_ENABLE_MAX_FILTERS];
+	uint32_t nr;
+	struct rtp_app_enable_use *uses;
+	uint32_t nr_uses, cap_uses;
+};
+
+/* Entry `entry` (event e) is written under the filters of c's rules
+ * that match it (each filter sent once per ENABLE). 0, -E2BIG (more
+ * distinct filters than an ENABLE carries) or -ENOMEM. */
+static int add_filters(struct enable_filters *ef, const struct rtd_channel *c,
+		       const struct app_event *e, uint32_t entry)
+{
+	for (const struct rtd_rule *r = c->rules; r; r = r->next) {
+		if (!r->filter_bin || !rtd_rule_matches(r, e->full, e->loglevel))
+			continue;
+		uint32_t k = 0;
+		while (k < ef->nr && (ef->f[k].len != r->filter_len ||
+				      memcmp(ef->f[k].p, r->filter_bin, r->filter_len)))
+			k++;
+		if (k == ef->nr) {
+			if (ef->nr == RTP_APP_ENABLE_MAX_FILTERS)
+				return -E2BIG;
+			ef->f[ef->nr++] = (struct rtp_app_filter){ r->filter_bin, r->filter_len };
+		}
+		if (RT_ARRAY_GROW(ef->uses, ef->cap_uses, (size_t)ef->nr_uses + 1, 16) < 0)
+			return -ENOMEM;
+		ef->uses[ef->nr_uses++] = (struct rtp_app_enable_use){ entry, k };
+	}
+	return 0;
+}
+
+/* ENABLE: the program's events this buffer set records now, each with
+ * the filters of the rules that want it (none when one of them has
+ * none). */
 static int send_enable(struct app *a, const struct app_sent *sent, bool on)
 {
 	struct dp_bufset *bs = sent->bs;
 	struct dp_trace *t = bs->trace;
 	struct rtd_channel *c = bs->channel;
 	struct rtp_app_buf b = { 0 };
+	struct enable_filters *ef = calloc(1, sizeof(*ef));
 	bool added = false;
+	uint32_t entries = 0;
+	if (!ef)
+		return -ENOMEM;
 	rtp_app_enable_begin(&b, sent->key);
 	for (uint32_t i = 0; on && i < a->nr_events; i++) {
 		const struct app_event *e = &a->events[i];
@@ -459,13 +498,29 @@ static int send_enable(struct app *a, const struct app_sent *sent, bool on)
 		int64_t id = event_id(t, c->id, e, &added);
 		if (id < 0)
 			continue;
+		if (!rtd_channel_unfiltered(c, e->full, e->loglevel)) {
+			uint32_t uses = ef->nr_uses;
+			int r = add_filters(ef, c, e, entries);
+			if (r < 0) {
+				ef->nr_uses = uses;
+				/* Not written at all rather than unfiltered. */
+				rt_warn("program %d: event %s not enabled in channel %s: %s",
+					(int)a->pid, e->full, c->name,
+					r == -E2BIG ? "too many distinct filters"
+						    : "out of memory");
+				continue;
+			}
+		}
 		rtp_app_enable_add(&b, e->index, (uint32_t)id);
+		entries++;
 	}
 	if (added)
 		consumer_metadata_changed(t);
-	rtp_app_enable_finish(&b);
+	rtp_app_enable_finish_filtered(&b, ef->f, ef->nr, ef->uses, ef->nr_uses);
 	int r = b.err ? b.err : app_send(a, RTP_APP_ENABLE, 0, b.data, b.len, -1);
 	rtp_app_buf_free(&b);
+	free(ef->uses);
+	free(ef);
 	return r;
 }
 

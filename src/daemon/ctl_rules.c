@@ -12,6 +12,7 @@
 #include "../common/config_parse.h"
 #include "../filter/filter.h"
 #include "../kernel/kernel.h"
+#include "../proto/app_proto.h"
 #include "ctl.h"
 
 /* Every value of `key` in the request, split at commas; empty items are
@@ -362,13 +363,13 @@ static int loglevel_of(const struct ctl_req *r, enum rt_level_match *lt, int32_t
 	return 0;
 }
 
-/* What a rule's domain allows: syscall and filter are the kernel's,
- * excludes and log levels user space's. */
+/* What a rule's domain allows: syscall is the kernel's, excludes and
+ * log levels user space's (filter: both). */
 static int check_domain_keys(const struct ctl_req *r, enum rtd_domain d, char *err,
 			     size_t errlen)
 {
 	static const char *const user_only[] = { "exclude", "loglevel", "loglevel-only" };
-	static const char *const kernel_only[] = { "syscall", "filter" };
+	static const char *const kernel_only[] = { "syscall" };
 	if (d == RTD_DOMAIN_KERNEL) {
 		for (size_t i = 0; i < sizeof(user_only) / sizeof(user_only[0]); i++) {
 			if (ctl_get(r, user_only[i])) {
@@ -403,13 +404,18 @@ static int any_field(void *arg, const char *name, const char **ftrace_name,
  * A rule's filter: LTTng's language (src/filter), and for a kernel rule
  * an expression ftrace can run (fields compared with constants, see
  * filter.h). Checked now, so that a mistake is reported by enable-event
- * with its column; the field names are checked against the events at
- * the session's start. 0 or -EINVAL.
+ * with its column; a kernel rule's field names are checked against the
+ * events at the session's start. A user rule's filter is compiled here,
+ * once: *bin and *len (malloc'ed, rtf_save) are what programs get
+ * (kernel: NULL). 0, -EINVAL or -ENOMEM.
  */
-static int check_filter(const char *filter, bool kernel, char *err, size_t errlen)
+static int check_filter(const char *filter, bool kernel, void **bin, size_t *len, char *err,
+			size_t errlen)
 {
 	struct rtf_program *p;
 	char why[RTD_ERRLEN], *text;
+	*bin = NULL;
+	*len = 0;
 	int ret = rtf_compile(filter, NULL, &p, why, sizeof(why));
 	if (ret < 0) {
 		snprintf(err, errlen, "%s", why);
@@ -421,6 +427,12 @@ static int check_filter(const char *filter, bool kernel, char *err, size_t errle
 			snprintf(err, errlen, "%s", why);
 		else
 			free(text);
+	} else if ((ret = rtf_save(p, bin, len)) < 0 || *len > RTP_APP_FILTER_MAX) {
+		snprintf(err, errlen, ret < 0 ? "out of memory" : "the filter compiles to more "
+			 "than %u bytes", RTP_APP_FILTER_MAX);
+		ret = ret < 0 ? ret : -EINVAL;
+		free(*bin);
+		*bin = NULL;
 	}
 	rtf_free(p);
 	return ret < 0 ? ret : 0;
@@ -445,7 +457,7 @@ static int all_patterns(struct strlist *pats, size_t n, char *err, size_t errlen
 
 /* enable-event: domain, channel, pattern (repeated, comma lists), all=1
  * (every event), exclude (repeated, comma lists), loglevel |
- * loglevel-only, enabled=0; kernel rules: syscall=1, filter. */
+ * loglevel-only, enabled=0, filter; kernel rules: syscall=1. */
 int ctl_enable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err,
 		     size_t errlen)
 {
@@ -475,15 +487,17 @@ int ctl_enable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, c
 			return -EINVAL;
 		}
 	}
-	if (filter && (ret = check_filter(filter, kernel, err, errlen)) < 0)
+	void *bin = NULL;
+	size_t bin_len = 0;
+	if (filter && (ret = check_filter(filter, kernel, &bin, &bin_len, err, errlen)) < 0)
 		return ret;
 	enum rt_level_match lt;
 	int32_t ll;
-	if (loglevel_of(r, &lt, &ll, err, errlen) < 0)
-		return -EINVAL;
 	ret = -EINVAL;
+	if (loglevel_of(r, &lt, &ll, err, errlen) < 0)
+		goto out_bin;
 	if (strlist_get(r, "pattern", &pats, err, errlen) < 0)
-		return -EINVAL;
+		goto out_bin;
 	if (strlist_get(r, "exclude", &ex, err, errlen) < 0)
 		goto out_pats;
 	/* -k -a: two rules, every tracepoint and every system call. */
@@ -536,8 +550,21 @@ int ctl_enable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, c
 		struct rtd_rule *rule = c->rules;
 		while (rule && !same_rule(rule, pats.v[i], &ex, lt, ll, sc, filter))
 			rule = rule->next;
-		if (!rule)
-			rule = model_rule_new(c, pats.v[i], ex.v, ex.n, lt, ll, sc, filter);
+		if (!rule) {
+			/* Each rule its own copy of the compiled filter, made
+			 * first: a user rule with a filter never lacks it. */
+			void *copy = bin ? malloc(bin_len) : NULL;
+			if (!bin || copy)
+				rule = model_rule_new(c, pats.v[i], ex.v, ex.n, lt, ll, sc,
+						      filter);
+			if (rule && copy) {
+				memcpy(copy, bin, bin_len);
+				rule->filter_bin = copy;
+				rule->filter_len = (uint32_t)bin_len;
+			} else {
+				free(copy);
+			}
+		}
 		if (!rule) {
 			snprintf(err, errlen, "out of memory");
 			ret = -ENOMEM;
@@ -559,6 +586,8 @@ out_ex:
 	strlist_free(&ex);
 out_pats:
 	strlist_free(&pats);
+out_bin:
+	free(bin);
 	return ret;
 }
 

@@ -26,17 +26,35 @@ bool rtd_rule_matches(const struct rtd_rule *r, const char *full_name, int logle
 	return r->enabled && rt_rule_matches(&m, full_name, loglevel);
 }
 
-bool rtd_channel_wants(const struct rtd_channel *c, const char *full_name, int loglevel)
+/* The state dump resolves the channel's ip context (rule.h): wanted,
+ * unfiltered, whatever the rules say. */
+static bool statedump_wanted(const struct rtd_channel *c, const char *full_name)
 {
-	if (!c->enabled)
-		return false;
-	/* The state dump resolves this channel's ip context (rule.h). */
 	if (rt_is_statedump_event(full_name))
 		for (uint32_t i = 0; i < c->nr_contexts; i++)
 			if (c->contexts[i] == RT_CTX_IP)
 				return true;
+	return false;
+}
+
+bool rtd_channel_wants(const struct rtd_channel *c, const char *full_name, int loglevel)
+{
+	if (!c->enabled)
+		return false;
+	if (statedump_wanted(c, full_name))
+		return true;
 	for (const struct rtd_rule *r = c->rules; r; r = r->next)
 		if (rtd_rule_matches(r, full_name, loglevel))
+			return true;
+	return false;
+}
+
+bool rtd_channel_unfiltered(const struct rtd_channel *c, const char *full_name, int loglevel)
+{
+	if (statedump_wanted(c, full_name))
+		return true;
+	for (const struct rtd_rule *r = c->rules; r; r = r->next)
+		if (!r->filter_bin && rtd_rule_matches(r, full_name, loglevel))
 			return true;
 	return false;
 }

@@ -60,7 +60,10 @@ enum rtd_buffer_type {
 struct rtd_rule {
 	char pattern[RTD_PATTERN_MAX];	/* glob on "provider:event" */
 	bool syscall;			/* kernel: a system call rule */
-	char *filter;			/* kernel: ftrace filter expression, or NULL */
+	char *filter;			/* its --filter (LTTng's language), or NULL */
+	void *filter_bin;		/* user space: the filter compiled (rtf_save),
+					 * as ENABLE sends it to programs */
+	uint32_t filter_len;
 	char **excludes;		/* globs; nr_excludes entries */
 	size_t nr_excludes;
 	enum rt_level_match loglevel_type;
@@ -131,6 +134,10 @@ extern struct rtd_session *rtd_sessions;	/* every session, creation order */
 bool rtd_rule_matches(const struct rtd_rule *r, const char *full_name, int loglevel);
 /* Some enabled rule of the (enabled) channel matches the event. */
 bool rtd_channel_wants(const struct rtd_channel *c, const char *full_name, int loglevel);
+/* The channel writes the event it wants whatever its fields: some
+ * matching rule has no filter (else the matching rules' filters decide:
+ * the event is written when one passes). */
+bool rtd_channel_unfiltered(const struct rtd_channel *c, const char *full_name, int loglevel);
 /* pid is in the session's tracked list. */
 bool rtd_session_lists(const struct rtd_session *s, pid_t pid);
 /* The session records process pid: it tracks every process, lists pid,

@@ -22,6 +22,11 @@
  *    stay valid while mapped, whatever became of the daemon; nobody reads
  *    what it writes. rt_targets_may_reconnect() bounds what dead
  *    generations keep (RT_DC_MAX_BUFS, RT_DC_DEAD_MAX, RT_DC_RETIRED_MAX).
+ *  - Filters (an ENABLE's, loaded with rtf_load and bound to their
+ *    classes) are never freed either: a filter the next ENABLE repeats
+ *    byte for byte is kept, not loaded again, so that resending the same
+ *    rules costs nothing; what is loaded counts towards
+ *    RT_DC_RETIRED_MAX.
  *  - Buffer sets are created and changed by the listener thread only
  *    (or by the constructor before the listener exists), with
  *    rt_registry_lock held.
@@ -34,6 +39,7 @@
 #include <stdint.h>
 
 #include "../proto/app_proto.h"
+#include "filter_fetch.h"
 #include "rt_internal.h"
 
 /* Buffer sets one process may receive in its lifetime. */
@@ -47,6 +53,26 @@
 /* Bytes of buffer sets of dead connections kept mapped before the
  * client stops reconnecting. */
 #define RT_DC_DEAD_MAX (1ULL << 30)
+
+/* A filter received in an ENABLE (rtf_load'ed, with its bytes to
+ * recognize it in the next ENABLE). Owner: daemon_targets.c; never
+ * freed (published tables may point to it). */
+struct rt_dprog {
+	void *bytes;
+	uint32_t len;
+	struct rtf_program *prog;
+};
+
+/* One event's filters in one buffer set (the matching rules' filters:
+ * the event is written when one passes), each bound to the event's
+ * class (filter_fetch.h). Immutable once made; never freed. */
+struct rt_target_filters {
+	uint32_t n;
+	struct {
+		const struct rt_dprog *prog;
+		struct rt_filter *bound;
+	} f[];
+};
 
 /* A buffer set received in RTP_APP_CHANNEL. Owner: daemon_targets.c;
  * lives until the process exits (mapping included; `ids` is freed when
@@ -62,6 +88,13 @@ struct rt_dbuf {
 	bool live;			/* false after DISABLE_SESSION */
 	uint32_t *ids;			/* by class index: event id + 1, 0 = off */
 	uint32_t nr_ids;
+	/* By class index: the event's filters, NULL = none (entries of the
+	 * last ENABLE; the array is freed with `ids`, not what it points to). */
+	struct rt_target_filters **filt;
+	uint32_t nr_filt;
+	/* The last ENABLE's filters (the array is replaced, not them). */
+	struct rt_dprog **progs;
+	uint32_t nr_progs;
 	void *map;
 	size_t map_size;
 };
@@ -71,7 +104,10 @@ struct rt_target {
 	struct rt_dbuf *buf;
 	uint32_t id;			/* CTF event id in that trace/channel */
 	uint16_t hdr_compact;
-	uint16_t fast_ok;		/* site usable: no contexts, rt_fast_site_init */
+	uint16_t fast_ok;		/* site usable: no contexts, no filter,
+					 * rt_fast_site_init */
+	/* Written only when one of these passes; NULL: always. */
+	const struct rt_target_filters *filters;
 	struct rt_fast_site site;	/* for call sites when the only target */
 };
 

@@ -129,6 +129,126 @@ free_buf:
 	return ret;
 }
 
+/* A filter of b's last ENABLE with these bytes, or NULL. */
+static struct rt_dprog *known_prog(const struct rt_dbuf *b, const struct rtp_app_filter *f)
+{
+	for (uint32_t i = 0; i < b->nr_progs; i++)
+		if (b->progs[i]->len == f->len && !memcmp(b->progs[i]->bytes, f->p, f->len))
+			return b->progs[i];
+	return NULL;
+}
+
+static void free_prog(struct rt_dprog *d)
+{
+	rtf_free(d->prog);
+	free(d->bytes);
+	free(d);
+}
+
+/* The ENABLE's filters, in its order: those of the last ENABLE with the
+ * same bytes are kept, the others loaded (rtf_load checks them: bytes
+ * from another process). 0 and *out (NULL without filters), -EPROTO
+ * (a filter rtf_load refuses) or -ENOMEM, with a message. */
+static int load_progs(const struct rt_dbuf *b, const struct rtp_app_enable *en,
+		      struct rt_dprog ***out, char *err, size_t errlen)
+{
+	bool fresh[RTP_APP_ENABLE_MAX_FILTERS] = { false };
+	char why[256];
+	int ret = -ENOMEM;
+	uint32_t i = 0;
+	*out = NULL;
+	if (!en->nr_filters)
+		return 0;
+	struct rt_dprog **progs = calloc(en->nr_filters, sizeof(*progs));
+	if (!progs)
+		goto fail;
+	for (; i < en->nr_filters; i++) {
+		const struct rtp_app_filter *f = &en->filters[i];
+		if ((progs[i] = known_prog(b, f)))
+			continue;
+		struct rt_dprog *d = calloc(1, sizeof(*d));
+		if (!d || !(d->bytes = malloc(f->len))) {
+			free(d);
+			goto fail;
+		}
+		memcpy(d->bytes, f->p, f->len);
+		d->len = f->len;
+		ret = rtf_load(f->p, f->len, &d->prog, why, sizeof(why));
+		if (ret < 0) {
+			free(d->bytes);
+			free(d);
+			goto fail;
+		}
+		progs[i] = d;
+		fresh[i] = true;
+		/* Never freed (a table may point to it): counted. The program
+		 * takes about what its bytes do. */
+		retired_bytes += sizeof(*d) + 2 * (size_t)f->len;
+	}
+	*out = progs;
+	return 0;
+
+fail:
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	else
+		snprintf(err, errlen, "filter %u of ENABLE refused: %s", i, why);
+	for (uint32_t k = 0; progs && k < i; k++)
+		if (fresh[k])
+			free_prog(progs[k]);
+	free(progs);
+	return ret == -ENOMEM ? -ENOMEM : -EPROTO;
+}
+
+/* Whether a and b name the same filters in the same order. */
+static bool same_filters(const struct rt_target_filters *a, const struct rt_target_filters *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (uint32_t i = 0; i < a->n; i++)
+		if (a->f[i].prog != b->f[i].prog)
+			return false;
+	return true;
+}
+
+/* Entry `entry`'s filters (nr of the ENABLE's uses name it), bound to
+ * class c: *out, the buffer set's current one for the class when it
+ * names the same filters. 0 or -ENOMEM. */
+static int entry_filters(const struct rt_dbuf *b, const struct rtp_app_enable *en,
+			 struct rt_dprog **progs, uint32_t entry, uint32_t nr,
+			 const struct rt_event_class *c, struct rt_target_filters **out)
+{
+	size_t size = sizeof(**out) + nr * sizeof((*out)->f[0]);
+	struct rt_target_filters *tf = calloc(1, size);
+	*out = NULL;
+	if (!tf)
+		return -ENOMEM;
+	for (uint32_t u = 0; u < en->nr_uses && tf->n < nr; u++) {
+		struct rtp_app_enable_use use = rtp_app_enable_use_at(en, u);
+		if (use.entry == entry)
+			tf->f[tf->n++].prog = progs[use.filter];
+	}
+	struct rt_target_filters *old = c->id < b->nr_filt ? b->filt[c->id] : NULL;
+	if (old && same_filters(old, tf)) {
+		free(tf);
+		*out = old;
+		return 0;
+	}
+	for (uint32_t i = 0; i < tf->n; i++) {
+		if (rt_filter_bind(c, tf->f[i].prog->prog, &tf->f[i].bound) < 0) {
+			while (i--)
+				free(tf->f[i].bound);
+			free(tf);
+			return -ENOMEM;
+		}
+		size += sizeof(*tf->f[i].bound) + rtf_nr_refs(tf->f[i].prog->prog) *
+							 sizeof(tf->f[i].bound->refs[0]);
+	}
+	retired_bytes += size;
+	*out = tf;
+	return 0;
+}
+
 int rt_dbuf_enable(const struct rtp_app_enable *en, char *err, size_t errlen)
 {
 	struct rt_dbuf *b = find_buf(en->key);
@@ -137,26 +257,60 @@ int rt_dbuf_enable(const struct rtp_app_enable *en, char *err, size_t errlen)
 			 (unsigned long long)en->key);
 		return -EPROTO;
 	}
-	/* The new table, by class index. The old one is only read here and
-	 * by rt_targets_publish, both under rt_registry_lock. */
-	uint32_t *ids = NULL, nr_ids = 0;
+	struct rt_event_class **classes;
+	size_t nr_classes = rt_registry_classes(&classes);
+	struct rt_dprog **progs;
+	uint32_t *nr_uses = NULL;
+	int ret = load_progs(b, en, &progs, err, errlen);
+	if (ret < 0)
+		return ret;
+	ret = -ENOMEM;
+	if (en->nr_uses && !(nr_uses = calloc(en->n, sizeof(*nr_uses))))
+		goto nomem;
+	for (uint32_t u = 0; u < en->nr_uses; u++)
+		nr_uses[rtp_app_enable_use_at(en, u).entry]++;
+	/* The new tables, by class index. The old ones are only read here
+	 * and by rt_targets_publish, both under rt_registry_lock. */
+	uint32_t *ids = NULL, nr_ids = 0, nr_filt = 0;
+	struct rt_target_filters **filt = NULL;
 	for (uint32_t i = 0; i < en->n; i++) {
 		uint32_t idx, id;
 		/* The decoder checked idx < RTP_APP_MAX_EVENTS and id <=
 		 * RTP_APP_EVENT_ID_MAX (id + 1 below does not wrap to 0). */
 		rtp_app_enable_entry(en, i, &idx, &id);
 		/* Unlisted classes stay 0 (disabled). */
-		if (RT_ARRAY_GROW_ZEROED(ids, nr_ids, (size_t)idx + 1, 16) < 0) {
-			free(ids);
-			snprintf(err, errlen, "out of memory");
-			return -ENOMEM;
-		}
+		if (RT_ARRAY_GROW_ZEROED(ids, nr_ids, (size_t)idx + 1, 16) < 0)
+			goto nomem;
 		ids[idx] = id + 1;
+		/* A class this program does not have is never written: its
+		 * filters need no binding. */
+		if (nr_uses && nr_uses[i] && idx < nr_classes) {
+			if (RT_ARRAY_GROW_ZEROED(filt, nr_filt, (size_t)idx + 1, 16) < 0 ||
+			    entry_filters(b, en, progs, i, nr_uses[i], classes[idx], &filt[idx]) < 0)
+				goto nomem;
+		}
 	}
+	free(nr_uses);
 	free(b->ids);
 	b->ids = ids;
 	b->nr_ids = nr_ids;
+	free(b->filt);
+	b->filt = filt;
+	b->nr_filt = nr_filt;
+	free(b->progs);
+	b->progs = progs;
+	b->nr_progs = en->nr_filters;
 	return 0;
+
+nomem:
+	/* What was loaded or bound stays (counted): simpler than telling
+	 * it from what the buffer set still uses, and the connection ends. */
+	free(filt);
+	free(ids);
+	free(nr_uses);
+	free(progs);
+	snprintf(err, errlen, "out of memory");
+	return ret;
 }
 
 int rt_dbuf_disable_session(uint64_t session_id)
@@ -183,7 +337,11 @@ static int build_set(const struct rt_event_class *c, struct rt_target_set **out)
 		tt->buf = bufs[i];
 		tt->id = id;
 		tt->hdr_compact = (uint16_t)ctf_event_header_size(id, 0);
-		tt->fast_ok = b->nr_ctx == 0 && rt_fast_site_init(&tt->site, &b->rb, id);
+		tt->filters = c->id < b->nr_filt ? b->filt[c->id] : NULL;
+		/* A call site's own fast path writes without the probe: not
+		 * for a filtered event. */
+		tt->fast_ok = b->nr_ctx == 0 && !tt->filters &&
+			      rt_fast_site_init(&tt->site, &b->rb, id);
 	}
 	if (n == 0)
 		return 0;
@@ -260,6 +418,12 @@ static void end_generation(bool free_ids)
 			free(bufs[i]->ids);
 			bufs[i]->ids = NULL;
 			bufs[i]->nr_ids = 0;
+			free(bufs[i]->filt);
+			bufs[i]->filt = NULL;
+			bufs[i]->nr_filt = 0;
+			free(bufs[i]->progs);
+			bufs[i]->progs = NULL;
+			bufs[i]->nr_progs = 0;
 		}
 	}
 	first_buf = nr_bufs;

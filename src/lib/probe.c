@@ -26,6 +26,14 @@
  * Embedded mode's channel may have contexts too (RINGTRACE_CONTEXTS, which
  * `ringtrace record` sets): they are written the same way.
  *
+ * Filters (daemon mode: the rules' --filter, daemon_client.h): a target
+ * with filters takes the general path, which runs them on the call
+ * site's arguments (filter_fetch.h) before reserving anything there; a
+ * rejected event writes nothing to that target. The registry publishes
+ * no fast site for such a target. Version 1's call sites write their
+ * payload after reserving: a filtered target does not get their events
+ * (counted lost).
+ *
  * Context values: hostname is cached at registration (or embedded mode's
  * start); vpid, vtid and prio are cached per thread by its first event
  * that records them (getpid, gettid and getpriority: one system call
@@ -250,7 +258,7 @@ rt_pick_one(const struct rt_event_class *c, struct rt_channel *ch,
 		return true;
 	}
 	const struct rt_target_set *s = daemon_targets(c);
-	if (!s || s->nr != 1)
+	if (!s || s->nr != 1 || s->t[0].filters)
 		return false;
 	rt_pick_target(&s->t[0], payload_size, o);
 	return true;
@@ -442,8 +450,21 @@ one_record(const struct rt_one *o, uintptr_t ip, const struct rt_payload *pl)
 	rb_commit(o->rb, &ctx);
 }
 
+/* Whether the event passes one of the target's filters (filter_fetch.h),
+ * evaluated on the call site's arguments before anything is written. */
+static bool filters_pass(const struct rt_target_filters *tf, const struct rt_payload *pl,
+			 uintptr_t ip)
+{
+	const struct rt_filter_event e = { pl->flat, pl->size, pl->parts, pl->nr, ip };
+	for (uint32_t i = 0; i < tf->n; i++)
+		if (rt_filter_pass(tf->f[i].bound, &e))
+			return true;
+	return false;
+}
+
 /* The general path: whatever record_fast does not take (see rt__record).
- * Daemon mode writes every target of the table in turn. */
+ * Daemon mode writes every target of the table in turn, those with
+ * filters when one passes. */
 static RT_NOINLINE void record_general(const struct rt_event_class *c,
 				       struct rt_channel *ch, struct rt_payload payload,
 				       uintptr_t ip)
@@ -459,7 +480,10 @@ static RT_NOINLINE void record_general(const struct rt_event_class *c,
 	}
 	const struct rt_target_set *set = daemon_targets(c);
 	for (uint32_t i = 0; set && i < set->nr; i++) {
-		rt_pick_target(&set->t[i], pl->size, &o);
+		const struct rt_target *t = &set->t[i];
+		if (t->filters && !filters_pass(t->filters, pl, ip))
+			continue;
+		rt_pick_target(t, pl->size, &o);
 		one_record(&o, ip, pl);
 	}
 }
@@ -620,6 +644,13 @@ static bool v1_reserve(struct rt_v1_state *st, struct rt_v1_slot *slot, uintptr_
 		else
 			return false;
 		st->next++;
+		/* Its payload is written after the reservation: a filtered
+		 * target cannot judge it first, so it does not get it
+		 * (counted lost, as readers then report). */
+		if (!st->ch && st->set->t[st->next - 1].filters) {
+			rt_drop(o.rb);
+			continue;
+		}
 		uint32_t d = rt_v1_depth;
 		if (d >= RT_V1_NESTING) {
 			rt_drop(o.rb);

@@ -13,6 +13,7 @@
 /* Offsets inside the messages (app_proto.h). */
 #define REGISTER_PROCNAME_OFF 16
 #define ENABLE_N_OFF 8
+#define ENABLE_F_OFF 12
 
 _Static_assert(REGISTER_PROCNAME_OFF + RTP_APP_PROCNAME_LEN == RTP_APP_REGISTER_FIXED,
 	       "REGISTER: the event list follows procname");
@@ -290,18 +291,49 @@ void rtp_app_enable_add(struct rtp_app_buf *b, uint32_t index, uint32_t id)
 
 void rtp_app_enable_finish(struct rtp_app_buf *b)
 {
+	rtp_app_enable_finish_filtered(b, NULL, 0, NULL, 0);
+}
+
+void rtp_app_enable_finish_filtered(struct rtp_app_buf *b, const struct rtp_app_filter *filters,
+				    uint32_t nr_filters, const struct rtp_app_enable_use *uses,
+				    uint32_t nr_uses)
+{
 	if (b->err)
 		return;
 	uint32_t n = (b->len - RTP_APP_ENABLE_FIXED) / RTP_APP_ENABLE_ENTRY_SIZE;
+	if (nr_filters > RTP_APP_ENABLE_MAX_FILTERS || (!nr_filters && nr_uses)) {
+		buf_fail(b, -EINVAL);
+		return;
+	}
 	memcpy(b->data + ENABLE_N_OFF, &n, sizeof(n));
+	memcpy(b->data + ENABLE_F_OFF, &nr_filters, sizeof(nr_filters));
+	if (!nr_filters)
+		return;
+	for (uint32_t i = 0; i < nr_filters; i++) {
+		if (filters[i].len == 0 || filters[i].len > RTP_APP_FILTER_MAX) {
+			buf_fail(b, -EINVAL);
+			return;
+		}
+		put_u32(b, filters[i].len);
+		put(b, filters[i].p, filters[i].len);
+	}
+	put_u32(b, nr_uses);
+	for (uint32_t i = 0; i < nr_uses; i++) {
+		if (uses[i].entry >= n || uses[i].filter >= nr_filters) {
+			buf_fail(b, -EINVAL);
+			return;
+		}
+		put_u32(b, uses[i].entry);
+		put_u32(b, uses[i].filter);
+	}
 }
 
 int rtp_app_enable_decode(struct rtp_app_cursor *c, struct rtp_app_enable *m)
 {
-	uint32_t reserved;
 	if (get_u64(c, &m->key) < 0 || get_u32(c, &m->n) < 0 ||
-	    get_u32(c, &reserved) < 0 || m->n > RTP_APP_MAX_EVENTS ||
-	    (uint64_t)m->n * RTP_APP_ENABLE_ENTRY_SIZE != left(c))
+	    get_u32(c, &m->nr_filters) < 0 || m->n > RTP_APP_MAX_EVENTS ||
+	    m->nr_filters > RTP_APP_ENABLE_MAX_FILTERS ||
+	    (uint64_t)m->n * RTP_APP_ENABLE_ENTRY_SIZE > left(c))
 		return -EPROTO;
 	m->entries = c->p + c->pos;
 	for (uint32_t i = 0; i < m->n; i++) {
@@ -310,8 +342,38 @@ int rtp_app_enable_decode(struct rtp_app_cursor *c, struct rtp_app_enable *m)
 		if (index >= RTP_APP_MAX_EVENTS || id > RTP_APP_EVENT_ID_MAX)
 			return -EPROTO;
 	}
+	c->pos += m->n * RTP_APP_ENABLE_ENTRY_SIZE;
+	m->nr_uses = 0;
+	m->uses = NULL;
+	if (!m->nr_filters)
+		return rtp_app_end(c);
+	for (uint32_t i = 0; i < m->nr_filters; i++) {
+		uint32_t len;
+		if (get_u32(c, &len) < 0 || len == 0 || len > RTP_APP_FILTER_MAX || len > left(c))
+			return -EPROTO;
+		m->filters[i] = (struct rtp_app_filter){ c->p + c->pos, len };
+		c->pos += len;
+	}
+	if (get_u32(c, &m->nr_uses) < 0 ||
+	    (uint64_t)m->nr_uses * RTP_APP_ENABLE_USE_SIZE != left(c))
+		return -EPROTO;
+	m->uses = c->p + c->pos;
+	for (uint32_t i = 0; i < m->nr_uses; i++) {
+		struct rtp_app_enable_use u = rtp_app_enable_use_at(m, i);
+		if (u.entry >= m->n || u.filter >= m->nr_filters)
+			return -EPROTO;
+	}
 	c->pos = c->len;
 	return 0;
+}
+
+struct rtp_app_enable_use rtp_app_enable_use_at(const struct rtp_app_enable *m, uint32_t i)
+{
+	struct rtp_app_enable_use u;
+	const char *e = m->uses + (size_t)i * RTP_APP_ENABLE_USE_SIZE;
+	memcpy(&u.entry, e, sizeof(u.entry));
+	memcpy(&u.filter, e + 4, sizeof(u.filter));
+	return u;
 }
 
 void rtp_app_enable_entry(const struct rtp_app_enable *m, uint32_t i, uint32_t *index,

@@ -50,13 +50,22 @@
  *   48  C x u8 contexts (enum rt_context, context.h), in the event context's order
  *
  * RTP_APP_ENABLE (daemon -> program): the complete set of the program's
- * events written to one buffer set, replacing the previous one (N = 0:
- * none).
+ * events written to one buffer set, with their filters, replacing the
+ * previous one (N = 0: none).
  *    0  u64  key (of a CHANNEL received before)
  *    8  u32  N (<= RTP_APP_MAX_EVENTS)
- *   12  u32  reserved, 0
+ *   12  u32  F: filters (<= RTP_APP_ENABLE_MAX_FILTERS)
  *   16  N x { u32 index (the program's, < RTP_APP_MAX_EVENTS),
  *             u32 event id (in the trace, <= RTP_APP_EVENT_ID_MAX) }
+ *       only when F > 0:
+ *       F x { u32 length L (1..RTP_APP_FILTER_MAX), L bytes: a compiled
+ *             filter (src/filter's rtf_save; the program loads it with
+ *             rtf_load, as untrusted input) }
+ *       u32  U: uses
+ *       U x { u32 entry (< N), u32 filter (< F) }
+ * An entry that no use names is written unfiltered; one that some do is
+ * written when one of its filters passes (the rules of the buffer set's
+ * channel that match the event, each with its filter: OR).
  *
  * RTP_APP_DISABLE_SESSION (daemon -> program): stop writing to every
  * buffer set of the session (the mappings stay until the program exits).
@@ -147,6 +156,9 @@ enum rtp_app_clock {
 #define RTP_APP_CHANNEL_FIXED 48
 #define RTP_APP_ENABLE_FIXED 16
 #define RTP_APP_ENABLE_ENTRY_SIZE 8
+#define RTP_APP_ENABLE_USE_SIZE 8
+#define RTP_APP_ENABLE_MAX_FILTERS 256
+#define RTP_APP_FILTER_MAX (256u << 10)
 #define RTP_APP_REGISTER_REPLY_SIZE 8
 #define RTP_APP_DISABLE_SESSION_SIZE 8
 #define RTP_APP_SYNC_SIZE 8
@@ -262,22 +274,44 @@ int rtp_app_channel_decode(struct rtp_app_cursor *c, struct rtp_app_channel *m);
 
 /* ENABLE is built entry by entry: begin (on an empty buffer), add each
  * (index < RTP_APP_MAX_EVENTS, id <= RTP_APP_EVENT_ID_MAX, at most
- * RTP_APP_MAX_EVENTS of them, else -EINVAL), finish (writes N). */
+ * RTP_APP_MAX_EVENTS of them, else -EINVAL), finish (writes N; no
+ * filter) or finish_filtered (writes N and the filters and their uses:
+ * counts, lengths and numbers as the decoder requires, else -EINVAL). */
 void rtp_app_enable_begin(struct rtp_app_buf *b, uint64_t key);
 void rtp_app_enable_add(struct rtp_app_buf *b, uint32_t index, uint32_t id);
 void rtp_app_enable_finish(struct rtp_app_buf *b);
+struct rtp_app_filter {
+	const void *p;
+	uint32_t len;
+};
+struct rtp_app_enable_use {
+	uint32_t entry;			/* its number among the entries added */
+	uint32_t filter;		/* its number in `filters` */
+};
+void rtp_app_enable_finish_filtered(struct rtp_app_buf *b, const struct rtp_app_filter *filters,
+				    uint32_t nr_filters, const struct rtp_app_enable_use *uses,
+				    uint32_t nr_uses);
 
-/* A decoded ENABLE: its entries stay in the payload (valid while it is). */
+/* A decoded ENABLE: its entries, filters and uses stay in the payload
+ * (valid while it is). */
 struct rtp_app_enable {
 	uint64_t key;
 	uint32_t n;
 	const char *entries;
+	uint32_t nr_filters;
+	struct rtp_app_filter filters[RTP_APP_ENABLE_MAX_FILTERS];
+	uint32_t nr_uses;
+	const char *uses;
 };
-/* 0 or -EPROTO (length not 16 + 8 N, N or any entry out of range). */
+/* 0 or -EPROTO (a length, N, F, U, an entry, a filter's length or a
+ * use out of range; bytes left over). What the filters' bytes say is
+ * rtf_load's to check. */
 int rtp_app_enable_decode(struct rtp_app_cursor *c, struct rtp_app_enable *m);
 /* Entry i < m->n of a decoded ENABLE (already checked). */
 void rtp_app_enable_entry(const struct rtp_app_enable *m, uint32_t i, uint32_t *index,
 			  uint32_t *id);
+/* Use i < m->nr_uses of a decoded ENABLE (already checked). */
+struct rtp_app_enable_use rtp_app_enable_use_at(const struct rtp_app_enable *m, uint32_t i);
 
 void rtp_app_disable_session_encode(uint8_t out[static RTP_APP_DISABLE_SESSION_SIZE],
 				    uint64_t session_id);

@@ -523,6 +523,92 @@ static void test_enable(void)
 	rtp_app_buf_free(&b);
 }
 
+/* ENABLE with filters: 0 key, 8 N, 12 F, 16 N entries, F x { len,
+ * bytes }, U, U x { entry, filter }. */
+static void test_enable_filtered(void)
+{
+	unit_case = "ENABLE with filters";
+	static const char f0[] = "RTF1-first", f1[] = "x";
+	const struct rtp_app_filter filters[2] = { { f0, 10 }, { f1, 1 } };
+	const struct rtp_app_enable_use uses[3] = { { 0, 1 }, { 2, 0 }, { 2, 1 } };
+	struct rtp_app_buf b = { 0 };
+	rtp_app_enable_begin(&b, 7);
+	for (uint32_t i = 0; i < 3; i++)
+		rtp_app_enable_add(&b, 10 + i, 20 + i);
+	rtp_app_enable_finish_filtered(&b, filters, 2, uses, 3);
+	CHECK_EQ(b.err, 0);
+	const uint32_t fo = 16 + 3 * 8, uo = fo + 4 + 10 + 4 + 1;
+	CHECK_EQ(b.len, uo + 4 + 3 * 8);
+	CHECK_EQ(u32_at(b.data, 8), 3);
+	CHECK_EQ(u32_at(b.data, 12), 2);
+	CHECK_EQ(u32_at(b.data, fo), 10);
+	CHECK(!memcmp(b.data + fo + 4, f0, 10), "first filter's bytes");
+	CHECK_EQ(u32_at(b.data, fo + 14), 1);
+	CHECK_EQ(b.data[fo + 18], 'x');
+	CHECK_EQ(u32_at(b.data, uo), 3);
+	CHECK_EQ(u32_at(b.data, uo + 4 + 8), 2);
+	CHECK_EQ(u32_at(b.data, uo + 4 + 12), 0);
+	static struct rtp_app_enable got;
+	struct rtp_app_cursor c = rtp_app_cursor(b.data, b.len);
+	CHECK(rtp_app_enable_decode(&c, &got) == 0, "decode");
+	CHECK_EQ(got.n, 3);
+	CHECK_EQ(got.nr_filters, 2);
+	CHECK(got.filters[0].len == 10 && !memcmp(got.filters[0].p, f0, 10), "filter 0");
+	CHECK(got.filters[1].len == 1 && *(const char *)got.filters[1].p == 'x', "filter 1");
+	CHECK_EQ(got.nr_uses, 3);
+	for (uint32_t i = 0; i < 3 && i < got.nr_uses; i++) {
+		struct rtp_app_enable_use u = rtp_app_enable_use_at(&got, i);
+		CHECK(u.entry == uses[i].entry && u.filter == uses[i].filter, "use %u", i);
+	}
+	check_truncations("ENABLE with filters: truncations", RTP_APP_ENABLE, b.data, b.len);
+	unit_case = "ENABLE with filters: out of range";
+	char *copy = malloc(b.len);
+	static const struct {
+		uint32_t off, value;
+		const char *what;
+	} bad[] = {
+		{ 12, RTP_APP_ENABLE_MAX_FILTERS + 1, "F past the limit" },
+		{ 12, 3, "F larger than the filters" },
+		{ 16 + 3 * 8, 0, "an empty filter" },
+		{ 16 + 3 * 8, RTP_APP_FILTER_MAX + 1, "a filter past the limit" },
+		{ 16 + 3 * 8, 11, "a filter longer than it is" },
+		{ 16 + 3 * 8 + 4 + 10 + 4 + 1, 4, "U past the uses" },
+		{ 16 + 3 * 8 + 4 + 10 + 4 + 1, 2, "U short of the uses" },
+		{ 16 + 3 * 8 + 4 + 10 + 4 + 1 + 4, 3, "a use's entry past N" },
+		{ 16 + 3 * 8 + 4 + 10 + 4 + 1 + 8, 2, "a use's filter past F" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memcpy(copy, b.data, b.len);
+		set_u32(copy, bad[i].off, bad[i].value);
+		CHECK(decode(RTP_APP_ENABLE, copy, b.len) == -EPROTO, "%s: accepted", bad[i].what);
+	}
+	free(copy);
+	rtp_app_buf_free(&b);
+	unit_case = "ENABLE with filters: encoder refusals";
+	const struct rtp_app_filter empty = { f0, 0 };
+	const struct rtp_app_enable_use past = { 1, 0 };
+	struct {
+		const struct rtp_app_filter *f;
+		uint32_t nf;
+		const struct rtp_app_enable_use *u;
+		uint32_t nu;
+		const char *what;
+	} refused[] = {
+		{ &empty, 1, NULL, 0, "an empty filter" },
+		{ filters, 2, &past, 1, "a use past the entries" },
+		{ filters, 0, uses, 1, "uses without filters" },
+		{ filters, RTP_APP_ENABLE_MAX_FILTERS + 1, NULL, 0, "too many filters" },
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		rtp_app_enable_begin(&b, 1);
+		rtp_app_enable_add(&b, 0, 0);
+		rtp_app_enable_finish_filtered(&b, refused[i].f, refused[i].nf, refused[i].u,
+					       refused[i].nu);
+		CHECK(b.err == -EINVAL, "%s: encoded", refused[i].what);
+		rtp_app_buf_free(&b);
+	}
+}
+
 static void test_fixed_u64(const char *what, uint16_t type,
 			   void (*encode)(uint8_t *, uint64_t),
 			   int (*dec)(struct rtp_app_cursor *, uint64_t *))
@@ -579,6 +665,7 @@ int main(void)
 	test_register_reply();
 	test_channel();
 	test_enable();
+	test_enable_filtered();
 	test_fixed_u64("DISABLE_SESSION", RTP_APP_DISABLE_SESSION, enc_disable,
 		       rtp_app_disable_session_decode);
 	test_fixed_u64("SYNC", RTP_APP_SYNC, enc_sync, rtp_app_sync_decode);
