@@ -5,14 +5,19 @@ events with integers and strings; rules with different filters on one
 event, in one channel and in several, contexts, missing fields, call sites
 that record by themselves (the fast site must not bypass a filter) and
 version 1 call sites (which cannot be filtered first: a filtered channel
-does not get their events, counted lost). Every trace is read back with
-babeltrace2 and with our reader and checked event by event.
+does not get their events, counted lost), and a hostile daemon (a proxy
+damaging the compiled filters it sends: the program refuses them, goes on
+and exits 0 with one warning). Every trace is read back with babeltrace2
+and with our reader and checked event by event.
 
 usage: test_filters.py BUILD_DIR
 """
 import os
 import re
+import socket
+import struct
 import subprocess
+import threading
 import unittest
 
 from apps_common import BUILD, AppCase, read_events
@@ -165,6 +170,118 @@ class UserFilters(AppCase):
         m = re.search(r"(\d+) events recorded, (\d+) lost", r.stdout + r.stderr)
         self.assertTrue(m, r.stdout + r.stderr)
         self.assertEqual(int(m.group(2)), 20)
+
+
+HDR = struct.Struct("<IHHIi")
+ENABLE = 20
+
+
+class DamagingProxy:
+    """Between programs (listening on `rundir`/ringtraced.sock) and the
+    daemon at `daemon_sock`: frames go through unchanged, descriptors
+    included, but for the ENABLE messages that carry filters, whose
+    first filter's bytes `damage` rewrites (a hostile daemon)."""
+
+    def __init__(self, rundir, daemon_sock, damage):
+        os.makedirs(rundir, mode=0o700, exist_ok=True)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(os.path.join(rundir, "ringtraced.sock"))
+        self.sock.listen(8)
+        self.daemon_sock, self.damage = daemon_sock, damage
+        self.damaged = 0
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            try:
+                prog, _ = self.sock.accept()
+            except OSError:
+                return
+            d = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            d.connect(self.daemon_sock)
+            threading.Thread(target=self.pipe, args=(prog, d, False), daemon=True).start()
+            threading.Thread(target=self.pipe, args=(d, prog, True), daemon=True).start()
+
+    @staticmethod
+    def read(sock, n, fds):
+        data = b""
+        while len(data) < n:
+            chunk, more, _, _ = socket.recv_fds(sock, n - len(data), 4)
+            if not chunk:
+                return None
+            data += chunk
+            fds += more
+        return data
+
+    def pipe(self, src, dst, from_daemon):
+        try:
+            while True:
+                fds = []
+                hdr = self.read(src, HDR.size, fds)
+                if hdr is None:
+                    break
+                length = HDR.unpack(hdr)[3]
+                body = self.read(src, length, fds) if length else b""
+                if body is None:
+                    break
+                if from_daemon and HDR.unpack(hdr)[2] == ENABLE and len(body) >= 16:
+                    n, f = struct.unpack_from("<II", body, 8)
+                    if f:
+                        at = 16 + 8 * n
+                        flen = struct.unpack_from("<I", body, at)[0]
+                        body = (body[:at + 4] + self.damage(body[at + 4:at + 4 + flen]) +
+                                body[at + 4 + flen:])
+                        self.damaged += 1
+                socket.send_fds(dst, [hdr + body], fds) if fds else dst.sendall(hdr + body)
+                for fd in fds:
+                    os.close(fd)
+        except OSError:
+            pass
+        for s_ in (src, dst):
+            try:
+                s_.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self):
+        self.sock.close()
+
+
+class HostileDaemon(AppCase):
+    def run_damaged(self, damage, why):
+        """app_prog registered through a proxy that damages its filters:
+        it must go on, exit 0 with one warning, and record nothing
+        unfiltered."""
+        out = self.out("t")
+        self.rt("create", "s", "-o", out)
+        self.rt("enable-event", "-u", "app:tick", "--filter", "seq == 3")
+        self.rt("start")
+        proxy = DamagingProxy(os.path.join(self.tmp, "proxy"),
+                              os.path.join(self.env["RINGTRACE_RUNDIR"], "ringtraced.sock"),
+                              damage)
+        env = dict(self.env, RINGTRACE_RUNDIR=os.path.join(self.tmp, "proxy"))
+        try:
+            p = subprocess.run([os.path.join(BUILD, "tests/daemon/app_prog")],
+                               input="emit 50 x\nemit 50 y\nexit\n", capture_output=True,
+                               text=True, env=env, timeout=60)
+        finally:
+            proxy.close()
+        self.rt("stop")
+        self.assertGreater(proxy.damaged, 0)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stderr.splitlines()
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertIn("filter 0 of ENABLE refused", lines[0])
+        self.assertIn(why, lines[0])
+        self.assertEqual(plain(read_events(out)) if os.path.exists(out) else [], [])
+
+    def test_bad_magic(self):
+        self.run_damaged(lambda b: b"XXXX" + b[4:], "bad header")
+
+    def test_reference_past_the_table(self):
+        # "seq == 3" is REF 0, CONST 0, EQ: the first instruction's
+        # operand (filter_wire.c: byte 28) made the program's 6th ref.
+        self.run_damaged(lambda b: b[:28] + struct.pack("<I", 5) + b[32:], "instruction 0: reference 5 of 1")
 
 
 class Refusals(AppCase):
