@@ -461,8 +461,12 @@ static void set_roles(const struct rtr_node *st, bool header)
 		return;
 	for (uint32_t k = 0; k < st->nr_children; k++) {
 		struct rtr_node *c = st->children[k];
+		/* Without the metadata's leading '_', as every field name
+		 * (babeltrace2's sink.ctf.fs writes the packet context's
+		 * cpu_id of a source as _cpu_id). */
+		const char *name = st->names[k] + (st->names[k][0] == '_');
 		for (size_t r = 0; r < sizeof(roles) / sizeof(roles[0]); r++) {
-			if (roles[r].header != header || strcmp(st->names[k], roles[r].name))
+			if (roles[r].header != header || strcmp(name, roles[r].name))
 				continue;
 			bool ok = roles[r].role == RR_UUID
 					  ? (c->kind == RN_ARRAY && c->length == 16 &&
