@@ -306,6 +306,67 @@ void ra_format_duration(int64_t ns, char *out, size_t len);
 /* "2026-11-21 06:52:29.123456789" UTC. */
 void ra_format_wall(int64_t ns, char *out, size_t len);
 
+/* --- kernel analyses (kernel.c, ksyscalls.c, kio.c, kcpu.c, kirq.c) --- */
+
+/* A log-bucket (HDR-style) histogram of durations in ns (loghist.c):
+ * exact count, total, min and max; percentiles within 1/128 of their
+ * value (the middle of a bucket 1/64 of its values wide; values below 128
+ * exact). Memory grows with the range of the values (512 bytes per power
+ * of two reached), never with their number. Zero-initialised = empty. */
+#define RA_LOGHIST_SUB 64
+#define RA_LOGHIST_ROWS 58
+struct ra_loghist {
+	uint64_t count;
+	uint64_t sum;		/* saturates at UINT64_MAX */
+	int64_t min, max;
+	uint64_t **rows;	/* owned, allocated on first use */
+};
+
+/* Count one duration (negative ones as 0). 0 or -ENOMEM. */
+int ra_loghist_add(struct ra_loghist *h, int64_t ns);
+/* Nearest-rank percentile pct (0..100]; 0 when empty. */
+int64_t ra_loghist_percentile(const struct ra_loghist *h, double pct);
+/* Add src's counts to dst (per-process totals of per-thread ones). 0 or -ENOMEM. */
+int ra_loghist_merge(struct ra_loghist *dst, const struct ra_loghist *src);
+void ra_loghist_free(struct ra_loghist *h);
+
+/* The analyses of kernel events (ringtrace's and LTTng's kernel traces:
+ * docs/analyze.md), chosen by these bits. */
+enum ra_ksection {
+	RA_K_SYSCALLS = 1,	/* system calls: latency, errors, per process/thread */
+	RA_K_IO = 2,		/* block requests, bytes per process, sync calls */
+	RA_K_CPU = 4,		/* CPU time per CPU, process and thread */
+	RA_K_IRQ = 8,		/* hard and soft interrupts */
+};
+
+struct ra_kopts {
+	unsigned sections;	/* enum ra_ksection bits */
+	unsigned top;		/* rows and outliers shown per table */
+	/* The window analysed: called once with the first event's time, it
+	 * sets [*begin, *end) (left as INT64_MIN, INT64_MAX: everything).
+	 * NULL: everything. */
+	void (*window)(void *arg, int64_t first_ns, int64_t *begin, int64_t *end);
+	void *window_arg;
+	/* Called about every million events with the events read so far and
+	 * the time reached (a progress line); NULL: none. */
+	void (*progress)(void *arg, uint64_t events, int64_t ns);
+	void *progress_arg;
+};
+
+struct ra_kernel;		/* opaque: the results */
+
+/* Read the kernel traces among dirs (env domain "kernel"; other traces
+ * are skipped) in one streamed pass and compute opt->sections. Returns 0,
+ * or -errno with a message in err: no kernel trace, none of the events a
+ * section needs (the message says what to record), a damaged trace, out
+ * of memory. *out is set on success only; ra_kernel_free it. */
+int ra_kernel_run(const char *const *dirs, size_t nr, const struct ra_kopts *opt,
+		  struct ra_kernel **out, char *err, size_t errlen);
+void ra_kernel_write_text(FILE *f, const struct ra_kernel *k);
+/* One JSON object (docs/analyze.md). */
+void ra_kernel_write_json(FILE *f, const struct ra_kernel *k);
+void ra_kernel_free(struct ra_kernel *k);
+
 /* --- writers ------------------------------------------------------------ */
 
 enum ra_section { RA_RATES = 1, RA_DURATIONS = 2, RA_THREADS = 4 };

@@ -211,23 +211,9 @@ static int set_thread_name(struct ra_source *src, uint32_t key)
 		return 0;
 	}
 	/* As printable text: the trace is untrusted, and the name goes to
-	 * terminals and tables (controls and invalid UTF-8 become '?'). */
+	 * terminals and tables. */
 	char name[64];
-	size_t len = slen < sizeof(name) ? slen : sizeof(name) - 1;
-	const uint8_t *in = (const uint8_t *)s;
-	size_t o = 0;
-	for (size_t i = 0; i < len;) {
-		size_t n = rt_utf8_len(in + i, len - i);
-		if (!n || (n == 1 && (in[i] < 0x20 || in[i] == 0x7f))) {
-			name[o++] = '?';
-			i++;
-			continue;
-		}
-		memcpy(name + o, in + i, n);
-		o += n;
-		i += n;
-	}
-	name[o] = '\0';
+	ra_printable(s, slen, name, sizeof(name));
 	int64_t t = ra_strtab_intern(&src->threads, name);
 	if (t < 0)
 		return (int)t;
@@ -235,6 +221,25 @@ static int set_thread_name(struct ra_source *src, uint32_t key)
 		return -ENOMEM;
 	src->key_thread[key] = (uint32_t)t + 1;
 	return 0;
+}
+
+void ra_printable(const char *s, size_t slen, char *out, size_t len)
+{
+	size_t max = slen < len ? slen : len - 1;
+	const uint8_t *in = (const uint8_t *)s;
+	size_t o = 0;
+	for (size_t i = 0; i < max;) {
+		size_t n = rt_utf8_len(in + i, max - i);
+		if (!n || (n == 1 && (in[i] < 0x20 || in[i] == 0x7f))) {
+			out[o++] = '?';
+			i++;
+			continue;
+		}
+		memcpy(out + o, in + i, n);
+		o += n;
+		i += n;
+	}
+	out[o] = '\0';
 }
 
 const char *ra_source_thread_name(const struct ra_source *src, uint32_t key)

@@ -104,6 +104,12 @@ static void usage(FILE *f)
 		"  --rates             events per interval per event name\n"
 		"  --durations         durations of paired events\n"
 		"  --threads           activity per key (thread)\n"
+		"Kernel analyses (kernel traces: record -k), instead of those three:\n"
+		"  --syscalls          system calls: latency, errors, per process and thread\n"
+		"  --io                block requests, bytes per process, fsync/sync calls\n"
+		"  --cpu               CPU time per CPU, process and thread\n"
+		"  --irq               hard and soft interrupts\n"
+		"  --begin T, --end T  only this window (times as view's, UTC)\n"
 		"  --interval D        rate interval, e.g. 500us, 10ms, 1s (default: auto)\n"
 		CLI_PAIRING_HELP
 		"  --top N             outliers shown per pair (default: 10)\n"
@@ -114,6 +120,12 @@ static const struct option analyze_opts[] = {
 	{ "rates", no_argument, NULL, CLI_OPT_RATES },
 	{ "durations", no_argument, NULL, CLI_OPT_DURATIONS },
 	{ "threads", no_argument, NULL, CLI_OPT_THREADS },
+	{ "syscalls", no_argument, NULL, CLI_OPT_SYSCALLS },
+	{ "io", no_argument, NULL, CLI_OPT_IO },
+	{ "cpu", no_argument, NULL, CLI_OPT_CPU },
+	{ "irq", no_argument, NULL, CLI_OPT_IRQ },
+	{ "begin", required_argument, NULL, CLI_OPT_BEGIN },
+	{ "end", required_argument, NULL, CLI_OPT_END },
 	{ "interval", required_argument, NULL, CLI_OPT_INTERVAL },
 	{ "top", required_argument, NULL, CLI_OPT_TOP },
 	CLI_PAIRING_OPTIONS,
@@ -126,7 +138,8 @@ int cmd_analyze(int argc, char **argv)
 {
 	struct ra_options opt = { .top = 10, .auto_pairs = true };
 	const char *pairs[CLI_MAX_PAIRS];
-	unsigned sections = 0;
+	unsigned sections = 0, ksections = 0;
+	const char *begin = NULL, *end = NULL;
 	bool json = false;
 	int c;
 	optind = 1;
@@ -139,6 +152,12 @@ int cmd_analyze(int argc, char **argv)
 		case CLI_OPT_RATES: sections |= RA_RATES; break;
 		case CLI_OPT_DURATIONS: sections |= RA_DURATIONS; break;
 		case CLI_OPT_THREADS: sections |= RA_THREADS; break;
+		case CLI_OPT_SYSCALLS: ksections |= RA_K_SYSCALLS; break;
+		case CLI_OPT_IO: ksections |= RA_K_IO; break;
+		case CLI_OPT_CPU: ksections |= RA_K_CPU; break;
+		case CLI_OPT_IRQ: ksections |= RA_K_IRQ; break;
+		case CLI_OPT_BEGIN: begin = optarg; break;
+		case CLI_OPT_END: end = optarg; break;
 		case CLI_OPT_FORMAT:
 			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
 				cli_usage_error("bad format '%s' (text or json)", optarg);
@@ -159,6 +178,20 @@ int cmd_analyze(int argc, char **argv)
 		usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
+	if (ksections && sections) {
+		cli_usage_error("the kernel analyses (--syscalls, --io, --cpu, --irq) and "
+				"--rates, --durations, --threads are separate runs");
+		return CLI_EXIT_USAGE;
+	}
+	if ((begin || end) && !ksections) {
+		cli_usage_error("--begin and --end go with the kernel analyses "
+				"(--syscalls, --io, --cpu, --irq)");
+		return CLI_EXIT_USAGE;
+	}
+	if (ksections)
+		return cli_analyze_kernel((const char *const *)(argv + optind),
+					  (size_t)(argc - optind), ksections, json, opt.top,
+					  begin, end);
 	if (!sections)
 		sections = RA_RATES | RA_DURATIONS | RA_THREADS;
 

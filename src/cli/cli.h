@@ -34,6 +34,13 @@ enum {
 	CLI_OPT_RATES,
 	CLI_OPT_DURATIONS,
 	CLI_OPT_THREADS,
+	/* analyze's kernel analyses (analyze_kernel.c) */
+	CLI_OPT_SYSCALLS,
+	CLI_OPT_IO,
+	CLI_OPT_CPU,
+	CLI_OPT_IRQ,
+	CLI_OPT_BEGIN,
+	CLI_OPT_END,
 };
 #define CLI_MAX_PAIRS 32
 /* The pairing options all three take: their getopt_long entries and
@@ -57,6 +64,11 @@ struct option;
  * returns the next other option, -1 at the end, or CLI_OPT_BAD when a
  * shared option's value was bad (the message is printed). The caller
  * resets optind before the first call. */
+/* analyze's kernel analyses (enum ra_ksection bits) of dirs, text or
+ * JSON on stdout; begin/end: --begin/--end arguments or NULL. Progress on
+ * stderr when it is a terminal. Returns the exit status. */
+int cli_analyze_kernel(const char *const *dirs, size_t nr, unsigned sections, bool json,
+		       unsigned top, const char *begin, const char *end);
 int cli_analysis_getopt(int argc, char **argv, const char *shortopts,
 			const struct option *longopts, struct ra_options *opt,
 			const char **pairs);

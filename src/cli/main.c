@@ -48,7 +48,7 @@ static const struct {
 	{ "record", cmd_record, "run a command with tracing on and write its trace" },
 	{ "summary", cmd_summary, "print the summary of a trace directory" },
 	{ "view", cmd_view, "print the events of traces as text or JSON lines" },
-	{ "analyze", cmd_analyze, "event rates, durations of paired events, activity per thread" },
+	{ "analyze", cmd_analyze, "event rates, durations of paired events, activity per thread, kernel analyses" },
 	{ "export", cmd_export, "convert traces to Chrome trace-event JSON (Perfetto)" },
 	{ "report", cmd_report, "write a self-contained HTML report of a trace" },
 };

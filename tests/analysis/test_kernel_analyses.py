@@ -1,0 +1,344 @@
+"""`ringtrace analyze --syscalls|--io|--cpu|--irq` on kernel traces of
+known answers written with babeltrace2 (kgen.py): exact counts, totals,
+minimums, maximums, outliers and errnos; percentiles within the
+histogram's precision (1/128 of the value); the thread of an event from
+the tid context, or from sched_switch in LTTng traces without it; the
+process from the pid context or the state dump; the window; clear errors
+for traces without the events an analysis needs.
+
+    test_kernel_analyses.py BUILD_DIR"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kgen  # noqa: E402
+
+BUILD = None
+B = 1795590000000000000     # the traces' first ns (2026-11-25 07:00 UTC)
+
+
+def ringtrace(*args):
+    return subprocess.run([os.path.join(BUILD, "src/cli/ringtrace")] + list(args),
+                          capture_output=True, text=True, timeout=120)
+
+
+def analyze_json(trace, *opts):
+    r = ringtrace("analyze", "--format=json", *opts, trace)
+    if r.returncode != 0:
+        raise AssertionError("analyze failed: %s" % r.stderr)
+    return json.loads(r.stdout)
+
+
+def nearest_rank(values, pct):
+    v = sorted(values)
+    rank = -(-len(v) * pct // 100)       # ceil
+    return v[max(rank, 1) - 1]
+
+
+def switch(ns, cpu, prev, prev_comm, nxt, next_comm, state=0):
+    return (ns, cpu, prev, "sched_switch",
+            {"prev_comm": prev_comm, "prev_tid": prev, "prev_prio": 120,
+             "prev_state": state, "next_comm": next_comm, "next_tid": nxt,
+             "next_prio": 120})
+
+
+def dump(ns, tid, pid, name):
+    return (ns, 0, 0, "lttng_statedump_process_state",
+            {"tid": tid, "pid": pid, "ppid": 1, "name": name, "type": 0, "mode": 5,
+             "submode": 0, "status": 5, "cpu": 0})
+
+
+class Scenario:
+    """Two processes: app (pid 100: threads 100 on CPU 0 and 101 on CPU 1)
+    and syncer (pid 200, CPU 0 after app). The answers are kept beside
+    the events."""
+
+    def __init__(self):
+        ev = []
+        self.ev = ev
+        ev.append(dump(B, 100, 100, "app"))
+        ev.append(dump(B + 1, 101, 100, "app-w"))
+        ev.append(dump(B + 2, 200, 200, "syncer"))
+        ev.append(switch(B + 10, 0, 0, "swapper/0", 100, "app"))
+        ev.append(switch(B + 10, 1, 0, "swapper/1", 101, "app-w"))
+        # An exit whose entry is before the trace.
+        ev.append((B + 20, 1, 101, "syscall_exit_close", {"ret": 0}))
+        self.reads, self.writes = [], []
+        self.read_errs = 0
+        t = B + 1000
+        for i in range(100):
+            d = 1000 * (i + 1)
+            ret = -11 if i % 10 == 0 else 10
+            self.read_errs += ret == -11
+            ev.append((t, 0, 100, "syscall_entry_read", {"fd": 3, "count": 10}))
+            ev.append((t + d, 0, 100, "syscall_exit_read", {"ret": ret}))
+            self.reads.append((t, d, ret))
+            t += 200000
+        self.app_end = t
+        t = B + 1500
+        for i in range(50):
+            d = 500 + 37 * i
+            ev.append((t, 1, 101, "syscall_entry_write", {"fd": 1, "count": 5}))
+            ev.append((t + d, 1, 101, "syscall_exit_write", {"ret": 5}))
+            self.writes.append((t, d, 5))
+            t += 100000
+        t = self.app_end + 1000
+        ev.append((t, 0, 100, "syscall_entry_openat",
+                   {"dfd": -100, "filename": 0, "flags": 0, "mode": 0}))
+        ev.append((t + 4000, 0, 100, "syscall_exit_openat", {"ret": -2}))
+        self.openat = (t, 4000, -2)
+        t += 10000
+        ev.append(switch(t, 0, 100, "app", 200, "syncer", state=1))
+        self.switch_to_syncer = t
+        t += 1000
+        ev.append((t, 0, 200, "syscall_entry_fsync", {"fd": 7}))
+        self.fsync = (t, 5000000, 0)
+        ev.append((t + 5000000, 0, 200, "syscall_exit_fsync", {"ret": 0}))
+        self.end = t + 5000000
+
+    def trace(self, tmp, contexts=("tid",), name="t"):
+        path = os.path.join(tmp, name)
+        kgen.write_trace(os.path.join(path, "kernel"), self.ev, contexts)
+        return path
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="rt-kana-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def check_lat(self, row, values):
+        """Exact count, total, min, max; percentiles within 1/128."""
+        self.assertEqual(row["count"], len(values))
+        self.assertEqual(row["total_ns"], sum(values))
+        self.assertEqual(row["min_ns"], min(values))
+        self.assertEqual(row["max_ns"], max(values))
+        for p in (50, 90, 99):
+            want = nearest_rank(values, p)
+            self.assertLessEqual(abs(row["p%d_ns" % p] - want), want / 128 + 0.5,
+                                 "p%d %d, want %d" % (p, row["p%d_ns" % p], want))
+
+
+class Syscalls(Base):
+    def check(self, s, out, tids=True):
+        sc = out["syscalls"]
+        self.assertEqual(sc["calls"], 152)
+        self.assertEqual(sc["failed"], s.read_errs + 1)
+        self.assertEqual(sc["unmatched_exits"], 1 if tids else 0)
+        by = {r["name"]: r for r in sc["syscalls"]}
+        self.assertEqual(set(by), {"read", "write", "openat", "fsync"})
+        self.check_lat(by["read"], [d for t, d, r in s.reads])
+        self.check_lat(by["write"], [d for t, d, r in s.writes])
+        self.assertEqual(by["read"]["errors"], {"EAGAIN": s.read_errs})
+        self.assertEqual(by["openat"]["errors"], {"ENOENT": 1})
+        self.assertEqual(by["fsync"]["errors"], {})
+        # Ordered by total time: fsync (5 ms), read, then the others.
+        self.assertEqual([r["name"] for r in sc["syscalls"]][:2], ["read", "fsync"]
+                         if sum(d for t, d, r in s.reads) > 5000000 else ["fsync", "read"])
+        top = by["read"]["outliers"]
+        want = sorted(s.reads, key=lambda x: -x[1])[:3]
+        self.assertEqual([(o["begin_ns"], o["dur_ns"], o["ret"]) for o in top], want)
+        self.assertEqual(top[0]["tid"], 100)
+        self.assertEqual(top[0]["name"], "app")
+        # Overall: the fsync first, then the longest reads.
+        self.assertEqual([o["syscall"] for o in sc["outliers"]], ["fsync", "read", "read"])
+        self.assertEqual(sc["outliers"][0]["begin_ns"], s.fsync[0])
+        self.assertEqual(sc["outliers"][0]["dur_ns"], s.fsync[1])
+        procs = {p["pid"]: p for p in sc["processes"]}
+        self.assertEqual(set(procs), {100, 200})
+        self.check_lat(procs[100], [d for t, d, r in s.reads + s.writes] + [s.openat[1]])
+        self.assertEqual(procs[100]["name"], "app")
+        self.assertEqual(procs[100]["failed"], s.read_errs + 1)
+        self.assertEqual(procs[100]["most_time_in"], "read")
+        self.assertEqual(procs[200]["count"], 1)
+        thr = {t["tid"]: t for t in sc["threads"]}
+        self.check_lat(thr[101], [d for t, d, r in s.writes])
+        self.assertEqual(thr[101]["pid"], 100)
+        self.assertEqual(thr[101]["name"], "app-w")
+        self.assertTrue(thr[101]["pid_known"])
+
+    def test_known_answers(self):
+        s = Scenario()
+        self.check(s, analyze_json(s.trace(self.tmp), "--syscalls", "--top", "3"))
+
+    def test_lttng_without_tid_context(self):
+        """LTTng's kernel traces without add-context: the thread is the
+        one sched_switch put on the event's CPU."""
+        s = Scenario()
+        out = analyze_json(s.trace(self.tmp, contexts=()), "--syscalls", "--top", "3")
+        # The exit without entry at B + 20 is on CPU 1 after its switch
+        # too: same answers.
+        self.check(s, out, tids=True)
+
+    def test_text(self):
+        s = Scenario()
+        r = ringtrace("analyze", "--syscalls", "--top", "2", s.trace(self.tmp))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertIn("== System calls ==", lines)
+        row = next(l for l in lines if l.startswith("read "))
+        self.assertIn("EAGAIN %d" % s.read_errs, row)
+        self.assertEqual(row.split()[1], "100")
+        self.assertIn("ENOENT 1", next(l for l in lines if l.startswith("openat ")))
+        i = lines.index("longest calls (top 2):")
+        self.assertIn("fsync", lines[i + 2])
+        self.assertIn("syncer tid 200 pid 200", lines[i + 2])
+        self.assertIn(str(s.fsync[0]), lines[i + 2])
+
+    def test_window(self):
+        """--begin/--end: the calls whose exit lies in the window."""
+        s = Scenario()
+        begin = s.reads[10][0]          # the 11th read's entry
+        end = s.reads[20][0]            # up to (not with) the 21st
+        out = analyze_json(s.trace(self.tmp), "--syscalls", "--begin", str(begin),
+                           "--end", str(end))
+        by = {r["name"]: r for r in out["syscalls"]["syscalls"]}
+        self.check_lat(by["read"], [d for t, d, r in s.reads[10:20]])
+        writes = [d for t, d, r in s.writes if begin <= t + d < end]
+        self.check_lat(by["write"], writes)
+        self.assertNotIn("fsync", by)
+        self.assertEqual(out["window_begin_ns"], begin)
+        # Relative times work too (+N after the first event).
+        out2 = analyze_json(s.trace(self.tmp, name="t2"), "--syscalls",
+                            "--begin", "+%dns" % (begin - B), "--end", "+%dns" % (end - B))
+        self.assertEqual(out2["syscalls"], out["syscalls"])
+
+    def test_pid_context(self):
+        """The pid context says the process even without a state dump."""
+        s = Scenario()
+        s.ev = [e for e in s.ev if e[3] != "lttng_statedump_process_state"]
+        for i, (ns, cpu, tid, name, f) in enumerate(s.ev):
+            f = dict(f)
+            f["__pid"] = {100: 100, 101: 100, 200: 200, 0: 0}[tid]
+            s.ev[i] = (ns, cpu, tid, name, f)
+        out = analyze_json(s.trace(self.tmp, contexts=("tid", "pid")), "--syscalls")
+        thr = {t["tid"]: t for t in out["syscalls"]["threads"]}
+        self.assertEqual(thr[101]["pid"], 100)
+        self.assertTrue(thr[101]["pid_known"])
+        procs = {p["pid"]: p for p in out["syscalls"]["processes"]}
+        self.assertEqual(procs[100]["count"], 151)
+
+
+def bt2_events(trace):
+    """[(ns, cpu, tid, name, {field: value})] of the kernel trace, read
+    with babeltrace2 (the independent reading)."""
+    import bt2
+    out = []
+    for msg in bt2.TraceCollectionMessageIterator(os.path.join(trace, "kernel")):
+        if type(msg) is not bt2._EventMessageConst:
+            continue
+        ev = msg.event
+        f = {}
+        for k, v in ev.payload_field.items():
+            if isinstance(v, bt2._IntegerFieldConst):
+                f[k] = int(v)
+            elif isinstance(v, bt2._StringFieldConst):
+                f[k] = str(v)
+        cpu = int(ev.packet.context_field["cpu_id"])
+        out.append((msg.default_clock_snapshot.ns_from_origin, cpu,
+                    int(ev.common_context_field["tid"]), ev.name, f))
+    return out
+
+
+def bt2_syscalls(events):
+    """{name: ([durations], {errno name: n})}: entry to exit of the same
+    name on the same thread; an exit clears its thread's open entry."""
+    import errno
+    open_, out = {}, {}
+    for ns, cpu, tid, name, f in events:
+        if name.startswith("syscall_entry_"):
+            open_[tid] = (name[14:], ns)
+        elif name.startswith("syscall_exit_"):
+            o = open_.pop(tid, None)
+            if o and o[0] == name[13:]:
+                d, errs = out.setdefault(o[0], ([], {}))
+                d.append(ns - o[1])
+                if -4095 <= f["ret"] < 0:
+                    e = errno.errorcode.get(-f["ret"], "E%d" % -f["ret"])
+                    errs[e] = errs.get(e, 0) + 1
+    return out
+
+
+class Recorded(Base):
+    """A kernel trace recorded here (record -k, root), its figures checked
+    against babeltrace2's events."""
+    trace = None
+
+    @classmethod
+    def setUpClass(cls):
+        if os.geteuid() != 0 or not os.path.isdir("/sys/kernel/tracing/events"):
+            raise unittest.SkipTest("needs root and tracefs")
+        cls.dir = tempfile.mkdtemp(prefix="rt-kana-rec-")
+        cls.trace = os.path.join(cls.dir, "t")
+        r = ringtrace("record", "-q", "-o", cls.trace, "-k",
+                      "sched_switch,block_rq_issue,block_rq_complete,irq_handler_entry,"
+                      "irq_handler_exit,softirq_entry,softirq_exit,softirq_raise,writeback_*",
+                      "--syscall", "all", "--", os.path.join(BUILD, "tests/analysis/kworkload"),
+                      os.path.join(cls.dir, "scratch"), "20")
+        if r.returncode != 0:
+            raise AssertionError("record failed: %s" % r.stderr)
+        cls.events = bt2_events(cls.trace)
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.trace:
+            shutil.rmtree(cls.dir)
+
+    def test_syscalls_match_babeltrace2(self):
+        want = bt2_syscalls(self.events)
+        out = analyze_json(self.trace, "--syscalls")
+        by = {r["name"]: r for r in out["syscalls"]["syscalls"]}
+        self.assertEqual(set(by), set(want))
+        for name, (durs, errs) in want.items():
+            self.check_lat(by[name], durs)
+            self.assertEqual(by[name]["errors"], errs, name)
+        # The workload's own failures: 5 ENOENT opens and one EBADF close a round.
+        self.assertGreaterEqual(by["openat"]["errors"].get("ENOENT", 0), 100)
+        self.assertGreaterEqual(by["close"]["errors"].get("EBADF", 0), 20)
+        self.assertEqual(by["fsync"]["count"], 20)
+
+
+class Errors(Base):
+    def test_missing_events(self):
+        s = Scenario()
+        s.ev = [e for e in s.ev if not e[3].startswith("syscall_")]
+        r = ringtrace("analyze", "--syscalls", s.trace(self.tmp))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no system call events in the kernel trace", r.stderr)
+        self.assertIn("--syscall", r.stderr)
+        self.assertEqual(r.stdout, "")
+
+    def test_no_kernel_trace(self):
+        os.makedirs(os.path.join(self.tmp, "empty"))
+        r = ringtrace("analyze", "--syscalls", os.path.join(self.tmp, "empty"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("empty directory, not a trace", r.stderr)
+        s = Scenario()
+        ust = os.path.join(self.tmp, "ust")
+        kgen.write_trace(ust, s.ev, domain="ust")
+        r = ringtrace("analyze", "--cpu", ust)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no kernel trace in %s (record one with" % ust, r.stderr)
+
+    def test_usage(self):
+        s = Scenario()
+        t = s.trace(self.tmp)
+        r = ringtrace("analyze", "--syscalls", "--rates", t)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("separate runs", r.stderr)
+        r = ringtrace("analyze", "--begin", "+1s", t)
+        self.assertEqual(r.returncode, 2)
+        r = ringtrace("analyze", "--syscalls", "--begin", "yesterday", t)
+        self.assertEqual(r.returncode, 2)
+
+
+if __name__ == "__main__":
+    BUILD = sys.argv.pop(1)
+    unittest.main(verbosity=2)
