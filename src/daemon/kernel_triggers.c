@@ -10,9 +10,11 @@
  * sides asked for) and the rule's --filter translated into each event's
  * ftrace filter (src/filter's rtf_to_ftrace through rtk_config's filters),
  * so that the kernel keeps only the events that match: every event the
- * instance holds is a match of its trigger. One reader thread reads
- * every trigger instance's per-CPU buffers every KT_PERIOD_MS, whether a
- * session is started or not, and converts the pages with src/kernel's
+ * instance holds is a match of its trigger. One reader thread polls every
+ * trigger instance's per-CPU buffers (rtk_instance_poll_fd; the
+ * instances wake it as soon as they hold one event), at most once per
+ * KT_GAP_NS and at least every KT_FALLBACK_MS, whether a session is
+ * started or not, reads them and converts the pages with src/kernel's
  * conversion (rtk_trace_packet, the one page decoder); its watcher
  * (rtk_trace_watch) turns each event into a match: the trigger's id, the
  * event's name, pid, tid, cpu and the captured values. The matches of a
@@ -39,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../common/array.h"
@@ -48,7 +51,8 @@
 #include "app.h"
 #include "rtd.h"
 
-#define KT_PERIOD_MS 10		/* between two reads of the trigger instances */
+#define KT_FALLBACK_MS 100	/* a read even without a wake-up */
+#define KT_GAP_NS 1000000L	/* at least between two reads: 1 ms */
 #define KT_PAGES_MAX 256	/* pages read from one CPU in one round */
 #define KT_QUEUE_MAX 4096	/* matches waiting for the main loop */
 #define KT_BUFFER_KB 256	/* per CPU, of each trigger instance */
@@ -59,6 +63,7 @@ struct kdp_trigger {
 	struct rtk_instance *in;
 	struct rtk_pages pages;
 	struct rtk_trace *t;
+	int *poll_fds;			/* per CPU (the instance's): readable when it holds events */
 	char **captures;		/* the rule's --capture descriptors (copies) */
 	size_t nr_captures;
 	uint64_t lost_logged;		/* the kernel's losses reported so far */
@@ -80,12 +85,16 @@ static struct {
 	uint64_t dropped;
 	struct kt_match *round;		/* the reader's matches of one round */
 	size_t nr_round, cap_round;
+	bool polling;			/* under lock: the reader polls a set built under it */
+	uint64_t polls;			/* under lock: polls ended */
+	pthread_cond_t polled;		/* signalled when a poll ends */
 	pthread_t reader;
 	bool reading;			/* main thread only */
 	bool quit;			/* under lock */
 	int ready;			/* eventfd: matches are queued */
 	int wake;			/* eventfd: the reader returns */
-} kt = { .lock = PTHREAD_MUTEX_INITIALIZER, .ready = -1, .wake = -1 };
+} kt = { .lock = PTHREAD_MUTEX_INITIALIZER, .polled = PTHREAD_COND_INITIALIZER, .ready = -1,
+	  .wake = -1 };
 
 /* The value of capture `cap` of event e as text into buf: 0, or -ENOENT
  * when the event has no such field or context. */
@@ -211,17 +220,50 @@ static bool queue_round(void)
 	return queued;
 }
 
+/* The descriptors to wait on, in *pfds: the wake-up eventfd, then every
+ * trigger instance's CPUs; how many (fewer when out of memory: the
+ * fallback period reads the rest; 0: *pfds has no room). kt.lock held. */
+static size_t poll_set(struct pollfd **pfds, size_t *cap)
+{
+	size_t n = 1;
+	for (const struct kdp_trigger *k = kt.triggers; k; k = k->next)
+		n += k->pages.nr_cpus;
+	if (RT_ARRAY_GROW(*pfds, *cap, n, 16) < 0)
+		n = *cap ? 1 : 0;
+	if (!n)
+		return 0;
+	(*pfds)[0] = (struct pollfd){ .fd = kt.wake, .events = POLLIN };
+	size_t i = 1;
+	for (const struct kdp_trigger *k = kt.triggers; k && i < n; k = k->next)
+		for (unsigned c = 0; c < k->pages.nr_cpus && i < n; c++)
+			(*pfds)[i++] = (struct pollfd){ .fd = k->poll_fds[c], .events = POLLIN };
+	return i;
+}
+
 static void *reader_main(void *arg)
 {
 	(void)arg;
+	struct pollfd *pfds = NULL, one = { .fd = kt.wake, .events = POLLIN };
+	size_t cap = 0;
 	for (;;) {
-		struct pollfd p = { .fd = kt.wake, .events = POLLIN };
-		if (poll(&p, 1, KT_PERIOD_MS) > 0) {
+		/* Woken by the kernel as soon as a trigger instance records an
+		 * event (buffer_percent 0), by add, remove and quit, else at
+		 * KT_FALLBACK_MS. The set is built again each time: a removed
+		 * trigger's descriptors are closed after the wake-up. */
+		pthread_mutex_lock(&kt.lock);
+		size_t n = poll_set(&pfds, &cap);
+		kt.polling = true;
+		pthread_mutex_unlock(&kt.lock);
+		if (poll(n ? pfds : &one, n ? n : 1, KT_FALLBACK_MS) > 0 &&
+		    ((n ? pfds : &one)[0].revents & POLLIN)) {
 			uint64_t v;
 			if (read(kt.wake, &v, sizeof(v)) < 0)
 				(void)0;	/* a wake-up only */
 		}
 		pthread_mutex_lock(&kt.lock);
+		kt.polling = false;
+		kt.polls++;
+		pthread_cond_broadcast(&kt.polled);
 		bool quit = kt.quit, queued = false;
 		uint64_t dropped = kt.dropped;
 		if (!quit) {
@@ -231,14 +273,21 @@ static void *reader_main(void *arg)
 			dropped = kt.dropped - dropped;
 		}
 		pthread_mutex_unlock(&kt.lock);
-		if (quit)
+		if (quit) {
+			free(pfds);
 			return NULL;
+		}
 		if (dropped)
 			rt_warn("kernel triggers: %llu matches dropped (the main loop is behind)",
 				(unsigned long long)dropped);
-		uint64_t one = 1;
-		if (queued && write(kt.ready, &one, sizeof(one)) < 0)
+		uint64_t inc = 1;
+		if (queued && write(kt.ready, &inc, sizeof(inc)) < 0)
 			(void)0;	/* the counter is only full when the loop is far behind */
+		/* At most one read per KT_GAP_NS: a trigger whose event is
+		 * frequent costs a read per millisecond, not a wake-up per
+		 * event. */
+		struct timespec gap = { .tv_nsec = KT_GAP_NS };
+		nanosleep(&gap, NULL);
 	}
 }
 
@@ -267,6 +316,13 @@ bool dp_kernel_trigger_take(uint64_t *id, struct rtp_kv *values)
 	return any;
 }
 
+static void wake_reader(void)
+{
+	uint64_t one = 1;
+	if (kt.wake >= 0 && write(kt.wake, &one, sizeof(one)) < 0)
+		(void)0;	/* it wakes at KT_FALLBACK_MS anyway */
+}
+
 static void reader_stop(void)
 {
 	if (!kt.reading)
@@ -274,9 +330,7 @@ static void reader_stop(void)
 	pthread_mutex_lock(&kt.lock);
 	kt.quit = true;
 	pthread_mutex_unlock(&kt.lock);
-	uint64_t one = 1;
-	if (write(kt.wake, &one, sizeof(one)) < 0)
-		(void)0;	/* it wakes at its period anyway */
+	wake_reader();
 	pthread_join(kt.reader, NULL);
 	kt.reading = false;
 	kt.quit = false;
@@ -287,7 +341,8 @@ static void trigger_free(struct kdp_trigger *k)
 	if (!k)
 		return;
 	rtk_trace_close(k->t);
-	rtk_instance_destroy(k->in);
+	rtk_instance_destroy(k->in);	/* closes the poll descriptors */
+	free(k->poll_fds);
 	for (size_t i = 0; i < k->nr_captures; i++)
 		free(k->captures[i]);
 	free(k->captures);
@@ -358,6 +413,7 @@ int dp_kernel_trigger_add(uint64_t id, const char *name, const struct rt_trigger
 		.nr_excludes = c->nr_excludes,
 		.syscall_sides = syscall ? c->syscall_sides : 0,
 		.contexts = RTK_CTX_ALL,
+		.wake_on_event = true,
 	};
 	uint8_t uuid[16] = { 0 };
 	if ((ret = rtk_instance_create(&cfg, &k->in, why, sizeof(why))) < 0 ||
@@ -365,6 +421,18 @@ int dp_kernel_trigger_add(uint64_t id, const char *name, const struct rt_trigger
 		snprintf(err, errlen, "%s", why);
 		goto fail;
 	}
+	if (!(k->poll_fds = calloc(k->pages.nr_cpus + 1, sizeof(int)))) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	for (unsigned cpu = 0; cpu < k->pages.nr_cpus; cpu++)
+		if ((ret = k->poll_fds[cpu] = rtk_instance_poll_fd(k->in, cpu)) < 0 &&
+		    ret != -ENOENT) {	/* a CPU that is not there: poll skips -1 */
+			snprintf(err, errlen, "cannot open the buffer of CPU %u of %s: %s", cpu,
+				 rtk_instance_name(k->in), strerror(-ret));
+			goto fail;
+		}
 	if ((ret = rtk_trace_open(rtk_instance_formats(k->in), uuid, RTK_CTX_ALL, &k->t)) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
@@ -389,6 +457,7 @@ int dp_kernel_trigger_add(uint64_t id, const char *name, const struct rt_trigger
 	k->next = kt.triggers;
 	kt.triggers = k;
 	pthread_mutex_unlock(&kt.lock);
+	wake_reader();
 	*out = k;
 	return 0;
 fail:
@@ -406,6 +475,15 @@ void dp_kernel_trigger_remove(struct kdp_trigger *k)
 			*p = k->next;
 			break;
 		}
+	/* A poll under way may hold its descriptors (the files stay open,
+	 * and the instance cannot be removed, until it returns): wake it and
+	 * wait for its end; the next set is built without them. */
+	if (kt.polling) {
+		uint64_t seen = kt.polls;
+		wake_reader();
+		while (kt.polls == seen)
+			pthread_cond_wait(&kt.polled, &kt.lock);
+	}
 	/* Its matches still queued name its id, which no trigger has now:
 	 * the main loop drops them. */
 	pthread_mutex_unlock(&kt.lock);

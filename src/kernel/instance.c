@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <signal.h>
 #include <stdint.h>
@@ -30,6 +31,8 @@ struct rtk_instance {
 	void *page;			/* one sub-buffer, for reads */
 	int page_size;
 	bool clock_tsc;			/* trace_clock x86-tsc, else mono */
+	int *poll_fds;			/* per CPU, -1 until rtk_instance_poll_fd */
+	unsigned nr_poll_fds;
 };
 
 /* libtracefs reports through errno; a few paths leave it unset. */
@@ -369,6 +372,8 @@ static int configure(struct rtk_instance *in, const struct rtk_config *cfg, char
 	if (!ret)
 		ret = set_option(in, TRACEFS_OPTION_OVERWRITE, cfg->overwrite, "overwrite", err,
 				 errlen);
+	if (!ret && cfg->wake_on_event)
+		ret = write_file(in, "buffer_percent", "0", err, errlen);
 	if (!ret)
 		ret = prepare_statedump(in, err, errlen);
 	if (!ret)
@@ -576,10 +581,40 @@ long rtk_instance_statedump(struct rtk_instance *in, char *err, size_t errlen)
 	return n;
 }
 
+int rtk_instance_poll_fd(struct rtk_instance *in, unsigned cpu)
+{
+	if (!in->poll_fds) {
+		long n = sysconf(_SC_NPROCESSORS_CONF);
+		in->nr_poll_fds = n > 0 ? (unsigned)n : 1;
+		if (!(in->poll_fds = malloc(in->nr_poll_fds * sizeof(int))))
+			return -ENOMEM;
+		for (unsigned c = 0; c < in->nr_poll_fds; c++)
+			in->poll_fds[c] = -1;
+	}
+	if (cpu >= in->nr_poll_fds)
+		return -ENOENT;
+	if (in->poll_fds[cpu] >= 0)
+		return in->poll_fds[cpu];
+	char file[64];
+	snprintf(file, sizeof(file), "per_cpu/cpu%u/trace_pipe_raw", cpu);
+	char *path = tracefs_instance_get_file(in->tfs, file);
+	if (!path)
+		return -ENOMEM;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	tracefs_put_tracing_file(path);
+	if (fd < 0)
+		return -errno;
+	return in->poll_fds[cpu] = fd;
+}
+
 int rtk_instance_destroy(struct rtk_instance *in)
 {
 	if (!in)
 		return 0;
+	for (unsigned c = 0; c < in->nr_poll_fds; c++)
+		if (in->poll_fds[c] >= 0)
+			close(in->poll_fds[c]);
+	free(in->poll_fds);
 	for (unsigned c = 0; c < in->nr_cpus; c++)
 		if (in->cpu_readers[c])
 			tracefs_cpu_close(in->cpu_readers[c]);

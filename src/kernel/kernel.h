@@ -101,6 +101,10 @@ struct rtk_config {
 	 * bytes replaced, a name no session's instance has (their names never
 	 * hold a '-' there); removed as stale like the sessions' ones. */
 	bool trigger;
+	/* Wake a poll(2) of rtk_instance_poll_fd as soon as one event is
+	 * recorded (buffer_percent 0), instead of ftrace's default of half a
+	 * buffer. */
+	bool wake_on_event;
 };
 
 #define RTK_SYSCALL_ENTRY 1u
@@ -140,6 +144,13 @@ size_t rtk_instance_nr_events(const struct rtk_instance *in);
  * mode), -errno of /proc or of the write, with a message in err.
  */
 long rtk_instance_statedump(struct rtk_instance *in, char *err, size_t errlen);
+
+/* A descriptor of CPU `cpu`'s buffer for poll(2) only: readable
+ * (POLLIN) when the buffer holds events (as soon as one is recorded with
+ * rtk_config.wake_on_event, else when it is half full); never read (the
+ * pages come through rtk_instance_pages). Opened at the first call, owned
+ * by the instance. The descriptor, or -errno (-ENOENT: no such CPU). */
+int rtk_instance_poll_fd(struct rtk_instance *in, unsigned cpu);
 
 /* Stop, remove the instance from tracefs and free it. Returns 0 or -errno
  * of the removal (the memory is freed in every case). */
