@@ -423,6 +423,10 @@ static int feed(struct ra_kernel *k, struct ra_kev *e)
 	int ret = 0;
 	if (k->sys && (ret = ra_ksys_feed(k, k->sys, e)) < 0)
 		return ret;
+	if (k->cpu && (ret = ra_kcpu_feed(k, k->cpu, e)) < 0)
+		return ret;
+	if (k->irq && (ret = ra_kirq_feed(k, k->irq, e)) < 0)
+		return ret;
 	return 0;
 }
 
@@ -448,13 +452,12 @@ static const struct {
 
 static int check_events(const struct ra_kernel *k, char *err, size_t errlen)
 {
-	bool windowed = k->begin != INT64_MIN || k->end != INT64_MAX;
 	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
 		if (!(k->opt.sections & needs[i].section) ||
 		    k->role_count[needs[i].roles[0]] || k->role_count[needs[i].roles[1]])
 			continue;
-		snprintf(err, errlen, "no %s events in the kernel trace%s: %s", needs[i].what,
-			 windowed ? " inside the window" : "", needs[i].hint);
+		snprintf(err, errlen, "no %s events in the kernel trace: %s", needs[i].what,
+			 needs[i].hint);
 		return -ENOENT;
 	}
 	return 0;
@@ -552,8 +555,10 @@ static int pass(struct ra_kernel *k, char *err, size_t errlen)
 			if (k->opt.window)
 				k->opt.window(k->opt.window_arg, e.ns, &k->begin, &k->end);
 		}
-		if (e.ns >= k->end)
+		if (e.ns >= k->end) {
+			k->cut = true;
 			break;
+		}
 		if (++k->events % PROGRESS_EVERY == 0 && k->opt.progress)
 			k->opt.progress(k->opt.progress_arg, k->events, e.ns);
 		e.in_window = e.ns >= k->begin;
@@ -561,11 +566,11 @@ static int pass(struct ra_kernel *k, char *err, size_t errlen)
 			goto nomem;
 		if (e.kc->role == RA_KR_SYS_ENTRY || e.kc->role == RA_KR_SYS_EXIT)
 			pair_syscall(k, &e);
+		k->role_count[e.kc->role]++;
 		if (e.in_window) {
 			if (e.ns < k->first_ns)
 				k->first_ns = e.ns;
 			k->last_ns = e.ns;
-			k->role_count[e.kc->role]++;
 		}
 		if ((ret = feed(k, &e)) < 0 || (ret = learn(k, &e)) < 0)
 			goto nomem;
@@ -608,7 +613,9 @@ int ra_kernel_run(const char *const *dirs, size_t nr, const struct ra_kopts *opt
 		goto fail;
 	ret = -ENOMEM;
 	snprintf(err, errlen, "out of memory");
-	if ((opt->sections & RA_K_SYSCALLS) && !(k->sys = ra_ksys_new()))
+	if (((opt->sections & RA_K_SYSCALLS) && !(k->sys = ra_ksys_new())) ||
+	    ((opt->sections & RA_K_CPU) && !(k->cpu = ra_kcpu_new())) ||
+	    ((opt->sections & RA_K_IRQ) && !(k->irq = ra_kirq_new())))
 		goto fail;
 	if ((ret = pass(k, err, errlen)) < 0)
 		goto fail;
@@ -616,8 +623,13 @@ int ra_kernel_run(const char *const *dirs, size_t nr, const struct ra_kopts *opt
 	if ((ret = check_events(k, err, errlen)) < 0)
 		goto fail;
 	snprintf(err, errlen, "out of memory");
-	if ((ret = build_procs(k)) < 0 ||
-	    (k->sys && (ret = ra_ksys_finish(k, k->sys)) < 0))
+	/* The CPU time's last intervals may add threads: before the
+	 * process table. */
+	if ((k->cpu && (ret = ra_kcpu_finish_threads(k, k->cpu)) < 0) ||
+	    (ret = build_procs(k)) < 0 ||
+	    (k->sys && (ret = ra_ksys_finish(k, k->sys)) < 0) ||
+	    (k->cpu && (ret = ra_kcpu_finish(k, k->cpu)) < 0) ||
+	    (k->irq && (ret = ra_kirq_finish(k, k->irq)) < 0))
 		goto fail;
 	*out = k;
 	return 0;
@@ -632,6 +644,10 @@ void ra_kernel_free(struct ra_kernel *k)
 		return;
 	if (k->sys)
 		ra_ksys_free(k->sys);
+	if (k->cpu)
+		ra_kcpu_free(k->cpu);
+	if (k->irq)
+		ra_kirq_free(k->irq);
 	for (size_t i = 0; i < k->nr_dirs; i++)
 		free(k->dirs[i]);
 	free(k->dirs);
@@ -688,6 +704,10 @@ void ra_kernel_write_text(FILE *f, const struct ra_kernel *k)
 		k->nr_threads, k->nr_procs);
 	if (k->sys)
 		ra_ksys_text(f, k, k->sys);
+	if (k->cpu)
+		ra_kcpu_text(f, k, k->cpu);
+	if (k->irq)
+		ra_kirq_text(f, k, k->irq);
 }
 
 void ra_kernel_write_json(FILE *f, const struct ra_kernel *k)
@@ -708,6 +728,14 @@ void ra_kernel_write_json(FILE *f, const struct ra_kernel *k)
 	if (k->sys) {
 		fputs(",\"syscalls\":", f);
 		ra_ksys_json(f, k, k->sys);
+	}
+	if (k->cpu) {
+		fputs(",\"cpu\":", f);
+		ra_kcpu_json(f, k, k->cpu);
+	}
+	if (k->irq) {
+		fputs(",\"irq\":", f);
+		ra_kirq_json(f, k, k->irq);
 	}
 	fputs("}", f);
 }
@@ -754,4 +782,32 @@ void ra_kthread_label(const struct ra_kernel *k, uint32_t thread, char *out, siz
 	const struct ra_kthread *t = &k->threads[thread];
 	snprintf(out, len, "%s tid %" PRId64 " pid %" PRId64 "%s", t->name[0] ? t->name : "?",
 		 t->tid, t->pid, t->pid_known ? "" : "?");
+}
+
+/* Sort indexes by a key (arg), largest first; ties by index. */
+static int by_key_desc(const void *a, const void *b, void *arg)
+{
+	const uint64_t *key = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	if (key[i] != key[j])
+		return key[i] < key[j] ? 1 : -1;
+	return (i > j) - (i < j);
+}
+
+uint32_t *ra_korder(uint64_t *key, uint32_t n, uint32_t *nr)
+{
+	uint32_t *o = malloc((n ? n : 1) * sizeof(*o));
+	if (!o)
+		return NULL;
+	*nr = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (key[i])
+			o[(*nr)++] = i;
+	qsort_r(o, *nr, sizeof(*o), by_key_desc, key);
+	return o;
+}
+
+int64_t ra_kthread_get(struct ra_kernel *k, int64_t tid)
+{
+	return thread_get(k, tid);
 }

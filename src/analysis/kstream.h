@@ -141,9 +141,10 @@ struct ra_kernel {
 	int64_t *cpu_cur;		/* owned, per CPU: tid switched in, -1 unknown */
 	uint32_t nr_cpus;
 	int64_t begin, end;		/* the window */
+	bool cut;			/* the trace goes on after the window */
 	int64_t first_ns, last_ns;	/* kernel events inside the window */
 	uint64_t events;		/* kernel events read */
-	uint64_t role_count[RA_KR_NR];	/* inside the window */
+	uint64_t role_count[RA_KR_NR];	/* events read, per role */
 	uint64_t lost_events, lost_packets;
 	struct ra_ksys *sys;
 	struct ra_kio *io;
@@ -172,6 +173,11 @@ void ra_kjson_lat(FILE *f, const struct ra_loghist *h);
 /* "NAME tid N pid P" into out. */
 void ra_kthread_label(const struct ra_kernel *k, uint32_t thread, char *out, size_t len);
 
+/* Indexes 0..n-1 whose key is not 0, sorted by key, largest first (ties:
+ * lower index first); *nr of them. NULL if out of memory. Caller frees. */
+uint32_t *ra_korder(uint64_t *key, uint32_t n, uint32_t *nr);
+/* The index of thread tid in the table (added if new), -ENOMEM. */
+int64_t ra_kthread_get(struct ra_kernel *k, int64_t tid);
 /* Thread `idx` of the table. */
 const struct ra_kthread *ra_kthread(const struct ra_kernel *k, uint32_t idx);
 /* An integer field of slot `slot`: 0 and *out, -ENOENT. */
@@ -193,5 +199,22 @@ int ra_ksys_finish(struct ra_kernel *k, struct ra_ksys *s);
 void ra_ksys_text(FILE *f, const struct ra_kernel *k, const struct ra_ksys *s);
 void ra_ksys_json(FILE *f, const struct ra_kernel *k, const struct ra_ksys *s);
 void ra_ksys_free(struct ra_ksys *s);
+
+/* The same for kcpu.c, kirq.c and kio.c. */
+struct ra_kcpu *ra_kcpu_new(void);
+int ra_kcpu_feed(struct ra_kernel *k, struct ra_kcpu *s, const struct ra_kev *e);
+/* The last intervals (before the process table), then the rest. */
+int ra_kcpu_finish_threads(struct ra_kernel *k, struct ra_kcpu *s);
+int ra_kcpu_finish(struct ra_kernel *k, struct ra_kcpu *s);
+void ra_kcpu_text(FILE *f, const struct ra_kernel *k, const struct ra_kcpu *s);
+void ra_kcpu_json(FILE *f, const struct ra_kernel *k, const struct ra_kcpu *s);
+void ra_kcpu_free(struct ra_kcpu *s);
+
+struct ra_kirq *ra_kirq_new(void);
+int ra_kirq_feed(struct ra_kernel *k, struct ra_kirq *s, const struct ra_kev *e);
+int ra_kirq_finish(struct ra_kernel *k, struct ra_kirq *s);
+void ra_kirq_text(FILE *f, const struct ra_kernel *k, const struct ra_kirq *s);
+void ra_kirq_json(FILE *f, const struct ra_kernel *k, const struct ra_kirq *s);
+void ra_kirq_free(struct ra_kirq *s);
 
 #endif /* RINGTRACE_ANALYSIS_KSTREAM_H */

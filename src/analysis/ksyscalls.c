@@ -110,40 +110,17 @@ int ra_ksys_feed(struct ra_kernel *k, struct ra_ksys *s, const struct ra_kev *e)
 	return 0;
 }
 
-/* Sort indexes by a key (arg), largest first. */
-static int by_key_desc(const void *a, const void *b, void *arg)
-{
-	const uint64_t *key = arg;
-	uint64_t x = key[*(const uint32_t *)a], y = key[*(const uint32_t *)b];
-	if (x != y)
-		return x < y ? 1 : -1;
-	return (*(const uint32_t *)a > *(const uint32_t *)b) -
-	       (*(const uint32_t *)a < *(const uint32_t *)b);
-}
-
-/* Indexes 0..n-1 with key > 0 sorted by key, largest first (*nr of them). */
-static uint32_t *order_of(uint64_t *key, uint32_t n, uint32_t *nr)
-{
-	uint32_t *o = malloc((n ? n : 1) * sizeof(*o));
-	if (!o)
-		return NULL;
-	*nr = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (key[i])
-			o[(*nr)++] = i;
-	qsort_r(o, *nr, sizeof(*o), by_key_desc, key);
-	return o;
-}
-
 int ra_ksys_finish(struct ra_kernel *k, struct ra_ksys *s)
 {
 	if (!(s->proc = calloc(k->nr_procs ? k->nr_procs : 1, sizeof(*s->proc))))
 		return -ENOMEM;
 	s->nr_proc = k->nr_procs;
-	for (size_t t = 0; t < s->nr_thr; t++) {
-		struct who_stat *w = &s->thr[t], *p = &s->proc[k->threads[t].proc];
+	/* s->thr is zeroed past the threads with calls (its capacity). */
+	for (size_t t = 0; t < s->nr_thr && t < k->nr_threads; t++) {
+		struct who_stat *w = &s->thr[t];
 		if (!w->h.count)
 			continue;
+		struct who_stat *p = &s->proc[k->threads[t].proc];
 		if (!p->sys_ns && !(p->sys_ns = calloc(s->nr_sys, sizeof(*p->sys_ns))))
 			return -ENOMEM;
 		for (uint32_t i = 0; i < s->nr_sys; i++)
@@ -163,13 +140,14 @@ int ra_ksys_finish(struct ra_kernel *k, struct ra_ksys *s)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < n; i++)
 		key[i] = s->sys[i].h.sum ? s->sys[i].h.sum : s->sys[i].h.count;
-	s->sys_order = order_of(key, n, &s->nr_sys_order);
-	for (size_t i = 0; i < s->nr_thr; i++)
+	s->sys_order = ra_korder(key, n, &s->nr_sys_order);
+	for (size_t i = 0; i < s->nr_thr && i < k->nr_threads; i++)
 		key[i] = s->thr[i].h.sum ? s->thr[i].h.sum : s->thr[i].h.count;
-	s->thr_order = order_of(key, (uint32_t)s->nr_thr, &s->nr_thr_order);
+	s->thr_order = ra_korder(key, k->nr_threads < s->nr_thr ? k->nr_threads : (uint32_t)s->nr_thr,
+				 &s->nr_thr_order);
 	for (uint32_t i = 0; i < k->nr_procs; i++)
 		key[i] = s->proc[i].h.sum ? s->proc[i].h.sum : s->proc[i].h.count;
-	s->proc_order = order_of(key, k->nr_procs, &s->nr_proc_order);
+	s->proc_order = ra_korder(key, k->nr_procs, &s->nr_proc_order);
 	free(key);
 	return s->sys_order && s->thr_order && s->proc_order ? 0 : -ENOMEM;
 }

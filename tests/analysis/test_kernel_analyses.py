@@ -100,6 +100,19 @@ class Scenario:
         self.fsync = (t, 5000000, 0)
         ev.append((t + 5000000, 0, 200, "syscall_exit_fsync", {"ret": 0}))
         self.end = t + 5000000
+        # Interrupts on CPU 1: irq 36 three times, softirq BLOCK raised
+        # 500 ns before each entry; an irq 36 exit without its entry.
+        self.irqs, self.softs = [], []
+        ev.append((B + 30, 1, 101, "irq_handler_exit", {"irq": 36, "ret": 1}))
+        for i, t in enumerate((B + 50000, B + 450000, B + 850000)):
+            d = 1000 * (i + 1)
+            ev.append((t, 1, 101, "irq_handler_entry", {"irq": 36, "name": "virtio1-req.0"}))
+            ev.append((t + d, 1, 101, "irq_handler_exit", {"irq": 36, "ret": 1}))
+            self.irqs.append((t, d))
+            ev.append((t + d + 1, 1, 101, "softirq_raise", {"vec": 4}))
+            ev.append((t + d + 501, 1, 101, "softirq_entry", {"vec": 4}))
+            ev.append((t + d + 501 + 3 * d, 1, 101, "softirq_exit", {"vec": 4}))
+            self.softs.append((t + d + 501, 3 * d))
 
     def trace(self, tmp, contexts=("tid",), name="t"):
         path = os.path.join(tmp, name)
@@ -266,6 +279,44 @@ def bt2_syscalls(events):
     return out
 
 
+def bt2_cpu(events):
+    """{tid: ns on a CPU}: on each CPU, from one sched_switch to the next
+    for its prev_tid if the previous switch put it there (from the CPU's
+    first event before its first switch), the last thread switched in up
+    to the last event of the trace."""
+    since, cur, out = {}, {}, {}
+    for ns, cpu, tid, name, f in events:
+        since.setdefault(cpu, ns)
+        if name == "sched_switch":
+            if cur.get(cpu, f["prev_tid"]) == f["prev_tid"]:
+                out[f["prev_tid"]] = out.get(f["prev_tid"], 0) + ns - since[cpu]
+            since[cpu], cur[cpu] = ns, f["next_tid"]
+    end = events[-1][0]
+    for cpu, tid in cur.items():
+        out[tid] = out.get(tid, 0) + end - since[cpu]
+    out.pop(0, None)
+    return {t: v for t, v in out.items() if v}
+
+
+def bt2_irqs(events):
+    """({irq: [durations]}, {vec: [durations]}) per CPU's entry to exit."""
+    hard, soft, open_h, open_s = {}, {}, {}, {}
+    for ns, cpu, tid, name, f in events:
+        if name == "irq_handler_entry":
+            open_h[cpu] = (f["irq"], ns)
+        elif name == "irq_handler_exit":
+            o = open_h.pop(cpu, None)
+            if o and o[0] == f["irq"]:
+                hard.setdefault(o[0], []).append(ns - o[1])
+        elif name == "softirq_entry":
+            open_s[(cpu, f["vec"])] = ns
+        elif name == "softirq_exit":
+            o = open_s.pop((cpu, f["vec"]), None)
+            if o is not None:
+                soft.setdefault(f["vec"], []).append(ns - o)
+    return hard, soft
+
+
 class Recorded(Base):
     """A kernel trace recorded here (record -k, root), its figures checked
     against babeltrace2's events."""
@@ -304,6 +355,108 @@ class Recorded(Base):
         self.assertGreaterEqual(by["close"]["errors"].get("EBADF", 0), 20)
         self.assertEqual(by["fsync"]["count"], 20)
 
+    def test_cpu_matches_babeltrace2(self):
+        out = analyze_json(self.trace, "--cpu")["cpu"]
+        self.assertEqual({t["tid"]: t["cpu_ns"] for t in out["threads"]}, bt2_cpu(self.events))
+        spinner = [t for t in out["threads"] if t["name"] == "spinner"]
+        self.assertEqual(len(spinner), 1)
+        self.assertGreaterEqual(spinner[0]["cpu_ns"], 20000000)
+
+    def test_irq_matches_babeltrace2(self):
+        hard, soft = bt2_irqs(self.events)
+        out = analyze_json(self.trace, "--irq")["irq"]
+        self.assertEqual({h["irq"] for h in out["hard"]}, set(hard))
+        for h in out["hard"]:
+            self.check_lat(h, hard[h["irq"]])
+        self.assertEqual({x["vec"] for x in out["soft"] if x["count"]}, set(soft))
+        for x in out["soft"]:
+            if x["count"]:
+                self.check_lat(x, soft[x["vec"]])
+
+
+class Cpu(Base):
+    def test_known_answers(self):
+        s = Scenario()
+        out = analyze_json(s.trace(self.tmp), "--cpu")["cpu"]
+        thr = {t["tid"]: t["cpu_ns"] for t in out["threads"]}
+        t100 = s.switch_to_syncer - (B + 10)
+        t101 = s.end - (B + 10)
+        t200 = s.end - s.switch_to_syncer
+        self.assertEqual(thr, {100: t100, 101: t101, 200: t200})
+        self.assertEqual([t["tid"] for t in out["threads"]], [101, 100, 200])
+        procs = {p["pid"]: p for p in out["processes"]}
+        self.assertEqual(procs[100]["cpu_ns"], t100 + t101)
+        self.assertEqual(procs[100]["threads"], 2)
+        self.assertEqual(procs[200]["cpu_ns"], t200)
+        cpus = {c["cpu"]: c for c in out["cpus"]}
+        self.assertEqual((cpus[0]["busy_ns"], cpus[0]["idle_ns"]), (s.end - B - 10, 10))
+        self.assertEqual(cpus[0]["unknown_ns"], 0)
+        self.assertEqual((cpus[1]["busy_ns"], cpus[1]["idle_ns"]), (s.end - B - 10, 0))
+        self.assertEqual(cpus[0]["switches"], 2)
+        self.assertEqual(out["span_ns"], s.end - B)
+
+    def test_switches_missing(self):
+        """A switch whose prev_tid is not the thread switched in before:
+        the time between is unknown, not the prev_tid's."""
+        s = Scenario()
+        s.ev.append(switch(s.end - 1000, 1, 555, "other", 101, "app-w"))
+        out = analyze_json(s.trace(self.tmp), "--cpu")["cpu"]
+        thr = {t["tid"]: t["cpu_ns"] for t in out["threads"]}
+        self.assertEqual(thr[101], 1000)
+        self.assertNotIn(555, thr)
+        cpus = {c["cpu"]: c for c in out["cpus"]}
+        self.assertEqual(cpus[1]["unknown_ns"], s.end - 1000 - (B + 10))
+
+    def test_lttng_without_tid_context(self):
+        s = Scenario()
+        a = analyze_json(s.trace(self.tmp), "--cpu")["cpu"]
+        b = analyze_json(s.trace(self.tmp, contexts=(), name="t2"), "--cpu")["cpu"]
+        self.assertEqual(a, b)
+
+    def test_window(self):
+        """CPU time is cut to the window."""
+        s = Scenario()
+        out = analyze_json(s.trace(self.tmp), "--cpu", "--begin", str(B + 1000),
+                           "--end", str(B + 2000))["cpu"]
+        self.assertEqual({t["tid"]: t["cpu_ns"] for t in out["threads"]}, {100: 1000, 101: 1000})
+
+    def test_text(self):
+        s = Scenario()
+        r = ringtrace("analyze", "--cpu", s.trace(self.tmp))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("== CPU usage ==", r.stdout)
+        row = next(l for l in r.stdout.splitlines() if l.startswith("101 "))
+        self.assertEqual(row.split()[1:3], ["100", "app-w"])
+
+
+class Irq(Base):
+    def test_known_answers(self):
+        s = Scenario()
+        out = analyze_json(s.trace(self.tmp), "--irq", "--top", "2")["irq"]
+        self.assertEqual(out["unmatched_exits"], 1)
+        self.assertEqual(len(out["hard"]), 1)
+        h = out["hard"][0]
+        self.assertEqual((h["irq"], h["name"]), (36, "virtio1-req.0"))
+        self.check_lat(h, [d for t, d in s.irqs])
+        self.assertEqual([(o["begin_ns"], o["dur_ns"], o["cpu"], o["tid"]) for o in h["outliers"]],
+                         [(t, d, 1, 101) for t, d in sorted(s.irqs, key=lambda x: -x[1])[:2]])
+        self.assertEqual(len(out["soft"]), 1)
+        so = out["soft"][0]
+        self.assertEqual((so["vec"], so["name"]), (4, "BLOCK"))
+        self.check_lat(so, [d for t, d in s.softs])
+        self.assertEqual((so["raise_count"], so["raise_p50_ns"], so["raise_max_ns"]), (3, 500, 500))
+        cpus = {c["cpu"]: c for c in out["cpus"]}
+        self.assertEqual(cpus[1]["hard_ns"], sum(d for t, d in s.irqs))
+        self.assertEqual(cpus[1]["soft_ns"], sum(d for t, d in s.softs))
+
+    def test_text(self):
+        s = Scenario()
+        r = ringtrace("analyze", "--irq", s.trace(self.tmp))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("== Interrupts ==", r.stdout)
+        row = next(l for l in r.stdout.splitlines() if l.startswith("36 "))
+        self.assertEqual(row.split()[1:3], ["virtio1-req.0", "3"])
+
 
 class Errors(Base):
     def test_missing_events(self):
@@ -314,6 +467,12 @@ class Errors(Base):
         self.assertIn("no system call events in the kernel trace", r.stderr)
         self.assertIn("--syscall", r.stderr)
         self.assertEqual(r.stdout, "")
+        s.ev = [e for e in s.ev if e[3] not in ("sched_switch",) and "irq" not in e[3]]
+        for opt, want in (("--cpu", "no sched_switch events"),
+                          ("--irq", "no interrupt (irq_handler_* or softirq_*) events")):
+            r = ringtrace("analyze", opt, s.trace(self.tmp, name=opt))
+            self.assertEqual(r.returncode, 1)
+            self.assertIn(want, r.stderr)
 
     def test_no_kernel_trace(self):
         os.makedirs(os.path.join(self.tmp, "empty"))
