@@ -303,6 +303,8 @@ int64_t ra_ns_diff(int64_t a, int64_t b);
 int ra_parse_duration(const char *s, int64_t *ns);
 /* "1.234ms" style, 3 significant digits. */
 void ra_format_duration(int64_t ns, char *out, size_t len);
+/* "512 B", "1.5 KiB", "3.4 MiB" ... (powers of 1024). */
+void ra_format_bytes(uint64_t b, char *out, size_t len);
 /* "2026-11-21 06:52:29.123456789" UTC. */
 void ra_format_wall(int64_t ns, char *out, size_t len);
 

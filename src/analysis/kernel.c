@@ -423,6 +423,8 @@ static int feed(struct ra_kernel *k, struct ra_kev *e)
 	int ret = 0;
 	if (k->sys && (ret = ra_ksys_feed(k, k->sys, e)) < 0)
 		return ret;
+	if (k->io && (ret = ra_kio_feed(k, k->io, e)) < 0)
+		return ret;
 	if (k->cpu && (ret = ra_kcpu_feed(k, k->cpu, e)) < 0)
 		return ret;
 	if (k->irq && (ret = ra_kirq_feed(k, k->irq, e)) < 0)
@@ -614,6 +616,7 @@ int ra_kernel_run(const char *const *dirs, size_t nr, const struct ra_kopts *opt
 	ret = -ENOMEM;
 	snprintf(err, errlen, "out of memory");
 	if (((opt->sections & RA_K_SYSCALLS) && !(k->sys = ra_ksys_new())) ||
+	    ((opt->sections & RA_K_IO) && !(k->io = ra_kio_new())) ||
 	    ((opt->sections & RA_K_CPU) && !(k->cpu = ra_kcpu_new())) ||
 	    ((opt->sections & RA_K_IRQ) && !(k->irq = ra_kirq_new())))
 		goto fail;
@@ -628,6 +631,7 @@ int ra_kernel_run(const char *const *dirs, size_t nr, const struct ra_kopts *opt
 	if ((k->cpu && (ret = ra_kcpu_finish_threads(k, k->cpu)) < 0) ||
 	    (ret = build_procs(k)) < 0 ||
 	    (k->sys && (ret = ra_ksys_finish(k, k->sys)) < 0) ||
+	    (k->io && (ret = ra_kio_finish(k, k->io)) < 0) ||
 	    (k->cpu && (ret = ra_kcpu_finish(k, k->cpu)) < 0) ||
 	    (k->irq && (ret = ra_kirq_finish(k, k->irq)) < 0))
 		goto fail;
@@ -644,6 +648,8 @@ void ra_kernel_free(struct ra_kernel *k)
 		return;
 	if (k->sys)
 		ra_ksys_free(k->sys);
+	if (k->io)
+		ra_kio_free(k->io);
 	if (k->cpu)
 		ra_kcpu_free(k->cpu);
 	if (k->irq)
@@ -704,6 +710,8 @@ void ra_kernel_write_text(FILE *f, const struct ra_kernel *k)
 		k->nr_threads, k->nr_procs);
 	if (k->sys)
 		ra_ksys_text(f, k, k->sys);
+	if (k->io)
+		ra_kio_text(f, k, k->io);
 	if (k->cpu)
 		ra_kcpu_text(f, k, k->cpu);
 	if (k->irq)
@@ -728,6 +736,10 @@ void ra_kernel_write_json(FILE *f, const struct ra_kernel *k)
 	if (k->sys) {
 		fputs(",\"syscalls\":", f);
 		ra_ksys_json(f, k, k->sys);
+	}
+	if (k->io) {
+		fputs(",\"io\":", f);
+		ra_kio_json(f, k, k->io);
 	}
 	if (k->cpu) {
 		fputs(",\"cpu\":", f);

@@ -217,4 +217,11 @@ void ra_kirq_text(FILE *f, const struct ra_kernel *k, const struct ra_kirq *s);
 void ra_kirq_json(FILE *f, const struct ra_kernel *k, const struct ra_kirq *s);
 void ra_kirq_free(struct ra_kirq *s);
 
+struct ra_kio *ra_kio_new(void);
+int ra_kio_feed(struct ra_kernel *k, struct ra_kio *s, const struct ra_kev *e);
+int ra_kio_finish(struct ra_kernel *k, struct ra_kio *s);
+void ra_kio_text(FILE *f, const struct ra_kernel *k, const struct ra_kio *s);
+void ra_kio_json(FILE *f, const struct ra_kernel *k, const struct ra_kio *s);
+void ra_kio_free(struct ra_kio *s);
+
 #endif /* RINGTRACE_ANALYSIS_KSTREAM_H */

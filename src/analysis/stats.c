@@ -78,6 +78,18 @@ void ra_format_duration(int64_t ns, char *out, size_t len)
 	snprintf(out, len, "%" PRId64 "ns", ns);
 }
 
+void ra_format_bytes(uint64_t b, char *out, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)b;
+	unsigned u = 0;
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(out, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+}
+
 void ra_format_wall(int64_t ns, char *out, size_t len)
 {
 	time_t sec = (time_t)(ns / 1000000000);

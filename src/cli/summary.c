@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../reader/reader.h"
+#include "../analysis/analysis.h"
 #include "cli.h"
 
 struct chan_sum {
@@ -28,18 +29,6 @@ static int by_count_desc(const void *a, const void *b)
 	if (x[0] != y[0])
 		return x[0] < y[0] ? 1 : -1;
 	return x[1] < y[1] ? -1 : x[1] > y[1];
-}
-
-static void human_bytes(uint64_t b, char *out, size_t len)
-{
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double v = (double)b;
-	unsigned u = 0;
-	while (v >= 1024 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(out, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
 }
 
 /* Channel name of the stream file `path` found under `dir`: its path
@@ -113,13 +102,13 @@ int cli_print_summary(FILE *out, const char *dir, unsigned top, bool recorded)
 	}
 
 	char hb[32];
-	human_bytes(total_bytes, hb, sizeof(hb));
+	ra_format_bytes(total_bytes, hb, sizeof(hb));
 	if (recorded)
 		fprintf(out, "ringtrace: trace written to %s (%s)\n", dir, hb);
 	else
 		fprintf(out, "trace %s (%s)\n", dir, hb);
 	for (size_t c = 0; c < nr_ch; c++) {
-		human_bytes(ch[c].bytes, hb, sizeof(hb));
+		ra_format_bytes(ch[c].bytes, hb, sizeof(hb));
 		fprintf(out, "  %s: %" PRIu64 " events recorded, %" PRIu64 " lost",
 			ch[c].name, ch[c].events, ch[c].discarded);
 		if (ch[c].packets_lost)

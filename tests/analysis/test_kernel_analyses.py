@@ -100,6 +100,32 @@ class Scenario:
         self.fsync = (t, 5000000, 0)
         ev.append((t + 5000000, 0, 200, "syscall_exit_fsync", {"ret": 0}))
         self.end = t + 5000000
+        # Block I/O on 254:0: app reads 64 KiB; during the fsync, syncer
+        # writes 4 KiB and a kworker 8 KiB, with 3 writeback events; a
+        # flush; a completion whose issue is not in the trace.
+        ev.append(dump(B + 3, 300, 300, "kworker/u4:1"))
+        dev = 254 << 20
+        self.dev = dev
+        self.blocks = []        # (issue ns, latency, bytes, rw, tid)
+
+        def block(ns, lat, tid, sector, nbytes, rwbs, cpu=0):
+            ev.append((ns, cpu, tid, "block_rq_issue",
+                       {"dev": dev, "sector": sector, "nr_sector": nbytes // 512,
+                        "bytes": nbytes, "ioprio": 0, "rwbs": rwbs, "comm": "x", "cmd": ""}))
+            ev.append((ns + lat, cpu, tid, "block_rq_complete",
+                       {"dev": dev, "sector": sector, "nr_sector": nbytes // 512, "error": 0,
+                        "ioprio": 0, "rwbs": rwbs, "cmd": ""}))
+            self.blocks.append((ns, lat, nbytes, rwbs, tid))
+        block(B + 5000, 120000, 100, 50, 65536, "RA")
+        block(t + 100, 300000, 200, 1000, 4096, "WS")
+        block(t + 200, 700000, 300, 2000, 8192, "W")
+        block(t + 300, 50000, 300, 0, 0, "FF")
+        for i in range(3):
+            ev.append((t + 1000 + i, 0, 300, "writeback_written",
+                       {"name": "254:0", "nr_pages": 1}))
+        ev.append((t + 2000, 0, 300, "block_rq_complete",
+                   {"dev": dev, "sector": 9999, "nr_sector": 8, "error": 0, "ioprio": 0,
+                    "rwbs": "W", "cmd": ""}))
         # Interrupts on CPU 1: irq 36 three times, softirq BLOCK raised
         # 500 ns before each entry; an irq 36 exit without its entry.
         self.irqs, self.softs = [], []
@@ -229,7 +255,7 @@ class Syscalls(Base):
         s.ev = [e for e in s.ev if e[3] != "lttng_statedump_process_state"]
         for i, (ns, cpu, tid, name, f) in enumerate(s.ev):
             f = dict(f)
-            f["__pid"] = {100: 100, 101: 100, 200: 200, 0: 0}[tid]
+            f["__pid"] = {100: 100, 101: 100, 200: 200, 300: 300, 0: 0}[tid]
             s.ev[i] = (ns, cpu, tid, name, f)
         out = analyze_json(s.trace(self.tmp, contexts=("tid", "pid")), "--syscalls")
         thr = {t["tid"]: t for t in out["syscalls"]["threads"]}
@@ -317,6 +343,27 @@ def bt2_irqs(events):
     return hard, soft
 
 
+def bt2_blocks(events):
+    """({dev: [latencies]}, {tid: [read bytes, written bytes]}, unmatched)
+    of block_rq_issue to block_rq_complete matched by (dev, sector)."""
+    inflight, lat, per_tid, unmatched = {}, {}, {}, 0
+    for ns, cpu, tid, name, f in events:
+        if name == "block_rq_issue":
+            key = (f["dev"], f["sector"])
+            unmatched += key in inflight
+            inflight[key] = ns
+            rw = per_tid.setdefault(tid, [0, 0])
+            rw[0] += f["bytes"] if "R" in f["rwbs"] else 0
+            rw[1] += f["bytes"] if "W" in f["rwbs"] else 0
+        elif name == "block_rq_complete":
+            t = inflight.pop((f["dev"], f["sector"]), None)
+            if t is None:
+                unmatched += 1
+            else:
+                lat.setdefault(f["dev"], []).append(ns - t)
+    return lat, {t: v for t, v in per_tid.items()}, unmatched
+
+
 class Recorded(Base):
     """A kernel trace recorded here (record -k, root), its figures checked
     against babeltrace2's events."""
@@ -355,6 +402,19 @@ class Recorded(Base):
         self.assertGreaterEqual(by["close"]["errors"].get("EBADF", 0), 20)
         self.assertEqual(by["fsync"]["count"], 20)
 
+    def test_io_matches_babeltrace2(self):
+        lat, per_tid, unmatched = bt2_blocks(self.events)
+        out = analyze_json(self.trace, "--io")["io"]
+        self.assertEqual(out["unmatched"], unmatched)
+        self.assertEqual({d["dev"] for d in out["devices"]}, set(lat))
+        for d in out["devices"]:
+            self.check_lat(d["latency"], lat[d["dev"]])
+        self.assertEqual({t["tid"]: [t["read_bytes"], t["written_bytes"]] for t in out["threads"]},
+                         {t: v for t, v in per_tid.items()})
+        self.assertEqual(out["sync_count"], 20)
+        self.assertTrue(all(y["syscall"] == "fsync" for y in out["sync_calls"]))
+        self.assertGreaterEqual(max(y["written_by_caller"] for y in out["sync_calls"]), 65536)
+
     def test_cpu_matches_babeltrace2(self):
         out = analyze_json(self.trace, "--cpu")["cpu"]
         self.assertEqual({t["tid"]: t["cpu_ns"] for t in out["threads"]}, bt2_cpu(self.events))
@@ -372,6 +432,59 @@ class Recorded(Base):
         for x in out["soft"]:
             if x["count"]:
                 self.check_lat(x, soft[x["vec"]])
+
+
+class Io(Base):
+    def test_known_answers(self):
+        s = Scenario()
+        out = analyze_json(s.trace(self.tmp), "--io", "--top", "2")["io"]
+        self.assertEqual(out["unmatched"], 1)
+        self.assertEqual(len(out["devices"]), 1)
+        d = out["devices"][0]
+        self.assertEqual((d["dev"], d["name"]), (s.dev, "254:0"))
+        self.assertEqual((d["requests"], d["read_bytes"], d["written_bytes"]), (4, 65536, 12288))
+        self.check_lat(d["latency"], [b[1] for b in s.blocks])
+        self.assertEqual([(o["issue_ns"], o["dur_ns"], o["bytes"], o["rw"], o["tid"])
+                          for o in d["slowest"]],
+                         [(b[0], b[1], b[2], "W", b[4])
+                          for b in sorted(s.blocks, key=lambda b: -b[1])[:2]])
+        procs = {p["pid"]: p for p in out["processes"]}
+        self.assertEqual([p["pid"] for p in out["processes"]], [100, 300, 200])
+        self.assertEqual((procs[100]["requests"], procs[100]["read_bytes"]), (1, 65536))
+        self.assertEqual((procs[300]["requests"], procs[300]["written_bytes"]), (2, 8192))
+        self.assertEqual(procs[300]["name"], "kworker/u4:1")
+        self.assertEqual(procs[200]["written_bytes"], 4096)
+        self.check_lat(procs[300]["latency"], [700000, 50000])
+        for p in out["processes"]:
+            self.assertEqual(sum(p["bytes_over_time"]), p["read_bytes"] + p["written_bytes"])
+        self.assertEqual(len(procs[100]["bytes_over_time"]), 64)
+        self.assertEqual(out["slot_start_ns"], B + 5000)
+        self.assertGreaterEqual(out["slot_ns"] * 64, s.fsync[0] + 200 - (B + 5000))
+        self.assertEqual(out["sync_count"], 1)
+        y = out["sync_calls"][0]
+        self.assertEqual((y["syscall"], y["begin_ns"], y["dur_ns"], y["fd"], y["tid"]),
+                         ("fsync", s.fsync[0], s.fsync[1], 7, 200))
+        self.assertEqual((y["write_requests"], y["written_bytes"], y["written_by_caller"],
+                          y["writeback_events"]), (2, 12288, 4096, 3))
+
+    def test_window(self):
+        """Top contributors in a window: the fsync's time only."""
+        s = Scenario()
+        out = analyze_json(s.trace(self.tmp), "--io", "--begin", str(s.fsync[0]))["io"]
+        self.assertEqual([(p["pid"], p["written_bytes"]) for p in out["processes"]],
+                         [(300, 8192), (200, 4096)])
+
+    def test_text(self):
+        s = Scenario()
+        r = ringtrace("analyze", "--io", s.trace(self.tmp))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertIn("== Block I/O ==", lines)
+        row = next(l for l in lines if l.startswith("254:0 "))
+        self.assertEqual(row.split()[1:6], ["4", "64.0", "KiB", "12.0", "KiB"])
+        i = next(i for i, l in enumerate(lines) if l.startswith("sync calls: 1 "))
+        self.assertIn("fsync", lines[i + 2])
+        self.assertIn("syncer tid 200 pid 200", lines[i + 2])
 
 
 class Cpu(Base):
