@@ -395,6 +395,81 @@ int rtp_app_disable_session_decode(struct rtp_app_cursor *c, uint64_t *session_i
 	return get_u64(c, session_id) < 0 || rtp_app_end(c) < 0 ? -EPROTO : 0;
 }
 
+/* --- TRIGGERS ---------------------------------------------------------- */
+
+void rtp_app_triggers_encode(struct rtp_app_buf *b, uint32_t n)
+{
+	if (n > RTP_APP_MAX_TRIGGERS || b->len != 0)
+		buf_fail(b, -EINVAL);
+	put_u32(b, n);
+	put_u32(b, 0);
+}
+
+void rtp_app_trigger_encode(struct rtp_app_buf *b, const struct rtp_app_trigger_out *t)
+{
+	if (t->token == 0 || t->nr_events > RTP_APP_MAX_EVENTS ||
+	    t->filter_len > RTP_APP_FILTER_MAX || (t->filter_len && !t->filter) ||
+	    t->nr_captures > RTP_APP_MAX_CAPTURES) {
+		buf_fail(b, -EINVAL);
+		return;
+	}
+	put_u64(b, t->token);
+	put_u32(b, t->nr_events);
+	put_u32(b, t->filter_len);
+	put_u32(b, t->nr_captures);
+	put_u32(b, 0);
+	for (uint32_t i = 0; i < t->nr_events; i++) {
+		if (t->events[i] >= RTP_APP_MAX_EVENTS)
+			buf_fail(b, -EINVAL);
+		put_u32(b, t->events[i]);
+	}
+	put(b, t->filter, t->filter_len);
+	for (uint32_t i = 0; i < t->nr_captures; i++)
+		put_str(b, t->captures[i]);
+}
+
+int rtp_app_triggers_decode(struct rtp_app_cursor *c, uint32_t *n)
+{
+	uint32_t reserved;
+	if (get_u32(c, n) < 0 || get_u32(c, &reserved) < 0 || *n > RTP_APP_MAX_TRIGGERS ||
+	    (uint64_t)*n * RTP_APP_TRIGGER_FIXED > left(c))
+		return -EPROTO;
+	return 0;
+}
+
+int rtp_app_trigger_decode(struct rtp_app_cursor *c, struct rtp_app_trigger_in *t)
+{
+	uint32_t reserved;
+	if (get_u64(c, &t->token) < 0 || get_u32(c, &t->nr_events) < 0 ||
+	    get_u32(c, &t->filter_len) < 0 || get_u32(c, &t->nr_captures) < 0 ||
+	    get_u32(c, &reserved) < 0 || t->token == 0 ||
+	    t->nr_events > RTP_APP_MAX_EVENTS || t->filter_len > RTP_APP_FILTER_MAX ||
+	    t->nr_captures > RTP_APP_MAX_CAPTURES ||
+	    (uint64_t)t->nr_events * 4 + t->filter_len > left(c))
+		return -EPROTO;
+	t->events = c->p + c->pos;
+	for (uint32_t i = 0; i < t->nr_events; i++)
+		if (rtp_app_trigger_event(t, i) >= RTP_APP_MAX_EVENTS)
+			return -EPROTO;
+	c->pos += t->nr_events * 4;
+	t->filter = t->filter_len ? c->p + c->pos : NULL;
+	c->pos += t->filter_len;
+	for (uint32_t i = 0; i < t->nr_captures; i++) {
+		uint8_t n;
+		if (get_u8(c, &n) < 0 || n == 0 || get(c, t->captures[i], n) < 0)
+			return -EPROTO;
+		t->captures[i][n] = '\0';
+	}
+	return 0;
+}
+
+uint32_t rtp_app_trigger_event(const struct rtp_app_trigger_in *t, uint32_t i)
+{
+	uint32_t v;
+	memcpy(&v, t->events + (size_t)i * 4, sizeof(v));
+	return v;
+}
+
 /* --- SYNC, SYNC_REPLY, STATEDUMP ------------------------------------- */
 
 void rtp_app_sync_encode(uint8_t out[static RTP_APP_SYNC_SIZE], uint64_t cookie)

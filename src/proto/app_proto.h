@@ -87,6 +87,26 @@
  * src/lib/statedump.c) into its buffers, then answers SYNC_REPLY with the
  * cookie; the daemon asks before a snapshot and waits a bounded time.
  *
+ * RTP_APP_TRIGGERS (daemon -> program): the complete set of trigger rules
+ * the program evaluates (event-rule-matches conditions on its events,
+ * docs/triggers.md), replacing the previous set (N = 0: none). The
+ * connection's first TRIGGERS carries exactly one descriptor, the memfd
+ * of the program's notification ring (trig_ring.h: its layout); later
+ * ones carry none.
+ *    0  u32  N (<= RTP_APP_MAX_TRIGGERS)
+ *    4  u32  reserved, 0
+ *    8  N trigger records:
+ *        0  u64  token (not 0): what the ring's slots name the trigger by
+ *        8  u32  E (<= RTP_APP_MAX_EVENTS): events the rule matches
+ *       12  u32  F (<= RTP_APP_FILTER_MAX): filter bytes, 0: no filter
+ *       16  u32  C (<= RTP_APP_MAX_CAPTURES): captures
+ *       20  u32  reserved, 0
+ *       24  E x u32 event index (the program's, < RTP_APP_MAX_EVENTS)
+ *           F bytes: the compiled filter (src/filter's rtf_save; the
+ *           program loads it with rtf_load, as untrusted input)
+ *           C x str: what to capture, in order: a payload field's name
+ *           or $ctx.NAME (a context, context.h's names)
+ *
  * RTP_APP_GOODBYE: the program exits; empty. The daemon drains what it
  * wrote. A program that dies without it is treated alike when its socket
  * closes.
@@ -133,6 +153,7 @@ enum rtp_app_type {
 	RTP_APP_SYNC = 24,
 	RTP_APP_SYNC_REPLY = 25,
 	RTP_APP_STATEDUMP = 26,
+	RTP_APP_TRIGGERS = 28,
 };
 
 enum rtp_app_clock {
@@ -162,6 +183,10 @@ enum rtp_app_clock {
 #define RTP_APP_REGISTER_REPLY_SIZE 8
 #define RTP_APP_DISABLE_SESSION_SIZE 8
 #define RTP_APP_SYNC_SIZE 8
+#define RTP_APP_MAX_TRIGGERS 1024
+#define RTP_APP_MAX_CAPTURES 64
+#define RTP_APP_TRIGGERS_FIXED 8
+#define RTP_APP_TRIGGER_FIXED 24
 
 /* A payload being written; err is sticky (-ENOMEM, -E2BIG past
  * RTP_MAX_PAYLOAD, -EINVAL for a value the decoder would refuse). Start
@@ -317,6 +342,43 @@ void rtp_app_disable_session_encode(uint8_t out[static RTP_APP_DISABLE_SESSION_S
 				    uint64_t session_id);
 /* 0 or -EPROTO (length). */
 int rtp_app_disable_session_decode(struct rtp_app_cursor *c, uint64_t *session_id);
+
+/* --- TRIGGERS ---------------------------------------------------------- */
+
+/* One trigger record to encode (every value as the decoder requires,
+ * else -EINVAL). */
+struct rtp_app_trigger_out {
+	uint64_t token;
+	const uint32_t *events;
+	uint32_t nr_events;
+	const void *filter;		/* NULL when filter_len is 0 */
+	uint32_t filter_len;
+	const char *const *captures;	/* 1..RTP_APP_STR_MAX bytes each */
+	uint32_t nr_captures;
+};
+/* The count (n <= RTP_APP_MAX_TRIGGERS), then exactly n records. */
+void rtp_app_triggers_encode(struct rtp_app_buf *b, uint32_t n);
+void rtp_app_trigger_encode(struct rtp_app_buf *b, const struct rtp_app_trigger_out *t);
+
+/* A decoded trigger record: the event indices and the filter stay in
+ * the payload (valid while it is); captures are NUL-terminated copies. */
+struct rtp_app_trigger_in {
+	uint64_t token;
+	uint32_t nr_events;
+	const char *events;		/* read with rtp_app_trigger_event */
+	uint32_t filter_len;
+	const void *filter;
+	uint32_t nr_captures;
+	char captures[RTP_APP_MAX_CAPTURES][RTP_APP_STR_MAX + 1];
+};
+/* The count: 0 or -EPROTO (too short, reserved not 0 is accepted, N past
+ * RTP_APP_MAX_TRIGGERS or more than the bytes left could hold). */
+int rtp_app_triggers_decode(struct rtp_app_cursor *c, uint32_t *n);
+/* One record, every count and index checked: 0 or -EPROTO. After the
+ * last, rtp_app_end. */
+int rtp_app_trigger_decode(struct rtp_app_cursor *c, struct rtp_app_trigger_in *t);
+/* Event index i < t->nr_events of a decoded record (already checked). */
+uint32_t rtp_app_trigger_event(const struct rtp_app_trigger_in *t, uint32_t i);
 
 /* --- SYNC, SYNC_REPLY and STATEDUMP (one layout); GOODBYE, EVENTS_REPLY */
 

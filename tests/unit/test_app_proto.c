@@ -38,6 +38,8 @@ static void set_u32(void *p, size_t off, uint32_t v)
 	memcpy((char *)p + off, &v, sizeof(v));
 }
 
+static struct rtp_app_trigger_in trig_in;
+
 /* An event list to its end, as the daemon reads one. */
 static int decode_list(struct rtp_app_cursor *c)
 {
@@ -90,6 +92,15 @@ static int decode(uint16_t type, const void *p, uint32_t len)
 	case RTP_APP_SYNC_REPLY:
 		r = rtp_app_sync_decode(&c, &v);
 		break;
+	case RTP_APP_TRIGGERS: {
+		uint32_t n;
+		r = rtp_app_triggers_decode(&c, &n);
+		for (uint32_t i = 0; r == 0 && i < n; i++)
+			r = rtp_app_trigger_decode(&c, &trig_in);
+		if (r == 0)
+			r = rtp_app_end(&c);
+		break;
+	}
 	default:	/* GOODBYE, EVENTS_REPLY */
 		r = rtp_app_end(&c);
 		break;
@@ -657,6 +668,95 @@ static void test_too_big(void)
 	rtp_app_buf_free(&b);
 }
 
+static void test_triggers(void)
+{
+	unit_case = "TRIGGERS round trip";
+	static const uint32_t ev[] = { 0, 5, RTP_APP_MAX_EVENTS - 1 };
+	static const char filt[] = "\x01\x02\x03";
+	static const char *const caps[] = { "dur_us", "$ctx.vtid" };
+	const struct rtp_app_trigger_out t[] = {
+		{ .token = 0x0102030405060708ull, .events = ev, .nr_events = 3,
+		  .filter = filt, .filter_len = 3, .captures = caps, .nr_captures = 2 },
+		{ .token = 9 },
+	};
+	struct rtp_app_buf b = { 0 };
+	rtp_app_triggers_encode(&b, 2);
+	rtp_app_trigger_encode(&b, &t[0]);
+	rtp_app_trigger_encode(&b, &t[1]);
+	CHECK_EQ(b.err, 0);
+	/* 0 N, 4 reserved, 8 first record: token, E, F, C, reserved,
+	 * events, filter, captures (u8 length + bytes). */
+	CHECK_EQ(b.len, 8 + 24 + 12 + 3 + 7 + 10 + 24);
+	CHECK_EQ(u32_at(b.data, 0), 2);
+	CHECK_EQ(u64_at(b.data, 8), t[0].token);
+	CHECK_EQ(u32_at(b.data, 16), 3);
+	CHECK_EQ(u32_at(b.data, 20), 3);
+	CHECK_EQ(u32_at(b.data, 24), 2);
+	CHECK_EQ(u32_at(b.data, 32 + 4), 5);
+	CHECK(memcmp(b.data + 44, filt, 3) == 0, "filter bytes");
+	CHECK(b.data[47] == 6 && memcmp(b.data + 48, "dur_us", 6) == 0, "capture");
+	struct rtp_app_cursor c = rtp_app_cursor(b.data, b.len);
+	uint32_t n;
+	CHECK(rtp_app_triggers_decode(&c, &n) == 0 && n == 2, "count");
+	CHECK(rtp_app_trigger_decode(&c, &trig_in) == 0, "first record");
+	CHECK_EQ(trig_in.token, t[0].token);
+	CHECK_EQ(trig_in.nr_events, 3);
+	CHECK_EQ(rtp_app_trigger_event(&trig_in, 2), RTP_APP_MAX_EVENTS - 1);
+	CHECK(trig_in.filter_len == 3 && memcmp(trig_in.filter, filt, 3) == 0, "filter");
+	CHECK(trig_in.nr_captures == 2 && !strcmp(trig_in.captures[1], "$ctx.vtid"),
+	      "captures");
+	CHECK(rtp_app_trigger_decode(&c, &trig_in) == 0 && trig_in.token == 9 &&
+		      !trig_in.nr_events && !trig_in.filter && !trig_in.nr_captures,
+	      "second record");
+	CHECK(rtp_app_end(&c) == 0, "end");
+	check_truncations("TRIGGERS truncations", RTP_APP_TRIGGERS, b.data, b.len);
+
+	unit_case = "TRIGGERS out of range";
+	char *copy = malloc(b.len);
+	struct { size_t off; uint64_t v; bool wide; const char *what; } bad[] = {
+		{ 0, RTP_APP_MAX_TRIGGERS + 1, false, "N past the limit" },
+		{ 0, 3, false, "N past the records" },
+		{ 8, 0, true, "token 0" },
+		{ 16, RTP_APP_MAX_EVENTS + 1, false, "E past the limit" },
+		{ 16, 1000, false, "E past the bytes" },
+		{ 20, RTP_APP_FILTER_MAX + 1, false, "F past the limit" },
+		{ 24, RTP_APP_MAX_CAPTURES + 1, false, "C past the limit" },
+		{ 32, RTP_APP_MAX_EVENTS, false, "an index out of range" },
+		{ 47, 0, false, "an empty capture" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memcpy(copy, b.data, b.len);
+		if (bad[i].wide)
+			memcpy(copy + bad[i].off, &bad[i].v, 8);
+		else if (bad[i].off == 47)
+			copy[47] = 0;
+		else
+			set_u32(copy, bad[i].off, (uint32_t)bad[i].v);
+		CHECK(decode(RTP_APP_TRIGGERS, copy, b.len) == -EPROTO, "%s accepted",
+		      bad[i].what);
+	}
+	free(copy);
+	rtp_app_buf_free(&b);
+
+	unit_case = "TRIGGERS encoder refusals";
+	const struct rtp_app_trigger_out refused[] = {
+		{ .token = 0 },
+		{ .token = 1, .nr_captures = RTP_APP_MAX_CAPTURES + 1, .captures = caps },
+		{ .token = 1, .filter_len = 2 },
+		{ .token = 1, .events = (const uint32_t[]){ RTP_APP_MAX_EVENTS }, .nr_events = 1 },
+		{ .token = 1, .captures = (const char *const[]){ "" }, .nr_captures = 1 },
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		rtp_app_triggers_encode(&b, 1);
+		rtp_app_trigger_encode(&b, &refused[i]);
+		CHECK(b.err == -EINVAL, "record %zu encoded", i);
+		rtp_app_buf_free(&b);
+	}
+	rtp_app_triggers_encode(&b, RTP_APP_MAX_TRIGGERS + 1);
+	CHECK(b.err == -EINVAL, "N past the limit encoded");
+	rtp_app_buf_free(&b);
+}
+
 int main(void)
 {
 	test_register();
@@ -670,6 +770,7 @@ int main(void)
 		       rtp_app_disable_session_decode);
 	test_fixed_u64("SYNC", RTP_APP_SYNC, enc_sync, rtp_app_sync_decode);
 	test_fixed_u64("SYNC_REPLY", RTP_APP_SYNC_REPLY, enc_sync, rtp_app_sync_decode);
+	test_triggers();
 	test_empty();
 	test_too_big();
 	return unit_finish();
