@@ -34,7 +34,7 @@ static uint32_t fixed_size(uint32_t type)
 	}
 }
 
-static void bind_ref(const struct rt_event_class *c, const struct rtf_ref *r, struct rt_fref *out)
+void rt_fref_bind(const struct rt_event_class *c, const struct rtf_ref *r, struct rt_fref *out)
 {
 	*out = (struct rt_fref){ .kind = RT_FREF_MISSING, .offset = UINT32_MAX };
 	if (r->scope == RTF_SCOPE_CTX) {
@@ -76,7 +76,7 @@ int rt_filter_bind(const struct rt_event_class *c, const struct rtf_program *pro
 	f->prog = prog;
 	f->nr_refs = n;
 	for (uint32_t i = 0; i < n; i++)
-		bind_ref(c, rtf_ref(prog, i), &f->refs[i]);
+		rt_fref_bind(c, rtf_ref(prog, i), &f->refs[i]);
 	*out = f;
 	return 0;
 }
@@ -151,7 +151,8 @@ static int fetch_field(const struct rt_fref *r, const struct rt_filter_event *e,
 	return 0;
 }
 
-static int fetch_ctx(struct fetch_arg *a, unsigned ctx, struct rtf_value *v)
+static int fetch_ctx(const struct rt_filter_event *e, char tname[RT_THREAD_NAME_LEN],
+		     unsigned ctx, struct rtf_value *v)
 {
 	int32_t pid, tid, prio;
 	switch (ctx) {
@@ -164,8 +165,8 @@ static int fetch_ctx(struct fetch_arg *a, unsigned ctx, struct rtf_value *v)
 		return 0;
 	case RT_CTX_PROCNAME:
 		v->type = RTF_STRING;
-		v->s.len = rt_probe_thread_name(a->tname);
-		v->s.p = a->tname;
+		v->s.len = rt_probe_thread_name(tname);
+		v->s.p = tname;
 		return 0;
 	case RT_CTX_CPU_ID: {
 		int32_t cpu = rb_rseq_usable() ? rb_rseq_cpu(rb_rseq_off()) : sched_getcpu();
@@ -176,10 +177,10 @@ static int fetch_ctx(struct fetch_arg *a, unsigned ctx, struct rtf_value *v)
 		return 0;
 	}
 	case RT_CTX_IP:
-		if (!a->e->ip)
+		if (!e->ip)
 			return -ENOENT;
 		v->type = RTF_UINT;
-		v->u = a->e->ip;
+		v->u = e->ip;
 		return 0;
 	case RT_CTX_HOSTNAME:
 		if (!rt_dc_hostname_size)
@@ -193,18 +194,23 @@ static int fetch_ctx(struct fetch_arg *a, unsigned ctx, struct rtf_value *v)
 	}
 }
 
-static int fetch(void *arg, uint32_t ref, struct rtf_value *v)
+int rt_fref_fetch(const struct rt_fref *r, const struct rt_filter_event *e,
+		  char tname[RT_THREAD_NAME_LEN], struct rtf_value *v)
 {
-	struct fetch_arg *a = arg;
-	const struct rt_fref *r = &a->f->refs[ref];
 	switch (r->kind) {
 	case RT_FREF_FIELD:
-		return fetch_field(r, a->e, v);
+		return fetch_field(r, e, v);
 	case RT_FREF_CTX:
-		return fetch_ctx(a, r->type, v);
+		return fetch_ctx(e, tname, r->type, v);
 	default:
 		return -ENOENT;
 	}
+}
+
+static int fetch(void *arg, uint32_t ref, struct rtf_value *v)
+{
+	struct fetch_arg *a = arg;
+	return rt_fref_fetch(&a->f->refs[ref], a->e, a->tname, v);
 }
 
 bool rt_filter_pass(const struct rt_filter *f, const struct rt_filter_event *e)

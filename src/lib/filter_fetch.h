@@ -90,6 +90,16 @@ struct rt_filter_event {
 RT_HIDDEN int rt_filter_bind(const struct rt_event_class *c, const struct rtf_program *prog,
 			     struct rt_filter **out);
 
+/* One reference bound to class c (what rt_filter_bind does for each of
+ * a program's; triggers' --capture descriptors too). */
+RT_HIDDEN void rt_fref_bind(const struct rt_event_class *c, const struct rtf_ref *r,
+			    struct rt_fref *out);
+/* The value reference r reads in event e: 0 and *v, or -ENOENT when it
+ * is missing. A procname's value points into tname. Same guarantees as
+ * rt_filter_pass. */
+RT_HIDDEN int rt_fref_fetch(const struct rt_fref *r, const struct rt_filter_event *e,
+			    char tname[RT_THREAD_NAME_LEN], struct rtf_value *v);
+
 /* Whether event e of the bound class passes the filter. */
 RT_HIDDEN bool rt_filter_pass(const struct rt_filter *f, const struct rt_filter_event *e);
 
