@@ -204,8 +204,8 @@ const struct ctl_cmd ctl_cmds[] = {
   "--threshold-ratio=R; session-consumed-size-ge --session=S --threshold-size=SIZE;\n"
   "event-rule-matches --type=user|kernel|syscall[:entry|:exit] [--name=PATTERN]\n"
   "[--filter=EXPR] [--log-level=LEVEL..] [--exclude-name=PATTERN] [--capture=FIELD]\n"
-  "(kernel and syscall: root's daemon; user: kept, not evaluated yet). Actions:\n"
-  "notify, snapshot-session S, stop-session S, start-session S, each with\n"
+  "(user: evaluated in the traced programs; kernel and syscall: root's daemon).\n"
+  "Actions: notify, snapshot-session S, stop-session S, start-session S, each with\n"
   "[--rate-policy=every:N|once-after:N]. See docs/triggers.md.",
   NULL, ARG_STR, 0, 0, false, SHORT_MS, { { NULL, 0, 0, NULL, NULL, NULL, NULL } } },
 { "list-triggers", "list the triggers (yours; root: everyone's)", "ringtrace list-triggers",

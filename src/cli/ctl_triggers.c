@@ -63,6 +63,7 @@ static bool numeric_key(const char *k)
 {
 	static const char *const keys[] = {
 		"owner-uid", "time-ns", "fired", "pid", "tid", "cpu", "consumed-size", "buffer-usage",
+		"event-time-ns", "lost",
 	};
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (!strcmp(k, keys[i]))

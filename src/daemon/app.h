@@ -63,6 +63,8 @@ struct app {
 	struct app_sent *sent;
 	uint32_t nr_sent, cap_sent;
 	uint64_t next_key;
+	struct app_trig *trig;		/* its notification ring, NULL until the
+					 * first TRIGGERS (app_triggers.c) */
 	bool sync_wait;			/* app_sync_all: SYNC sent, no reply yet */
 	uint64_t sync_cookie;		/* the SYNC's */
 	struct app *next;
@@ -111,6 +113,12 @@ int app_sync_session(struct app *a, struct rtd_session *s, bool active);
 void app_disable_session(struct app *a, const struct rtd_session *s);
 /* Drain, remove and free one trace (unlinked from its session). */
 void app_trace_free(struct dp_trace *t);
+/* --- app_triggers.c ---------------------------------------------------- */
+/* Send the program the user triggers it evaluates (its user's, and
+ * root's), with its notification ring the first time one applies. */
+void app_send_triggers(struct app *a);
+/* Unmap the program's ring (it is going away). */
+void app_triggers_free(struct app *a);
 /* --- app_session.c ----------------------------------------------------- */
 /* Add a trace's counters and its write error not yet reported to its
  * session's `gone` (the trace is about to be freed, its consumer has

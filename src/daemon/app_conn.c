@@ -110,6 +110,7 @@ static int add_events(struct app *a, struct rtp_app_cursor *c)
 
 static void app_free(struct app *a)
 {
+	app_triggers_free(a);
 	free_events(a);
 	free(a->index_seen);
 	free(a->sent);
@@ -163,6 +164,7 @@ static int on_events(struct app *a, struct rtp_msg *m)
 	for (struct rtd_session *s = rtd_sessions; s; s = s->next)
 		if (s->active)
 			app_sync_session(a, s, true);
+	app_send_triggers(a);
 	return app_send(a, RTP_APP_EVENTS_REPLY, 0, NULL, 0, -1);
 }
 
@@ -322,6 +324,7 @@ void dp_app_connected(struct rtd_conn *c, struct rtp_msg *first, int *fds, unsig
 	for (struct rtd_session *s = rtd_sessions; s; s = s->next)
 		if (s->active)
 			app_sync_session(a, s, true);
+	app_send_triggers(a);
 	uint8_t reply[RTP_APP_REGISTER_REPLY_SIZE];
 	rtp_app_register_reply_encode(reply, app_clock_kind());
 	app_send(a, RTP_APP_REGISTER_REPLY, 0, reply, sizeof(reply), -1);

@@ -145,6 +145,11 @@ struct ctl_trigger {
 	uint64_t errors[RT_TRIGGER_MAX_ACTIONS];
 	uint64_t id;			/* unique in the daemon's life: its matches' label */
 	struct kdp_trigger *kernel;	/* kernel and syscall event rules: the watch */
+	/* event-rule-matches --type=user: the programs' copy of the rule
+	 * (linked in rtd_user_triggers while `evaluated`). */
+	struct rtd_user_trigger ut;
+	bool evaluated;
+	void *filter_bytes;		/* ut.filter's (rtf_save) */
 	struct ctl_trigger *next;
 };
 extern struct ctl_trigger *ctl_triggers;	/* in the order added */
@@ -179,6 +184,15 @@ void ctl_trigger_timer_fini(void);
  * reports (key=value entries: session, buffer-usage, captures...), for
  * the notify actions. */
 void ctl_trigger_fire(struct ctl_trigger *t, const struct rtp_kv *values);
+
+/* --- ctl_trigger_ring.c: user event-rule-matches conditions ------------ */
+
+/* How often the programs' notification rings are read while a user
+ * event-rule-matches trigger exists. */
+#define CTL_TRIGGER_RING_MS 10
+/* Arm or disarm the reading after rtd_user_triggers changed. */
+void ctl_trigger_ring_update(void);
+void ctl_trigger_ring_fini(void);
 
 /* --- ctl_notify.c: subscribers of `ringtrace notifications` ------------ */
 

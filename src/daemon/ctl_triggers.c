@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "../common/array.h"
+#include "../filter/filter.h"
+#include "../proto/app_proto.h"
 #include "ctl.h"
 
 struct ctl_trigger *ctl_triggers;
@@ -60,6 +62,50 @@ static int parse_request(const struct ctl_req *r, struct rt_trigger *t, char *er
 	ret = rt_trigger_parse(argc, argv, t, err, errlen);
 	free(argv);
 	return ret;
+}
+
+/* An event-rule-matches condition on user events: the programs evaluate
+ * it (ctl_trigger_ring.c); its rule, filter (compiled once, as bytes) and
+ * captures go to rtd_user_triggers. 0, or -ENOMEM / -EINVAL (the filter,
+ * which the parser compiled already) with err. */
+static int make_user_rule(struct ctl_trigger *ct, char *err, size_t errlen)
+{
+	const struct rt_trigger_cond *c = &ct->t.cond;
+	struct rtd_user_trigger *ut = &ct->ut;
+	*ut = (struct rtd_user_trigger){
+		.token = ct->id,
+		.owner = ct->owner,
+		.rule = {
+			.pattern = c->pattern ? c->pattern : "*",
+			.excludes = (const char *const *)c->excludes,
+			.nr_excludes = c->nr_excludes,
+			.level_match = c->level_match,
+			.level = c->level,
+		},
+		.captures = (const char *const *)c->captures,
+		.nr_captures = (uint32_t)c->nr_captures,
+	};
+	if (!c->filter)
+		return 0;
+	struct rtf_program *prog;
+	size_t len;
+	int ret = rtf_compile(c->filter, NULL, &prog, err, errlen);
+	if (ret < 0)
+		return ret;
+	ret = rtf_save(prog, &ct->filter_bytes, &len);
+	rtf_free(prog);
+	if (ret < 0 || len > RTP_APP_FILTER_MAX) {
+		snprintf(err, errlen, ret < 0 ? "out of memory" : "--filter: too long");
+		return ret < 0 ? ret : -EINVAL;
+	}
+	ut->filter = ct->filter_bytes;
+	ut->filter_len = (uint32_t)len;
+	return 0;
+}
+
+static bool user_rule(const struct ctl_trigger *ct)
+{
+	return ct->t.cond.type == RT_COND_EVENT_RULE && ct->t.cond.er_type == RT_ER_USER;
 }
 
 /* "triggerN": the first N that owner does not use. */
@@ -140,24 +186,32 @@ int ctl_add_trigger(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, ch
 	if (ct->t.cond.type == RT_COND_EVENT_RULE && ct->t.cond.er_type != RT_ER_USER &&
 	    (ret = watch_kernel(ct, err, errlen)) < 0)
 		goto fail;
+	if (user_rule(ct) && (ret = make_user_rule(ct, err, errlen)) < 0)
+		goto fail;
 	struct ctl_trigger **tail = &ctl_triggers;
 	while (*tail)
 		tail = &(*tail)->next;
 	*tail = ct;
 	ctl_trigger_timer_update();
+	if (user_rule(ct)) {
+		struct rtd_user_trigger **ut = &rtd_user_triggers;
+		while (*ut)
+			ut = &(*ut)->next;
+		*ut = &ct->ut;
+		ct->evaluated = true;
+		dp_user_triggers_changed();
+		ctl_trigger_ring_update();
+	}
 	if ((ct->t.cond.type == RT_COND_BUFFER_USAGE_GE ||
 	     ct->t.cond.type == RT_COND_BUFFER_USAGE_LE) && ct->t.cond.kernel)
 		rtp_kv_addf(reply, "warning", "trigger %s: the kernel channels' buffer usage is not "
 			    "measured yet: this condition does not fire", ct->t.name);
-	if (ct->t.cond.type == RT_COND_EVENT_RULE && ct->t.cond.er_type == RT_ER_USER)
-		rtp_kv_addf(reply, "warning", "trigger %s: event-rule-matches conditions on user "
-			    "events are kept (listed, saved) but not evaluated yet: this trigger "
-			    "does not fire", ct->t.name);
 	rtp_kv_add(reply, "trigger", ct->t.name);
 	rtp_kv_addf(reply, "owner", "%u", (unsigned)ct->owner);
 	fprintf(out, "Trigger %s added.\n", ct->t.name);
 	return 0;
 fail:
+	free(ct->filter_bytes);
 	rt_trigger_free(&ct->t);
 	free(ct);
 	return ret;
@@ -212,9 +266,26 @@ static int owner_of(const struct ctl_req *r, uid_t *owner, char *err, size_t err
 	return 0;
 }
 
+/* Take t out of the programs' rules (if it is there). */
+static void unevaluate(struct ctl_trigger *t)
+{
+	if (!t->evaluated)
+		return;
+	for (struct rtd_user_trigger **p = &rtd_user_triggers; *p; p = &(*p)->next)
+		if (*p == &t->ut) {
+			*p = t->ut.next;
+			break;
+		}
+	t->evaluated = false;
+	dp_user_triggers_changed();
+	ctl_trigger_ring_update();
+}
+
 static void trigger_free(struct ctl_trigger *t)
 {
 	dp_kernel_trigger_remove(t->kernel);
+	unevaluate(t);
+	free(t->filter_bytes);
 	rt_trigger_free(&t->t);
 	free(t);
 }

@@ -130,6 +130,24 @@ struct rtd_session {
 
 extern struct rtd_session *rtd_sessions;	/* every session, creation order */
 
+/* An event-rule-matches condition on user events (add-trigger
+ * --condition=event-rule-matches --type=user), as the data plane hands
+ * it to programs, which evaluate it on their events. Owner: the control
+ * plane (ctl_triggers.c), which keeps the list, in the order added, and
+ * calls dp_user_triggers_changed after each change. */
+struct rtd_user_trigger {
+	uint64_t token;			/* unique for the daemon's lifetime, not 0 */
+	uid_t owner;			/* evaluated by the programs of this user
+					 * (root's: by every program) */
+	struct rt_rule rule;		/* which events */
+	const void *filter;		/* compiled filter (rtf_save), or NULL */
+	uint32_t filter_len;
+	const char *const *captures;	/* --capture descriptors, in order */
+	uint32_t nr_captures;
+	struct rtd_user_trigger *next;
+};
+extern struct rtd_user_trigger *rtd_user_triggers;
+
 /* Model queries, used by the data plane (caller holds rtd_lock). */
 bool rtd_rule_matches(const struct rtd_rule *r, const char *full_name, int loglevel);
 /* Some enabled rule of the (enabled) channel matches the event. */
@@ -170,6 +188,7 @@ bool rtd_session_tracks(const struct rtd_session *s, pid_t pid);
 
 struct rtd_conn;
 struct rtp_msg;
+struct rtp_kv;
 struct ucred;
 struct rtd_conn_ops {
 	/* Whether a frame of this type and length is taken (before its
@@ -298,6 +317,20 @@ struct rtd_app_event {
 };
 /* Call fn for every event of every registered program. */
 void dp_list_events(void (*fn)(const struct rtd_app_event *e, void *arg), void *arg);
+
+/* The user triggers changed: every program gets its new set. */
+void dp_user_triggers_changed(void);
+/* Read every program's notification ring (a timer of the control plane
+ * calls it while user triggers exist); then, once every ring was read,
+ * fn(t, values) for each notification whose trigger still exists, in the
+ * order read (fn may run requests that wait for programs: no program is
+ * being read then). Values: pid, tid, event-time-ns, capture entries
+ * "NAME=VALUE", and lost (notifications the program could not write
+ * since its previous one, when some were). Every slot is checked as
+ * hostile input; a bad one is refused and logged. */
+void dp_user_triggers_read(void (*fn)(struct rtd_user_trigger *t, const struct rtp_kv *values,
+				      void *arg),
+			   void *arg);
 
 /* The daemon is exiting: stop consumers, flush and close everything. */
 void dp_shutdown(void);

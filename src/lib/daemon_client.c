@@ -198,8 +198,10 @@ static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
 	bool sync = false, dump = false;
 	struct rtp_app_cursor c = rtp_app_cursor(m->payload, m->length);
 	int ret = 0;
-	bool want_fd = m->type == RTP_APP_CHANNEL;
-	if ((unsigned)want_fd != nfds) {
+	/* CHANNEL brings its memfd, the first TRIGGERS the ring's. */
+	bool fds_ok = m->type == RTP_APP_CHANNEL ? nfds == 1
+		      : m->type == RTP_APP_TRIGGERS ? nfds <= 1 : nfds == 0;
+	if (!fds_ok) {
 		snprintf(err, errlen, "message %u with %u descriptors", m->type, nfds);
 		return -EPROTO;
 	}
@@ -239,6 +241,9 @@ static int handle(int fd, struct rtp_msg *m, int *fds, unsigned nfds, char *err,
 			snprintf(err, errlen, "too many enablement changes");
 		break;
 	}
+	case RTP_APP_TRIGGERS:
+		ret = rt_triggers_apply(&c, nfds ? fds[0] : -1, err, errlen);
+		break;
 	case RTP_APP_SYNC:
 	case RTP_APP_STATEDUMP:
 		if (rtp_app_sync_decode(&c, &cookie) < 0) {

@@ -153,6 +153,44 @@ RT_HIDDEN void rt_targets_fork_child(bool keep);
  * probe sizes per event. Embedded mode's channel uses it too. */
 RT_HIDDEN uint32_t rt_ctx_size(const uint8_t *ctx, uint32_t nr);
 
+/* --- event-rule-matches triggers (triggers.c) ------------------------- */
+
+struct rt_filter;
+struct rt_fref;
+struct rt_filter_event;
+
+/* One trigger on one class: its token (the daemon's), its filter bound
+ * to the class (NULL: none) and its captures bound to the class. */
+struct rt_trig_use {
+	uint64_t token;
+	const struct rt_filter *filter;
+	const struct rt_fref *captures;
+	uint32_t nr_captures;
+};
+
+/* A class's triggers (rt_event_class.trigs). Immutable once published
+ * (but `retired`, as target tables). */
+struct rt_trig_set {
+	struct rt_trig_set *retired;
+	uint32_t nr;
+	struct rt_trig_use u[];
+};
+
+/* RTP_APP_TRIGGERS (the cursor at its payload, fd: its descriptor or
+ * -1): replace every class's triggers, take the notification ring, and
+ * apply the call sites. Caller holds rt_registry_lock. 0, or -EPROTO
+ * (malformed, a ring that is not one, a ring missing or repeated),
+ * -ENOMEM, -E2BIG (too many changes over the process's life), with err. */
+RT_HIDDEN int rt_triggers_apply(struct rtp_app_cursor *c, int fd, char *err, size_t errlen);
+/* Forget every trigger and the ring (a lost connection, a fork child).
+ * Caller holds rt_registry_lock (or is a fork child alone); the call
+ * sites are applied by the caller. */
+RT_HIDDEN void rt_triggers_drop_all(void);
+/* The probe: event e of a class with triggers s was recorded (or not:
+ * no session records it); write a notification for each trigger whose
+ * filter passes. No lock, no system call, no allocation, signal-safe. */
+RT_HIDDEN void rt_triggers_eval(const struct rt_trig_set *s, const struct rt_filter_event *e);
+
 /* daemon_client.c. */
 /* Cache this process's pid, name and host name (rt_dc_*) once per
  * process; embedded mode calls it at its start (the hostname context). */

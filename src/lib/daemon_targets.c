@@ -432,6 +432,7 @@ static void end_generation(bool free_ids)
 void rt_targets_drop_all(void)
 {
 	end_generation(true);
+	rt_triggers_drop_all();
 	struct rt_event_class **classes;
 	size_t n = rt_registry_classes(&classes);
 	for (size_t i = 0; i < n; i++)
@@ -450,6 +451,9 @@ void rt_targets_fork_child(bool keep)
 	/* The parent's buffer sets stay mapped but are forgotten: the new
 	 * connection numbers its own from 1. */
 	end_generation(false);
+	/* The parent's ring names the parent: the child's connection
+	 * brings its own. */
+	rt_triggers_drop_all();
 	if (keep)
 		return;
 	struct rt_event_class **classes;

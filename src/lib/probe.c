@@ -486,6 +486,14 @@ static RT_NOINLINE void record_general(const struct rt_event_class *c,
 		rt_pick_target(t, pl->size, &o);
 		one_record(&o, ip, pl);
 	}
+	/* Acquire: pairs with the release store that published the table
+	 * (triggers.c): its bound filters and captures are complete. After
+	 * the event is written: a snapshot the trigger takes holds it. */
+	const struct rt_trig_set *trigs = __atomic_load_n(&c->trigs, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(trigs != NULL, 0)) {
+		const struct rt_filter_event e = { pl->flat, pl->size, pl->parts, pl->nr, ip };
+		rt_triggers_eval(trigs, &e);
+	}
 }
 
 /* rt__record's fast path in buffer `rb` (event `id`, compact header of
@@ -520,7 +528,10 @@ record(struct rt_event_desc *ev, const char *flat, const struct rt_part *parts,
 	 * (registry) and the channel (session start). */
 	const struct rt_event_class *c = __atomic_load_n(&ev->priv, __ATOMIC_ACQUIRE);
 	struct rt_channel *ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
-	if (__builtin_expect(c != NULL && fast, 1)) {
+	/* Relaxed: only whether the class has triggers, which the general
+	 * path evaluates (it loads them with acquire). */
+	if (__builtin_expect(c != NULL && fast, 1) &&
+	    __builtin_expect(!__atomic_load_n(&c->trigs, __ATOMIC_RELAXED), 1)) {
 		struct rt_one o;
 		if (__builtin_expect(rt_pick_one(c, ch, size, &o), 1) &&
 		    o.nr_ctx == 0 &&

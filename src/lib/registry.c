@@ -151,6 +151,10 @@ static bool desc_ok(const struct rt_event_desc *d)
  * only target's, when the fast path applies there. */
 static const struct rt_fast_site *fast_site(struct rt_event_class *c)
 {
+	/* Relaxed: published under the lock we hold. Triggers are
+	 * evaluated by the library's path. */
+	if (__atomic_load_n(&c->trigs, __ATOMIC_RELAXED))
+		return NULL;
 	struct rt_channel *ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
 	if (ch) {
 		if (!c->enabled || ch->nr_ctx)
@@ -171,7 +175,10 @@ static void apply_site(struct rt_event_desc *d)
 			 __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE) != NULL) ||
 			/* Relaxed: only whether a table exists; the probe
 			 * loads it with acquire before use. */
-			__atomic_load_n(&c->targets, __ATOMIC_RELAXED) != NULL);
+			__atomic_load_n(&c->targets, __ATOMIC_RELAXED) != NULL ||
+			/* Triggers: evaluated whether or not a session
+			 * records the event. */
+			__atomic_load_n(&c->trigs, __ATOMIC_RELAXED) != NULL);
 	/* Release: the site's contents are complete before a call site can
 	 * load it (acquire in rt__fast_record, ringtrace.h). Older call
 	 * sites keep NULL (or have no such member). */

@@ -33,6 +33,7 @@
  * library is unloaded). Strings are copies.
  */
 struct rt_target_set;
+struct rt_trig_set;
 
 struct rt_event_class {
 	uint32_t id;			/* CTF event id */
@@ -48,6 +49,10 @@ struct rt_event_class {
 	 * published with release under rt_registry_lock, read with
 	 * acquire by probes; NULL: nowhere. */
 	struct rt_target_set *targets;
+	/* Daemon mode: the event-rule-matches triggers evaluated on this
+	 * class's events (daemon_client.h), NULL: none; published like
+	 * `targets`. */
+	struct rt_trig_set *trigs;
 	/* Embedded mode's fast site for its call sites (ringtrace/internal/fast.h):
 	 * filled once under rt_registry_lock when the channel first records
 	 * the class (site_state 1: usable, 2: not), then constant. */
