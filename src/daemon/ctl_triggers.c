@@ -234,6 +234,9 @@ int ctl_list_triggers(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, 
 		fprintf(out, "\n  fired: %llu\n", (unsigned long long)t->fired);
 		if (t->t.cond.type != RT_COND_EVENT_RULE)
 			fprintf(out, "  satisfied at the last check: %s\n", t->was_true ? "yes" : "no");
+		if (t->kernel)
+			fprintf(out, "  events lost: %llu\n",
+				(unsigned long long)dp_kernel_trigger_lost(t->kernel));
 		fprintf(out, "  actions:\n");
 		for (size_t i = 0; i < t->t.nr_actions; i++) {
 			fprintf(out, "    ");

@@ -24,9 +24,10 @@
  * runs the triggers' actions (ctl_trigger_fire).
  *
  * Instances are in overwrite mode: if the reader fell behind, the oldest
- * unread matches are lost, counted from the pages' missed-events flags
- * and logged; a queue past KT_QUEUE_MAX matches (a main loop stuck in a
- * long action) drops the newest, counted and logged too.
+ * unread events are lost, counted from the pages' missed-events flags
+ * (dp_kernel_trigger_lost, list-triggers' "events lost") and logged. The queue holds at
+ * most KT_QUEUE_MAX matches: while the main loop is behind (a long
+ * action), the reader leaves the events in the kernel's buffers.
  *
  * Concurrency: the hooks run on the main thread (rtd_lock held); the
  * reader never takes rtd_lock. `kt.lock` guards the trigger list (the
@@ -54,7 +55,10 @@
 #define KT_FALLBACK_MS 100	/* a read even without a wake-up */
 #define KT_GAP_NS 1000000L	/* at least between two reads: 1 ms */
 #define KT_PAGES_MAX 256	/* pages read from one CPU in one round */
-#define KT_QUEUE_MAX 4096	/* matches waiting for the main loop */
+#define KT_QUEUE_MAX 16384	/* matches waiting for the main loop */
+/* The most events one ftrace page may hold: each takes at least its 4-byte
+ * header and the 8 bytes of ftrace's common fields. */
+#define KT_EVENT_MIN 12
 #define KT_BUFFER_KB 256	/* per CPU, of each trigger instance */
 
 struct kdp_trigger {
@@ -66,7 +70,9 @@ struct kdp_trigger {
 	int *poll_fds;			/* per CPU (the instance's): readable when it holds events */
 	char **captures;		/* the rule's --capture descriptors (copies) */
 	size_t nr_captures;
-	uint64_t lost_logged;		/* the kernel's losses reported so far */
+	uint64_t kernel_lost;		/* ftrace's count of the instance's lost events */
+	uint64_t dropped;		/* matches not queued: out of memory */
+	uint64_t lost_logged;		/* kernel_lost + dropped reported so far */
 	bool bad_logged;		/* a page that did not parse was reported */
 	struct kdp_trigger *next;
 };
@@ -78,11 +84,10 @@ struct kt_match {
 };
 
 static struct {
-	pthread_mutex_t lock;		/* triggers, queue, nr_queue, dropped */
+	pthread_mutex_t lock;		/* triggers (and their counts), queue, round */
 	struct kdp_trigger *triggers;
 	struct kt_match *queue;		/* for the main loop, in time order */
 	size_t nr_queue, cap_queue, head;
-	uint64_t dropped;
 	struct kt_match *round;		/* the reader's matches of one round */
 	size_t nr_round, cap_round;
 	bool polling;			/* under lock: the reader polls a set built under it */
@@ -136,7 +141,7 @@ static void on_event(void *arg, const struct rtk_event *e)
 {
 	struct kdp_trigger *k = arg;
 	if (RT_ARRAY_GROW(kt.round, kt.cap_round, kt.nr_round + 1, 64) < 0) {
-		kt.dropped++;
+		k->dropped++;
 		return;
 	}
 	struct kt_match *m = &kt.round[kt.nr_round++];
@@ -155,12 +160,20 @@ static void on_event(void *arg, const struct rtk_event *e)
 	}
 }
 
+/* Whether the queue has room for one more page's matches. When the main
+ * loop is behind, the events wait in the kernel's buffer instead, whose
+ * overwrite counts what is lost. kt.lock held. */
+static bool room(size_t page_size)
+{
+	return kt.nr_queue - kt.head + kt.nr_round + page_size / KT_EVENT_MIN <= KT_QUEUE_MAX;
+}
+
 /* Read what the trigger's buffers hold. Reader thread, kt.lock held. */
 static void read_trigger(struct kdp_trigger *k)
 {
 	char err[RTD_ERRLEN];
 	for (unsigned cpu = 0; cpu < k->pages.nr_cpus; cpu++) {
-		for (unsigned n = 0; n < KT_PAGES_MAX; n++) {
+		for (unsigned n = 0; n < KT_PAGES_MAX && room(k->pages.page_size); n++) {
 			const void *page;
 			long size = k->pages.read(k->pages.arg, cpu, &page, err, sizeof(err));
 			if (size <= 0) {
@@ -181,10 +194,12 @@ static void read_trigger(struct kdp_trigger *k)
 	}
 	struct rtk_trace_stats st;
 	rtk_trace_stats(k->t, &st);
-	if (st.lost > k->lost_logged) {
-		rt_warn("trigger %s: the kernel lost %llu of its events (the reader fell behind)",
-			k->name, (unsigned long long)(st.lost - k->lost_logged));
-		k->lost_logged = st.lost;
+	k->kernel_lost = st.lost;
+	if (k->kernel_lost + k->dropped > k->lost_logged) {
+		rt_warn("trigger %s: %llu events of its instance lost (the daemon fell behind)",
+			k->name,
+			(unsigned long long)(k->kernel_lost + k->dropped - k->lost_logged));
+		k->lost_logged = k->kernel_lost + k->dropped;
 	}
 }
 
@@ -207,10 +222,10 @@ static bool queue_round(void)
 	}
 	bool queued = false;
 	for (size_t i = 0; i < kt.nr_round; i++) {
-		if (kt.nr_queue - kt.head >= KT_QUEUE_MAX ||
-		    RT_ARRAY_GROW(kt.queue, kt.cap_queue, kt.nr_queue + 1, 64) < 0) {
+		if (RT_ARRAY_GROW(kt.queue, kt.cap_queue, kt.nr_queue + 1, 64) < 0) {
 			rtp_kv_free(&kt.round[i].values);
-			kt.dropped++;
+			for (struct kdp_trigger *k = kt.triggers; k; k = k->next)
+				k->dropped += k->id == kt.round[i].id;
 			continue;
 		}
 		kt.queue[kt.nr_queue++] = kt.round[i];
@@ -265,21 +280,16 @@ static void *reader_main(void *arg)
 		kt.polls++;
 		pthread_cond_broadcast(&kt.polled);
 		bool quit = kt.quit, queued = false;
-		uint64_t dropped = kt.dropped;
 		if (!quit) {
 			for (struct kdp_trigger *k = kt.triggers; k; k = k->next)
 				read_trigger(k);
 			queued = queue_round();
-			dropped = kt.dropped - dropped;
 		}
 		pthread_mutex_unlock(&kt.lock);
 		if (quit) {
 			free(pfds);
 			return NULL;
 		}
-		if (dropped)
-			rt_warn("kernel triggers: %llu matches dropped (the main loop is behind)",
-				(unsigned long long)dropped);
 		uint64_t inc = 1;
 		if (queued && write(kt.ready, &inc, sizeof(inc)) < 0)
 			(void)0;	/* the counter is only full when the loop is far behind */
@@ -463,6 +473,14 @@ int dp_kernel_trigger_add(uint64_t id, const char *name, const struct rt_trigger
 fail:
 	trigger_free(k);
 	return ret;
+}
+
+uint64_t dp_kernel_trigger_lost(struct kdp_trigger *k)
+{
+	pthread_mutex_lock(&kt.lock);
+	uint64_t n = k->kernel_lost + k->dropped;
+	pthread_mutex_unlock(&kt.lock);
+	return n;
 }
 
 void dp_kernel_trigger_remove(struct kdp_trigger *k)

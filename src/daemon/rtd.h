@@ -386,6 +386,11 @@ int dp_kernel_remove_stale(void);
  *    no event matches; -EACCES) with one line in err.
  *  - dp_kernel_trigger_remove: its instance removed (matches of it still
  *    queued keep its id).
+ *  - dp_kernel_trigger_lost: the events of its instance lost so far:
+ *    overwritten in the kernel's buffer before the daemon read them (as
+ *    ftrace counts them: its matches and the fork, exec and exit events
+ *    that keep the process table; at least one per page that says "some"
+ *    without a number), or matches not queued for want of memory.
  *  - dp_kernel_trigger_take: the oldest queued match (*id, and *values,
  *    which the caller frees: event, pid, tid, procname, cpu, then a
  *    capture=FIELD=VALUE entry per capture the event has), or false.
@@ -396,6 +401,7 @@ void dp_kernel_triggers_fini(void);
 int dp_kernel_trigger_add(uint64_t id, const char *name, const struct rt_trigger_cond *c,
 			  struct kdp_trigger **out, char *err, size_t errlen);
 void dp_kernel_trigger_remove(struct kdp_trigger *k);
+uint64_t dp_kernel_trigger_lost(struct kdp_trigger *k);
 bool dp_kernel_trigger_take(uint64_t *id, struct rtp_kv *values);
 
 #endif /* RINGTRACE_RTD_H */
