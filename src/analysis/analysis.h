@@ -353,6 +353,10 @@ struct ra_kopts {
 	 * the time reached (a progress line); NULL: none. */
 	void (*progress)(void *arg, uint64_t events, int64_t ns);
 	void *progress_arg;
+	/* Leave out the sections whose events the traces lack (a set
+	 * without a kernel trace gives no section) instead of failing:
+	 * what `report` shows when it can. */
+	bool skip_missing;
 };
 
 struct ra_kernel;		/* opaque: the results */
@@ -367,6 +371,8 @@ int ra_kernel_run(const char *const *dirs, size_t nr, const struct ra_kopts *opt
 void ra_kernel_write_text(FILE *f, const struct ra_kernel *k);
 /* One JSON object (docs/analyze.md). */
 void ra_kernel_write_json(FILE *f, const struct ra_kernel *k);
+/* The sections computed (enum ra_ksection bits). */
+unsigned ra_kernel_sections(const struct ra_kernel *k);
 void ra_kernel_free(struct ra_kernel *k);
 
 /* --- writers ------------------------------------------------------------ */
@@ -386,10 +392,11 @@ int ra_export_chrome(FILE *f, const char *const *dirs, size_t nr,
 		     const struct ra_options *opt, char *err, size_t errlen);
 
 /* The HTML report; at most `lane_cap` events and pairs per timeline lane
- * (more are downsampled). 0 or -errno (message). */
+ * (more are downsampled); with the kernel analyses of k when k is not
+ * NULL and has sections. 0 or -errno (message). */
 #define RA_REPORT_LANE_CAP 200000
-int ra_write_report(FILE *f, const struct ra_stats *s, const char *title,
-		    size_t lane_cap);
+int ra_write_report(FILE *f, const struct ra_stats *s, const struct ra_kernel *k,
+		    const char *title, size_t lane_cap);
 
 #ifdef __cplusplus
 }

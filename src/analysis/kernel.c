@@ -452,12 +452,17 @@ static const struct {
 	  "softirq_exit,softirq_raise" },
 };
 
-static int check_events(const struct ra_kernel *k, char *err, size_t errlen)
+/* A section without its events: an error, or (skip_missing) left out. */
+static int check_events(struct ra_kernel *k, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
 		if (!(k->opt.sections & needs[i].section) ||
 		    k->role_count[needs[i].roles[0]] || k->role_count[needs[i].roles[1]])
 			continue;
+		if (k->opt.skip_missing) {
+			k->opt.sections &= ~needs[i].section;
+			continue;
+		}
 		snprintf(err, errlen, "no %s events in the kernel trace: %s", needs[i].what,
 			 needs[i].hint);
 		return -ENOENT;
@@ -510,6 +515,10 @@ static int open_traces(struct ra_kernel *k, const char *const *dirs, size_t nr, 
 	uint32_t nk = 0;
 	for (uint32_t i = 0; i < rtr_trace_count(k->t); i++)
 		nk += is_kernel_trace(k->t, i);
+	if (!nk && k->opt.skip_missing) {
+		k->opt.sections = 0;
+		return 1;
+	}
 	if (!nk) {
 		snprintf(err, errlen, "no kernel trace in %s%s (record one with ringtrace record "
 			 "-k EVENTS -- CMD, or a session with enable-event -k)", dirs[0],
@@ -613,6 +622,10 @@ int ra_kernel_run(const char *const *dirs, size_t nr, const struct ra_kopts *opt
 			goto fail;
 	if ((ret = open_traces(k, dirs, nr, err, errlen)) < 0)
 		goto fail;
+	if (ret == 1) {		/* no kernel trace, skip_missing */
+		*out = k;
+		return 0;
+	}
 	ret = -ENOMEM;
 	snprintf(err, errlen, "out of memory");
 	if (((opt->sections & RA_K_SYSCALLS) && !(k->sys = ra_ksys_new())) ||
@@ -625,6 +638,22 @@ int ra_kernel_run(const char *const *dirs, size_t nr, const struct ra_kopts *opt
 	kernel_lost(k);
 	if ((ret = check_events(k, err, errlen)) < 0)
 		goto fail;
+	if (!(k->opt.sections & RA_K_SYSCALLS) && k->sys) {
+		ra_ksys_free(k->sys);
+		k->sys = NULL;
+	}
+	if (!(k->opt.sections & RA_K_IO) && k->io) {
+		ra_kio_free(k->io);
+		k->io = NULL;
+	}
+	if (!(k->opt.sections & RA_K_CPU) && k->cpu) {
+		ra_kcpu_free(k->cpu);
+		k->cpu = NULL;
+	}
+	if (!(k->opt.sections & RA_K_IRQ) && k->irq) {
+		ra_kirq_free(k->irq);
+		k->irq = NULL;
+	}
 	snprintf(err, errlen, "out of memory");
 	/* The CPU time's last intervals may add threads: before the
 	 * process table. */
@@ -670,6 +699,11 @@ void ra_kernel_free(struct ra_kernel *k)
 }
 
 /* ---- writers' common parts ---- */
+
+unsigned ra_kernel_sections(const struct ra_kernel *k)
+{
+	return k->opt.sections;
+}
 
 void ra_errno_name(int64_t err, char *out, size_t len)
 {

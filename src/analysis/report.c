@@ -3,7 +3,7 @@
  * report_template.html with the data embedded as JSON where the marker is.
  *
  * Data (see docs/report.md): {"title", "analysis": ra_write_json's
- * document, "names": event names, "pairs": pair labels, "lane_cap",
+ * document, "kernel": ra_kernel_write_json's (kernel traces only), "names": event names, "pairs": pair labels, "lane_cap",
  * "lanes": [{"kind": "cpu"|"thread", "label", "events": total,
  * "step": keep one in step, "t": [ns from the first event], "n": [name
  * index], "bars": [[start, dur, pair index], ...]}]}. Every string goes
@@ -155,13 +155,18 @@ static int build_lanes(const struct ra_stats *s, struct lanes *l)
 	return ret;
 }
 
-static void write_data(FILE *f, const struct ra_stats *s, const char *title,
+static void write_data(FILE *f, const struct ra_stats *s, const struct ra_kernel *kern,
+		       const char *title,
 		       size_t cap, const struct lanes *l)
 {
 	fputs("{\"title\":", f);
 	jstr(f, title);
 	fputs(",\"analysis\":", f);
 	ra_write_json(f, s, RA_RATES | RA_DURATIONS | RA_THREADS);
+	if (kern && ra_kernel_sections(kern)) {
+		fputs(",\"kernel\":", f);
+		ra_kernel_write_json(f, kern);
+	}
 	fputs(",\"names\":[", f);
 	for (uint32_t i = 0; i < s->src.names.nr; i++) {
 		if (i)
@@ -200,8 +205,8 @@ static void write_data(FILE *f, const struct ra_stats *s, const char *title,
 	fputs("]}", f);
 }
 
-int ra_write_report(FILE *f, const struct ra_stats *s, const char *title,
-		    size_t lane_cap)
+int ra_write_report(FILE *f, const struct ra_stats *s, const struct ra_kernel *kern,
+		    const char *title, size_t lane_cap)
 {
 	const char *mark = strstr(ra_report_template, RA_REPORT_MARKER);
 	if (!mark || !lane_cap)
@@ -210,7 +215,7 @@ int ra_write_report(FILE *f, const struct ra_stats *s, const char *title,
 	int ret = build_lanes(s, &l);
 	if (ret == 0) {
 		fwrite(ra_report_template, 1, (size_t)(mark - ra_report_template), f);
-		write_data(f, s, title, lane_cap, &l);
+		write_data(f, s, kern, title, lane_cap, &l);
 		fputs(mark + strlen(RA_REPORT_MARKER), f);
 		ret = ferror(f) ? -EIO : 0;
 	}

@@ -20,7 +20,9 @@ static void usage(FILE *f)
 		"usage: ringtrace report [OPTIONS] TRACE_DIR... -o report.html\n\n"
 		"Write one self-contained HTML page (no network, no other files):\n"
 		"timeline per CPU and per thread, event rates, durations of paired\n"
-		"events and a per-thread summary. Timeline lanes keep at most %d\n"
+		"events and a per-thread summary; for kernel traces, the kernel\n"
+		"analyses (system calls, block I/O, CPU, interrupts) their events\n"
+		"allow. Timeline lanes keep at most %d\n"
 		"events (and %d pairs) each; more are downsampled (the page says so).\n\n"
 		"  -o, --output FILE   the page to write\n"
 		"  --interval D        rate interval, e.g. 10ms (default: auto)\n"
@@ -93,6 +95,7 @@ int cmd_report(int argc, char **argv)
 		return CLI_EXIT_FAILURE;
 	}
 	struct ra_stats s;
+	struct ra_kernel *k = NULL;
 	int status = CLI_EXIT_FAILURE;
 	int ret = ra_stats_run(&s, (const char *const *)(argv + optind),
 			       (size_t)(argc - optind), &opt, err, sizeof(err));
@@ -101,7 +104,18 @@ int cmd_report(int argc, char **argv)
 		cli_error("%s", err);
 		goto free_stats;
 	}
-	ret = ra_write_report(out.f, &s, argv[optind], lane_cap);
+	/* The kernel analyses of the kernel traces among them, those their
+	 * events allow. */
+	struct ra_kopts kopt = { .sections = RA_K_SYSCALLS | RA_K_IO | RA_K_CPU | RA_K_IRQ,
+				 .top = opt.top, .skip_missing = true };
+	ret = ra_kernel_run((const char *const *)(argv + optind), (size_t)(argc - optind), &kopt,
+			    &k, err, sizeof(err));
+	if (ret < 0) {
+		rt_out_abort(&out);
+		cli_error("%s", err);
+		goto free_stats;
+	}
+	ret = ra_write_report(out.f, &s, k, argv[optind], lane_cap);
 	if (ret < 0) {
 		rt_out_abort(&out);
 		cli_error("cannot write %s: %s", output, strerror(-ret));
@@ -113,6 +127,7 @@ int cmd_report(int argc, char **argv)
 	}
 	status = 0;
 free_stats:
+	ra_kernel_free(k);
 	ra_stats_free(&s);
 	return status;
 }

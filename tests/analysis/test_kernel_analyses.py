@@ -571,6 +571,46 @@ class Irq(Base):
         self.assertEqual(row.split()[1:3], ["virtio1-req.0", "3"])
 
 
+class Report(Base):
+    """`ringtrace report` shows the kernel analyses the events allow."""
+
+    def report(self, trace):
+        page = os.path.join(self.tmp, "r.html")
+        r = ringtrace("report", "-o", page, trace)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        import test_report      # its chromium() and embedded_data()
+        with open(page, encoding="utf-8") as f:
+            return page, test_report.embedded_data(f.read()), test_report
+
+    def test_sections(self):
+        s = Scenario()
+        page, data, tr = self.report(s.trace(self.tmp))
+        k = data["kernel"]
+        self.assertEqual(k["syscalls"]["calls"], 152)
+        self.assertEqual(k["io"]["sync_count"], 1)
+        self.assertEqual(len(k["cpu"]["cpus"]), 2)
+        self.assertEqual(k["irq"]["hard"][0]["irq"], 36)
+        self.assertEqual(k, analyze_json(s.trace(self.tmp, name="t2"), "--syscalls", "--io",
+                                         "--cpu", "--irq")
+                         | {"traces": k["traces"]})
+        if tr.CHROMIUM:
+            dom, console = tr.chromium(page, self.tmp, "--dump-dom")
+            self.assertEqual(console, [])
+            for h in ("System calls", "Block I/O", "CPU usage", "Interrupts"):
+                self.assertIn("<h2>%s</h2>" % h, dom)
+            self.assertIn("virtio1-req.0", dom)
+
+    def test_only_what_the_events_allow(self):
+        s = Scenario()
+        s.ev = [e for e in s.ev if e[3].startswith("syscall_") or e[3].startswith("lttng_")]
+        _, data, _ = self.report(s.trace(self.tmp))
+        self.assertEqual(set(data["kernel"]) & {"syscalls", "io", "cpu", "irq"}, {"syscalls"})
+        ust = os.path.join(self.tmp, "ust")
+        kgen.write_trace(ust, s.ev, domain="ust")
+        _, data, _ = self.report(ust)
+        self.assertNotIn("kernel", data)
+
+
 class Errors(Base):
     def test_missing_events(self):
         s = Scenario()
