@@ -16,11 +16,15 @@ repeats, in milliseconds:
   snapshot the firing -> the notification read by the subscriber (the
            snapshot-session action ran first: the snapshot is on disk);
   total    kill(2) -> the notification read.
-Each snapshot is checked to hold the user and the kernel traces. Report
-only, nothing asserted.
+Each snapshot is checked to hold the user and the kernel traces.
+Then what a trigger on a frequent event costs the daemon: a trigger on
+this script's getppid(2) calls (syscall:entry, filtered on its tid,
+action notify with no subscriber), FREQUENT calls as fast as Python
+makes them; printed: the matches fired and lost, and the daemon's CPU
+time (user + system, /proc) per match. Report only, nothing asserted.
 
-usage: bench/trigger_kernel.py BUILD_DIR [REPEATS [EVENTS [SUBBUF]]]
-       (default 30 repeats, 2000 events, 64k sub-buffers)
+usage: bench/trigger_kernel.py BUILD_DIR [REPEATS [EVENTS [SUBBUF [FREQUENT]]]]
+       (default 30 repeats, 2000 events, 64k sub-buffers, 200000 calls)
 """
 import json
 import os
@@ -33,11 +37,45 @@ import tempfile
 import time
 
 
+def cpu_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])      # utime + stime
+
+
+def counts(rt, name):
+    out = rt("list-triggers").split(f"- name: {name}\n", 1)[1]
+    get = lambda key: int(out.split(f"{key}: ", 1)[1].split("\n", 1)[0])  # noqa: E731
+    return get("fired"), get("events lost")
+
+
+def frequent_cost(rt, daemon_pid, calls):
+    rt("add-trigger", "--name=often", "--condition=event-rule-matches",
+       "--type=syscall:entry", "--name=getppid", f"--filter=$ctx.tid == {os.getpid()}",
+       "--action=notify")
+    before = cpu_ticks(daemon_pid)
+    for _ in range(calls):
+        os.getppid()
+    # Until the daemon has taken every match (no change for 0.5 s).
+    last, still = None, 0
+    while still < 5:
+        now = counts(rt, "often")
+        still = still + 1 if now == last else 0
+        last = now
+        time.sleep(0.1)
+    used = (cpu_ticks(daemon_pid) - before) / os.sysconf("SC_CLK_TCK")
+    fired, lost = last
+    print(f"frequent trigger: {calls} getppid calls, {fired} fired, {lost} events lost; "
+          f"daemon CPU {used * 1e3:.0f} ms, {used * 1e6 / max(fired, 1):.2f} us per match "
+          f"(list-triggers polled 10 times a second meanwhile)")
+
+
 def main():
     build = os.path.abspath(sys.argv[1])
     repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 30
     events = int(sys.argv[3]) if len(sys.argv) > 3 else 2000
     subbuf = sys.argv[4] if len(sys.argv) > 4 else "64k"
+    frequent = int(sys.argv[5]) if len(sys.argv) > 5 else 200000
     if os.geteuid() != 0:
         sys.exit("bench/trigger_kernel.py: the kernel domain needs root")
     tmp = tempfile.mkdtemp(prefix="rt-bench-ktrig-")
@@ -107,6 +145,7 @@ def main():
             q = statistics.quantiles(v, n=10)
             print(f"  {name:9s} median {statistics.median(v):7.2f} ms   p90 {q[-1]:7.2f} ms   "
                   f"min {min(v):7.2f} ms")
+        frequent_cost(rt, daemon.pid, frequent)
     finally:
         if sub:
             sub.kill()

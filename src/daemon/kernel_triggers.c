@@ -71,6 +71,7 @@ struct kdp_trigger {
 	char **captures;		/* the rule's --capture descriptors (copies) */
 	size_t nr_captures;
 	uint64_t kernel_lost;		/* ftrace's count of the instance's lost events */
+	uint64_t flagged_lost;		/* what the pages said, when it was last read */
 	uint64_t dropped;		/* matches not queued: out of memory */
 	uint64_t lost_logged;		/* kernel_lost + dropped reported so far */
 	bool bad_logged;		/* a page that did not parse was reported */
@@ -192,9 +193,17 @@ static void read_trigger(struct kdp_trigger *k)
 			}
 		}
 	}
+	/* A page says that events were lost before it, not always how many:
+	 * then the instance's statistics files give the count. */
 	struct rtk_trace_stats st;
 	rtk_trace_stats(k->t, &st);
-	k->kernel_lost = st.lost;
+	if (st.lost > k->flagged_lost) {
+		uint64_t total = 0;
+		for (unsigned cpu = 0; cpu < k->pages.nr_cpus; cpu++)
+			total += k->pages.lost(k->pages.arg, cpu);
+		k->flagged_lost = st.lost;
+		k->kernel_lost = total > st.lost ? total : st.lost;
+	}
 	if (k->kernel_lost + k->dropped > k->lost_logged) {
 		rt_warn("trigger %s: %llu events of its instance lost (the daemon fell behind)",
 			k->name,
