@@ -225,6 +225,12 @@ void ctl_io_fini(void);
  * called with rtd_lock held when fd is readable or hung up. */
 typedef void (*rtd_fd_fn)(int fd, short revents, void *arg);
 int rtd_loop_add(int fd, rtd_fd_fn fn, void *arg);
+/* A timerfd (CLOCK_MONOTONIC, not armed) watched with fn: its fd, or
+ * -errno (timerfd_create, -ENOMEM). The caller closes it at the end. */
+int rtd_loop_add_timer(rtd_fd_fn fn, void *arg);
+/* Make timerfd `fd` expire every `period_ms` from now (0: never). 0 or
+ * -errno of timerfd_settime. */
+int rtd_loop_timer_set(int fd, uint32_t period_ms);
 /* Stop watching fd for `ms` milliseconds (it stays added). */
 void rtd_loop_pause(int fd, int ms);
 /* Run until SIGTERM/SIGINT (signal fd `sigfd`); returns 0. */

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../common/array.h"
@@ -46,6 +48,27 @@ void rtd_loop_pause(int fd, int ms)
 	for (size_t i = 0; i < nr_entries; i++)
 		if (entries[i].fd == fd)
 			entries[i].paused_until = rtd_now_ms() + ms;
+}
+
+int rtd_loop_add_timer(rtd_fd_fn fn, void *arg)
+{
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int ret = rtd_loop_add(fd, fn, arg);
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+int rtd_loop_timer_set(int fd, uint32_t period_ms)
+{
+	struct timespec period = { .tv_sec = period_ms / 1000,
+				   .tv_nsec = (long)(period_ms % 1000) * 1000000L };
+	struct itimerspec its = { .it_interval = period, .it_value = period };
+	return timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
 }
 
 /* Call the callback of fd. */

@@ -31,8 +31,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
-#include <sys/timerfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../common/warn.h"
@@ -126,12 +124,9 @@ static void kernel_matches(int fd, short revents, void *arg)
 
 int ctl_trigger_timer_init(void)
 {
-	timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (timer_fd < 0)
-		return -errno;
-	int ret = rtd_loop_add(timer_fd, poll_triggers, NULL);
+	int ret = timer_fd = rtd_loop_add_timer(poll_triggers, NULL);
 	if (ret < 0)
-		goto fail;
+		return ret;
 	int kfd = dp_kernel_triggers_init();
 	if ((ret = kfd) < 0 || (ret = rtd_loop_add(kfd, kernel_matches, NULL)) < 0)
 		goto fail;
@@ -150,11 +145,7 @@ void ctl_trigger_timer_update(void)
 		want = polled(t);
 	if (timer_fd < 0 || want == timer_armed)
 		return;
-	struct timespec period = { .tv_nsec = CTL_TRIGGER_POLL_MS * 1000000L };
-	struct itimerspec its = { .it_interval = period, .it_value = period };
-	if (!want)
-		its = (struct itimerspec){ 0 };
-	if (timerfd_settime(timer_fd, 0, &its, NULL) == 0)
+	if (rtd_loop_timer_set(timer_fd, want ? CTL_TRIGGER_POLL_MS : 0) == 0)
 		timer_armed = want;
 }
 

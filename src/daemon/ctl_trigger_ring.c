@@ -21,8 +21,6 @@
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/timerfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../common/warn.h"
@@ -53,23 +51,17 @@ void ctl_trigger_ring_update(void)
 {
 	bool want = rtd_user_triggers != NULL;
 	if (want && ring_fd < 0) {
-		ring_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-		if (ring_fd < 0 || rtd_loop_add(ring_fd, on_timer, NULL) < 0) {
+		ring_fd = rtd_loop_add_timer(on_timer, NULL);
+		if (ring_fd < 0) {
 			rt_warn("cannot watch the programs' trigger notifications: %s",
-				strerror(ring_fd < 0 ? errno : ENOMEM));
-			if (ring_fd >= 0)
-				close(ring_fd);
+				strerror(-ring_fd));
 			ring_fd = -1;
 			return;
 		}
 	}
 	if (ring_fd < 0 || want == ring_armed)
 		return;
-	struct timespec period = { .tv_nsec = CTL_TRIGGER_RING_MS * 1000000L };
-	struct itimerspec its = { .it_interval = period, .it_value = period };
-	if (!want)
-		its = (struct itimerspec){ 0 };
-	if (timerfd_settime(ring_fd, 0, &its, NULL) == 0)
+	if (rtd_loop_timer_set(ring_fd, want ? CTL_TRIGGER_RING_MS : 0) == 0)
 		ring_armed = want;
 }
 
