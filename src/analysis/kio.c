@@ -22,7 +22,7 @@
 #define SLOTS 64
 #define FIRST_SLOT_NS 1000000
 #define SECTOR 512
-#define MAX_INFLIGHT (1u << 22)		/* requests in flight kept at most */
+#define MAX_INFLIGHT (1u << 20)		/* requests in flight kept at most: 48 MiB */
 
 /* LTTng's rwbs bits (lttng-modules' block events); ftrace's is text. */
 #define RWBS_WRITE 1

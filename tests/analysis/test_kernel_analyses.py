@@ -467,6 +467,20 @@ class Io(Base):
         self.assertEqual((y["write_requests"], y["written_bytes"], y["written_by_caller"],
                           y["writeback_events"]), (2, 12288, 4096, 3))
 
+    def test_lttng_rwbs_bits(self):
+        """LTTng's block events give rwbs as bits (1 write, 4 read): the
+        same figures as ftrace's text."""
+        s = Scenario()
+        want = analyze_json(s.trace(self.tmp), "--io")["io"]
+        bits = {"RA": 4 | 8, "WS": 1 | 32, "W": 1, "FF": 256}
+        for i, (ns, cpu, tid, name, f) in enumerate(s.ev):
+            if name.startswith("block_rq_"):
+                s.ev[i] = (ns, cpu, tid, name, dict(f, rwbs=bits[f["rwbs"]]))
+        got = analyze_json(s.trace(self.tmp, name="t2"), "--io")["io"]
+        self.assertEqual(got["devices"], want["devices"])
+        self.assertEqual(got["processes"], want["processes"])
+        self.assertEqual(got["sync_calls"], want["sync_calls"])
+
     def test_window(self):
         """Top contributors in a window: the fsync's time only."""
         s = Scenario()
