@@ -14,7 +14,9 @@
 #     `ringtrace record -k` and `trace-cmd record` (its default, a
 #     compressed file, and --compression none), 4 MiB of ftrace buffer per
 #     CPU for both, the workload's process tree only; flat out, then paced
-#     below the untraced rate. Events recorded and lost, from the trace
+#     below the untraced rate, and flat out while a CPU hog runs on every
+#     CPU (kind `loaded`: the recorder competes for the CPUs with the
+#     workload and the hogs). Events recorded and lost, from the trace
 #     (ringtrace summary) and from the instance's per-CPU stats (trace-cmd:
 #     `read events`, `overrun` + `dropped events`); the recorder's CPU time
 #     (the CPU time of the recorder's whole process tree, from the shell's
@@ -28,7 +30,9 @@
 #
 # Writes bench/results/DATE-COMMIT-kernel.md (-quick with --quick) and
 # .csv, and prints the tables. Environment: TMPDIR (where traces go),
-# RTBENCH_KREPS (repetitions).
+# RTBENCH_KREPS (repetitions), RTBENCH_KBASE (another build directory
+# whose `ringtrace record -k` is recorded too, as ringtrace-base, in the
+# same alternation: a change measured against the code before it).
 set -euo pipefail
 
 die() { echo "bench/kernel: $*" >&2; exit 1; }
@@ -45,6 +49,11 @@ case "${2:-}" in
 esac
 KLOAD=$BUILD/bench/kload
 RT=$BUILD/src/cli/ringtrace
+RTB=
+if [ -n "${RTBENCH_KBASE:-}" ]; then
+	RTB=$(cd "$RTBENCH_KBASE" 2>/dev/null && pwd)/src/cli/ringtrace
+	[ -x "$RTB" ] || die "RTBENCH_KBASE: no ringtrace in $RTBENCH_KBASE"
+fi
 [ -x "$KLOAD" ] && [ -x "$RT" ] || die "$KLOAD or $RT is missing (make build; cmake --build BUILD --target bench_programs)"
 
 case $MODE in
@@ -64,10 +73,12 @@ ERRLOG=$T/stderr.log
 NOTES=$T/notes
 : >"$CSV"; : >"$ERRLOG"; : >"$NOTES"
 TC_INSTANCE=
+HOGS=()
 note() { echo "$*" >>"$NOTES"; say "note: $*"; }
 cleanup() {
 	local rc=$?
 	set +e
+	hogs_stop
 	[ -n "$TC_INSTANCE" ] && [ -d "$TR/instances/$TC_INSTANCE" ] && rmdir "$TR/instances/$TC_INSTANCE"
 	if [ $rc -ne 0 ] && [ -s "$ERRLOG" ]; then
 		echo "bench/kernel: last messages of the programs:" >&2
@@ -153,9 +164,11 @@ load_trial() {
 	local wl=("$KLOAD" pingpong "$LOAD_MS" "$PAIRS" "$rate")
 	case $tracer in
 	none) cpu=$(timed "$out" "${wl[@]}") ;;
-	ringtrace)
-		cpu=$(timed "$out" "$RT" record -q -o "$dir" -k sched_switch,sched_waking \
-			--syscall read,write -- "${wl[@]}") || die "ringtrace record -k failed"
+	ringtrace | ringtrace-base)
+		local rt=$RT
+		[ "$tracer" = ringtrace-base ] && rt=$RTB
+		cpu=$(timed "$out" "$rt" record -q -o "$dir" -k sched_switch,sched_waking \
+			--syscall read,write -- "${wl[@]}") || die "$tracer record -k failed"
 		read -r rec lost < <(rt_counts "$dir") ;;
 	trace-cmd | trace-cmd-raw)
 		local extra=()
@@ -177,11 +190,29 @@ load_trial() {
 LOADERS=none
 if [ "$KERNEL_OK" = 1 ]; then
 	LOADERS="$LOADERS ringtrace"
+	[ -n "$RTB" ] && LOADERS="$LOADERS ringtrace-base"
 	[ "$TC_OK" = 1 ] && LOADERS="$LOADERS trace-cmd trace-cmd-raw"
 fi
 for ((rep = 1; rep <= REPS; rep++)); do
 	say "recording, flat out: repetition $rep of $REPS ($LOADERS)"
 	for t in $LOADERS; do load_trial "$t" flat "$rep" 0; done
+done
+# A busy loop per CPU beside each loaded trial (killed by pid after it).
+hogs_start() {
+	local i
+	for ((i = 0; i < $(nproc); i++)); do
+		( while :; do :; done ) &
+		HOGS+=($!)
+	done
+}
+hogs_stop() {
+	local p
+	for p in "${HOGS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done
+	HOGS=()
+}
+for ((rep = 1; rep <= REPS; rep++)); do
+	say "recording, flat out beside a CPU hog per CPU: repetition $rep of $REPS ($LOADERS)"
+	for t in $LOADERS; do hogs_start; load_trial "$t" loaded "$rep" 0; hogs_stop; done
 done
 if [ -n "$FRACTIONS" ] && [ "$LOADERS" != none ]; then
 	# round trips per second per pair, untraced, flat out (median)

@@ -5,7 +5,8 @@ usage: kernel_report.py --meta META --csv RUNS.csv --md OUT.md
 
 Rows of RUNS.csv (one per run):
   L,tracer,kind,rep,rate,round_trips,elapsed_ns,workload_cpu_ns,tree_cpu_ns,recorded,lost
-      recording: kind flat or paced-FRACTION; rate: round trips per second
+      recording: kind flat, loaded (flat out beside a CPU hog per
+      CPU) or paced-FRACTION; rate: round trips per second
       per pair asked of the workload (0: flat out); tree_cpu_ns: the CPU
       time of the recorder's process tree, workload included; recorded and
       lost: kernel events (-1: no tracer)
@@ -25,6 +26,7 @@ import sys
 NAMES = {
     "none": "no tracing",
     "ringtrace": "ringtrace record -k",
+    "ringtrace-base": "ringtrace record -k (RTBENCH_KBASE's build)",
     "ringtrace-getppid": "ringtrace record --syscall getppid",
     "ringtrace-all": "ringtrace record --syscall all",
     "trace-cmd": "trace-cmd record",

@@ -2,10 +2,13 @@
  * record_kernel.c - the kernel side of `ringtrace record -k`: a private
  * tracefs instance recording CMD's process tree (or every process)
  * into DIR/kernel (src/kernel) while CMD runs, after a state dump of
- * every process of the machine: a thread of `record` reads the
- * instance's pages into the trace through the consumer (rtk_writer_read)
- * every RECORD_KERNEL_POLL_MS; after CMD ends the instance is stopped,
- * drained (rtk_writer_drain) and removed, and the metadata written again
+ * every process of the machine: a reader thread per CPU moves the
+ * pages out of the kernel's buffers as they fill
+ * (rtk_instance_readers_start) and a thread of `record` converts them
+ * into the trace through the consumer (rtk_writer_read) when a reader's
+ * queue is a quarter full, and at least every RECORD_KERNEL_POLL_MS;
+ * after CMD ends the instance is stopped, drained (rtk_writer_drain) and
+ * removed, and the metadata written again
  * with the clock as calibrated over the whole run. The kernel trace's
  * clock names the user-space trace's uuid
  * (record_opts.trace_uuid): it is the same clock, and babeltrace2 merges
@@ -18,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../common/clock.h"
@@ -70,8 +72,7 @@ static void *poller(void *arg)
 	 * nothing is published through it but the request itself. */
 	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE)) {
 		rtk_writer_read(k->trace);
-		struct timespec ts = { 0, RECORD_KERNEL_POLL_MS * 1000000L };
-		nanosleep(&ts, NULL);
+		rtk_instance_wait(k->in, -1, RECORD_KERNEL_POLL_MS);
 	}
 	return NULL;
 }
@@ -154,6 +155,11 @@ int record_kernel_start(struct record_kernel **out, const struct record_opts *o,
 	char why[1024];
 	if (rtk_instance_statedump(k->in, why, sizeof(why)) < 0)
 		cli_error("the kernel trace has no state dump: %s", why);
+	ret = rtk_instance_readers_start(k->in, RECORD_KERNEL_POLL_MS, why, sizeof(why));
+	if (ret < 0) {
+		cli_error("%s", why);
+		return ret;
+	}
 	ret = pthread_create(&k->thread, NULL, poller, k);
 	if (ret) {
 		cli_error("cannot start the kernel trace's reader: %s", strerror(ret));
@@ -168,8 +174,10 @@ int record_kernel_finish(struct record_kernel *k)
 	if (!k)
 		return 0;
 	int ret = 0;
-	if (k->in)
+	if (k->in) {
 		rtk_instance_stop(k->in);
+		rtk_instance_readers_stop(k->in);
+	}
 	if (k->running) {
 		/* Release: pairs with the poller's acquire load. */
 		__atomic_store_n(&k->stop, 1, __ATOMIC_RELEASE);

@@ -4,7 +4,9 @@
  * ftrace instance (src/kernel) at the first start, and a reader thread
  * per session has the consumer write the instance's buffers as CTF under
  * OUTPUT/kernel (rtk_writer: src/consumer's channel, stream files, write
- * errors and metadata) on the channel's read timer. Snapshot sessions
+ * errors and metadata) when a CPU's reader (src/kernel's per-CPU threads
+ * that empty the buffers as they fill) has queued a quarter of its
+ * pages, and at least on the channel's read timer. Snapshot sessions
  * have no reader: their instance runs in overwrite mode and
  * dp_kernel_snapshot has the consumer write what it holds. A state dump
  * of every process goes into the buffer at each start, and one is
@@ -19,7 +21,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,8 +118,9 @@ static void *reader_main(void *arg)
 {
 	struct kdp_session *k = arg;
 	for (;;) {
-		struct pollfd p = { .fd = k->wake, .events = POLLIN };
-		if (poll(&p, 1, (int)k->period_ms) > 0) {
+		/* Until a CPU's reader has a quarter of its queue, a wake-up
+		 * or the read timer. */
+		if (rtk_instance_wait(k->in, k->wake, (int)k->period_ms) > 0) {
 			uint64_t v;
 			if (read(k->wake, &v, sizeof(v)) < 0)
 				(void)0;	/* drained: a wake-up only */
@@ -336,9 +338,16 @@ int dp_kernel_start(struct rtd_session *s, char *err, size_t errlen)
 	pthread_mutex_lock(&k->lock);
 	rtk_writer_read(k->w);
 	pthread_mutex_unlock(&k->lock);
-	ret = reader_start(k, err, errlen);
-	if (ret < 0)
+	char why[RTD_ERRLEN];
+	if (!k->snapshot && (ret = rtk_instance_readers_start(k->in, k->period_ms, why,
+							       sizeof(why))) < 0)
+		snprintf(err, errlen, "kernel trace of session %s: %s", s->name, why);
+	if (!ret)
+		ret = reader_start(k, err, errlen);
+	if (ret < 0) {
 		rtk_instance_stop(k->in);
+		rtk_instance_readers_stop(k->in);
+	}
 	return ret;
 }
 
@@ -349,6 +358,7 @@ int dp_kernel_stop(struct rtd_session *s, char *err, size_t errlen)
 		return 0;
 	reader_stop(k);
 	int ret = rtk_instance_stop(k->in);
+	rtk_instance_readers_stop(k->in);
 	pthread_mutex_lock(&k->lock);
 	rtk_writer_drain(k->w, NULL);
 	pthread_mutex_unlock(&k->lock);

@@ -27,9 +27,9 @@ struct rtk_instance {
 	struct rtk_formats *formats;
 	size_t nr_enabled;
 	unsigned nr_cpus;
-	struct tracefs_cpu **cpu_readers;	/* opened by rtk_instance_pages */
-	void *page;			/* one sub-buffer, for reads */
-	int page_size;
+	struct rtk_cpus *cpus;		/* opened by rtk_instance_pages */
+	size_t page_size;
+	uint64_t buffer_size_kb;	/* per CPU, as configured (0: the kernel's) */
 	bool clock_tsc;			/* trace_clock x86-tsc, else mono */
 	int *poll_fds;			/* per CPU, -1 until rtk_instance_poll_fd */
 	unsigned nr_poll_fds;
@@ -413,6 +413,7 @@ int rtk_instance_create(const struct rtk_config *cfg, struct rtk_instance **out,
 		return ret;
 	}
 	in->clock_tsc = cfg->clock_tsc;
+	in->buffer_size_kb = cfg->buffer_size_kb;
 	in->formats = rtk_formats_new();
 	if (!in->formats) {
 		ret = -ENOMEM;
@@ -460,30 +461,40 @@ size_t rtk_instance_nr_events(const struct rtk_instance *in)
 	return in->nr_enabled;
 }
 
+/* The CPU's page-sized reads of trace_pipe_raw (rtk_cpus_open's path). */
+static int cpu_path(unsigned cpu, char *buf, size_t len, void *arg)
+{
+	struct rtk_instance *in = arg;
+	char file[64];
+	snprintf(file, sizeof(file), "per_cpu/cpu%u/trace_pipe_raw", cpu);
+	errno = 0;
+	char *p = tracefs_instance_get_file(in->tfs, file);
+	if (!p)
+		return tfs_errno();
+	int n = snprintf(buf, len, "%s", p);
+	tracefs_put_tracing_file(p);
+	return n >= (int)len ? -ENAMETOOLONG : 0;
+}
+
+/* The ring buffer's sub-buffer (page) size: buffer_subbuf_size_kb where
+ * the kernel has it, else the system's page. */
+static size_t subbuf_size(struct rtk_instance *in)
+{
+	char *text = tracefs_instance_file_read(in->tfs, "buffer_subbuf_size_kb", NULL);
+	unsigned long kb = text ? strtoul(text, NULL, 10) : 0;
+	free(text);
+	long page = sysconf(_SC_PAGESIZE);
+	return kb ? kb * 1024 : (page > 0 ? (size_t)page : 4096);
+}
+
 static int open_cpus(struct rtk_instance *in, char *err, size_t errlen)
 {
 	long n = sysconf(_SC_NPROCESSORS_CONF);
 	if (n < 1)
 		n = 1;
-	in->cpu_readers = calloc((size_t)n, sizeof(*in->cpu_readers));
-	if (!in->cpu_readers)
-		return -ENOMEM;
 	in->nr_cpus = (unsigned)n;
-	for (unsigned c = 0; c < in->nr_cpus; c++) {
-		errno = 0;
-		in->cpu_readers[c] = tracefs_cpu_open(in->tfs, (int)c, true);
-		if (!in->cpu_readers[c] && errno != ENOENT) {
-			int ret = tfs_errno();
-			rt_errf(err, errlen, "cannot open per_cpu/cpu%u/trace_pipe_raw of %s: %s",
-				 c, rtk_instance_name(in), strerror(-ret));
-			return ret;
-		}
-		int sz = in->cpu_readers[c] ? tracefs_cpu_read_size(in->cpu_readers[c]) : 0;
-		if (sz > in->page_size)
-			in->page_size = sz;
-	}
-	in->page = malloc(in->page_size > 0 ? (size_t)in->page_size : 4096);
-	return in->page ? 0 : -ENOMEM;
+	in->page_size = subbuf_size(in);
+	return rtk_cpus_open(&in->cpus, in->nr_cpus, in->page_size, cpu_path, in, err, errlen);
 }
 
 /* Events the kernel lost on CPU `cpu` so far (per_cpu/cpuN/stats:
@@ -507,29 +518,10 @@ static uint64_t cpu_lost(struct rtk_instance *in, unsigned cpu)
 	return total;
 }
 
-/* One page of CPU `cpu`'s buffer, partly filled ones included, without
- * blocking (struct rtk_pages' read; the readers are open). */
-static long read_page(struct rtk_instance *in, unsigned cpu, const void **page, char *err,
-		      size_t errlen)
-{
-	if (cpu >= in->nr_cpus || !in->cpu_readers[cpu])
-		return 0;
-	errno = 0;
-	int n = tracefs_cpu_read(in->cpu_readers[cpu], in->page, true);
-	if (n > 0) {
-		*page = in->page;
-		return n;
-	}
-	if (n == 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == 0)
-		return 0;
-	int ret = -errno;
-	rt_errf(err, errlen, "cannot read the pages of CPU %u: %s", cpu, strerror(errno));
-	return ret;
-}
-
 static long pages_read(void *arg, unsigned cpu, const void **page, char *err, size_t errlen)
 {
-	return read_page(arg, cpu, page, err, errlen);
+	struct rtk_instance *in = arg;
+	return rtk_cpus_read(in->cpus, cpu, page, err, errlen);
 }
 
 static uint64_t pages_lost(void *arg, unsigned cpu)
@@ -547,7 +539,7 @@ static long pages_dump(void *arg, int (*fn)(unsigned cpu, const void *page, size
 
 int rtk_instance_pages(struct rtk_instance *in, struct rtk_pages *p, char *err, size_t errlen)
 {
-	if (!in->cpu_readers) {
+	if (!in->cpus) {
 		int ret = open_cpus(in, err, errlen);
 		if (ret < 0)
 			return ret;
@@ -555,8 +547,40 @@ int rtk_instance_pages(struct rtk_instance *in, struct rtk_pages *p, char *err, 
 	*p = (struct rtk_pages){ .read = pages_read, .lost = pages_lost, .dump = pages_dump,
 				 .arg = in,
 				 .nr_cpus = in->nr_cpus,
-				 .page_size = in->page_size > 0 ? (size_t)in->page_size : 4096 };
+				 .page_size = in->page_size };
 	return 0;
+}
+
+/* The kernel wakes a reader when its CPU's buffer is this full. */
+#define RTK_READERS_PERCENT "25"
+
+int rtk_instance_readers_start(struct rtk_instance *in, unsigned period_ms, char *err,
+			       size_t errlen)
+{
+	if (!in->cpus) {
+		rt_errf(err, errlen, "the buffers of %s are not open", rtk_instance_name(in));
+		return -EINVAL;
+	}
+	int ret = write_file(in, "buffer_percent", RTK_READERS_PERCENT, err, errlen);
+	if (ret < 0)
+		return ret;
+	uint64_t kb = in->buffer_size_kb;
+	if (!kb) {
+		char *text = tracefs_instance_file_read(in->tfs, "buffer_size_kb", NULL);
+		kb = text ? strtoull(text, NULL, 10) : 0;
+		free(text);
+	}
+	return rtk_cpus_start(in->cpus, kb ? kb : 1024, period_ms, err, errlen);
+}
+
+void rtk_instance_readers_stop(struct rtk_instance *in)
+{
+	rtk_cpus_stop(in->cpus);
+}
+
+int rtk_instance_wait(struct rtk_instance *in, int fd, int timeout_ms)
+{
+	return rtk_cpus_wait(in->cpus, fd, timeout_ms);
 }
 
 static int put_marker(const void *rec, size_t len, void *arg)
@@ -615,11 +639,7 @@ int rtk_instance_destroy(struct rtk_instance *in)
 		if (in->poll_fds[c] >= 0)
 			close(in->poll_fds[c]);
 	free(in->poll_fds);
-	for (unsigned c = 0; c < in->nr_cpus; c++)
-		if (in->cpu_readers[c])
-			tracefs_cpu_close(in->cpu_readers[c]);
-	free(in->cpu_readers);
-	free(in->page);
+	rtk_cpus_close(in->cpus);
 	int ret = 0;
 	if (in->tfs) {
 		tracefs_trace_off(in->tfs);

@@ -12,7 +12,9 @@
  *    named "ringtrace-OWNERPID-SESSION", so that instances left by a
  *    process that died (kill -9) are found and removed by
  *    rtk_instances_remove_stale; write the state dump of every process
- *    and thread into its buffer (rtk_instance_statedump);
+ *    and thread into its buffer (rtk_instance_statedump); per-CPU
+ *    reader threads that empty its buffers as they fill
+ *    (rtk_instance_readers_start);
  *  - rtk_list_*: the tracepoints and system calls this kernel offers;
  *  - rtk_formats_*: event classes built from ftrace's format files, named
  *    and laid out as LTTng's kernel traces have them (sched_switch's
@@ -30,7 +32,11 @@
  * directory's path, found once). An instance, a formats table, a trace
  * and a writer are each used by one thread at a time (a writer reads its
  * instance's pages: the caller serialises the two, rtk_writer_error and
- * rtk_writer_stats included); distinct ones are independent.
+ * rtk_writer_stats included), but for rtk_instance_stop and
+ * rtk_instance_readers_stop, which may run beside the writer's reads;
+ * distinct ones are independent. An instance's readers
+ * (rtk_instance_readers_start) are threads of their own that touch only
+ * their CPU's file and queue.
  * Nothing here is for a traced program's fast path: every call makes
  * system calls and may allocate.
  */
@@ -305,6 +311,30 @@ struct rtk_pages {
 /* The instance's buffers as pages. 0, or -errno (its buffers cannot be
  * opened) with a message in err. */
 int rtk_instance_pages(struct rtk_instance *in, struct rtk_pages *p, char *err, size_t errlen);
+
+/*
+ * One reader thread per CPU, from now until rtk_instance_readers_stop
+ * (after rtk_instance_pages): each sleeps in poll() on its CPU's
+ * trace_pipe_raw until the kernel says the buffer is a quarter full
+ * (buffer_percent) or period_ms passed, and then moves every page the
+ * buffer holds into a queue in memory as large as the buffer (at most
+ * 16 MiB per CPU), which the pages' read takes from: the kernel's buffers
+ * are emptied as they fill even when the converter (the writer's reads)
+ * is late, e.g. on CPUs busy with other work. Not for snapshot-only
+ * instances (their buffers are read at snapshots only). 0 (also when
+ * started already), -EINVAL (pages not open), -ENOMEM, -errno, with a
+ * message in err.
+ */
+int rtk_instance_readers_start(struct rtk_instance *in, unsigned period_ms, char *err,
+			       size_t errlen);
+/* Wake and join the readers (at once, even when they sleep); what they
+ * queued is read first, then the buffers directly. May run beside the
+ * writer's reads (not beside another start or stop). */
+void rtk_instance_readers_stop(struct rtk_instance *in);
+/* The converter's sleep: until a reader's queue is a quarter full, `fd`
+ * (-1: none) is readable, or timeout_ms passed. 1 when fd is readable,
+ * else 0. */
+int rtk_instance_wait(struct rtk_instance *in, int fd, int timeout_ms);
 
 /*
  * A kernel trace written by src/consumer: a source (struct cons_source:

@@ -237,6 +237,42 @@ const struct rtk_class *rtk_formats_record_class(const struct rtk_formats *f, co
  * constant, owned by the trace): *nr of them. */
 const struct rt_field_desc *rtk_trace_contexts(const struct rtk_trace *t, uint32_t *nr);
 
+/* ---- readers.c: an instance's per-CPU buffers ---- */
+
+/*
+ * The files per_cpu/cpuN/trace_pipe_raw of N CPUs, read page by page,
+ * directly or through one reader thread per CPU (readers.c says how).
+ * Concurrency: rtk_cpus_read and rtk_cpus_wait by one thread (the
+ * converter); rtk_cpus_start and rtk_cpus_stop by one thread, ordered
+ * before the converter's first read (start) and safe beside its reads
+ * (stop); open and close alone.
+ */
+struct rtk_cpus;
+/* Open the files (path(cpu) names CPU cpu's; a missing one is a CPU
+ * without pages) with pages of page_size. 0, -ENOMEM, -errno of open or
+ * path, with a message in err. */
+int rtk_cpus_open(struct rtk_cpus **out, unsigned nr, size_t page_size,
+		  int (*path)(unsigned cpu, char *buf, size_t len, void *arg), void *arg,
+		  char *err, size_t errlen);
+/* Start a reader per CPU, its queue of buffer_kb (at most 16 MiB), its
+ * period period_ms (it reads every page there is at least this often, and
+ * whenever the kernel wakes it). 0 (also when running), -ENOMEM, -errno
+ * of eventfd or pthread_create, with a message in err. */
+int rtk_cpus_start(struct rtk_cpus *cs, uint64_t buffer_kb, unsigned period_ms, char *err,
+		   size_t errlen);
+/* Wake the readers and join them; the pages they queued stay to be read.
+ * Prompt: a reader sleeping in poll() wakes at once. */
+void rtk_cpus_stop(struct rtk_cpus *cs);
+/* The next page of CPU cpu (rtk_pages' read): its size with *page valid
+ * until the next read of that CPU, 0 when there is none now, -errno with
+ * a message in err. */
+long rtk_cpus_read(struct rtk_cpus *cs, unsigned cpu, const void **page, char *err,
+		   size_t errlen);
+/* Wait until a queue holds a quarter of its pages, `fd` (-1: none) is
+ * readable or timeout_ms passed. 1 when fd is readable, else 0. */
+int rtk_cpus_wait(struct rtk_cpus *cs, int fd, int timeout_ms);
+void rtk_cpus_close(struct rtk_cpus *cs);
+
 /* ---- source.c ---- */
 
 struct rtk_source_stream {

@@ -16,6 +16,8 @@
  *    ftrace.raw_data.format) in pages built here: well-formed ones become
  *    lttng_statedump_* events; those of another writer, short, of an
  *    unknown kind or random are skipped and counted, never a crash.
+ *  - the per-CPU readers (readers.c) over FIFOs standing for the CPUs'
+ *    trace_pipe_raw: order, queues, stop.
  * The pages are written as the kernel's are, through the consumer
  * (rtk_writer over pages read from memory instead of an instance), and the
  * traces read back with ringtrace's reader.
@@ -28,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kernel/kernel.h"
@@ -874,6 +878,129 @@ static void test_watch(const struct rtk_formats *f)
 	free(text);
 }
 
+/* ---- the per-CPU readers (readers.c), over FIFOs standing for the
+ * CPUs' trace_pipe_raw: pages come out in the order written, through
+ * the queues while the readers run (they take pages without a read of
+ * ours, up to their queue's size, and refill it as it is read) and from
+ * the file after they stop; a reader sleeping in poll() with a period of
+ * an hour stops at once; a missing CPU has no pages. ---- */
+
+#define RD_PAGE 4096u
+
+static int fifo_path(unsigned cpu, char *buf, size_t len, void *arg)
+{
+	snprintf(buf, len, "%s/cpu%u", (const char *)arg, cpu);
+	return 0;
+}
+
+static void put_page(int fd, unsigned cpu, uint32_t seq)
+{
+	static char page[RD_PAGE];
+	uint32_t tag[2] = { cpu, seq };
+	memcpy(page, tag, sizeof(tag));
+	CHECK(write(fd, page, RD_PAGE) == (ssize_t)RD_PAGE, "write page %u of CPU %u", seq, cpu);
+}
+
+/* The next page of cpu, waiting for the reader to queue it (10 s at
+ * most: a failure, not a measure); its sequence number or -1. */
+static long take_page(struct rtk_cpus *cs, unsigned cpu)
+{
+	char err[256];
+	for (int i = 0; i < 10000; i++) {
+		const void *p;
+		long n = rtk_cpus_read(cs, cpu, &p, err, sizeof(err));
+		if (n < 0) {
+			CHECK(0, "read CPU %u: %s", cpu, err);
+			return -1;
+		}
+		if (n > 0) {
+			uint32_t tag[2];
+			memcpy(tag, p, sizeof(tag));
+			CHECK(n == RD_PAGE && tag[0] == cpu, "CPU %u: page of %ld bytes, CPU %u", cpu,
+			      n, tag[0]);
+			return tag[1];
+		}
+		usleep(1000);
+	}
+	return -1;
+}
+
+static size_t fifo_bytes(int fd)
+{
+	int n = 0;
+	return ioctl(fd, FIONREAD, &n) < 0 ? 0 : (size_t)n;
+}
+
+static void test_readers(void)
+{
+	char dir[] = "/tmp/rtk-readers-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	char path[64];
+	for (unsigned c = 0; c < 2; c++) {
+		fifo_path(c, path, sizeof(path), dir);
+		CHECK(mkfifo(path, 0600) == 0, "mkfifo %s", path);
+	}
+	struct rtk_cpus *cs = NULL;
+	char err[256];
+	/* CPU 2 has no file. */
+	int ret = rtk_cpus_open(&cs, 3, RD_PAGE, fifo_path, dir, err, sizeof(err));
+	CHECK(ret == 0, "rtk_cpus_open: %s", err);
+	if (ret < 0)
+		return;
+	int w[2];
+	for (unsigned c = 0; c < 2; c++) {
+		fifo_path(c, path, sizeof(path), dir);
+		w[c] = open(path, O_WRONLY | O_NONBLOCK);
+		CHECK(w[c] >= 0, "open %s", path);
+	}
+	/* No readers: the file directly. */
+	put_page(w[0], 0, 0);
+	CHECK(take_page(cs, 0) == 0, "direct read");
+	const void *p;
+	CHECK(rtk_cpus_read(cs, 0, &p, err, sizeof(err)) == 0, "nothing left");
+	CHECK(rtk_cpus_read(cs, 2, &p, err, sizeof(err)) == 0, "no CPU 2");
+	/* Readers with queues of 8 pages and a period of an hour. */
+	ret = rtk_cpus_start(cs, 8 * RD_PAGE / 1024, 3600 * 1000, err, sizeof(err));
+	CHECK(ret == 0, "rtk_cpus_start: %s", err);
+	for (unsigned c = 0; c < 2; c++)
+		for (uint32_t seq = 1; seq <= 12; seq++)
+			put_page(w[c], c, seq);
+	/* The readers take 8 pages each on their own (poll() wakes them);
+	 * 4 stay in each file. */
+	for (unsigned c = 0; c < 2; c++) {
+		for (int i = 0; i < 10000 && fifo_bytes(w[c]) != 4 * RD_PAGE; i++)
+			usleep(1000);
+		CHECK(fifo_bytes(w[c]) == 4 * RD_PAGE, "CPU %u: %zu bytes left in the file", c,
+		      fifo_bytes(w[c]));
+	}
+	/* Read back in order: the readers refill their queue as it empties. */
+	for (unsigned c = 0; c < 2; c++)
+		for (long seq = 1; seq <= 12; seq++) {
+			long got = take_page(cs, c);
+			CHECK(got == seq, "CPU %u: page %ld, not %ld", c, got, seq);
+		}
+	/* Sleeping in poll() for an hour: the stop wakes them (the test's
+	 * timeout would end it otherwise). */
+	rtk_cpus_stop(cs);
+	put_page(w[1], 1, 13);
+	put_page(w[1], 1, 14);
+	CHECK(take_page(cs, 1) == 13, "after the stop, the file");
+	CHECK(take_page(cs, 1) == 14, "after the stop, in order");
+	CHECK(rtk_cpus_read(cs, 1, &p, err, sizeof(err)) == 0, "nothing left after the stop");
+	/* A second start and stop (a session started again). */
+	ret = rtk_cpus_start(cs, 8 * RD_PAGE / 1024, 3600 * 1000, err, sizeof(err));
+	CHECK(ret == 0, "second rtk_cpus_start: %s", err);
+	put_page(w[0], 0, 15);
+	CHECK(take_page(cs, 0) == 15, "second start");
+	rtk_cpus_close(cs);
+	for (unsigned c = 0; c < 2; c++) {
+		close(w[c]);
+		fifo_path(c, path, sizeof(path), dir);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -891,6 +1018,7 @@ int main(int argc, char **argv)
 	test_statedump();
 	test_procs();
 	test_contexts();
+	test_readers();
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;

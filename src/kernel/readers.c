@@ -1,0 +1,319 @@
+/*
+ * readers.c - an instance's per-CPU buffers (per_cpu/cpuN/trace_pipe_raw)
+ * read page by page, and the per-CPU reader threads that move pages out
+ * of the kernel's buffers as they fill (kernel_internal.h, struct
+ * rtk_cpus).
+ *
+ * Without readers, rtk_cpus_read reads the CPU's file (non-blocking,
+ * partly filled pages included) into one page buffer. With readers (one
+ * thread per CPU, between rtk_cpus_start and rtk_cpus_stop), each thread
+ * sleeps in poll() on its CPU's file, which the kernel wakes when the
+ * buffer is the instance's buffer_percent full (instance.c sets it), or
+ * after the period,
+ * and then reads every page the buffer holds into its queue, a
+ * single-producer single-consumer ring of pages; rtk_cpus_read takes the
+ * queue's pages, oldest first. The queue's pages are the kernel's, copied
+ * as they were: the one converter (trace.c through source.c) still makes
+ * every packet. A reader whose queue is full leaves the pages in the
+ * kernel's buffer (which then counts its losses as without readers) and
+ * retries after RTK_READERS_FULL_MS.
+ *
+ * Order: while readers run, the converter reads the queue only; after
+ * rtk_cpus_stop (threads joined), the queue first and then the file, so
+ * pages come out in the kernel's order.
+ *
+ * Queue slots: slot i % cap holds the page of sequence number i, len[i %
+ * cap] its size. `tail` (written by the reader only) counts the pages
+ * queued, `head` (written by the converter only) those given back; the
+ * converter holds page head (the page its last read returned) until its
+ * next read of that CPU.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "kernel_internal.h"
+
+/* A reader whose queue is full retries after this long. */
+#define RTK_READERS_FULL_MS 1
+/* A queue holds at most this much per CPU (and no more than the buffer). */
+#define RTK_READERS_QUEUE_MAX_KB 16384u
+
+struct rtk_cpu {
+	int fd;			/* trace_pipe_raw, O_NONBLOCK; -1: no such CPU */
+	/* The queue (readers only). */
+	char *slots;		/* cap pages */
+	uint32_t *len;		/* cap sizes */
+	uint64_t head;		/* converter's; atomic */
+	uint64_t tail;		/* reader's; atomic */
+	bool holding;		/* converter: page head is out */
+	int err;		/* reader's first read error; atomic, message in errmsg */
+	char errmsg[160];
+	pthread_t thread;
+	bool started;
+	struct rtk_cpus *all;
+	unsigned cpu;
+};
+
+struct rtk_cpus {
+	unsigned nr;
+	size_t page_size;
+	void *page;		/* a direct read's page */
+	struct rtk_cpu *c;	/* [nr] */
+	uint32_t cap;		/* pages per queue */
+	int stop_fd;		/* eventfd: readers return (-1: none) */
+	int ready_fd;		/* eventfd: a queue passed a quarter */
+	unsigned period_ms;
+	bool running;		/* atomic: readers started and not yet joined */
+};
+
+int rtk_cpus_open(struct rtk_cpus **out, unsigned nr, size_t page_size,
+		  int (*path)(unsigned cpu, char *buf, size_t len, void *arg), void *arg,
+		  char *err, size_t errlen)
+{
+	struct rtk_cpus *cs = calloc(1, sizeof(*cs));
+	if (!cs || !(cs->c = calloc(nr ? nr : 1, sizeof(*cs->c))) ||
+	    !(cs->page = malloc(page_size))) {
+		rtk_cpus_close(cs);
+		rt_errf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	cs->nr = nr;
+	cs->page_size = page_size;
+	cs->stop_fd = cs->ready_fd = -1;
+	for (unsigned i = 0; i < nr; i++)
+		cs->c[i] = (struct rtk_cpu){ .fd = -1, .all = cs, .cpu = i };
+	for (unsigned i = 0; i < nr; i++) {
+		char file[4096];
+		int ret = path(i, file, sizeof(file), arg);
+		if (ret < 0) {
+			rt_errf(err, errlen, "cannot name per_cpu/cpu%u/trace_pipe_raw: %s", i,
+				strerror(-ret));
+			rtk_cpus_close(cs);
+			return ret;
+		}
+		cs->c[i].fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		/* A CPU the kernel does not have (possible but absent). */
+		if (cs->c[i].fd < 0 && errno != ENOENT) {
+			ret = -errno;
+			rt_errf(err, errlen, "cannot open %s: %s", file, strerror(errno));
+			rtk_cpus_close(cs);
+			return ret;
+		}
+	}
+	*out = cs;
+	return 0;
+}
+
+/* One page of the file: its size, 0 when there is none now. */
+static long read_file(int fd, void *page, size_t size)
+{
+	ssize_t n = read(fd, page, size);
+	if (n >= 0)
+		return (long)n;
+	return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
+}
+
+static void *reader_main(void *arg)
+{
+	struct rtk_cpu *c = arg;
+	struct rtk_cpus *cs = c->all;
+	uint32_t quarter = cs->cap / 4 ? cs->cap / 4 : 1;
+	for (;;) {
+		struct pollfd p[2] = { { .fd = c->fd, .events = POLLIN },
+				       { .fd = cs->stop_fd, .events = POLLIN } };
+		if (poll(p, 2, (int)cs->period_ms) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents)
+			break;
+		/* Every page there is now, while the queue has room. */
+		for (;;) {
+			/* Acquire: pairs with the converter's release of head
+			 * (rtk_cpus_read): the slot it gave back is no longer
+			 * read. */
+			uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+			uint64_t tail = c->tail;
+			if (tail - head >= cs->cap) {
+				struct pollfd s = { .fd = cs->stop_fd, .events = POLLIN };
+				if (poll(&s, 1, RTK_READERS_FULL_MS) > 0)
+					return NULL;
+				continue;
+			}
+			uint32_t i = (uint32_t)(tail % cs->cap);
+			long n = read_file(c->fd, c->slots + (size_t)i * cs->page_size,
+					   cs->page_size);
+			if (n < 0) {
+				snprintf(c->errmsg, sizeof(c->errmsg),
+					 "cannot read the pages of CPU %u: %s", c->cpu,
+					 strerror((int)-n));
+				/* Release: the message before the error. */
+				__atomic_store_n(&c->err, (int)n, __ATOMIC_RELEASE);
+				return NULL;
+			}
+			if (n == 0)
+				break;
+			c->len[i] = (uint32_t)n;
+			/* Release: pairs with the converter's acquire of tail;
+			 * the page and its size are written before it is
+			 * counted. */
+			__atomic_store_n(&c->tail, tail + 1, __ATOMIC_RELEASE);
+			if (tail + 1 - head == quarter) {
+				uint64_t one = 1;
+				if (write(cs->ready_fd, &one, sizeof(one)) < 0)
+					(void)0;	/* the converter wakes at its period */
+			}
+		}
+	}
+	return NULL;
+}
+
+int rtk_cpus_start(struct rtk_cpus *cs, uint64_t buffer_kb, unsigned period_ms, char *err,
+		   size_t errlen)
+{
+	if (__atomic_load_n(&cs->running, __ATOMIC_RELAXED))
+		return 0;
+	uint64_t kb = buffer_kb < RTK_READERS_QUEUE_MAX_KB ? buffer_kb : RTK_READERS_QUEUE_MAX_KB;
+	uint64_t cap = kb * 1024 / cs->page_size;
+	cs->cap = (uint32_t)(cap < 8 ? 8 : cap);
+	cs->period_ms = period_ms ? period_ms : 1;
+	int ret = -ENOMEM;
+	if (cs->stop_fd < 0)
+		cs->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (cs->ready_fd < 0)
+		cs->ready_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (cs->stop_fd < 0 || cs->ready_fd < 0) {
+		ret = -errno;
+		rt_errf(err, errlen, "eventfd: %s", strerror(errno));
+		return ret;
+	}
+	uint64_t v;
+	if (read(cs->stop_fd, &v, sizeof(v)) < 0)
+		(void)0;	/* not set: a first start */
+	for (unsigned i = 0; i < cs->nr; i++) {
+		struct rtk_cpu *c = &cs->c[i];
+		if (c->fd < 0)
+			continue;
+		if (!c->slots) {
+			c->slots = malloc((size_t)cs->cap * cs->page_size);
+			c->len = calloc(cs->cap, sizeof(*c->len));
+			if (!c->slots || !c->len) {
+				rt_errf(err, errlen, "out of memory for the readers' queues");
+				goto fail;
+			}
+		}
+		ret = pthread_create(&c->thread, NULL, reader_main, c);
+		if (ret) {
+			rt_errf(err, errlen, "cannot start the reader of CPU %u: %s", i,
+				strerror(ret));
+			ret = -ret;
+			goto fail;
+		}
+		c->started = true;
+	}
+	/* Release: pairs with rtk_cpus_read's acquire (whose caller the
+	 * caller of this function orders after it anyway: kernel.h). */
+	__atomic_store_n(&cs->running, true, __ATOMIC_RELEASE);
+	return 0;
+fail:
+	rtk_cpus_stop(cs);
+	return ret;
+}
+
+void rtk_cpus_stop(struct rtk_cpus *cs)
+{
+	if (!cs || cs->stop_fd < 0)
+		return;
+	uint64_t one = 1;
+	if (write(cs->stop_fd, &one, sizeof(one)) < 0)
+		(void)0;	/* cannot fail: the counter is far from full */
+	for (unsigned i = 0; i < cs->nr; i++) {
+		if (cs->c[i].started)
+			pthread_join(cs->c[i].thread, NULL);
+		cs->c[i].started = false;
+	}
+	/* Release: pairs with rtk_cpus_read's acquire: the joined threads'
+	 * last pages are visible before the file is read directly. */
+	__atomic_store_n(&cs->running, false, __ATOMIC_RELEASE);
+}
+
+long rtk_cpus_read(struct rtk_cpus *cs, unsigned cpu, const void **page, char *err,
+		   size_t errlen)
+{
+	if (cpu >= cs->nr || cs->c[cpu].fd < 0)
+		return 0;
+	struct rtk_cpu *c = &cs->c[cpu];
+	/* Acquire: pairs with rtk_cpus_stop's release. */
+	bool running = __atomic_load_n(&cs->running, __ATOMIC_ACQUIRE);
+	if (c->slots) {
+		uint64_t head = c->head;
+		if (c->holding) {
+			/* Release: pairs with the reader's acquire of head:
+			 * the page given back was read before. */
+			__atomic_store_n(&c->head, ++head, __ATOMIC_RELEASE);
+			c->holding = false;
+		}
+		/* Acquire: pairs with the reader's release of tail. */
+		uint64_t tail = __atomic_load_n(&c->tail, __ATOMIC_ACQUIRE);
+		if (head != tail) {
+			uint32_t i = (uint32_t)(head % cs->cap);
+			*page = c->slots + (size_t)i * cs->page_size;
+			c->holding = true;
+			return c->len[i];
+		}
+		/* Acquire: pairs with the reader's release of its error. */
+		int e = __atomic_load_n(&c->err, __ATOMIC_ACQUIRE);
+		if (e < 0) {
+			rt_errf(err, errlen, "%s", c->errmsg);
+			/* Relaxed: the reader that set it has returned. */
+			__atomic_store_n(&c->err, 0, __ATOMIC_RELAXED);
+			return e;
+		}
+	}
+	if (running)
+		return 0;
+	long n = read_file(c->fd, cs->page, cs->page_size);
+	if (n > 0)
+		*page = cs->page;
+	else if (n < 0)
+		rt_errf(err, errlen, "cannot read the pages of CPU %u: %s", cpu, strerror((int)-n));
+	return n;
+}
+
+int rtk_cpus_wait(struct rtk_cpus *cs, int fd, int timeout_ms)
+{
+	struct pollfd p[2] = { { .fd = cs ? cs->ready_fd : -1, .events = POLLIN },
+			       { .fd = fd, .events = POLLIN } };
+	if (poll(p, 2, timeout_ms) <= 0)
+		return 0;
+	uint64_t v;
+	if (p[0].revents && read(cs->ready_fd, &v, sizeof(v)) < 0)
+		(void)0;	/* taken by an earlier wait */
+	return p[1].revents ? 1 : 0;
+}
+
+void rtk_cpus_close(struct rtk_cpus *cs)
+{
+	if (!cs)
+		return;
+	rtk_cpus_stop(cs);
+	for (unsigned i = 0; cs->c && i < cs->nr; i++) {
+		if (cs->c[i].fd >= 0)
+			close(cs->c[i].fd);
+		free(cs->c[i].slots);
+		free(cs->c[i].len);
+	}
+	if (cs->stop_fd >= 0)
+		close(cs->stop_fd);
+	if (cs->ready_fd >= 0)
+		close(cs->ready_fd);
+	free(cs->c);
+	free(cs->page);
+	free(cs);
+}
