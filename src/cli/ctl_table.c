@@ -62,8 +62,9 @@ const struct ctl_cmd ctl_cmds[] = {
   "Per channel: buffer usage, events recorded (while the session runs, what the\n"
   "buffers hold is written first, so the count is current), events and sub-buffers\n"
   "lost, corrupt packets dropped (damaged by a program), bytes written; for the\n"
-  "kernel channel, its ftrace buffers, events written and lost; write errors; then\n"
-  "the session's setup as 'list SESSION' prints it.",
+  "kernel channel, its ftrace buffers, events written and lost, the buffers' usage\n"
+  "(the bytes of events they hold now) and bytes written; write errors; then the\n"
+  "session's setup as 'list SESSION' prints it.",
   "session", ARG_STR, 0, 1, true, SHORT_MS, { OPT_S } },
 { "enable-channel", "create (or re-enable) a channel",
   "ringtrace enable-channel (-u | -k) NAME [-s SESSION] [OPTIONS]",

@@ -198,14 +198,20 @@ int ctl_status(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *e
 			fprintf(out, "  kernel %s: not started yet\n", c->name);
 			continue;
 		}
+		double pct = st.buffer_bytes ? 100.0 * (double)st.used_bytes /
+			(double)st.buffer_bytes : 0.0;
 		if (s->snapshot)
 			fprintf(out, "  kernel %s: ftrace buffers %llu bytes, a flight recorder "
-				"('snapshot record' writes what they hold)\n", c->name,
-				(unsigned long long)st.buffer_bytes);
+				"('snapshot record' writes what they hold), buffer usage %.1f%% "
+				"(%llu bytes)\n", c->name, (unsigned long long)st.buffer_bytes, pct,
+				(unsigned long long)st.used_bytes);
 		else
 			fprintf(out, "  kernel %s: ftrace buffers %llu bytes, events %llu, lost "
-				"%llu\n", c->name, (unsigned long long)st.buffer_bytes,
-				(unsigned long long)st.events, (unsigned long long)st.events_lost);
+				"%llu, buffer usage %.1f%% (%llu bytes), bytes written %llu\n",
+				c->name, (unsigned long long)st.buffer_bytes,
+				(unsigned long long)st.events, (unsigned long long)st.events_lost, pct,
+				(unsigned long long)st.used_bytes,
+				(unsigned long long)st.bytes_written);
 	}
 	char msg[RTD_ERRLEN];
 	if (dp_session_errors(s, false, msg, sizeof(msg)) < 0 ||

@@ -66,18 +66,17 @@ static int evaluate(const struct ctl_trigger *t, struct rtp_kv *kv)
 		rtp_kv_addf(kv, "consumed-size", "%llu", (unsigned long long)bytes);
 		return bytes >= c->size;
 	}
-	/* The kernel's channel statistics have no buffer usage yet
-	 * (dp_kernel_stats counts events only): such a condition is never
-	 * satisfied rather than read as an empty buffer; add-trigger warns. */
-	if (!s->active || c->kernel)
+	if (!s->active)
 		return 0;
-	struct rtd_channel *ch = model_channel_find(s, RTD_DOMAIN_USER, c->channel);
+	struct rtd_channel *ch =
+		model_channel_find(s, c->kernel ? RTD_DOMAIN_KERNEL : RTD_DOMAIN_USER, c->channel);
 	struct rtd_channel_stats st = { 0 };
-	if (!ch || dp_channel_stats(s, ch, &st) < 0 || !st.buffer_bytes)
+	if (!ch || (c->kernel ? dp_kernel_stats(s, &st) : dp_channel_stats(s, ch, &st)) < 0 ||
+	    !st.buffer_bytes)
 		return 0;
 	double ratio = (double)st.used_bytes / (double)st.buffer_bytes;
 	rtp_kv_add(kv, "channel", ch->name);
-	rtp_kv_add(kv, "domain", "user");
+	rtp_kv_add(kv, "domain", c->kernel ? "kernel" : "user");
 	rtp_kv_addf(kv, "buffer-usage", "%.6f", ratio);
 	return c->type == RT_COND_BUFFER_USAGE_GE ? ratio >= c->ratio : ratio <= c->ratio;
 }

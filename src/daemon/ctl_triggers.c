@@ -202,10 +202,6 @@ int ctl_add_trigger(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, ch
 		dp_user_triggers_changed();
 		ctl_trigger_ring_update();
 	}
-	if ((ct->t.cond.type == RT_COND_BUFFER_USAGE_GE ||
-	     ct->t.cond.type == RT_COND_BUFFER_USAGE_LE) && ct->t.cond.kernel)
-		rtp_kv_addf(reply, "warning", "trigger %s: the kernel channels' buffer usage is not "
-			    "measured yet: this condition does not fire", ct->t.name);
 	rtp_kv_add(reply, "trigger", ct->t.name);
 	rtp_kv_addf(reply, "owner", "%u", (unsigned)ct->owner);
 	fprintf(out, "Trigger %s added.\n", ct->t.name);

@@ -419,15 +419,19 @@ int dp_kernel_stats(struct rtd_session *s, struct rtd_channel_stats *st)
 		return 0;
 	st->buffer_bytes = k->buffer_bytes;
 	st->nr_buffer_sets = 1;
-	if (k->snapshot)
-		return 0;
 	struct rtk_writer_stats ws;
 	pthread_mutex_lock(&k->lock);
-	if (s->active)
+	if (s->active && !k->snapshot)
 		rtk_writer_read(k->w);
+	/* What the kernel's buffers hold (a flight recorder's fill, or what
+	 * the readers have not taken yet). */
+	st->used_bytes = rtk_instance_buffer_used(k->in);
 	rtk_writer_stats(k->w, &ws);
 	pthread_mutex_unlock(&k->lock);
+	if (k->snapshot)
+		return 0;
 	st->events = ws.events;
 	st->events_lost = ws.lost;
+	st->bytes_written = ws.bytes;
 	return 0;
 }

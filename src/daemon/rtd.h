@@ -354,7 +354,9 @@ void dp_shutdown(void);
  *    snapshot holds the events recorded since the first.
  *  - dp_kernel_errors: the kernel trace's first write error not reported
  *    yet (with `take`, reported now: stop takes it), as dp_session_errors.
- *  - dp_kernel_stats: the kernel channel's counters (0 when not started).
+ *  - dp_kernel_stats: the kernel channel's counters (0 when not started):
+ *    buffer_bytes, used_bytes (what the kernel's buffers hold now), and
+ *    but in snapshot sessions events, events_lost and bytes_written.
  *  - dp_kernel_rule_matches: a kernel rule's glob matches some tracepoint
  *    (or, syscall, some system call) of this kernel; -ENOENT with one
  *    line in err otherwise.

@@ -497,25 +497,45 @@ static int open_cpus(struct rtk_instance *in, char *err, size_t errlen)
 	return rtk_cpus_open(&in->cpus, in->nr_cpus, in->page_size, cpu_path, in, err, errlen);
 }
 
+/* CPU `cpu`'s per_cpu/cpuN/stats (the caller frees it), or NULL. */
+static char *cpu_stats(struct rtk_instance *in, unsigned cpu)
+{
+	char file[64];
+	snprintf(file, sizeof(file), "per_cpu/cpu%u/stats", cpu);
+	return tracefs_instance_file_read(in->tfs, file, NULL);
+}
+
+/* The value of the line "KEY VALUE" of a stats file (0 when absent). */
+static uint64_t stats_value(const char *text, const char *key)
+{
+	const char *p = text ? strstr(text, key) : NULL;
+	/* "overrun:" also ends "commit overrun:": take a line start. */
+	while (p && p != text && p[-1] != '\n')
+		p = strstr(p + 1, key);
+	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
 /* Events the kernel lost on CPU `cpu` so far (per_cpu/cpuN/stats:
  * overwritten, lost to nesting, dropped when full), 0 when unknown. */
 static uint64_t cpu_lost(struct rtk_instance *in, unsigned cpu)
 {
-	char file[64];
-	snprintf(file, sizeof(file), "per_cpu/cpu%u/stats", cpu);
-	char *text = tracefs_instance_file_read(in->tfs, file, NULL);
-	uint64_t total = 0;
-	static const char *const keys[] = { "overrun:", "commit overrun:", "dropped events:" };
-	for (size_t k = 0; text && k < sizeof(keys) / sizeof(keys[0]); k++) {
-		const char *p = strstr(text, keys[k]);
-		/* "overrun:" also ends "commit overrun:": take a line start. */
-		while (p && p != text && p[-1] != '\n')
-			p = strstr(p + 1, keys[k]);
-		if (p)
-			total += strtoull(p + strlen(keys[k]), NULL, 10);
-	}
+	char *text = cpu_stats(in, cpu);
+	uint64_t total = stats_value(text, "overrun:") + stats_value(text, "commit overrun:") +
+			 stats_value(text, "dropped events:");
 	free(text);
 	return total;
+}
+
+uint64_t rtk_instance_buffer_used(struct rtk_instance *in)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	uint64_t used = 0;
+	for (long c = 0; c < (n > 0 ? n : 1); c++) {
+		char *text = cpu_stats(in, (unsigned)c);
+		used += stats_value(text, "bytes:");
+		free(text);
+	}
+	return used;
 }
 
 static long pages_read(void *arg, unsigned cpu, const void **page, char *err, size_t errlen)

@@ -32,8 +32,9 @@
  * directory's path, found once). An instance, a formats table, a trace
  * and a writer are each used by one thread at a time (a writer reads its
  * instance's pages: the caller serialises the two, rtk_writer_error and
- * rtk_writer_stats included), but for rtk_instance_stop and
- * rtk_instance_readers_stop, which may run beside the writer's reads;
+ * rtk_writer_stats included), but for rtk_instance_stop,
+ * rtk_instance_readers_stop and rtk_instance_buffer_used, which may run
+ * beside the writer's reads;
  * distinct ones are independent. An instance's readers
  * (rtk_instance_readers_start) are threads of their own that touch only
  * their CPU's file and queue.
@@ -157,6 +158,11 @@ long rtk_instance_statedump(struct rtk_instance *in, char *err, size_t errlen);
  * pages come through rtk_instance_pages). Opened at the first call, owned
  * by the instance. The descriptor, or -errno (-ENOENT: no such CPU). */
 int rtk_instance_poll_fd(struct rtk_instance *in, unsigned cpu);
+
+/* The bytes of events the instance's buffers hold, all CPUs (the sum of
+ * per_cpu/cpuN/stats' "bytes:"; 0 when unknown). Reads tracefs only:
+ * any thread. */
+uint64_t rtk_instance_buffer_used(struct rtk_instance *in);
 
 /* Stop, remove the instance from tracefs and free it. Returns 0 or -errno
  * of the removal (the memory is freed in every case). */
@@ -402,6 +408,7 @@ struct rtk_writer_stats {
 	uint64_t lost;		/* ftrace's count, plus those that could not be written */
 	uint64_t unknown;	/* skipped: class not in the formats */
 	uint64_t pages_bad;	/* pages that did not parse, skipped */
+	uint64_t bytes;		/* written into the stream files (packets) */
 };
 void rtk_writer_stats(struct rtk_writer *w, struct rtk_writer_stats *s);
 /* Close the files and free. */

@@ -187,6 +187,7 @@ void rtk_writer_stats(struct rtk_writer *w, struct rtk_writer_stats *s)
 		.lost = ts.lost + cs.events_unwritten,
 		.unknown = ts.unknown,
 		.pages_bad = rtk_source_bad_pages(&w->src),
+		.bytes = cs.bytes,
 	};
 }
 
