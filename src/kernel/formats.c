@@ -254,6 +254,23 @@ static void class_role(struct rtk_class *c, const char *system, struct tep_event
 	}
 }
 
+/* The sched events' priorities, which LTTng writes as p->prio -
+ * MAX_RT_PRIO (lttng-modules' instrumentation/events/sched.h: sched_switch's
+ * prev_prio and next_prio, the prio of sched_waking, _wakeup, _wakeup_new,
+ * _migrate_task, _process_free, _process_exit, _process_wait, _wait_task,
+ * sched_pi_setprio's oldprio and newprio). */
+static bool lttng_prio(const char *system, const char *field)
+{
+	static const char *const names[] = { "prio", "prev_prio", "next_prio", "oldprio",
+					     "newprio" };
+	if (strcmp(system, "sched"))
+		return false;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(field, names[i]))
+			return true;
+	return false;
+}
+
 static int build_class(struct rtk_class *c, const char *system, struct tep_event *ev)
 {
 	int syscall;
@@ -275,6 +292,11 @@ static int build_class(struct rtk_class *c, const char *system, struct tep_event
 			continue;
 		uint32_t k = c->nr_fields;
 		field_layout(tf, &c->fields[k], &c->descs[k].type);
+		if (lttng_prio(system, tf->name) && c->fields[k].kind == RTK_INT &&
+		    c->fields[k].size == 4) {
+			c->fields[k].kind = RTK_PRIO;
+			c->descs[k].type = RT_TYPE_S32;
+		}
 		c->descs[k].name = c->names[k] = field_name(system, tf->name);
 		c->nr_fields++;
 		if (!c->names[k])

@@ -26,7 +26,13 @@ enum rtk_field_kind {
 	RTK_STR_DYN,	/* __data_loc char[]: u32 (len << 16 | offset) */
 	RTK_BYTES,	/* any other array: u32 length, then the bytes */
 	RTK_BYTES_DYN,	/* __data_loc of anything else */
+	RTK_PRIO,	/* s32 priority: the kernel's value minus MAX_RT_PRIO (100),
+			 * as LTTng's sched events write it (RTK_PRIO_OFFSET) */
 };
+
+/* LTTng's kernel traces write a task's priority as p->prio - MAX_RT_PRIO:
+ * 20 for nice 0, -1 to -100 for real-time ones (ftrace writes p->prio). */
+#define RTK_PRIO_OFFSET 100
 
 struct rtk_field {
 	enum rtk_field_kind kind;

@@ -256,7 +256,6 @@ static struct rtk_proc *learn(struct rtk_procs *p, const struct rtk_who *w, cons
 	return e;
 }
 
-#define KERNEL_PRIO_BIAS 100	/* MAX_RT_PRIO: p->prio - task_prio(p) */
 #define RT_CLONE_THREAD 0x00010000u
 
 /* A task that starts: a fresh entry (its id may be a reused one's). */
@@ -266,7 +265,7 @@ static struct rtk_proc *fresh(struct rtk_procs *p, const struct rtk_who *w, cons
 	int32_t tid;
 	if (int_at(&w->tid, rec, size, &tid) && tid > 0)
 		rtk_procs_remove(p, tid);
-	return learn(p, w, rec, size, KERNEL_PRIO_BIAS);
+	return learn(p, w, rec, size, RTK_PRIO_OFFSET);
 }
 
 /* What the event says of its emitter, learnt before its context is
@@ -278,7 +277,7 @@ static void learn_before(struct rtk_procs *p, const struct rtk_class *c, const c
 	int32_t tid, old;
 	switch (c->role) {
 	case RTK_ROLE_SWITCH:
-		learn(p, &c->who[0], rec, size, KERNEL_PRIO_BIAS);
+		learn(p, &c->who[0], rec, size, RTK_PRIO_OFFSET);
 		break;
 	case RTK_ROLE_EXEC:
 		if (!int_at(&c->who[1].tid, rec, size, &tid) || tid <= 0)
@@ -321,18 +320,18 @@ static void learn_after(struct rtk_procs *p, const struct rtk_class *c, const ch
 	case RTK_ROLE_SWITCH:
 	case RTK_ROLE_WAKE:
 	case RTK_ROLE_RENAME:
-		learn(p, &c->who[1], rec, size, KERNEL_PRIO_BIAS);
+		learn(p, &c->who[1], rec, size, RTK_PRIO_OFFSET);
 		break;
 	case RTK_ROLE_DUMP:
 		learn(p, &c->who[1], rec, size, 0);
 		break;
 	case RTK_ROLE_PRIO:
-		e = learn(p, &c->who[1], rec, size, KERNEL_PRIO_BIAS);
+		e = learn(p, &c->who[1], rec, size, RTK_PRIO_OFFSET);
 		if (e && int_at(&c->aux, rec, size, &v))
-			e->prio = v - KERNEL_PRIO_BIAS;
+			e->prio = v - RTK_PRIO_OFFSET;
 		break;
 	case RTK_ROLE_FORK:
-		learn(p, &c->who[0], rec, size, KERNEL_PRIO_BIAS);
+		learn(p, &c->who[0], rec, size, RTK_PRIO_OFFSET);
 		fresh(p, &c->who[1], rec, size);
 		break;
 	case RTK_ROLE_NEWTASK:
@@ -408,6 +407,12 @@ static char *put_payload(struct rtk_trace *t, char *p, const struct rtk_class *c
 			memcpy(p, src, (size_t)fl->size);
 			p += fl->size;
 			break;
+		case RTK_PRIO: {
+			int32_t v = (int32_t)rd32(src) - RTK_PRIO_OFFSET;
+			memcpy(p, &v, 4);
+			p += 4;
+			break;
+		}
 		case RTK_STR_ARRAY:
 			p = put_string(p, src, fl->size);
 			break;
@@ -481,6 +486,13 @@ int rtk_event_field(const struct rtk_event *e, const char *name, struct rtf_valu
 				v->type = RTF_UINT;
 				v->u = u;
 			}
+			return 0;
+		}
+		case RTK_PRIO: {
+			int32_t p;
+			memcpy(&p, e->rec + off, 4);
+			v->type = RTF_INT;
+			v->i = (int64_t)p - RTK_PRIO_OFFSET;	/* as in the trace */
 			return 0;
 		}
 		case RTK_STR_DYN:

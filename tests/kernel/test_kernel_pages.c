@@ -210,6 +210,7 @@ struct text_event {
 	char name[64];
 	char comm[2][32];
 	int tids[2];
+	int prios[2];			/* ftrace's (the kernel's p->prio) */
 	unsigned long long value;	/* count, ret or target_cpu */
 };
 
@@ -260,11 +261,14 @@ static int parse_line(char *line, struct text_event *e)
 			return -1;
 		e->tids[0] = atoi(strstr(p, "prev_pid=") + 9);
 		e->tids[1] = atoi(strstr(p, "next_pid=") + 9);
+		e->prios[0] = atoi(strstr(p, "prev_prio=") + 10);
+		e->prios[1] = atoi(strstr(p, "next_prio=") + 10);
 	} else if (!strncmp(p, "sched_waking: ", 14)) {
 		strcpy(e->name, "sched_waking");
 		if (between(p, "comm=", " pid=", e->comm[0], 32) < 0)
 			return -1;
 		e->tids[0] = atoi(strstr(p, " pid=") + 5);
+		e->prios[0] = atoi(strstr(p, " prio=") + 6);
 		e->value = strtoull(strstr(p, "target_cpu=") + 11, NULL, 10);
 	} else {
 		return -1;
@@ -357,6 +361,12 @@ static void test_pages(const struct rtk_formats *f)
 		} else if (!strcmp(e.name, "sched_switch")) {
 			CHECK(field_i(&ev, "prev_tid") == e.tids[0] &&
 			      field_i(&ev, "next_tid") == e.tids[1], "event %ld: tids", n);
+			/* LTTng's priorities: the kernel's minus 100. */
+			CHECK(field_i(&ev, "prev_prio") == e.prios[0] - 100 &&
+			      field_i(&ev, "next_prio") == e.prios[1] - 100,
+			      "event %ld: prev_prio %lld, next_prio %lld, text %d, %d", n,
+			      (long long)field_i(&ev, "prev_prio"),
+			      (long long)field_i(&ev, "next_prio"), e.prios[0], e.prios[1]);
 			CHECK(field_s(&ev, "prev_comm", comm, sizeof(comm)) == 0 &&
 			      !strcmp(comm, e.comm[0]), "event %ld: prev_comm %s", n, comm);
 			CHECK(field_s(&ev, "next_comm", comm, sizeof(comm)) == 0 &&
@@ -364,6 +374,8 @@ static void test_pages(const struct rtk_formats *f)
 			switches++;
 		} else {
 			CHECK(field_i(&ev, "tid") == e.tids[0], "event %ld: waking tid", n);
+			CHECK(field_i(&ev, "prio") == e.prios[0] - 100, "event %ld: waking prio %lld, "
+			      "text %d", n, (long long)field_i(&ev, "prio"), e.prios[0]);
 			CHECK(field_s(&ev, "comm", comm, sizeof(comm)) == 0 &&
 			      !strcmp(comm, e.comm[0]), "event %ld: comm %s", n, comm);
 			CHECK(field_i(&ev, "target_cpu") == (int64_t)e.value, "target_cpu");
