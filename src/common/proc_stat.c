@@ -95,3 +95,54 @@ int rt_proc_stat_read(int dirfd, const char *path, struct rt_proc_stat *out)
 	close(fd);
 	return rt_proc_stat_parse(buf, n, out);
 }
+
+int rt_proc_status_read(int dirfd, const char *path, char *buf, size_t len)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	size_t n = 0;
+	ssize_t r;
+	while (n + 1 < len && (r = read(fd, buf + n, len - 1 - n)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int ret = -errno;
+			close(fd);
+			return ret;
+		}
+		n += (size_t)r;
+	}
+	close(fd);
+	if (len)
+		buf[n] = '\0';
+	return 0;
+}
+
+int rt_proc_status_ids(const char *text, const char *key, int *ids, int max)
+{
+	size_t klen = strlen(key);
+	const char *p = text;
+	while (p && (strncmp(p, key, klen) || p[klen] != ':'))
+		p = (p = strchr(p, '\n')) ? p + 1 : NULL;
+	if (!p)
+		return 0;
+	p += klen + 1;
+	int count = 0;
+	for (;;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\n' || !*p)
+			break;
+		char *e;
+		errno = 0;
+		long v = strtol(p, &e, 10);
+		if (e == p || errno || v < 0 || v > 0x7fffffff)
+			return -EINVAL;
+		if (count < max)
+			ids[count] = (int)v;
+		count++;
+		p = e;
+	}
+	return count;
+}

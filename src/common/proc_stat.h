@@ -1,7 +1,7 @@
 /*
  * proc_stat.h - what /proc/PID/stat and /proc/PID/task/TID/stat say of a
  * thread: its name (comm), state, parent process, flags, priority and
- * CPU. The name is whatever the thread set (prctl PR_SET_NAME: any bytes
+ * CPU; and the ids of the status file's lines (Tgid, NSpid, NStgid). The name is whatever the thread set (prctl PR_SET_NAME: any bytes
  * but NUL, spaces and parentheses included): it is taken between the
  * first '(' and the last ')', the fields after it being numbers and one
  * state letter.
@@ -37,5 +37,19 @@ int rt_proc_stat_parse(const char *text, size_t len, struct rt_proc_stat *out);
  * or AT_FDCWD). Returns 0, -errno of open or read (-ENOENT or -ESRCH:
  * the thread is gone), or -EINVAL. */
 int rt_proc_stat_read(int dirfd, const char *path, struct rt_proc_stat *out);
+
+/* Read the status file `path` (/proc/PID/status,
+ * /proc/PID/task/TID/status; relative to `dirfd` or AT_FDCWD) into buf,
+ * NUL-terminated (cut to len - 1 bytes). Returns 0, -errno of open or
+ * read (-ENOENT, -ESRCH: gone). */
+int rt_proc_status_read(int dirfd, const char *path, char *buf, size_t len);
+
+/*
+ * The numbers of the line "KEY:\tN N ..." of a status file's text: Tgid,
+ * or NSpid/NStgid (the thread's ids from the root pid namespace down to
+ * its own). Writes at most `max` into ids. Returns how many the line
+ * holds (0: no such line), or -EINVAL (not a number).
+ */
+int rt_proc_status_ids(const char *text, const char *key, int *ids, int max);
 
 #endif /* RINGTRACE_COMMON_PROC_STAT_H */

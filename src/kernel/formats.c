@@ -37,7 +37,7 @@ struct rtk_formats {
 	 * enum rtk_dump_kind (index + 1). */
 	int dump_type;
 	int dump_base;
-	uint32_t dump_class[RTK_DUMP_PROCESS + 1];
+	uint32_t dump_class[RTK_DUMP_PID_NS + 1];
 };
 
 #define RTK_MAX_IDS 65536
@@ -117,7 +117,7 @@ const struct rtk_class *rtk_formats_record_class(const struct rtk_formats *f, co
 	if (size < f->dump_base + (int)sizeof(h))
 		return NULL;
 	memcpy(&h, rec + f->dump_base, sizeof(h));
-	if (h.id != RTK_DUMP_ID || h.kind < RTK_DUMP_START || h.kind > RTK_DUMP_PROCESS ||
+	if (h.id != RTK_DUMP_ID || h.kind < RTK_DUMP_START || h.kind > RTK_DUMP_PID_NS ||
 	    !f->dump_class[h.kind])
 		return NULL;
 	return &f->classes[f->dump_class[h.kind] - 1];
@@ -385,9 +385,10 @@ struct dump_field {
 	uint32_t type;
 };
 
-#define DUMP_FIELD(n, member, k, t)                                                   \
-	{ n, k, (int)offsetof(struct rtk_dump_process, member),                       \
-	  (int)sizeof(((struct rtk_dump_process *)0)->member), t }
+#define DUMP_FIELD_OF(type, n, member, k, t)                                          \
+	{ n, k, (int)offsetof(type, member), (int)sizeof(((type *)0)->member), t }
+#define DUMP_FIELD(n, member, k, t) DUMP_FIELD_OF(struct rtk_dump_process, n, member, k, t)
+#define NS_FIELD(n, member, t) DUMP_FIELD_OF(struct rtk_dump_pid_ns, n, member, RTK_INT, t)
 
 static const struct dump_field process_fields[] = {
 	DUMP_FIELD("tid", tid, RTK_INT, RT_TYPE_S32),
@@ -399,6 +400,15 @@ static const struct dump_field process_fields[] = {
 	DUMP_FIELD("submode", submode, RTK_INT, RT_TYPE_S32),
 	DUMP_FIELD("status", status, RTK_INT, RT_TYPE_S32),
 	DUMP_FIELD("cpu", cpu, RTK_INT, RT_TYPE_U32),
+};
+
+static const struct dump_field pid_ns_fields[] = {
+	NS_FIELD("tid", tid, RT_TYPE_S32),
+	NS_FIELD("vtid", vtid, RT_TYPE_S32),
+	NS_FIELD("vpid", vpid, RT_TYPE_S32),
+	NS_FIELD("vppid", vppid, RT_TYPE_S32),
+	NS_FIELD("ns_level", ns_level, RT_TYPE_S32),
+	NS_FIELD("ns_inum", ns_inum, RT_TYPE_U32),
 };
 
 /* Append a state dump class of kind `kind`. */
@@ -487,6 +497,10 @@ int rtk_formats_add_statedump(struct rtk_formats *f, const char *text, size_t le
 				     process_fields,
 				     sizeof(process_fields) / sizeof(process_fields[0]),
 				     pid->offset);
+	if (!ret)
+		ret = add_dump_class(f, RTK_DUMP_PID_NS, "lttng_statedump_process_pid_ns",
+				     pid_ns_fields,
+				     sizeof(pid_ns_fields) / sizeof(pid_ns_fields[0]), pid->offset);
 	return ret;
 }
 

@@ -144,7 +144,8 @@ size_t rtk_instance_nr_events(const struct rtk_instance *in);
 /*
  * Write the state dump into the instance's buffer: every process and
  * thread of the machine (from /proc) as lttng_statedump_process_state
- * events between lttng_statedump_start and lttng_statedump_end, stamped
+ * events, each followed by its lttng_statedump_process_pid_ns events,
+ * between lttng_statedump_start and lttng_statedump_end, stamped
  * by ftrace like the instance's other events (docs/kernel.md). Tracing
  * must be on (after rtk_instance_start). Returns the number of records
  * written, or -EBADF (tracing is off, or the buffer is full in discard
@@ -184,8 +185,9 @@ int rtk_list_syscalls(int (*fn)(const char *name, void *arg), void *arg, char *e
 struct rtk_formats *rtk_formats_new(void);
 /*
  * Declare the state dump's event classes (lttng_statedump_start, _end,
- * _process_state), whose records come as ftrace:raw_data events (the
- * instance's trace_marker_raw) of format `text`. Returns 0, or -EINVAL
+ * _process_state, _process_pid_ns), whose records come as
+ * ftrace:raw_data events (the instance's trace_marker_raw) of format
+ * `text`. Returns 0, or -EINVAL
  * (not raw_data's layout: a u32 `id` then `buf`), -EEXIST (declared
  * already, or an event of that id is there), -ENOMEM.
  */

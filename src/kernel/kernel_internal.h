@@ -170,6 +170,18 @@ int rtk_formats_ctf_events(const struct rtk_formats *f, size_t from,
  *            RT priority; not in the event, for the contexts' table)
  *   44  char name[16] (comm, NUL-padded)
  *   60  end
+ *   for RTK_DUMP_PID_NS, the thread's ids in one pid namespace (one
+ *   record per namespace it is in, its own first, then each parent up to
+ *   the root's, as LTTng's lttng_statedump_process_pid_ns), after its
+ *   RTK_DUMP_PROCESS record:
+ *    8  s32  tid (in the root namespace)
+ *   12  s32  vtid (the thread's id in this namespace)
+ *   16  s32  vpid (its process's)
+ *   20  s32  vppid (its parent process's, 0 when not in this namespace)
+ *   24  s32  ns_level (0: the root namespace)
+ *   28  u32  ns_inum (the namespace's inode, /proc/PID/ns/pid's; 0 when
+ *            it cannot be known)
+ *   32  end
  * A record shorter than its kind's layout, or of an unknown kind, is
  * skipped and counted as an event of unknown class.
  */
@@ -179,6 +191,7 @@ enum rtk_dump_kind {
 	RTK_DUMP_START = 1,	/* lttng_statedump_start */
 	RTK_DUMP_END = 2,	/* lttng_statedump_end */
 	RTK_DUMP_PROCESS = 3,	/* lttng_statedump_process_state */
+	RTK_DUMP_PID_NS = 4,	/* lttng_statedump_process_pid_ns */
 };
 
 /* LTTng's lttng_process_status values the dump uses. */
@@ -205,8 +218,17 @@ struct rtk_dump_process {
 
 _Static_assert(sizeof(struct rtk_dump_process) == 60, "the dump's layout above");
 
+struct rtk_dump_pid_ns {
+	struct rtk_dump_header h;
+	int32_t tid, vtid, vpid, vppid, ns_level;
+	uint32_t ns_inum;
+};
+
+_Static_assert(sizeof(struct rtk_dump_pid_ns) == 32, "the dump's layout above");
+
 /*
- * Write the state dump (start, every thread of the machine, end) through
+ * Write the state dump (start, every thread of the machine with its pid
+ * namespaces' ids, end) through
  * `put`, one record per call (statedump.c). Threads that vanish during
  * the walk are left out. Returns the number of records written, the
  * first negative value of `put` (no message: put's caller says why), or

@@ -106,19 +106,11 @@ void rtk_procs_move(struct rtk_procs *p, int32_t from, int32_t to)
 /* The thread group of `tid` (/proc/TID/status's Tgid), or -1. */
 static int32_t tgid_of(int32_t tid)
 {
-	char path[64], buf[4096];
+	char path[64], text[4096];
+	int v;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	const char *t = strstr(buf, "\nTgid:");
-	long v = t ? strtol(t + 6, NULL, 10) : -1;
-	return v > 0 && v <= 0x7fffffff ? (int32_t)v : -1;
+	return rt_proc_status_read(AT_FDCWD, path, text, sizeof(text)) == 0 &&
+		       rt_proc_status_ids(text, "Tgid", &v, 1) >= 1 && v > 0 ? v : -1;
 }
 
 struct rtk_proc *rtk_procs_resolve(struct rtk_procs *p, int32_t tid)

@@ -5,7 +5,11 @@
  * lttng_statedump_process_state events between lttng_statedump_start and
  * lttng_statedump_end. The field values are LTTng's (lttng-modules'
  * lttng-statedump-impl.c): type from the kernel-thread flag, mode
- * unknown, submode none, status from the thread's state letter.
+ * unknown, submode none, status from the thread's state letter. Each
+ * thread's record is followed by one lttng_statedump_process_pid_ns
+ * record per pid namespace it is in, its own first (its ids from
+ * /proc/PID/task/TID/status's NSpid and NStgid, the namespaces' inodes
+ * from its ns/pid and their parents).
  *
  * Two ways to the trace: records written into the instance's
  * trace_marker_raw (rtk_instance_statedump: ftrace stamps and stores
@@ -33,7 +37,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <linux/nsfs.h>
 
 #include "../common/clock.h"
 #include "../common/proc_stat.h"
@@ -43,6 +51,9 @@
 #define LTTNG_KERNEL_THREAD 1
 #define LTTNG_MODE_UNKNOWN 5
 #define LTTNG_SUBMODE_NONE 0
+/* The pid namespace levels a thread's records go down to (LTTng's
+ * LTTNG_MAX_PID_NS_LEVEL). */
+#define RTK_MAX_PID_NS 32
 
 /* A positive decimal number, all of the name; else -1. */
 static int number(const char *name)
@@ -71,6 +82,72 @@ static int32_t status_of(char state)
 	default:
 		return RTK_STATUS_UNNAMED;
 	}
+}
+
+/* The inodes of thread `tid`'s pid namespaces (the directory tfd's
+ * TID/ns/pid, then each parent's through NS_GET_PARENT), its own first,
+ * `levels` of them; 0 for those that cannot be known. */
+static void ns_inums(int tfd, int tid, uint32_t *inum, int levels)
+{
+	memset(inum, 0, (size_t)levels * sizeof(*inum));
+	char path[64];
+	snprintf(path, sizeof(path), "%d/ns/pid", tid);
+	int fd = openat(tfd, path, O_RDONLY | O_CLOEXEC);
+	for (int i = 0; i < levels && fd >= 0; i++) {
+		struct stat st;
+		if (fstat(fd, &st) == 0)
+			inum[i] = (uint32_t)st.st_ino;
+		int parent = i + 1 < levels ? ioctl(fd, NS_GET_PARENT) : -1;
+		close(fd);
+		fd = parent;
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The pid namespace records of thread `tid` (of process `pid`, whose
+ * parent is `ppid`): its ids in each pid namespace it is in (NSpid,
+ * NStgid of its status; the parent's NStgid for vppid), its own
+ * namespace first, as LTTng's statedump. A thread gone meanwhile has
+ * none. 0 or put's negative value. */
+static int put_pid_ns(int tfd, int tid, int pid, int ppid,
+		      int (*put)(const void *, size_t, void *), void *arg)
+{
+	char path[64], text[4096];
+	int vtid[RTK_MAX_PID_NS], vpid[RTK_MAX_PID_NS], pvpid[RTK_MAX_PID_NS];
+	uint32_t inum[RTK_MAX_PID_NS];
+	snprintf(path, sizeof(path), "%d/status", tid);
+	if (rt_proc_status_read(tfd, path, text, sizeof(text)) < 0)
+		return 0;	/* gone */
+	int n = rt_proc_status_ids(text, "NSpid", vtid, RTK_MAX_PID_NS);
+	int m = rt_proc_status_ids(text, "NStgid", vpid, RTK_MAX_PID_NS);
+	if (n <= 0 || m != n) {
+		/* A kernel without NSpid (before 4.1): the root's only. */
+		n = 1;
+		vtid[0] = tid;
+		vpid[0] = pid;
+	}
+	if (n > RTK_MAX_PID_NS)
+		n = RTK_MAX_PID_NS;
+	/* The parent's ids in the namespaces below the root's (none when
+	 * the thread is in the root's only). */
+	int pn = 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", ppid);
+	if (n > 1 && ppid > 0 && rt_proc_status_read(AT_FDCWD, path, text, sizeof(text)) == 0)
+		pn = rt_proc_status_ids(text, "NStgid", pvpid, RTK_MAX_PID_NS);
+	ns_inums(tfd, tid, inum, n);
+	for (int level = n - 1; level >= 0; level--) {
+		struct rtk_dump_pid_ns r = {
+			.h = { RTK_DUMP_ID, RTK_DUMP_PID_NS },
+			.tid = tid, .vtid = vtid[level], .vpid = vpid[level],
+			.vppid = level == 0 ? ppid : (level < pn ? pvpid[level] : 0),
+			.ns_level = level, .ns_inum = inum[n - 1 - level],
+		};
+		int ret = put(&r, sizeof(r), arg);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
 }
 
 /* The threads of process `pid`, whose /proc directory is `pfd`. Returns
@@ -107,6 +184,8 @@ static long walk_threads(int pfd, int pid, int (*put)(const void *, size_t, void
 		};
 		memcpy(r.name, st.comm, sizeof(r.name));
 		int ret = put(&r, sizeof(r), arg);
+		if (!ret)
+			ret = put_pid_ns(tfd, tid, pid, st.ppid, put, arg);
 		if (ret < 0) {
 			closedir(d);
 			return ret;

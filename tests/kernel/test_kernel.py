@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
 
 import bt2
@@ -351,7 +352,18 @@ class Record(unittest.TestCase):
         threads = [threading.Thread(target=named, args=(n,)) for n in names]
         for t in threads:
             t.start()
+        # A process in a pid namespace of its own (pid 1 there).
+        nested = subprocess.Popen(["unshare", "--pid", "--fork", "sleep", "120"])
+        inner = None
         try:
+            for _ in range(1000):
+                kids = open("/proc/%d/task/%d/children" % (nested.pid, nested.pid)).read().split()
+                if kids and open("/proc/%s/comm" % kids[0]).read().strip() == "sleep":
+                    inner = int(kids[0])
+                    inner_ns = os.stat("/proc/%d/ns/pid" % inner).st_ino
+                    break
+                time.sleep(0.01)
+            self.assertIsNotNone(inner, "unshare's child in its pid namespace")
             ready.wait()
             before = {int(t) for p in os.listdir("/proc") if p.isdigit()
                       for t in (os.listdir("/proc/%s/task" % p)
@@ -365,6 +377,12 @@ class Record(unittest.TestCase):
             done.set()
             for t in threads:
                 t.join()
+            # Its pid 1 ends the namespace; unshare then exits.
+            if inner is not None:
+                os.kill(inner, signal.SIGKILL)
+            else:
+                nested.kill()
+            nested.wait()
         self.assertEqual(p.returncode, 0, p.stderr)
         kernel = os.path.join(self.trace, "kernel")
 
@@ -391,7 +409,7 @@ class Record(unittest.TestCase):
             self.assertIn(d["status"], (2, 5), "waiting for a CPU or blocked")
         rec = dump.get(p.pid if hasattr(p, "pid") else -1)
         cmd = [d for d in dump.values() if d["pid"] == d["tid"] and d["ppid"] not in (0, me)
-               and dump.get(d["ppid"], {}).get("ppid") == me]
+               and dump.get(d["ppid"], {}).get("ppid") == me and d["tid"] != inner]
         self.assertEqual(len(cmd), 1, "record's child, CMD, waiting to run")
         self.assertEqual(dump[cmd[0]["ppid"]]["name"], "ringtrace")
         self.assertIsNone(rec)
@@ -400,9 +418,35 @@ class Record(unittest.TestCase):
         self.assertLessEqual(before & after, set(dump), "every thread alive throughout")
 
         # Our reader: the same dump; and it lies before CMD's first event.
+        # Each thread's state is followed by LTTng's
+        # lttng_statedump_process_pid_ns: its ids in every pid namespace it
+        # is in, its own first, down to the root's (level 0).
+        ns, last = {}, None
+        for name, _, pl in bt:
+            if name == "lttng_statedump_process_state":
+                last = pl["tid"]
+                ns[last] = []
+            elif name == "lttng_statedump_process_pid_ns":
+                self.assertEqual(pl["tid"], last, "right after its thread's state")
+                ns[last].append(pl)
+        self.assertEqual(set(ns), set(dump))
+        self.assertTrue(all(ns.values()), "every thread has its pid namespace")
+        root = os.stat("/proc/self/ns/pid").st_ino
+        for tid in want:
+            self.assertEqual(ns[tid], [{"tid": tid, "vtid": tid, "vpid": me,
+                                        "vppid": os.getppid(), "ns_level": 0,
+                                        "ns_inum": root}])
+        self.assertEqual(ns[inner], [
+            {"tid": inner, "vtid": 1, "vpid": 1, "vppid": 0, "ns_level": 1,
+             "ns_inum": inner_ns},
+            {"tid": inner, "vtid": inner, "vpid": inner, "vppid": nested.pid, "ns_level": 0,
+             "ns_inum": root}])
+
         text = [e for e in view_events(kernel) if e[0].startswith("lttng_statedump_")]
-        self.assertEqual(len(text), 2 + len(dump))
-        for e in text[1:-1]:
+        states = [e for e in text if e[0] == "lttng_statedump_process_state"]
+        self.assertEqual(len(states), len(dump))
+        self.assertEqual(len(text), 2 + len(dump) + sum(len(v) for v in ns.values()))
+        for e in states:
             f = text_fields(e)
             self.assertEqual({k: f[k] for k in ("pid", "ppid", "status", "cpu")},
                              {k: dump[f["tid"]][k] for k in ("pid", "ppid", "status", "cpu")})

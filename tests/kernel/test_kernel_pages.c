@@ -541,8 +541,9 @@ static void test_statedump(void)
 	char *text = slurp("ftrace.raw_data.format", &len);
 	CHECK(rtk_formats_add_statedump(f, text, len) == 0, "raw_data format");
 	CHECK(rtk_formats_add_statedump(f, text, len) == -EEXIST, "twice");
-	CHECK(rtk_formats_count(f) == 7 && !strcmp(rtk_formats_name(f, 4), "lttng_statedump_start") &&
-	      !strcmp(rtk_formats_name(f, 6), "lttng_statedump_process_state"), "classes");
+	CHECK(rtk_formats_count(f) == 8 && !strcmp(rtk_formats_name(f, 4), "lttng_statedump_start") &&
+	      !strcmp(rtk_formats_name(f, 6), "lttng_statedump_process_state") &&
+	      !strcmp(rtk_formats_name(f, 7), "lttng_statedump_process_pid_ns"), "classes");
 	struct rtk_formats *other = rtk_formats_new();
 	CHECK(rtk_formats_add_statedump(other, "ID: 19\nformat:\n", 16) == -EINVAL, "no fields");
 	rtk_formats_free(other);

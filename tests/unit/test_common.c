@@ -258,6 +258,29 @@ static void test_proc_stat(void)
 	CHECK(rt_proc_stat_read(AT_FDCWD, path, &st) == 0 && st.ppid == (int)getppid() &&
 	      st.state == 'R', "own stat: ppid %d state %c", st.ppid, st.state);
 	CHECK(rt_proc_stat_read(AT_FDCWD, "/proc/self/task/0/stat", &st) == -ENOENT, "none");
+
+	/* Status lines: the key at a line's start only, every number (more
+	 * than asked for counted), none when absent, refused when not
+	 * numbers. */
+	unit_case = "rt_proc_status_ids";
+	const char *status = "Name:\tNSpid: 9\nTgid:\t4242\nNStgid:\t4242\t7\t1\n"
+			     "NSpid:\t4243\t8\t2\nUid:\t0\t0\t0\t0\n";
+	int ids[4] = { 0 };
+	CHECK(rt_proc_status_ids(status, "Tgid", ids, 4) == 1 && ids[0] == 4242, "Tgid");
+	CHECK(rt_proc_status_ids(status, "NSpid", ids, 4) == 3 && ids[0] == 4243 && ids[1] == 8 &&
+	      ids[2] == 2, "NSpid %d %d %d", ids[0], ids[1], ids[2]);
+	CHECK(rt_proc_status_ids(status, "NStgid", ids, 2) == 3 && ids[1] == 7, "more than max");
+	CHECK(rt_proc_status_ids(status, "Gid", ids, 4) == 0, "absent");
+	CHECK(rt_proc_status_ids(status, "NS", ids, 4) == 0, "a prefix of a key");
+	CHECK(rt_proc_status_ids("Tgid:\tx\n", "Tgid", ids, 4) == -EINVAL, "not a number");
+	CHECK(rt_proc_status_ids("Tgid:\t-1\n", "Tgid", ids, 4) == -EINVAL, "negative");
+	CHECK(rt_proc_status_ids("Tgid:", "Tgid", ids, 4) == 0, "empty, no newline");
+	char text[4096];
+	CHECK(rt_proc_status_read(AT_FDCWD, "/proc/self/status", text, sizeof(text)) == 0 &&
+	      rt_proc_status_ids(text, "Tgid", ids, 1) == 1 && ids[0] == (int)getpid(),
+	      "own status");
+	CHECK(rt_proc_status_read(AT_FDCWD, "/proc/self/task/0/status", text, sizeof(text)) ==
+	      -ENOENT, "none");
 }
 
 int main(void)
