@@ -544,6 +544,12 @@ static long pages_read(void *arg, unsigned cpu, const void **page, char *err, si
 	return rtk_cpus_read(in->cpus, cpu, page, err, errlen);
 }
 
+static long pages_peek(void *arg, unsigned cpu, size_t i, const void **page)
+{
+	struct rtk_instance *in = arg;
+	return rtk_cpus_peek(in->cpus, cpu, i, page);
+}
+
 static uint64_t pages_lost(void *arg, unsigned cpu)
 {
 	return cpu_lost(arg, cpu);
@@ -565,6 +571,7 @@ int rtk_instance_pages(struct rtk_instance *in, struct rtk_pages *p, char *err, 
 			return ret;
 	}
 	*p = (struct rtk_pages){ .read = pages_read, .lost = pages_lost, .dump = pages_dump,
+				 .peek = pages_peek,
 				 .arg = in,
 				 .nr_cpus = in->nr_cpus,
 				 .page_size = in->page_size };

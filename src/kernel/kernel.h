@@ -304,6 +304,13 @@ void rtk_trace_close(struct rtk_trace *t);
 struct rtk_pages {
 	long (*read)(void *arg, unsigned cpu, const void **page, char *err, size_t errlen);
 	uint64_t (*lost)(void *arg, unsigned cpu);
+	/* The i-th page of `cpu` the reads will give next (i = 0: the next
+	 * one), looked at without being taken, among those already out of
+	 * the kernel's buffer: its size with *page valid until that page is
+	 * read, 0 when there is none. NULL: no page can be looked at ahead.
+	 * What the conversion uses to name a thread whose creation is
+	 * recorded on another CPU than its first events (trace.c). */
+	long (*peek)(void *arg, unsigned cpu, size_t i, const void **page);
 	/* The state dump, not through the buffers: ftrace pages stamped now
 	 * on the instance's clock, handed to fn one by one with the CPU of
 	 * the stream they go to (rtk_writer_snapshot appends them after what

@@ -94,6 +94,7 @@ struct rtk_proc {
 	int32_t prio;		/* as /proc's priority (task_prio); RTK_PRIO_UNKNOWN */
 	char comm[16];		/* "" unknown */
 	bool looked_up;		/* /proc was read for it */
+	bool searched;		/* its creation was looked for ahead (trace.c) */
 };
 
 struct rtk_procs {
@@ -114,6 +115,20 @@ struct rtk_proc *rtk_procs_resolve(struct rtk_procs *p, int32_t tid);
 void rtk_procs_free(struct rtk_procs *p);
 
 const struct rtk_class *rtk_formats_class(const struct rtk_formats *f, size_t i);
+
+/*
+ * Naming a thread created on another CPU (trace.c): when the conversion
+ * meets a thread the table does not know and /proc no longer has (a
+ * short-lived one whose creation, recorded on another CPU, is converted
+ * later), it calls fn(arg, tid) once for that thread; fn hands pages that
+ * are still to be converted to rtk_trace_learn_creation until it returns
+ * 1. NULL fn: none (the thread's pid stays -1).
+ */
+void rtk_trace_lookahead(struct rtk_trace *t, void (*fn)(void *arg, int32_t tid), void *arg);
+/* Learn from the page (without converting it) the creation of `tid`
+ * (sched_process_fork, task_newtask naming it), as its conversion would.
+ * 1 when found, 0 when not (or the page does not parse). */
+int rtk_trace_learn_creation(struct rtk_trace *t, const void *page, size_t size, int32_t tid);
 
 /* The ftrace field of the i-th class that LTTng's trace calls `name`
  * (its CTF name), or whose ftrace name is `name`: 0, *ftrace_name (valid
@@ -296,6 +311,9 @@ void rtk_cpus_stop(struct rtk_cpus *cs);
  * a message in err. */
 long rtk_cpus_read(struct rtk_cpus *cs, unsigned cpu, const void **page, char *err,
 		   size_t errlen);
+/* The i-th queued page of cpu after the one read last (rtk_pages'
+ * peek); 0 when there is none (or no queue). */
+long rtk_cpus_peek(struct rtk_cpus *cs, unsigned cpu, size_t i, const void **page);
 /* Wait until a queue holds a quarter of its pages, `fd` (-1: none) is
  * readable or timeout_ms passed. 1 when fd is readable, else 0. */
 int rtk_cpus_wait(struct rtk_cpus *cs, int fd, int timeout_ms);

@@ -19,8 +19,10 @@
  * retries after RTK_READERS_FULL_MS.
  *
  * Order: while readers run, the converter reads the queue only; after
- * rtk_cpus_stop (threads joined), the queue first and then the file, so
- * pages come out in the kernel's order.
+ * rtk_cpus_stop (threads joined, each after a last sweep of its CPU's
+ * buffer), the queue first and then the file, so pages come out in the
+ * kernel's order. The converter may look at the queued pages ahead of
+ * its reads (rtk_cpus_peek).
  *
  * Queue slots: slot i % cap holds the page of sequence number i, len[i %
  * cap] its size. `tail` (written by the reader only) counts the pages
@@ -131,8 +133,10 @@ static void *reader_main(void *arg)
 				       { .fd = cs->stop_fd, .events = POLLIN } };
 		if (poll(p, 2, (int)cs->period_ms) < 0 && errno != EINTR)
 			break;
-		if (p[1].revents)
-			break;
+		/* Stopping: a last sweep of what the buffer holds (tracing is
+		 * off by then), so that the drain sees every CPU's pages in the
+		 * queues (rtk_cpus_peek). */
+		bool stop = p[1].revents != 0;
 		/* Every page there is now, while the queue has room. */
 		for (;;) {
 			/* Acquire: pairs with the converter's release of head
@@ -142,7 +146,7 @@ static void *reader_main(void *arg)
 			uint64_t tail = c->tail;
 			if (tail - head >= cs->cap) {
 				struct pollfd s = { .fd = cs->stop_fd, .events = POLLIN };
-				if (poll(&s, 1, RTK_READERS_FULL_MS) > 0)
+				if (stop || poll(&s, 1, RTK_READERS_FULL_MS) > 0)
 					return NULL;
 				continue;
 			}
@@ -170,6 +174,8 @@ static void *reader_main(void *arg)
 					(void)0;	/* the converter wakes at its period */
 			}
 		}
+		if (stop)
+			return NULL;
 	}
 	return NULL;
 }
@@ -284,6 +290,21 @@ long rtk_cpus_read(struct rtk_cpus *cs, unsigned cpu, const void **page, char *e
 	else if (n < 0)
 		rt_errf(err, errlen, "cannot read the pages of CPU %u: %s", cpu, strerror((int)-n));
 	return n;
+}
+
+long rtk_cpus_peek(struct rtk_cpus *cs, unsigned cpu, size_t i, const void **page)
+{
+	if (cpu >= cs->nr || !cs->c[cpu].slots)
+		return 0;
+	struct rtk_cpu *c = &cs->c[cpu];
+	uint64_t at = c->head + (c->holding ? 1 : 0) + i;
+	/* Acquire: pairs with the reader's release of tail; the slots up to
+	 * it are not written again before head passes them. */
+	if (at >= __atomic_load_n(&c->tail, __ATOMIC_ACQUIRE))
+		return 0;
+	uint32_t k = (uint32_t)(at % cs->cap);
+	*page = c->slots + (size_t)k * cs->page_size;
+	return c->len[k];
 }
 
 int rtk_cpus_wait(struct rtk_cpus *cs, int fd, int timeout_ms)

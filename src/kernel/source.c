@@ -10,7 +10,9 @@
  * (per_cpu/cpuN/stats) is read and, when it passed what the stream's
  * packets said, a header-only packet carries the new count. A page that
  * does not parse is skipped and counted (subbufs_lost). There is no
- * flush: reads take partly filled pages.
+ * flush: reads take partly filled pages. A thread the conversion cannot
+ * name (gone from /proc, its creation recorded on another CPU) is looked
+ * for in every CPU's pages still to be read (pages.peek, lookahead).
  *
  * Counts: a packet taken counts packet_size bytes consumed; the stream
  * is said to hold one more unit until a get finds it empty, so that a
@@ -228,10 +230,26 @@ static const struct cons_source_ops rtk_source_ops = {
 	.snap_copy = src_snap_copy,
 };
 
+/* The creation of `tid` among the pages the reads will give next, every
+ * CPU's (rtk_trace_lookahead; pages.peek). */
+static void lookahead(void *arg, int32_t tid)
+{
+	struct rtk_source *ks = arg;
+	for (unsigned c = 0; c < ks->pages.nr_cpus; c++) {
+		const void *page;
+		long n;
+		for (size_t i = 0; (n = ks->pages.peek(ks->pages.arg, c, i, &page)) > 0; i++)
+			if (rtk_trace_learn_creation(ks->trace, page, (size_t)n, tid))
+				return;
+	}
+}
+
 int rtk_source_init(struct rtk_source *ks, const struct rtk_pages *pages, struct rtk_trace *t,
 		    uint64_t buffer_size_kb, struct cons_source *src)
 {
 	*ks = (struct rtk_source){ .pages = *pages, .trace = t };
+	if (pages->peek)
+		rtk_trace_lookahead(t, lookahead, ks);
 	unsigned n = pages->nr_cpus ? pages->nr_cpus : 1;
 	ks->s = calloc(n, sizeof(*ks->s));
 	if (!ks->s)

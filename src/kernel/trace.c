@@ -77,6 +77,13 @@ struct rtk_trace {
 	struct kbuffer *kbuf;
 	char *page;		/* the copy kbuffer reads */
 	size_t page_cap;
+	/* Looking ahead for a thread's creation (rtk_trace_lookahead), in
+	 * the middle of a page's conversion: a walker of its own. */
+	void (*lookahead)(void *arg, int32_t tid);
+	void *lookahead_arg;
+	struct kbuffer *ahead_kbuf;
+	char *ahead_page;
+	size_t ahead_cap;
 	char *out;		/* the packet being built */
 	size_t out_cap;
 	struct rtk_trace_stats stats;
@@ -367,7 +374,13 @@ static char *put_contexts(struct rtk_trace *t, char *p, int32_t tid, unsigned cp
 		snprintf(idle.comm, sizeof(idle.comm), "swapper/%u", cpu);
 		e = &idle;
 	} else if (tid > 0) {
-		const struct rtk_proc *r = rtk_procs_resolve(&t->procs, tid);
+		struct rtk_proc *r = rtk_procs_resolve(&t->procs, tid);
+		if (r && r->pid < 0 && !r->searched && t->lookahead) {
+			/* Gone from /proc and created on another CPU? Once. */
+			r->searched = true;
+			t->lookahead(t->lookahead_arg, tid);
+			r = rtk_procs_resolve(&t->procs, tid);	/* it may have moved */
+		}
 		e = r ? r : &unknown;
 	}
 	if (t->contexts & RTK_CTX_PID) {
@@ -533,31 +546,69 @@ static size_t close_packet(struct rtk_trace *t, struct rtk_stream *s, unsigned c
 	return padded;
 }
 
-/* Copy and check the page; load it into kbuffer. */
-static int load_page(struct rtk_trace *t, const void *page, size_t size, uint64_t *commit,
-		     char *err, size_t errlen)
+/* Copy and check the page into *copy; load it into kb. */
+static int load_page(struct kbuffer *kb, char **copy, size_t *cap, const void *page,
+		     size_t size, uint64_t *commit, char *err, size_t errlen)
 {
 	if (size < RTK_PAGE_HEADER || size > (1u << 24)) {
 		rt_errf(err, errlen, "an ftrace page of %zu bytes", size);
 		return -EINVAL;
 	}
-	if (reserve(&t->page, &t->page_cap, size + RTK_TAIL) < 0)
+	if (reserve(copy, cap, size + RTK_TAIL) < 0)
 		return -ENOMEM;
-	memcpy(t->page, page, size);
-	memset(t->page + size, 0, RTK_TAIL);
+	memcpy(*copy, page, size);
+	memset(*copy + size, 0, RTK_TAIL);
 	uint64_t c;
-	memcpy(&c, t->page + 8, 8);
+	memcpy(&c, *copy + 8, 8);
 	c &= RTK_COMMIT_MASK;
 	if (c > size - RTK_PAGE_HEADER) {
 		rt_errf(err, errlen, "an ftrace page whose commit (%llu bytes) exceeds its "
 			 "size (%zu)", (unsigned long long)c, size);
 		return -EINVAL;
 	}
-	if (kbuffer_load_subbuffer(t->kbuf, t->page) < 0) {
+	if (kbuffer_load_subbuffer(kb, *copy) < 0) {
 		rt_errf(err, errlen, "an ftrace page that does not parse");
 		return -EINVAL;
 	}
 	*commit = c;
+	return 0;
+}
+
+void rtk_trace_lookahead(struct rtk_trace *t, void (*fn)(void *arg, int32_t tid), void *arg)
+{
+	t->lookahead = fn;
+	t->lookahead_arg = arg;
+}
+
+int rtk_trace_learn_creation(struct rtk_trace *t, const void *page, size_t size, int32_t tid)
+{
+	if (!t->ahead_kbuf &&
+	    !(t->ahead_kbuf = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE)))
+		return 0;
+	uint64_t commit;
+	char why[128];
+	if (load_page(t->ahead_kbuf, &t->ahead_page, &t->ahead_cap, page, size, &commit, why,
+		      sizeof(why)) < 0)
+		return 0;
+	const char *end = t->ahead_page + RTK_PAGE_HEADER + commit;
+	unsigned long long ts;
+	for (const char *rec = kbuffer_read_event(t->ahead_kbuf, &ts); rec;
+	     rec = kbuffer_next_event(t->ahead_kbuf, &ts)) {
+		int rsize = kbuffer_event_size(t->ahead_kbuf);
+		if (rsize < 2 || rec < t->ahead_page + RTK_PAGE_HEADER || rec + rsize > end)
+			return 0;
+		const struct rtk_class *c = rtk_formats_record_class(t->formats, rec, rsize);
+		int32_t child;
+		if (!c || (c->role != RTK_ROLE_FORK && c->role != RTK_ROLE_NEWTASK) ||
+		    payload_bound(c, rec, rsize) < 0 || !int_at(&c->who[1].tid, rec, rsize, &child) ||
+		    child != tid)
+			continue;
+		/* As its conversion will: the same learning, earlier. */
+		int32_t emitter = c->pid_offset >= 0 ? (int32_t)rd32(rec + c->pid_offset) : -1;
+		learn_before(&t->procs, c, rec, rsize);
+		learn_after(&t->procs, c, rec, rsize, emitter);
+		return 1;
+	}
 	return 0;
 }
 
@@ -566,7 +617,7 @@ long rtk_trace_packet(struct rtk_trace *t, unsigned cpu, const void *page, size_
 		      char **pkt, size_t *len, char *err, size_t errlen)
 {
 	uint64_t commit;
-	int ret = load_page(t, page, size, &commit, err, errlen);
+	int ret = load_page(t->kbuf, &t->page, &t->page_cap, page, size, &commit, err, errlen);
 	if (ret < 0)
 		return ret;
 	struct rtk_stream *s;
@@ -660,6 +711,9 @@ void rtk_trace_close(struct rtk_trace *t)
 		return;
 	if (t->kbuf)
 		kbuffer_free(t->kbuf);
+	if (t->ahead_kbuf)
+		kbuffer_free(t->ahead_kbuf);
+	free(t->ahead_page);
 	free(t->streams);
 	free(t->page);
 	free(t->out);

@@ -17,7 +17,9 @@
  *    lttng_statedump_* events; those of another writer, short, of an
  *    unknown kind or random are skipped and counted, never a crash.
  *  - the per-CPU readers (readers.c) over FIFOs standing for the CPUs'
- *    trace_pipe_raw: order, queues, stop.
+ *    trace_pipe_raw: order, queues, stop;
+ *  - a thread named from its creation on another CPU, converted later
+ *    (pages looked at ahead).
  * The pages are written as the kernel's are, through the consumer
  * (rtk_writer over pages read from memory instead of an instance), and the
  * traces read back with ringtrace's reader.
@@ -891,6 +893,132 @@ static void test_watch(const struct rtk_formats *f)
 	free(text);
 }
 
+/* ---- a thread created on another CPU than its events (trace.c's
+ * lookahead): CPU 0's page, converted first, holds a write(2) of a
+ * child that /proc cannot know; CPU 1's page, converted after it, holds
+ * the child's creation (task_newtask, earlier in time). With pages that
+ * can be looked at ahead (rtk_pages' peek) the child's write carries its
+ * pid and name; without, pid -1 and no name (what the readers' queues
+ * avoid). ---- */
+
+struct two_cpus {
+	const char *page[2];
+	bool taken[2];
+};
+
+static long two_read(void *arg, unsigned cpu, const void **page, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	struct two_cpus *m = arg;
+	if (cpu > 1 || m->taken[cpu])
+		return 0;
+	m->taken[cpu] = true;
+	*page = m->page[cpu];
+	return 4096;
+}
+
+static long two_peek(void *arg, unsigned cpu, size_t i, const void **page)
+{
+	struct two_cpus *m = arg;
+	if (cpu > 1 || i > 0 || m->taken[cpu])
+		return 0;
+	*page = m->page[cpu];
+	return 4096;
+}
+
+static uint64_t two_lost(void *arg, unsigned cpu)
+{
+	(void)arg;
+	(void)cpu;
+	return 0;
+}
+
+/* Write CPU 0's page p0 and CPU 1's p1 as a trace with the contexts,
+ * looking ahead or not, and check the child's write(2). */
+static void lookahead_trace(const struct rtk_formats *f, const char *p0, const char *p1,
+			    bool ahead, int32_t child)
+{
+	struct two_cpus m = { .page = { p0, p1 } };
+	struct rtk_pages pages = { .read = two_read, .lost = two_lost,
+				   .peek = ahead ? two_peek : NULL, .arg = &m,
+				   .nr_cpus = 2, .page_size = 4096 };
+	char *dir = tmpdir("ahead");
+	struct rtk_writer_opts o = {
+		.dir = dir, .uuid = { 7 }, .trace_name = "ahead",
+		.clock = { .name = "tsc", .description = "test", .freq = 1000000000 },
+		.contexts = RTK_CTX_ALL,
+	};
+	struct rtk_writer *w;
+	char err[512];
+	if (rtk_writer_open(&pages, f, &o, &w, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rtk_writer_open: %s\n", err);
+		exit(1);
+	}
+	rtk_writer_drain(w, NULL);
+	rtk_writer_close(w);
+	struct rtr_trace *r = reopen(dir);
+	struct rtr_event ev;
+	int found = 0;
+	while (rtr_next(r, &ev) == 1) {
+		if (strcmp(ev.cls->name, "syscall_exit_write"))
+			continue;
+		found++;
+		struct rtr_value pid, name;
+		const char *n;
+		CHECK(rtr_scope_field(&ev, RTR_SCOPE_STREAM_EVENT_CONTEXT, 1, &pid, &n) == 0 &&
+		      !strcmp(n, "pid") &&
+		      rtr_scope_field(&ev, RTR_SCOPE_STREAM_EVENT_CONTEXT, 2, &name, &n) == 0 &&
+		      !strcmp(n, "procname"), "contexts");
+		if (ahead)
+			CHECK(pid.i == child && name.s.len == 3 && !memcmp(name.s.p, "kid", 3),
+			      "looked ahead: pid %lld, procname %.*s", (long long)pid.i,
+			      (int)name.s.len, name.s.p);
+		else
+			CHECK(pid.i == -1 && name.s.len == 0, "no lookahead: pid %lld",
+			      (long long)pid.i);
+	}
+	CHECK(found == 1, "the child's write: %d", found);
+	rtr_close(r);
+	rmtrace(dir);
+}
+
+static void test_lookahead(void)
+{
+	struct rtk_formats *f = load_formats();
+	size_t len;
+	char *text = slurp("task.task_newtask.format", &len);
+	CHECK(rtk_formats_add(f, "task", text, len) == 0, "task_newtask format");
+	free(text);
+	/* Ids above any pid_max: /proc knows neither. */
+	const int32_t child = 0x7ffffff2, parent = 0x7ffffff3;
+	struct page_builder b0, b1;
+	/* syscalls:sys_exit_write (ID 839): common_pid at 4, ret at 16. */
+	page_begin(&b0, 2000);
+	char exit_rec[24] = { 0 };
+	uint16_t exit_id = 839;
+	int64_t ret = 5;
+	memcpy(exit_rec, &exit_id, 2);
+	memcpy(exit_rec + 4, &child, 4);
+	memcpy(exit_rec + 16, &ret, 8);
+	page_add(&b0, 0, exit_rec, sizeof(exit_rec));
+	/* task:task_newtask (ID 205): pid at 8, comm at 12, clone_flags at
+	 * 32 (SIGCHLD: a process). */
+	page_begin(&b1, 1000);
+	char nt[44] = { 0 };
+	uint16_t nt_id = 205;
+	uint64_t flags = 0x11;
+	memcpy(nt, &nt_id, 2);
+	memcpy(nt + 4, &parent, 4);
+	memcpy(nt + 8, &child, 4);
+	memcpy(nt + 12, "kid", 4);
+	memcpy(nt + 32, &flags, 8);
+	page_add(&b1, 0, nt, sizeof(nt));
+	lookahead_trace(f, b0.page, b1.page, false, child);
+	lookahead_trace(f, b0.page, b1.page, true, child);
+	rtk_formats_free(f);
+}
+
 /* ---- the per-CPU readers (readers.c), over FIFOs standing for the
  * CPUs' trace_pipe_raw: pages come out in the order written, through
  * the queues while the readers run (they take pages without a read of
@@ -1032,6 +1160,7 @@ int main(int argc, char **argv)
 	test_procs();
 	test_contexts();
 	test_readers();
+	test_lookahead();
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;
