@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import fcntl
 import time
 
 from rt_abi import RT_ABI_VERSION
@@ -130,6 +131,94 @@ def late_garbage(conn):
     time.sleep(5)
 
 
+TRIGGERS, EVENTS, EVENTS_REPLY = 28, 18, 23
+RTTR_MAGIC, RING_SLOTS, SLOT_SIZE = 0x52545452, 8, 128
+
+
+def ring_fd(sealed=True, slots=RING_SLOTS):
+    """A notification ring (src/proto/trig_ring.h) in a memfd."""
+    fd = os.memfd_create("ring", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    os.ftruncate(fd, 256 + RING_SLOTS * SLOT_SIZE)
+    os.pwrite(fd, struct.pack("<IIII", RTTR_MAGIC, 1, slots, SLOT_SIZE), 0)
+    if sealed:
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW)
+    return fd
+
+
+def triggers_body(records):
+    """TRIGGERS (app_proto.h): records of (token, indices, filter bytes,
+    captures)."""
+    out = struct.pack("<II", len(records), 0)
+    for token, indices, filt, caps in records:
+        out += struct.pack("<QIIII", token, len(indices), len(filt), len(caps), 0)
+        out += b"".join(struct.pack("<I", i) for i in indices) + filt
+        out += b"".join(struct.pack("<B", len(c)) + c.encode() for c in caps)
+    return out
+
+
+def send_triggers(conn, records, fd):
+    if fd is None:
+        conn.sendall(frame(TRIGGERS, triggers_body(records)))
+    else:
+        socket.send_fds(conn, [frame(TRIGGERS, triggers_body(records))], [fd])
+        os.close(fd)
+
+
+def triggers_after_events(records, fd_fn, then=None):
+    """Register the program, and answer its EVENTS with TRIGGERS on
+    every event it registered (records: (token, filter, captures))."""
+    def behaviour(conn):
+        conn.sendall(frame(REGISTER_REPLY, struct.pack("<II", 1, 0)))
+        while True:
+            f = FakeDaemon.read_frame(None, conn)
+            if f is None:
+                return
+            if f[0] == EVENTS:
+                n = struct.unpack_from("<I", f[1])[0]
+                fd = fd_fn()
+                send_triggers(conn, [(t, list(range(n)), filt, caps)
+                                     for t, filt, caps in records], fd)
+                conn.sendall(frame(EVENTS_REPLY))
+                if then:
+                    then(conn, fd)
+                    return
+    return behaviour
+
+
+def unsealed_ring(conn):
+    # A ring a daemon could truncate under the program's mapping.
+    conn.sendall(frame(REGISTER_REPLY, struct.pack("<II", 1, 0)))
+    send_triggers(conn, [], ring_fd(sealed=False))
+    time.sleep(5)
+
+
+def triggers_without_ring(conn):
+    conn.sendall(frame(REGISTER_REPLY, struct.pack("<II", 1, 0)))
+    send_triggers(conn, [], None)
+    time.sleep(5)
+
+
+def scribble(conn, fd):
+    # The daemon scribbles over the ring while the program writes its
+    # notifications: head, tail and lost anywhere, the geometry changed,
+    # slots overwritten. The program only loses notifications.
+    size = 256 + RING_SLOTS * SLOT_SIZE
+    # Once the program writes (it mapped the ring: head moved).
+    deadline = time.monotonic() + 10
+    while os.pread(fd, 8, 64) == bytes(8) and time.monotonic() < deadline:
+        time.sleep(0.001)
+    end = time.monotonic() + 1.5
+    while time.monotonic() < end:
+        junk = os.urandom(size - 16)
+        os.pwrite(fd, struct.pack("<II", 1 << 30, 3), 8)
+        os.pwrite(fd, junk[:size - 16], 16)
+        time.sleep(0.001)
+    time.sleep(5)
+
+
+keep_fd = []     # the ring of the scribbled-ring case, kept to write into
+
+
 def refuse(conn):
     conn.sendall(frame(REGISTER_REPLY, b"", status=-13))
     time.sleep(5)
@@ -156,7 +245,7 @@ def run_program(prog, rundir, extra_env=None, commands=("emit 2000 a", "spin 300
     return p.returncode, start_ms, out, err, time.monotonic() - t0
 
 
-def check_run(name, prog, behaviour, warning=None, timeout_ms=2000):
+def check_run(name, prog, behaviour, warning=None, timeout_ms=2000, quiet=False):
     """`timeout_ms` is the program's registration timeout: generous, so that
     on a loaded machine the fake's answer is what the program reacts to,
     not the clock; None keeps the default (the case about the timeout)."""
@@ -174,6 +263,7 @@ def check_run(name, prog, behaviour, warning=None, timeout_ms=2000):
         assert all(l.startswith("ringtrace: ") for l in lines), f"{name}: {lines}"
         if warning:
             assert len(lines) == 1 and warning in lines[0], f"{name}: {lines}"
+        assert not (quiet and lines), f"{name}: {lines}"
         assert total < 30, f"{name}: hung"
         # The program did register: check the first frame it sent.
         assert fake.first_frames and fake.first_frames[0], f"{name}: no REGISTER"
@@ -247,6 +337,7 @@ def main():
     build = sys.argv[1]
     prog = os.path.join(build, "tests", "daemon", "app_prog")
     check_run("silent", prog, silent, timeout_ms=None)
+    keep_fd[:] = [ring_fd()]
     for name, behaviour, warning in [("garbage", garbage, None),
                                      ("close-mid-message", close_mid, None),
                                      ("bad-channel", bad_channel, None),
@@ -254,8 +345,24 @@ def main():
                                      ("late-garbage", late_garbage, None),
                                      ("refused", refuse, None),
                                      ("refused-too-many", refuse_too_many,
-                                      "more event classes than the daemon takes")]:
-        check_run(name, prog, behaviour, warning)
+                                      "more event classes than the daemon takes"),
+                                     ("unsealed-ring", unsealed_ring,
+                                      "the trigger notification ring is not one"),
+                                     ("triggers-without-ring", triggers_without_ring,
+                                      "triggers without a notification ring"),
+                                     ("ring-too-small", triggers_after_events(
+                                         [(1, b"", [])], lambda: ring_fd(slots=64)),
+                                      "the trigger notification ring is not one"),
+                                     ("bad-trigger-filter", triggers_after_events(
+                                         [(1, b"RTF1" + os.urandom(40), [])], ring_fd),
+                                      "a trigger's filter"),
+                                     ("scribbled-ring", triggers_after_events(
+                                         [(1, b"", ["seq", "tag", "$ctx.vtid"])],
+                                         lambda: os.dup(keep_fd[0]),
+                                         lambda conn, fd: scribble(conn, keep_fd[0])),
+                                      "")]:
+        keep_fd[:] = [ring_fd()]
+        check_run(name, prog, behaviour, warning, quiet=warning == "")
     check_register_payload(prog)
 
     with tempfile.TemporaryDirectory(prefix="rt-faults-") as rundir:
