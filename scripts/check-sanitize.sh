@@ -31,7 +31,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 # children going on with threads of their own (they hang in it).
 fork_test='^daemon_apps_fork$'
 case $kind in
-address) option=ON tests='^(unit_|reader_|view|daemon_|symbols$)' ;;
+address) option=ON tests='^(unit_|reader_|view|daemon_|symbols$|analysis_kernel$)' ;;
 thread) option=thread tests='^(stress_|daemon_)' ;;
 *) echo "check-sanitize: unknown kind '$kind' (address or thread)" >&2; exit 2 ;;
 esac

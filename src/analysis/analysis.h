@@ -10,6 +10,10 @@
  *   - ra_stats: event rates over time, durations of paired events and
  *     per-key activity, computed from a source (keeps one 24-byte record per
  *     event and one per pair in memory);
+ *   - ra_kernel_run: the kernel analyses (system calls, block I/O, CPU
+ *     time, interrupts) of the kernel traces of a set, streamed in one
+ *     pass in memory bounded by threads, names and devices (ra_loghist
+ *     percentiles), as text or JSON;
  *   - writers: analyses as text or JSON, the Chrome trace-event JSON
  *     (streamed: memory grows only with the events of a key inside an open
  *     pair), the self-contained HTML report.

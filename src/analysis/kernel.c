@@ -179,7 +179,10 @@ static int classify(struct ra_kernel *k)
 			if (!strcmp(c->name, role_names[r].name))
 				kc->role = role_names[r].role;
 		if (sys) {
-			int64_t s = ra_strtab_intern(&k->sysnames, sys);
+			/* Printable: the names go to terminals (untrusted metadata). */
+			char name[128];
+			ra_printable(sys, strlen(sys), name, sizeof(name));
+			int64_t s = ra_strtab_intern(&k->sysnames, name);
 			if (s < 0)
 				return (int)s;
 			kc->sys = (uint32_t)s;

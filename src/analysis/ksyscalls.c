@@ -167,7 +167,8 @@ static void text_errors(FILE *f, const struct sys_stat *st)
 	/* Most frequent first (a few: sorted in place on a copy). */
 	struct errn e[16];
 	uint32_t n = st->nr_errs < 16 ? st->nr_errs : 16;
-	memcpy(e, st->errs, n * sizeof(*e));
+	if (n)
+		memcpy(e, st->errs, n * sizeof(*e));
 	for (uint32_t i = 0; i < n; i++)
 		for (uint32_t j = i + 1; j < n; j++)
 			if (e[j].n > e[i].n) {

@@ -641,6 +641,33 @@ class Errors(Base):
             self.assertEqual(r.returncode, 1)
             self.assertIn(want, r.stderr)
 
+    def test_damaged_trace(self):
+        """A cut or scribbled stream: a message and status 1, never a crash."""
+        s = Scenario()
+        t = s.trace(self.tmp)
+        streams = [os.path.join(t, "kernel", f) for f in os.listdir(os.path.join(t, "kernel"))
+                   if f != "metadata"]
+        with open(streams[0], "r+b") as f:
+            size = f.seek(0, 2)
+            f.truncate(size // 2)
+        r = ringtrace("analyze", "--syscalls", "--io", "--cpu", "--irq", t)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("ringtrace: analyze: ", r.stderr)
+        t2 = s.trace(self.tmp, name="t2")
+        for f in os.listdir(os.path.join(t2, "kernel")):
+            if f == "metadata":
+                continue
+            path = os.path.join(t2, "kernel", f)
+            with open(path, "r+b") as fh:
+                size = fh.seek(0, 2)
+                for off in range(200, size, 97):    # past the packet headers
+                    fh.seek(off)
+                    fh.write(b"\xff\x7f\x00\x80")
+        r = ringtrace("analyze", "--syscalls", "--io", "--cpu", "--irq", t2)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        if r.returncode:
+            self.assertIn("ringtrace: analyze: ", r.stderr)
+
     def test_no_kernel_trace(self):
         os.makedirs(os.path.join(self.tmp, "empty"))
         r = ringtrace("analyze", "--syscalls", os.path.join(self.tmp, "empty"))
