@@ -710,11 +710,14 @@ class KernelSession(unittest.TestCase):
         left = ours(pid)
         self.assertEqual(len(left), 1)
         os.kill(pid, signal.SIGKILL)
+        # Checked before the daemon is reaped: from then on any root
+        # ringtraced or record -k starting (other tests run beside this
+        # one) may remove it as stale, as the new daemon below must.
+        self.assertTrue(os.path.isdir(os.path.join(INSTANCES, left[0])), "left by kill -9")
         for _ in range(200):
             if not os.path.exists("/proc/%d" % pid):
                 break
             time.sleep(0.05)
-        self.assertTrue(os.path.isdir(os.path.join(INSTANCES, left[0])), "left by kill -9")
         self.ok("create", "y")  # starts a new daemon
         self.assertNotEqual(self.daemon_pid(), pid)
         self.assertFalse(os.path.exists(os.path.join(INSTANCES, left[0])),
