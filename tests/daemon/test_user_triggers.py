@@ -144,6 +144,29 @@ class TestEvaluated(UserTriggerCase):
             self.assertLess(abs(n["event_time_ns"] - n["time_ns"]), 60 * 10**9)
         self.assertEqual(len({n["pid"] for n in got}), 1)
 
+    def test_library_loaded_later(self):
+        """A library's events registered after the program's start
+        (dlopen) get the triggers that select them."""
+        self.rt("add-trigger", "--name=plug", "--condition=event-rule-matches",
+                "--type=user", "--name=plugin:*", "--filter=i == 3", "--capture=round",
+                "--capture=name", "--action=notify")
+        cmd = self.notifications()
+        # Its EVENTS message waits for the daemon's answer (the triggers
+        # come before it): long enough on a loaded machine.
+        env = dict(self.env, RINGTRACE_DAEMON_TIMEOUT_MS="5000")
+        p = subprocess.Popen([os.path.join(BUILD, "tests/daemon/app_dl")],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        self.addCleanup(p.wait)
+        self.addCleanup(p.kill)
+        self.assertTrue(p.stdout.readline().startswith("ready "))
+        for line in ("load " + os.path.join(BUILD, "tests/integration/plugin.so"), "work 7"):
+            p.stdin.write(line + "\n")
+            p.stdin.flush()
+            self.assertTrue(p.stdout.readline().startswith("ok"), line)
+        n = self.notification(cmd)
+        self.assertEqual((n["trigger"], n["pid"], n["captures"]),
+                         ("plug", p.pid, {"round": 7, "name": "plugin"}))
+
     def test_remove_stops(self):
         """After remove-trigger the program's notifications of it stop; a
         second trigger, on an event recorded later, shows that the first
