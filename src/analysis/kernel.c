@@ -641,6 +641,11 @@ int ra_kernel_run(const char *const *dirs, size_t nr, const struct ra_kopts *opt
 	kernel_lost(k);
 	if ((ret = check_events(k, err, errlen)) < 0)
 		goto fail;
+	if (k->first_ns == INT64_MAX && k->opt.sections) {
+		snprintf(err, errlen, "no kernel event inside the window (--begin, --end)");
+		ret = -ENOENT;
+		goto fail;
+	}
 	if (!(k->opt.sections & RA_K_SYSCALLS) && k->sys) {
 		ra_ksys_free(k->sys);
 		k->sys = NULL;

@@ -690,6 +690,9 @@ class Errors(Base):
         self.assertEqual(r.returncode, 2)
         r = ringtrace("analyze", "--syscalls", "--begin", "yesterday", t)
         self.assertEqual(r.returncode, 2)
+        r = ringtrace("analyze", "--syscalls", "--begin", "+1s", "--end", "+0.5s", t)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no kernel event inside the window", r.stderr)
 
 
 if __name__ == "__main__":
