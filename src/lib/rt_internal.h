@@ -36,15 +36,9 @@ struct rt_target_set;
 struct rt_trig_set;
 
 struct rt_event_class {
+	/* What the probe reads at every event first, in one cache line. */
 	uint32_t id;			/* CTF event id */
 	uint16_t hdr_compact;		/* event header size, compact form */
-	char *provider;
-	char *name;
-	int32_t loglevel;
-	uint32_t nr_fields;
-	struct rt_field_desc *fields;	/* names point into field_names */
-	char **field_names;
-	bool enabled;			/* by the session's rules */
 	/* Daemon mode: where the event is written (daemon_client.h);
 	 * published with release under rt_registry_lock, read with
 	 * acquire by probes; NULL: nowhere. */
@@ -53,6 +47,13 @@ struct rt_event_class {
 	 * class's events (daemon_client.h), NULL: none; published like
 	 * `targets`. */
 	struct rt_trig_set *trigs;
+	char *provider;
+	char *name;
+	int32_t loglevel;
+	uint32_t nr_fields;
+	struct rt_field_desc *fields;	/* names point into field_names */
+	char **field_names;
+	bool enabled;			/* by the session's rules */
 	/* Embedded mode's fast site for its call sites (ringtrace/internal/fast.h):
 	 * filled once under rt_registry_lock when the channel first records
 	 * the class (site_state 1: usable, 2: not), then constant. */
