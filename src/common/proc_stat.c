@@ -73,16 +73,17 @@ int rt_proc_stat_parse(const char *text, size_t len, struct rt_proc_stat *out)
 	return seen == 5 ? 0 : -EINVAL;
 }
 
-int rt_proc_stat_read(int dirfd, const char *path, struct rt_proc_stat *out)
+/* The file `path` (relative to dirfd) into buf, at most len bytes: 0
+ * with *n, or -errno of open or read. */
+static int read_file(int dirfd, const char *path, char *buf, size_t len, size_t *n)
 {
 	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
-	char buf[2048];
-	size_t n = 0;
 	ssize_t r;
-	/* /proc produces the line in one read; loop for the rule's sake. */
-	while (n < sizeof(buf) && (r = read(fd, buf + n, sizeof(buf) - n)) != 0) {
+	*n = 0;
+	/* /proc produces the text in one read; loop for the rule's sake. */
+	while (*n < len && (r = read(fd, buf + *n, len - *n)) != 0) {
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -90,33 +91,27 @@ int rt_proc_stat_read(int dirfd, const char *path, struct rt_proc_stat *out)
 			close(fd);
 			return ret;
 		}
-		n += (size_t)r;
+		*n += (size_t)r;
 	}
 	close(fd);
-	return rt_proc_stat_parse(buf, n, out);
+	return 0;
+}
+
+int rt_proc_stat_read(int dirfd, const char *path, struct rt_proc_stat *out)
+{
+	char buf[2048];
+	size_t n;
+	int ret = read_file(dirfd, path, buf, sizeof(buf), &n);
+	return ret < 0 ? ret : rt_proc_stat_parse(buf, n, out);
 }
 
 int rt_proc_status_read(int dirfd, const char *path, char *buf, size_t len)
 {
-	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
 	size_t n = 0;
-	ssize_t r;
-	while (n + 1 < len && (r = read(fd, buf + n, len - 1 - n)) != 0) {
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			int ret = -errno;
-			close(fd);
-			return ret;
-		}
-		n += (size_t)r;
-	}
-	close(fd);
-	if (len)
+	int ret = len ? read_file(dirfd, path, buf, len - 1, &n) : -EINVAL;
+	if (!ret)
 		buf[n] = '\0';
-	return 0;
+	return ret;
 }
 
 int rt_proc_status_ids(const char *text, const char *key, int *ids, int max)

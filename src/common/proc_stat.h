@@ -40,8 +40,8 @@ int rt_proc_stat_read(int dirfd, const char *path, struct rt_proc_stat *out);
 
 /* Read the status file `path` (/proc/PID/status,
  * /proc/PID/task/TID/status; relative to `dirfd` or AT_FDCWD) into buf,
- * NUL-terminated (cut to len - 1 bytes). Returns 0, -errno of open or
- * read (-ENOENT, -ESRCH: gone). */
+ * NUL-terminated (cut to len - 1 bytes). Returns 0, -EINVAL (len 0),
+ * -errno of open or read (-ENOENT, -ESRCH: gone). */
 int rt_proc_status_read(int dirfd, const char *path, char *buf, size_t len);
 
 /*

@@ -166,6 +166,26 @@ static uint64_t mem_lost(void *arg, unsigned cpu)
 /* The contexts write_trace's traces carry besides tid. */
 static unsigned write_contexts;
 
+/* A writer of `pages` into dir (exits when it cannot be opened). */
+static struct rtk_writer *open_writer(const struct rtk_pages *pages, const struct rtk_formats *f,
+				      const char *dir, unsigned contexts)
+{
+	/* Ticks are the TSC; 1 GHz keeps the test free of calibration. */
+	struct rtk_writer_opts o = {
+		.dir = dir, .uuid = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 },
+		.trace_name = "kpages",
+		.clock = { .name = "tsc", .description = "test", .freq = 1000000000 },
+		.contexts = contexts,
+	};
+	struct rtk_writer *w;
+	char err[512];
+	if (rtk_writer_open(pages, f, &o, &w, err, sizeof(err)) < 0) {
+		fprintf(stderr, "rtk_writer_open: %s\n", err);
+		exit(1);
+	}
+	return w;
+}
+
 /* Write the pages of CPU `cpu` as a trace in dir; its writer's
  * statistics in *st. */
 static void write_trace(const struct rtk_formats *f, const char *dir, unsigned cpu,
@@ -174,19 +194,7 @@ static void write_trace(const struct rtk_formats *f, const char *dir, unsigned c
 	struct mem_pages m = { .data = data, .len = len, .cpu = cpu, .lost = lost };
 	struct rtk_pages pages = { .read = mem_read, .lost = mem_lost, .arg = &m,
 				   .nr_cpus = cpu + 1, .page_size = 4096 };
-	/* Ticks are the TSC; 1 GHz keeps the test free of calibration. */
-	struct rtk_writer_opts o = {
-		.dir = dir, .uuid = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 },
-		.trace_name = "kpages",
-		.clock = { .name = "tsc", .description = "test", .freq = 1000000000 },
-		.contexts = write_contexts,
-	};
-	struct rtk_writer *w;
-	char err[512];
-	if (rtk_writer_open(&pages, f, &o, &w, err, sizeof(err)) < 0) {
-		fprintf(stderr, "rtk_writer_open: %s\n", err);
-		exit(1);
-	}
+	struct rtk_writer *w = open_writer(&pages, f, dir, write_contexts);
 	rtk_writer_drain(w, NULL);
 	CHECK(m.off == len - len % 4096, "pages read: %zu of %zu bytes", m.off, len);
 	rtk_writer_stats(w, st);
@@ -944,17 +952,7 @@ static void lookahead_trace(const struct rtk_formats *f, const char *p0, const c
 				   .peek = ahead ? two_peek : NULL, .arg = &m,
 				   .nr_cpus = 2, .page_size = 4096 };
 	char *dir = tmpdir("ahead");
-	struct rtk_writer_opts o = {
-		.dir = dir, .uuid = { 7 }, .trace_name = "ahead",
-		.clock = { .name = "tsc", .description = "test", .freq = 1000000000 },
-		.contexts = RTK_CTX_ALL,
-	};
-	struct rtk_writer *w;
-	char err[512];
-	if (rtk_writer_open(&pages, f, &o, &w, err, sizeof(err)) < 0) {
-		fprintf(stderr, "rtk_writer_open: %s\n", err);
-		exit(1);
-	}
+	struct rtk_writer *w = open_writer(&pages, f, dir, RTK_CTX_ALL);
 	rtk_writer_drain(w, NULL);
 	rtk_writer_close(w);
 	struct rtr_trace *r = reopen(dir);
