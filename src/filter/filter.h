@@ -134,6 +134,33 @@ const struct rtf_ref *rtf_ref(const struct rtf_program *p, uint32_t i);
 bool rtf_eval(const struct rtf_program *p, rtf_fetch_fn fetch, void *arg);
 
 /*
+ * The commonest filters, comparisons of a reference with a constant
+ * (`seq > 100`, `"req*" == name`), alone or joined by && only or by ||
+ * only (`a > 1 && b < 5 && c != 0`), without the interpreter: rtf_simple
+ * says whether p is exactly that and fills *s (valid while p is);
+ * rtf_simple_eval(s, v) is then what rtf_eval(p, ...) gives for an event
+ * whose ref i reads v[i] (values as the fetch function gives them,
+ * RTF_NONE: missing; s->nr_refs <= RTF_SIMPLE_MAX of them). Same semantics (a missing ref
+ * anywhere, or an error met, makes the whole expression false but with
+ * RTF_LOCAL_ERRORS), same concurrency contract as rtf_eval.
+ */
+#define RTF_SIMPLE_MAX 8
+struct rtf_simple {
+	uint32_t n;			/* clauses, 1..RTF_SIMPLE_MAX */
+	uint32_t nr_refs;		/* rtf_nr_refs(p) */
+	bool any;			/* joined by || (else by &&) */
+	bool local;			/* RTF_LOCAL_ERRORS */
+	struct rtf_clause {
+		uint32_t ref;
+		uint8_t op;		/* internal (filter_internal.h) */
+		bool ref_left;		/* REF OP CONST, else CONST OP REF */
+		const struct rtf_value *k;	/* the constant, in p */
+	} c[RTF_SIMPLE_MAX];
+};
+bool rtf_simple(const struct rtf_program *p, struct rtf_simple *s);
+bool rtf_simple_eval(const struct rtf_simple *s, const struct rtf_value *v);
+
+/*
  * A compiled program as bytes for another process of this machine (the
  * layout is in filter_wire.c), and back. rtf_save: 0 and *buf
  * (malloc'ed), *len, or -ENOMEM. rtf_load checks the bytes as untrusted

@@ -121,6 +121,8 @@ static bool glob(const struct rtf_value *pat, const struct rtf_value *s, bool sh
 			size_t k = pi;
 			unsigned char pc = rtf_next_byte(p, pn, pat->escaped, &k, &quoted);
 			if (pc == '*' && !quoted) {
+				if (k == pn)
+					return true;	/* a last `*` takes the rest */
 				star_p = k;
 				star_s = si;
 				pi = k;
@@ -154,6 +156,19 @@ static bool glob(const struct rtf_value *pat, const struct rtf_value *s, bool sh
 	return pi == pn;
 }
 
+/* Comparison `op` (LT .. NE) on c, what num_cmp or str_cmp gave: 0 or 1. */
+static int order(enum rtf_op op, int c)
+{
+	switch (op) {
+	case RTF_OP_EQ: return c == 0;
+	case RTF_OP_NE: return c != 0;
+	case RTF_OP_LT: return c == -1;
+	case RTF_OP_LE: return c == -1 || c == 0;
+	case RTF_OP_GT: return c == 1;
+	default: return c == 1 || c == 0;	/* RTF_OP_GE */
+	}
+}
+
 /* The comparison `op` of a and b: 0 or 1, or -1 when they do not compare
  * (a string and a number). */
 static int compare(enum rtf_op op, const struct rtf_value *a, const struct rtf_value *b)
@@ -173,27 +188,17 @@ static int compare(enum rtf_op op, const struct rtf_value *a, const struct rtf_v
 			return -1;
 		return glob(b, a, true) == (op == RTF_OP_MATCH);
 	}
-	int c;
 	if (a->type == RTF_STRING && b->type == RTF_STRING) {
 		if (op == RTF_OP_EQ || op == RTF_OP_NE) {
 			bool ga = a->glob && !b->escaped, gb = b->glob && !a->escaped;
 			if (ga || gb)
 				return (ga ? glob(a, b, false) : glob(b, a, false)) == (op == RTF_OP_EQ);
 		}
-		c = str_cmp(a, b);
-	} else if (is_num(a) && is_num(b)) {
-		c = num_cmp(a, b);
-	} else {
-		return -1;
+		return order(op, str_cmp(a, b));
 	}
-	switch (op) {
-	case RTF_OP_EQ: return c == 0;
-	case RTF_OP_NE: return c != 0;
-	case RTF_OP_LT: return c == -1;
-	case RTF_OP_LE: return c == -1 || c == 0;
-	case RTF_OP_GT: return c == 1;
-	default: return c == 1 || c == 0;	/* RTF_OP_GE */
-	}
+	if (is_num(a) && is_num(b))
+		return order(op, num_cmp(a, b));
+	return -1;
 }
 
 static uint64_t bits(const struct rtf_value *v)
@@ -236,35 +241,175 @@ static struct rtf_value unary(enum rtf_op op, const struct rtf_value *a)
 	}
 }
 
+/* A fetched value as the evaluation takes it: not a literal, and
+ * RTF_UINT only above INT64_MAX (num_cmp relies on it). */
+static void normalize(struct rtf_value *v)
+{
+	v->escaped = false;
+	v->glob = false;
+	if (v->type == RTF_UINT && v->u <= INT64_MAX)
+		*v = (struct rtf_value){ .type = RTF_INT, .i = (int64_t)v->u, .label = v->label };
+}
+
+/* The comparison at code[pc] (REF CONST OP or CONST REF OP) into *c. */
+static bool clause_at(const struct rtf_program *p, uint32_t pc, struct rtf_clause *c)
+{
+	if (pc + 3 > p->nr_code || p->code[pc + 2].op < RTF_OP_LT ||
+	    p->code[pc + 2].op > RTF_OP_NOMATCH)
+		return false;
+	const struct rtf_insn *a = &p->code[pc], *b = &p->code[pc + 1];
+	if (a->op == RTF_OP_REF && b->op == RTF_OP_CONST)
+		*c = (struct rtf_clause){ a->arg, p->code[pc + 2].op, true, &p->consts[b->arg] };
+	else if (a->op == RTF_OP_CONST && b->op == RTF_OP_REF)
+		*c = (struct rtf_clause){ b->arg, p->code[pc + 2].op, false, &p->consts[a->arg] };
+	else
+		return false;
+	return true;
+}
+
+/* The compiler writes `a && b && c` as
+ *   [a] AND L1 [b] AND_END L1: AND L2 [c] AND_END L2:
+ * (each AND jumps just past its AND_END), `||` likewise. */
+bool rtf_simple(const struct rtf_program *p, struct rtf_simple *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->nr_refs = p->nr_refs;
+	s->local = p->flags & RTF_LOCAL_ERRORS;
+	/* (A loaded program may list refs it does not use: at most one
+	 * per clause here, so that callers can size their values.) */
+	if (p->nr_refs > RTF_SIMPLE_MAX || !clause_at(p, 0, &s->c[0]))
+		return false;
+	s->n = 1;
+	uint32_t pc = 3;
+	while (pc < p->nr_code) {
+		const struct rtf_insn *in = &p->code[pc];
+		bool any = in->op == RTF_OP_OR;
+		if ((in->op != RTF_OP_AND && !any) || (s->n > 1 && any != s->any) ||
+		    s->n == RTF_SIMPLE_MAX || in->arg != pc + 5 || pc + 5 > p->nr_code ||
+		    p->code[pc + 4].op != (any ? RTF_OP_OR_END : RTF_OP_AND_END) ||
+		    !clause_at(p, pc + 1, &s->c[s->n]))
+			return false;
+		s->any = any;
+		s->n++;
+		pc += 5;
+	}
+	return true;
+}
+
+/* One clause on value v: 1, 0, or -1 when it errs (v missing, or values
+ * that do not compare). */
+static int clause_eval(const struct rtf_clause *c, const struct rtf_value *v)
+{
+	if (v->type == RTF_NONE)
+		return -1;
+	struct rtf_value x;
+	if (is_int(v) && is_int(c->k) && c->op <= RTF_OP_NE) {
+		/* Two integers (the commonest case): what compare does for
+		 * them. v is read member by member, not copied whole: the
+		 * caller has just stored them, and a 16-byte load of 4- and
+		 * 8-byte stores waits for them to reach the cache. */
+		x.type = v->type == RTF_UINT && v->u > INT64_MAX ? RTF_UINT : RTF_INT;
+		x.u = v->u;
+		const struct rtf_value *a = c->ref_left ? &x : c->k, *b = c->ref_left ? c->k : &x;
+		return order((enum rtf_op)c->op, num_cmp(a, b));
+	}
+	x = *v;
+	normalize(&x);
+	const struct rtf_value *a = c->ref_left ? &x : c->k, *b = c->ref_left ? c->k : &x;
+	return compare((enum rtf_op)c->op, a, b);
+}
+
+bool rtf_simple_eval(const struct rtf_simple *s, const struct rtf_value *v)
+{
+	/* As rtf_eval: a missing ref fails the whole expression first. */
+	for (uint32_t i = 0; i < s->nr_refs && !s->local; i++)
+		if (v[i].type == RTF_NONE)
+			return false;
+	for (uint32_t i = 0; i < s->n; i++) {
+		int r = clause_eval(&s->c[i], &v[s->c[i].ref]);
+		if (r < 0) {
+			if (!s->local)
+				return false;
+			r = 0;	/* local errors: that comparison is false */
+		}
+		if (r == s->any)
+			return s->any;
+	}
+	return !s->any;
+}
+
+/* r set to the integer i, member by member (see rtf_simple_eval); r. */
+static const struct rtf_value *put_int(struct rtf_value *r, int64_t i)
+{
+	r->type = RTF_INT;
+	r->escaped = false;
+	r->glob = false;
+	r->label = NULL;
+	r->i = i;
+	return r;
+}
+
+/* Binary operator op on a and b, into r (or &none): what the stack
+ * then holds. An operand in error (local errors) makes a comparison
+ * false and a bitwise operator an error. */
+static const struct rtf_value *binary(enum rtf_op op, const struct rtf_value *a,
+				      const struct rtf_value *b, struct rtf_value *r, bool local)
+{
+	if (a->type == RTF_NONE || b->type == RTF_NONE)
+		return op >= RTF_OP_LT ? put_int(r, 0) : &none;
+	if (op >= RTF_OP_LT) {
+		int c = compare(op, a, b);
+		return c < 0 && !local ? &none : put_int(r, c > 0);
+	}
+	*r = bitwise(op, a, b);
+	return r;
+}
+
+/*
+ * The stack holds pointers: to a constant, to a fetched ref, or to the
+ * result of the instruction that left it there (res[] at the same depth).
+ * No value is copied whole on the way (32 bytes each, and a load of a
+ * value whose members were just stored waits for them).
+ */
 bool rtf_eval(const struct rtf_program *p, rtf_fetch_fn fetch, void *arg)
 {
-	struct rtf_value refs[RTF_MAX_REFS], st[RTF_MAX_STACK];
+	struct rtf_value refs[RTF_MAX_REFS], res[RTF_MAX_STACK];
+	const struct rtf_value *st[RTF_MAX_STACK];
 	bool local = p->flags & RTF_LOCAL_ERRORS;
 	for (uint32_t i = 0; i < p->nr_refs; i++) {
 		struct rtf_value *v = &refs[i];
-		*v = none;
+		v->type = RTF_NONE;
+		v->label = NULL;
 		if (fetch(arg, i, v) < 0 || v->type == RTF_NONE) {
 			if (!local)
 				return false;
-			*v = none;
+			v->type = RTF_NONE;
+			v->label = NULL;
 			continue;
 		}
-		v->escaped = false;
-		v->glob = false;
-		if (v->type == RTF_UINT && v->u <= INT64_MAX)
-			*v = (struct rtf_value){ .type = RTF_INT, .i = (int64_t)v->u,
-						 .label = v->label };
+		normalize(v);
 	}
 	uint32_t sp = 0;
 	for (uint32_t pc = 0; pc < p->nr_code; pc++) {
 		const struct rtf_insn *in = &p->code[pc];
-		struct rtf_value *top = sp ? &st[sp - 1] : NULL;
+		const struct rtf_value *top = sp ? st[sp - 1] : NULL;
+		struct rtf_value *r = sp ? &res[sp - 1] : NULL;
 		switch ((enum rtf_op)in->op) {
 		case RTF_OP_CONST:
-			st[sp++] = p->consts[in->arg];
+			st[sp++] = &p->consts[in->arg];
 			continue;
 		case RTF_OP_REF:
-			st[sp++] = refs[in->arg];
+			/* REF CONST COMPARE (`seq > 100`) in one step: no jump
+			 * lands inside (jumps land past an END). */
+			if (pc + 2 < p->nr_code && in[1].op == RTF_OP_CONST &&
+			    in[2].op >= RTF_OP_LT && in[2].op <= RTF_OP_NOMATCH) {
+				top = binary((enum rtf_op)in[2].op, &refs[in->arg],
+					     &p->consts[in[1].arg], &res[sp], local);
+				st[sp++] = top;
+				pc += 2;
+				break;
+			}
+			st[sp++] = &refs[in->arg];
 			continue;
 		case RTF_OP_NOT:
 		case RTF_OP_BNOT:
@@ -272,13 +417,17 @@ bool rtf_eval(const struct rtf_program *p, rtf_fetch_fn fetch, void *arg)
 		case RTF_OP_NEG:
 			if (top->type == RTF_NONE && in->op != RTF_OP_NOT)
 				continue;	/* an error goes on (local errors) */
-			*top = unary((enum rtf_op)in->op, top);
+			if (in->op == RTF_OP_NOT)
+				top = put_int(r, !truth(top));
+			else
+				*r = unary((enum rtf_op)in->op, top), top = r;
+			st[sp - 1] = top;
 			break;
 		case RTF_OP_AND:
 		case RTF_OP_OR: {
 			bool t = truth(top);
 			if (t == (in->op == RTF_OP_OR)) {
-				*top = int_value(t);
+				st[sp - 1] = put_int(r, t);
 				pc = in->arg - 1;
 			} else {
 				sp--;
@@ -287,31 +436,15 @@ bool rtf_eval(const struct rtf_program *p, rtf_fetch_fn fetch, void *arg)
 		}
 		case RTF_OP_AND_END:
 		case RTF_OP_OR_END:
-			*top = int_value(truth(top));
+			st[sp - 1] = put_int(r, truth(top));
 			continue;
-		default: {
-			struct rtf_value *a = &st[sp - 2], *b = top;
-			sp--;
-			if (a->type == RTF_NONE || b->type == RTF_NONE) {
-				/* local errors: a comparison with an error is false */
-				if (in->op >= RTF_OP_LT)
-					*a = int_value(0);
-				else
-					*a = none;
-				continue;
-			}
-			top = a;
-			if (in->op >= RTF_OP_LT) {
-				int r = compare((enum rtf_op)in->op, a, b);
-				*a = r < 0 && !local ? none : int_value(r > 0);
-			} else {
-				*a = bitwise((enum rtf_op)in->op, a, b);
-			}
+		default:
+			top = binary((enum rtf_op)in->op, st[sp - 2], top, &res[sp - 2], local);
+			st[--sp - 1] = top;
 			break;
-		}
 		}
 		if (top->type == RTF_NONE && !local)
 			return false;
 	}
-	return sp == 1 && truth(&st[0]);
+	return sp == 1 && truth(st[0]);
 }

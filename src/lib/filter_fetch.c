@@ -74,6 +74,7 @@ int rt_filter_bind(const struct rt_event_class *c, const struct rtf_program *pro
 	if (!f)
 		return -ENOMEM;
 	f->prog = prog;
+	f->simple = rtf_simple(prog, &f->s);
 	f->nr_refs = n;
 	for (uint32_t i = 0; i < n; i++)
 		rt_fref_bind(c, rtf_ref(prog, i), &f->refs[i]);
@@ -215,6 +216,18 @@ static int fetch(void *arg, uint32_t ref, struct rtf_value *v)
 
 bool rt_filter_pass(const struct rt_filter *f, const struct rt_filter_event *e)
 {
-	struct fetch_arg a = { .f = f, .e = e };
+	struct fetch_arg a;	/* tname: written before it is read */
+	a.f = f;
+	a.e = e;
+	if (f->simple) {
+		struct rtf_value v[RTF_SIMPLE_MAX];
+		for (uint32_t i = 0; i < f->s.nr_refs; i++) {
+			v[i].type = RTF_NONE;
+			v[i].label = NULL;
+			if (fetch(&a, i, &v[i]) < 0)
+				v[i].type = RTF_NONE;
+		}
+		return rtf_simple_eval(&f->s, v);
+	}
 	return rtf_eval(f->prog, fetch, &a);
 }

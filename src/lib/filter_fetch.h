@@ -63,9 +63,13 @@ struct rt_fref {
 				 * fields before it only; else UINT32_MAX) */
 };
 
-/* A program bound to a class. */
+/* A program bound to a class. `simple`: it is comparisons of references
+ * with constants joined by && or by || (rtf_simple), run without the
+ * interpreter. */
 struct rt_filter {
 	const struct rtf_program *prog;	/* not owned */
+	bool simple;
+	struct rtf_simple s;
 	uint32_t nr_refs;
 	struct rt_fref refs[];
 };

@@ -540,9 +540,14 @@ static struct rt_event_class rand_class = {
 	.fields = rand_fields, .field_names = rand_names,
 };
 
+static bool uses_string_name(const char *name)
+{
+	return name[0] == 's';
+}
+
 static bool uses_string(const struct tnode *n)
 {
-	return n && ((n->kind == T_FIELD && n->src[0] == 's') || uses_string(n->a) ||
+	return n && ((n->kind == T_FIELD && uses_string_name(n->src)) || uses_string(n->a) ||
 		     uses_string(n->b));
 }
 
@@ -1168,6 +1173,101 @@ static void test_ftrace(void)
 	}
 }
 
+/* One comparison of a field with a constant takes rtf_simple's path in
+ * the library (no interpreter): the same result as rtf_eval, for every
+ * comparison operator, both operand orders, each field kind against
+ * integers (edge values, unsigned past INT64_MAX), reals and strings
+ * (globs too), on random events. */
+static void test_simple(void)
+{
+	unit_case = "simple comparisons";
+	static const char *const ops[] = { "<", "<=", ">", ">=", "==", "!=", "=~", "!~" };
+	static const char *const fields[] = { "i0", "u0", "d0", "s0", "m" };
+	static const char *const consts[] = { "0", "1", "3", "100", "9223372036854775807",
+					      "9223372036854775808", "18446744073709551615",
+					      "0.5", "1e300", "\"ab\"", "\"a*\"", "\"\"", "\"[ab]?\"" };
+	char text[1024], err[256];
+	unsigned simple = 0;
+	for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++)
+		for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
+			for (size_t k = 0; k < sizeof(consts) / sizeof(consts[0]); k++)
+				for (int order = 0; order < 2; order++) {
+					/* =~ takes a string pattern, on the right */
+					if (o >= 6 && (order || consts[k][0] != '"'))
+						continue;
+					snprintf(text, sizeof(text), "%s %s %s",
+						 order ? consts[k] : fields[f], ops[o],
+						 order ? fields[f] : consts[k]);
+					struct rtf_program *prog;
+					if (!CHECK(rtf_compile(text, NULL, &prog, err, sizeof(err)) == 0,
+						   "%s: %s", text, err))
+						continue;
+					struct rt_filter *b;
+					CHECK(rt_filter_bind(&rand_class, prog, &b) == 0, "bind");
+					simple += b->simple;
+					CHECK(b->simple, "%s: not simple", text);
+					for (int n = 0; n < 16; n++) {
+						struct event e;
+						rand_event(&e);
+						if (n < 3)
+							e.u0 = n == 0 ? UINT64_MAX : n == 1 ? (uint64_t)INT64_MAX + 1
+												  : (uint64_t)INT64_MAX;
+						struct fetch_ctx c = { .p = prog, .e = &e };
+						bool want = rtf_eval(prog, fetch, &c);
+						CHECK(lib_eval(b, &e, false) == want, "%s: parts", text);
+						if (!uses_string_name(fields[f]))
+							CHECK(lib_eval(b, &e, true) == want, "%s: flat", text);
+					}
+					free(b);
+					rtf_free(prog);
+				}
+	CHECK(simple > 500, "%u simple programs", simple);
+	/* Chains of 2 to RTF_SIMPLE_MAX such comparisons, all && or all ||,
+	 * missing fields and type errors among them, in both error modes. */
+	static const char *const cmp[] = { "<", "<=", ">", ">=", "==", "!=" };
+	static const char *const lits[] = { "0", "3", "100", "9223372036854775808", "0.5",
+					    "\"ab\"", "\"a*\"" };
+	for (int round = 0; round < 4000; round++) {
+		unsigned n = 2 + pick(RTF_SIMPLE_MAX - 1);
+		bool any = pick(2), local = pick(2);
+		char *w = text;
+		for (unsigned i = 0; i < n; i++)
+			w += sprintf(w, "%s%s %s %s", i ? (any ? " || " : " && ") : "",
+				     fields[pick(5)], cmp[pick(6)], lits[pick(7)]);
+		struct rtf_options opt = { .flags = local ? RTF_LOCAL_ERRORS : 0 };
+		struct rtf_program *prog;
+		if (!CHECK(rtf_compile(text, &opt, &prog, err, sizeof(err)) == 0, "%s: %s", text,
+			   err))
+			continue;
+		struct rt_filter *b;
+		CHECK(rt_filter_bind(&rand_class, prog, &b) == 0, "bind");
+		CHECK(b->simple, "%s: not simple", text);
+		for (int k = 0; k < 8; k++) {
+			struct event e;
+			rand_event(&e);
+			struct fetch_ctx c = { .p = prog, .e = &e };
+			CHECK(lib_eval(b, &e, false) == rtf_eval(prog, fetch, &c), "%s (%s)", text,
+			      local ? "local" : "lttng");
+		}
+		free(b);
+		rtf_free(prog);
+	}
+	/* Not simple: two comparisons, a negated constant, a ref on both
+	 * sides, an unused ref a hostile program could list. */
+	static const char *const not_simple[] = { "i0 > 1 && i0 < 5 || u0 == 1", "i0 > -1",
+						  "i0 == i1", "!(i0 == 1)", "i0",
+						  "i0 > 1 && (i1 < 5 && u0 == 1)",
+						  "a==1&&b==1&&c==1&&d==1&&e==1&&f==1&&g==1&&h==1&&i==1" };
+	for (size_t i = 0; i < sizeof(not_simple) / sizeof(not_simple[0]); i++) {
+		struct rtf_program *prog;
+		struct rtf_simple sm;
+		if (CHECK(rtf_compile(not_simple[i], NULL, &prog, err, sizeof(err)) == 0, "%s",
+			  err))
+			CHECK(!rtf_simple(prog, &sm), "%s: simple", not_simple[i]);
+		rtf_free(prog);
+	}
+}
+
 /* One expression on one event of class c through the fetch path. */
 static bool lib_run(const struct rt_event_class *c, const char *expr,
 		    const struct rt_filter_event *ev)
@@ -1313,6 +1413,7 @@ int main(void)
 	test_wire();
 	test_ftrace();
 	test_fetch_types();
+	test_simple();
 	test_random();
 	return unit_finish();
 }
