@@ -56,6 +56,16 @@ MACRO_NAMES = {
     "lttng-ow": "LTTng-UST, flight recorder (overwrite)",
     "lttng-disk": "LTTng-UST, to disk (discard)",
 }
+# The filter rows (run.sh's FILTERS): (section, tracer, what).
+FILTER_ROWS = [
+    ("micro", "rt-daemon", "ringtrace through ringtraced, no filter: recorded"),
+    ("filter", "rt-filt-pass", "ringtrace, `--filter 'v >= 0'`: passed, recorded"),
+    ("filter", "rt-filt-reject", "ringtrace, `--filter 'v < 0'`: rejected"),
+    ("filter", "rt-filt-reject2", "ringtrace, `--filter 'v > 100 && v < 50'`: rejected"),
+    ("micro", "lttng", "LTTng-UST, no filter: recorded"),
+    ("filter", "lttng-filt-reject", "LTTng-UST, `--filter 'v < 0'`: rejected"),
+    ("filter", "lttng-filt-reject2", "LTTng-UST, `--filter 'v > 100 && v < 50'`: rejected"),
+]
 BREAKDOWN_CASES = ["rseq2", "clock", "buf", "buf_clk", "inline",
                    "buf_atomic", "inline_atomic", "calls", "lib", "floor"]
 
@@ -260,6 +270,12 @@ def main():
         b = runs.per_rep(section, t2, case, 1, field)
         return med([a[r] / b[r] for r in a if r in b and b[r] > 0])
 
+    def cross_ratio(s1, t1, s2, t2, field="batch_ns"):
+        """rep_ratio across sections: t1 of section s1 over t2 of s2."""
+        a = runs.per_rep(s1, t1, "p4", 1, field)
+        b = runs.per_rep(s2, t2, "p4", 1, field)
+        return med([a[r] / b[r] for r in a if r in b and b[r] > 0])
+
     lb = lat("lw-tsc")
     lb_batch = lat("lw-tsc", "batch_ns")
     rt50, rt_batch = lat("rt"), lat("rt", "batch_ns")
@@ -367,6 +383,25 @@ def main():
     with open(a.svg, "w") as f:
         f.write(svg_plot(series, threads, "Per-call latency (p50) against threads, 4-byte payload",
                          "ns per event (log)"))
+
+    # --- filters ---------------------------------------------------------------------
+    if runs.has("filter", "rt-filt-reject"):
+        P("## Filters (enable-event -u --filter)")
+        P("")
+        P("A user rule's filter runs in the traced program before anything is reserved "
+          "(docs/filters.md). `v` is the loop counter: each filter rejects, or passes, every "
+          "event. Ratios: to the unfiltered recorded event of the same tracer in the same "
+          "repetition (batch), median over the repetitions.")
+        P("")
+        P("| case | batch ns | p50 ns | p90 ns | batch / unfiltered recorded |")
+        P("|---|---:|---:|---:|---:|")
+        for sec, t, what in FILTER_ROWS:
+            if not runs.has(sec, t):
+                continue
+            base = "lttng" if t.startswith("lttng") else "rt-daemon"
+            P(f"| {what} | {fmt(lat(t, 'batch_ns', sec), 2)} | {fmt(lat(t, 'p50', sec))} | "
+              f"{fmt(lat(t, 'p90', sec))} | {fmt(cross_ratio(sec, t, 'micro', base), 2)} |")
+        P("")
 
     # --- payloads -------------------------------------------------------------------
     P("## Payload sweep")
@@ -576,6 +611,11 @@ def main():
          f"{fmt(s2, 3)} ({fmt(tmetric('rt', 2, 'batch_ns'), 2)} / {fmt(rt_batch, 2)} ns; "
          f"control {fmt(ctl, 2)})")
     goal("disabled event <= 0.5 ns", disabled, 0.5, f"{fmt(disabled, 2)} ns")
+    if runs.has("filter", "rt-filt-reject"):
+        fr = cross_ratio("filter", "rt-filt-reject", "micro", "rt-daemon")
+        goal("event rejected by a filter <= 2 x unfiltered recorded event (batch)", fr, 2.0,
+             f"{fmt(fr, 3)} ({fmt(lat('rt-filt-reject', 'batch_ns', 'filter'), 2)} / "
+             f"{fmt(lat('rt-daemon', 'batch_ns'), 2)} ns)")
     goal("bytes per event (4-byte payload) <= 8", round(bpe.get("rt", float("nan")), 2), 8.0,
          f"{fmt(bpe.get('rt', float('nan')), 3)}")
     P("")
@@ -606,6 +646,11 @@ def main():
               f"{fmt(rep_ratio('rt-daemon', 'lttng'), 2)} (p50 {fmt(lat('rt-daemon'))} vs "
               f"{fmt(lt50)} ns; batch {fmt(rep_ratio('rt-daemon', 'lttng', 'batch_ns'), 2)}: "
               f"{fmt(lat('rt-daemon', 'batch_ns'), 2)} vs {fmt(lt_batch, 2)} ns)")
+    if runs.has("filter", "rt-filt-reject"):
+        print(f"event rejected by a filter / unfiltered recorded event (through ringtraced, "
+              f"batch), median: {fmt(cross_ratio('filter', 'rt-filt-reject', 'micro', 'rt-daemon'), 2)}"
+              f" ({fmt(lat('rt-filt-reject', 'batch_ns', 'filter'), 2)} vs "
+              f"{fmt(lat('rt-daemon', 'batch_ns'), 2)} ns)")
     print(f"ringtrace / LTTng-UST, per event, one thread, median: {fmt(g_lt, 2)} "
           f"(p50 {fmt(rt50)} vs {fmt(lt50)} ns; batch {fmt(rep_ratio('rt', 'lttng', 'batch_ns'), 2)}: "
           f"{fmt(rt_batch, 2)} vs {fmt(lt_batch, 2)} ns)")

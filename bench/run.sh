@@ -159,12 +159,14 @@ lttng_setup() {
 	LTTNG_OK=1
 }
 
-# lttng_session NAME overwrite|discard SUBBUF NUM_SUBBUF
+# lttng_session NAME overwrite|discard SUBBUF NUM_SUBBUF [FILTER]
 lttng_session() {
+	local filter=()
+	[ -n "${5:-}" ] && filter=(--filter "$5")
 	(cd "$LH" &&
 		lt lttng create "$1" --output="$LH/traces/$1" &&
 		lt lttng enable-channel -u -s "$1" "--$2" --subbuf-size "$3" --num-subbuf "$4" ch0 &&
-		lt lttng enable-event -u -s "$1" -c ch0 'rtbench:*' &&
+		lt lttng enable-event -u -s "$1" -c ch0 'rtbench:*' "${filter[@]}" &&
 		lt lttng start "$1") >>"$ERRLOG" 2>&1 || die "lttng: cannot set up session $1"
 }
 lttng_stop() { (cd "$LH" && lt lttng stop "$1") >>"$ERRLOG" 2>&1 || true; }
@@ -197,11 +199,14 @@ rtd_setup() {
 	[ -n "$RTD_PID" ] || { note "ringtrace daemon mode: no ringtraced pid; its rows are skipped"; return; }
 	RTD_OK=1
 }
-# rtd_session NAME: overwrite channel with the geometry of the other rows
+# rtd_session NAME [FILTER]: overwrite channel with the geometry of the
+# other rows; the rule has --filter FILTER when given
 rtd_session() {
+	local filter=()
+	[ -n "${2:-}" ] && filter=(--filter "$2")
 	{ rtd create "$1" -o "$RTD_RUN/traces/$1" &&
 		rtd enable-channel -u ch0 -s "$1" --overwrite --subbuf-size 256k --num-subbuf 4 &&
-		rtd enable-event -u -s "$1" -c ch0 'rtbench:*' &&
+		rtd enable-event -u -s "$1" -c ch0 'rtbench:*' "${filter[@]}" &&
 		rtd start "$1"; } >>"$ERRLOG" 2>&1 || die "ringtraced: cannot set up session $1"
 }
 rtd_end() {
@@ -265,9 +270,12 @@ run_micro() {
 	rt) prog=$B/micro_rt env=(RINGTRACE_OUTPUT="$dir" RINGTRACE_OVERWRITE=1) ;;
 	rt-atomic) prog=$B/micro_rt env=(RINGTRACE_OUTPUT="$dir" RINGTRACE_OVERWRITE=1 RINGTRACE_RSEQ=0) ;;
 	rt-disk) prog=$B/micro_rt env=(RINGTRACE_OUTPUT="$dir") ;;
-	rt-daemon)
+	rt-daemon | rt-filt-*)
 		[ "$RTD_OK" = 1 ] || return 0
 		prog=$B/micro_rt env=(-u RINGTRACE_OUTPUT RINGTRACE_RUNDIR="$RTD_RUN") ;;
+	lttng-filt-*)
+		[ "$LTTNG_OK" = 1 ] || return 0
+		prog=$LH/bin/micro_lttng as=(lt) ;;
 	lttng | lttng-off)
 		[ "$LTTNG_OK" = 1 ] || [ "$MODE" = smoke ] || return 0
 		# (smoke: no session daemon, the tracepoints are disabled)
@@ -313,6 +321,10 @@ fi
 MICRO1="empty rt-off rt rt-daemon rt-atomic rt-disk lttng lw-tsc lw-clock printf marker"
 SCAL="rt rt-atomic lttng lw-tsc lw-clock printf marker rt-off empty"
 PAYLOADS="p32 str64 f8"
+# filters (v is the loop counter, from 0): rejected by one comparison,
+# passed by one, rejected by two
+FILTERS="reject pass reject2"
+declare -A FILTER_EXPR=([reject]='v < 0' [pass]='v >= 0' [reject2]='v > 100 && v < 50')
 # the breakdown's variants run in one process, interleaved
 BREAKDOWN="rseq2,clock,buf,buf_clk,inline,buf_atomic,inline_atomic,calls,lib,floor"
 for ((rep = 1; rep <= REPS; rep++)); do
@@ -332,6 +344,23 @@ for ((rep = 1; rep <= REPS; rep++)); do
 	run_micro breakdown bd "$BREAKDOWN" 1 "$rep"
 	if [ "$LTTNG_OK" = 1 ]; then lttng_stop micro; lttng_end micro; fi
 	if [ "$RTD_OK" = 1 ]; then rtd_end micro; fi
+	# user rules' --filter, judged in the program (docs/filters.md): each
+	# filter in a session of its own, after the unfiltered rt-daemon row of
+	# this repetition; LTTng-UST's rejected event likewise
+	for f in $FILTERS; do
+		flt=${FILTER_EXPR[$f]}
+		if [ "$RTD_OK" = 1 ]; then
+			rtd_session filt "$flt"
+			run_micro filter "rt-filt-$f" p4 1 "$rep"
+			rtd_end filt
+		fi
+		if [ "$LTTNG_OK" = 1 ] && [ "$f" != pass ]; then
+			lttng_session filt overwrite 256k 4 "$flt"
+			run_micro filter "lttng-filt-$f" p4 1 "$rep"
+			lttng_stop filt
+			lttng_end filt
+		fi
+	done
 done
 
 # --- 2. sustained throughput to disk, discard mode ----------------------------
