@@ -33,6 +33,8 @@ static void describe_rule(FILE *out, const struct rtd_rule *r)
 		fprintf(out, " (loglevel == %s)", rt_loglevel_name(r->loglevel));
 	for (size_t i = 0; i < r->nr_excludes; i++)
 		fprintf(out, "%s%s", i ? "," : " excluding ", r->excludes[i]);
+	if (r->filter)
+		fprintf(out, " [filter: %s]", r->filter);
 	fprintf(out, " [%s]\n", r->enabled ? "enabled" : "disabled");
 }
 

@@ -7,7 +7,8 @@
  *   VERB key=value key=value... (VERB: create, enable-channel, add-context,
  *                                enable-event, track, untrack, add-trigger)
  * The kernel domain's lines carry domain=kernel (its channel, then its
- * rules: syscall=1, filter=EXPR), before user space's.
+ * rules: syscall=1, filter=EXPR), before user space's (whose rules carry
+ * exclude, loglevel or loglevel-only, filter=EXPR).
  * Keys and values are those of the control requests (ctl_requests.c);
  * values are percent-encoded: a byte <= ' ', '%' or >= 0x7f is written
  * as %XX. Every line after `create name=S` carries session=S, but
@@ -123,6 +124,8 @@ static void ctl_save_session(FILE *out, const struct rtd_session *s)
 				fprintf(out, " loglevel=%d", r->loglevel);
 			else if (r->loglevel_type == RT_LEVEL_ONLY)
 				fprintf(out, " loglevel-only=%d", r->loglevel);
+			if (r->filter)
+				put_value(out, "filter", r->filter);
 			if (!r->enabled)
 				fprintf(out, " enabled=0");
 			fputc('\n', out);

@@ -43,12 +43,15 @@ def tick(tag, seq):
     return ("app:tick", {"seq": seq, "tag": tag, "value": 3 * seq})
 
 
-class UserFilters(AppCase):
+class FilterCase(AppCase):
     def check_both(self, out, want):
         """The trace at `out` holds exactly `want`, for bt2 and our reader."""
         got = plain(read_events(out))
         self.assertEqual(got, want)
         self.assertEqual(ours(out), want)
+
+
+class UserFilters(FilterCase):
 
     def test_two_rules_on_one_event(self):
         out = self.out("t")
@@ -245,6 +248,26 @@ class DamagingProxy:
 
     def close(self):
         self.sock.close()
+
+
+class SavedSessions(FilterCase):
+    def test_save_and_load_keep_the_filter(self):
+        out, saved = self.out("t"), self.out("saved.txt")
+        self.rt("create", "s", "-o", out)
+        self.rt("enable-event", "-u", "app:tick", "--filter", "seq >= 2 && tag == \"k*\"")
+        self.rt("save", "s", "-o", saved)
+        with open(saved) as f:
+            self.assertIn("filter=", f.read())
+        self.rt("destroy", "s")
+        self.rt("load", saved)
+        self.assertIn('app:tick [filter: seq >= 2 && tag == "k*"] [enabled]', self.rt("list", "s"))
+        p = self.program()
+        self.rt("start", "s")
+        p.cmd("emit 4 keep")
+        p.cmd("emit 4 drop")
+        self.rt("stop", "s")
+        self.assertEqual(p.exit(), (0, ""))
+        self.check_both(out, [tick("keep", i) for i in range(2, 4)])
 
 
 class HostileDaemon(AppCase):
