@@ -379,6 +379,224 @@ void ra_kernel_write_json(FILE *f, const struct ra_kernel *k);
 unsigned ra_kernel_sections(const struct ra_kernel *k);
 void ra_kernel_free(struct ra_kernel *k);
 
+/* --- kernel state: threads and CPUs over time (kstate.c) --------------- */
+
+/*
+ * What each thread of a kernel trace (ringtrace's or LTTng's event names:
+ * docs/kernel.md) was doing, streamed from sched_switch, sched_waking,
+ * sched_wakeup(_new), sched_migrate_task, syscall_entry_X/syscall_exit_X,
+ * irq_handler_entry/exit, softirq_entry/exit, hrtimer_expire_entry/exit,
+ * timer_expire_entry/exit,
+ * block_rq_issue/complete, lttng_statedump_process_state,
+ * sched_process_fork/exit/free, task_newtask (CLONE_THREAD: its creator's
+ * process) and task_rename, in timestamp order. The
+ * other events are ignored. Memory grows with the number of threads, CPUs
+ * and block requests in flight, never with the number of events.
+ *
+ * A thread is, from one event to the next:
+ *   RUNNING   on a CPU (from sched_switch's next_tid, or from any of its
+ *             kernel events on a CPU whose thread is not known yet);
+ *   RUNNABLE  waiting for a CPU: woken (sched_waking, else sched_wakeup)
+ *             or preempted (switched out with prev_state R);
+ *   BLOCKED   switched out asleep (prev_state S or other);
+ *   IOWAIT    switched out uninterruptible (prev_state D: disk I/O,
+ *             or another kernel wait that cannot be interrupted);
+ *   DEAD      switched out as exiting (X or Z).
+ * Each span of a state is reported when it ends (ra_kstate_ops.span); the
+ * spans still open are reported, flagged, by ra_kstate_finish.
+ *
+ * Who woke a thread: the interrupt, softirq or timer the waking CPU was
+ * running (irq_handler_entry .. exit, softirq_entry .. exit,
+ * hrtimer/timer_expire_entry .. exit), I/O completion when a
+ * block_rq_complete came before it in that interrupt (or, without irq
+ * events, on that CPU since its last sched_switch), else the thread that
+ * ran on the waking CPU (its tid context, else sched_switch's view); tid 0
+ * (the idle task) means an interrupt whose events were not recorded.
+ */
+enum ra_kstate_kind {
+	RA_KS_UNKNOWN,		/* not seen yet */
+	RA_KS_RUNNING,
+	RA_KS_RUNNABLE,
+	RA_KS_BLOCKED,
+	RA_KS_IOWAIT,
+	RA_KS_DEAD,
+	RA_KS_NR
+};
+
+enum ra_kwaker_kind {
+	RA_WAKER_NONE,		/* not woken (preempted), or unknown */
+	RA_WAKER_THREAD,	/* tid */
+	RA_WAKER_IRQ,		/* irq (-1: an interrupt of the idle CPU) */
+	RA_WAKER_SOFTIRQ,	/* irq = vector */
+	RA_WAKER_TIMER,		/* a timer expiring */
+	RA_WAKER_IO,		/* a block request completing: dev */
+};
+
+struct ra_kwaker {
+	uint8_t kind;		/* enum ra_kwaker_kind */
+	int32_t irq;
+	int64_t tid;
+	uint64_t dev;
+	uint32_t cpu;		/* where the waking ran */
+};
+
+#define RA_KCOMM_LEN 24
+
+struct ra_ks_thread {
+	int64_t tid;
+	int64_t pid;		/* its process; -1 unknown */
+	char comm[RA_KCOMM_LEN];	/* NUL-terminated */
+	bool kthread;		/* a kernel thread (state dump type, ppid 2) */
+	uint8_t state;		/* enum ra_kstate_kind */
+	bool preempted;		/* RUNNABLE: preempted, not woken */
+	uint32_t cpu;		/* where it runs, or ran last; UINT32_MAX */
+	int64_t since;		/* start of its state */
+	int32_t syscall;	/* index in ra_kstate.syscalls it is in, -1 */
+	int64_t syscall_ns;	/* its entry */
+	struct ra_kwaker waker;	/* what made it RUNNABLE (or woke it last) */
+};
+
+/* A span of one thread in one state, [begin, end). */
+struct ra_kspan {
+	const struct ra_ks_thread *th;
+	uint8_t state;		/* enum ra_kstate_kind */
+	bool open;		/* still open at the end of the trace */
+	bool preempted;		/* RUNNABLE: preempted, not woken */
+	uint32_t cpu;		/* RUNNING: its CPU; RUNNABLE: the CPU it ran
+				 * on next (UINT32_MAX if the trace ended) */
+	int64_t begin, end;
+	int32_t syscall;	/* BLOCKED/IOWAIT: the syscall it slept in, -1 */
+	struct ra_kwaker waker;	/* BLOCKED/IOWAIT: what ended it;
+				 * RUNNABLE: what made it runnable */
+};
+
+/* A block request, reported at its completion (or at the end, open). */
+struct ra_ks_io {
+	uint64_t dev, sector;
+	uint64_t bytes;
+	bool write;		/* rwbs holds 'W' */
+	bool sync;		/* rwbs holds 'F' or 'S' (flush, sync) */
+	bool open;		/* not completed when the trace ended */
+	int64_t issue_ns;	/* INT64_MIN: issue not recorded */
+	int64_t complete_ns;
+	const struct ra_ks_thread *issuer;	/* NULL: unknown */
+};
+
+/* What a consumer of the model is told; any member may be NULL. The
+ * pointers passed are valid during the call only. */
+struct ra_kstate_ops {
+	void (*span)(void *arg, const struct ra_kspan *sp);
+	/* A completed system call [begin, end) of th; ret: its return value. */
+	void (*syscall)(void *arg, const struct ra_ks_thread *th, int32_t syscall,
+			int64_t begin, int64_t end, int64_t ret);
+	void (*io)(void *arg, const struct ra_ks_io *io);
+	void (*migrate)(void *arg, const struct ra_ks_thread *th, uint32_t from,
+			uint32_t to, int64_t ns);
+};
+
+struct ra_ks_cpu {
+	int64_t tid;		/* running: -1 unknown */
+	int64_t since;
+	uint32_t irq_depth, softirq_depth, timer_depth;
+	int32_t irq, softirq;	/* innermost */
+	bool io_done;		/* a block_rq_complete in this context */
+	uint64_t io_dev;
+};
+
+#define RA_KSTATE_MAX_THREADS (1u << 20)	/* threads past it are ignored */
+#define RA_KSTATE_MAX_CPUS 4096
+#define RA_KSTATE_MAX_IO (1u << 16)		/* block requests in flight */
+
+struct ra_ks_io_slot;
+
+struct ra_kstate {
+	struct ra_kstate_ops ops;
+	void *arg;
+	struct ra_ks_thread *th;		/* owned */
+	uint32_t nr_th, cap_th;
+	uint32_t *th_slots;		/* owned: open addressing, index + 1 */
+	uint32_t nr_th_slots;
+	struct ra_ks_cpu *cpu;		/* owned, per CPU */
+	uint32_t nr_cpu;
+	struct ra_strtab syscalls;	/* names without syscall_entry_ */
+	struct ra_strtab irq_names;	/* "irq N name" */
+	int32_t *irq_name;		/* owned: irq -> index in irq_names */
+	uint32_t nr_irq_name;
+	uint8_t *kind;			/* owned, per event name: what it is */
+	int32_t *kind_sc;		/* owned, per event name: syscall index */
+	uint32_t nr_kind;
+	struct ra_ks_io_slot *io;		/* owned: requests in flight */
+	uint32_t nr_io;
+	uint64_t threads_dropped, io_dropped;
+	int64_t last_ns;
+};
+
+/* `ops` and `arg`: what to call; ops may be NULL. */
+void ra_kstate_init(struct ra_kstate *ks, const struct ra_kstate_ops *ops, void *arg);
+/* Feed the next event of src (timestamp order). 0, or -ENOMEM. */
+int ra_kstate_feed(struct ra_kstate *ks, const struct ra_source *src,
+		   const struct ra_event *ev);
+/* Report the spans and requests still open, up to end_ns. */
+void ra_kstate_finish(struct ra_kstate *ks, int64_t end_ns);
+/* Thread tid, or NULL if never seen. */
+const struct ra_ks_thread *ra_kstate_thread(const struct ra_kstate *ks, int64_t tid);
+/* The name of process pid: its main thread's comm, else "?". */
+const char *ra_kstate_process_name(const struct ra_kstate *ks, int64_t pid);
+/* Describe a waker: "thread NAME tid T", "irq 36 (virtio1-req.0)",
+ * "softirq TIMER", "timer", "I/O completion on 8:0". */
+void ra_kwaker_label(const struct ra_kstate *ks, const struct ra_kwaker *w, char *out,
+		     size_t len);
+/* "RUNNING" ... for enum ra_kstate_kind. */
+const char *ra_kstate_name(unsigned state);
+/* The name of syscall index sc ("?" for -1). */
+const char *ra_kstate_syscall(const struct ra_kstate *ks, int32_t sc);
+void ra_kstate_free(struct ra_kstate *ks);
+
+/* --- explain: where a slow interval of a thread went (explain.c) ------- */
+
+/*
+ * The interval to explain: [begin, end) of thread tid, and how it was
+ * chosen (text for the output). Found by a first pass over the traces
+ * (ra_explain_slowest, ra_explain_event) or given; ra_explain_run reads
+ * them a second time: two passes, each streamed, instead of a look-back
+ * buffer whose size would bound how long an interval can be explained.
+ */
+struct ra_explain_target {
+	int64_t begin, end;
+	int64_t tid;
+	char how[256];
+};
+
+/* The slowest pair "BEGIN,END" (full event names) of the traces, paired
+ * per key_field (NULL: per thread); its thread is the end event's (vtid,
+ * else tid context). 0, -ENOENT (no such pair: message), -EINVAL (bad
+ * spec), -ENOMEM, or the reader's -errno. */
+int ra_explain_slowest(const char *const *dirs, size_t nr, const char *pair,
+		       const char *key_field, struct ra_explain_target *t, char *err,
+		       size_t errlen);
+
+/* Events named `name` for which match(arg, src, ev) is true; each ends an
+ * interval that starts at its thread's begin (the pairing name patterns of
+ * ra_pairer_init, e.g. app:req_begin for app:req_end), else at its
+ * thread's previous event of that name. The longest such interval. Same
+ * returns as ra_explain_slowest. */
+typedef bool (*ra_explain_match_fn)(void *arg, const struct ra_source *src,
+				    const struct ra_event *ev);
+int ra_explain_event(const char *const *dirs, size_t nr, const char *name,
+		     ra_explain_match_fn match, void *arg, struct ra_explain_target *t,
+		     char *err, size_t errlen);
+
+struct ra_explain;
+
+/* Explain t over the traces (their kernel events: kstate). 0, or -errno
+ * (message in err); ra_explain_free(*out) in every case. */
+int ra_explain_run(const char *const *dirs, size_t nr, const struct ra_explain_target *t,
+		   unsigned top, struct ra_explain **out, char *err, size_t errlen);
+/* Its first line names the most likely culprit, with the evidence. */
+void ra_explain_write_text(FILE *f, const struct ra_explain *x);
+void ra_explain_write_json(FILE *f, const struct ra_explain *x);
+void ra_explain_free(struct ra_explain *x);
+
 /* --- writers ------------------------------------------------------------ */
 
 enum ra_section { RA_RATES = 1, RA_DURATIONS = 2, RA_THREADS = 4 };

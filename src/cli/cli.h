@@ -22,6 +22,7 @@ int cmd_view(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
 
 /* Options shared by analyze, export and report (long options only). */
 enum {

@@ -51,6 +51,7 @@ static const struct {
 	{ "analyze", cmd_analyze, "event rates, durations of paired events, activity per thread, kernel analyses" },
 	{ "export", cmd_export, "convert traces to Chrome trace-event JSON (Perfetto)" },
 	{ "report", cmd_report, "write a self-contained HTML report of a trace" },
+	{ "explain", cmd_explain, "why a slow interval of a thread was slow (kernel events)" },
 };
 
 static void usage(FILE *f)
