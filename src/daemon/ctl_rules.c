@@ -391,12 +391,10 @@ static int check_domain_keys(const struct ctl_req *r, enum rtd_domain d, char *e
 
 /* Any field, of a type not known yet (the rule's events are known at the
  * session's start). */
-static int any_field(void *arg, const char *name, const char **ftrace_name,
-		     enum rtf_ftrace_kind *kind)
+static int any_field(void *arg, const char *name, struct rtf_ftrace_field *out)
 {
 	(void)arg;
-	*ftrace_name = name;
-	*kind = RTF_FTRACE_ANY;
+	*out = (struct rtf_ftrace_field){ .name = name, .kind = RTF_FTRACE_ANY };
 	return 0;
 }
 

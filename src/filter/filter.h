@@ -177,7 +177,9 @@ int rtf_load(const void *buf, size_t len, struct rtf_program **out, char *err, s
  * Translation into ftrace's filter syntax (events/SYSTEM/EVENT/filter),
  * for one event. ftrace compares a field with a constant: FIELD OP INT,
  * FIELD ==|!= STRING, a glob (FIELD ~ "g*"), FIELD & INT, combined with
- * && || ! and parentheses. $ctx.tid is common_pid, $ctx.procname comm,
+ * && || ! and parentheses; a constant compared with a field the trace
+ * rebases is rebased back (FIELD OP INT + offset; FIELD & MASK on such a
+ * field cannot be expressed). $ctx.tid is common_pid, $ctx.procname comm,
  * $ctx.cpu_id cpu; other contexts, $app, $VAR, reals, field against
  * field, shifts, ^ and | cannot be expressed.
  */
@@ -187,11 +189,20 @@ enum rtf_ftrace_kind {
 	RTF_FTRACE_STRING,
 };
 
-/* The ftrace name of payload field `name` (NAME or $payload.NAME) of the
- * event: 0 with *ftrace_name (valid until the translation returns) and
- * *kind, or -ENOENT when the event has no such field. */
-typedef int (*rtf_ftrace_field_fn)(void *arg, const char *name, const char **ftrace_name,
-				   enum rtf_ftrace_kind *kind);
+/* What ftrace calls a payload field and how it holds it. */
+struct rtf_ftrace_field {
+	const char *name;		/* valid until the translation returns */
+	enum rtf_ftrace_kind kind;
+	int64_t offset;			/* ftrace's value is the trace's + offset
+					 * (0 unless the trace rebases the field,
+					 * as LTTng's priorities are the kernel's
+					 * minus 100) */
+};
+
+/* Payload field `name` (NAME or $payload.NAME) of the event: 0 with *out
+ * filled (offset is 0 on entry), or -ENOENT when the event has no such
+ * field. */
+typedef int (*rtf_ftrace_field_fn)(void *arg, const char *name, struct rtf_ftrace_field *out);
 
 /*
  * Returns 0 and *out (malloc'ed text), 1 when the event lacks a field the

@@ -28,6 +28,7 @@ struct frag {
 	bool neg;			/* F_INT: -mag */
 	uint64_t mag;
 	enum rtf_ftrace_kind fkind;	/* F_FIELD */
+	int64_t offset;			/* F_FIELD: ftrace's value - the trace's */
 };
 
 struct tr {
@@ -115,6 +116,18 @@ static void int_text(char *buf, size_t len, bool neg, uint64_t mag)
 	snprintf(buf, len, "%s%llu", neg && mag ? "-" : "", (unsigned long long)mag);
 }
 
+/* The constant neg/mag + offset as text: 0, or -ERANGE when the sum
+ * leaves the 64-bit range ftrace compares in. */
+static int int_text_offset(char *buf, size_t len, bool neg, uint64_t mag, int64_t offset)
+{
+	__int128 v = neg ? -(__int128)mag : (__int128)mag;
+	v += offset;
+	if (v < INT64_MIN || v > (__int128)UINT64_MAX)
+		return -ERANGE;
+	int_text(buf, len, v < 0, v < 0 ? (uint64_t)-v : (uint64_t)v);
+	return 0;
+}
+
 /* A fragment as a condition: its text (owned by f). */
 static int pred_of(struct tr *t, struct frag *f, const char **text)
 {
@@ -125,8 +138,10 @@ static int pred_of(struct tr *t, struct frag *f, const char **text)
 		return 0;
 	case F_FIELD: {
 		char *s;
-		if (asprintf(&s, f->fkind == RTF_FTRACE_STRING ? "%s != \"\"" : "%s != 0",
-			     f->text) < 0) {
+		int n = f->fkind == RTF_FTRACE_STRING
+				? asprintf(&s, "%s != \"\"", f->text)
+				: asprintf(&s, "%s != %lld", f->text, (long long)f->offset);
+		if (n < 0) {
 			snprintf(t->err, t->errlen, "out of memory");
 			return -ENOMEM;
 		}
@@ -275,7 +290,8 @@ static int comparison(struct tr *t, enum rtf_op op, struct frag *a, struct frag 
 			 "an integer", a->text);
 		return -EINVAL;
 	}
-	int_text(num, sizeof(num), neg, mag);
+	if (int_text_offset(num, sizeof(num), neg, mag, a->offset) < 0)
+		return no(t, "the constant compared with %s is out of range", a->text);
 	return push_text(t, F_PRED, "%s %s %s", a->text, op_text(op), num);
 }
 
@@ -292,7 +308,7 @@ static const struct {
 /* The ftrace names of the program's refs: 0, 1 (one is missing from the
  * event) or -EINVAL. */
 static int map_refs(struct tr *t, const struct rtf_program *p, rtf_ftrace_field_fn field,
-		    void *arg, const char **names, enum rtf_ftrace_kind *kinds)
+		    void *arg, struct rtf_ftrace_field *fields)
 {
 	int missing = 0;
 	for (uint32_t i = 0; i < p->nr_refs; i++) {
@@ -300,7 +316,8 @@ static int map_refs(struct tr *t, const struct rtf_program *p, rtf_ftrace_field_
 		switch (r->scope) {
 		case RTF_SCOPE_FIELD:
 		case RTF_SCOPE_PAYLOAD:
-			if (field(arg, r->name, &names[i], &kinds[i]) < 0)
+			fields[i] = (struct rtf_ftrace_field){ .offset = 0 };
+			if (field(arg, r->name, &fields[i]) < 0)
 				missing = 1;
 			break;
 		case RTF_SCOPE_CTX: {
@@ -311,8 +328,8 @@ static int map_refs(struct tr *t, const struct rtf_program *p, rtf_ftrace_field_
 			if (k == sizeof(contexts) / sizeof(contexts[0]))
 				return no(t, "ftrace has no context $ctx.%s (it has $ctx.tid, "
 					  "$ctx.procname, $ctx.cpu_id)", r->name);
-			names[i] = contexts[k].ftrace;
-			kinds[i] = contexts[k].kind;
+			fields[i] = (struct rtf_ftrace_field){ .name = contexts[k].ftrace,
+							      .kind = contexts[k].kind };
 			break;
 		}
 		case RTF_SCOPE_APP:
@@ -328,10 +345,9 @@ int rtf_to_ftrace(const struct rtf_program *p, rtf_ftrace_field_fn field, void *
 		  char **out, char *err, size_t errlen)
 {
 	struct tr t = { .err = err, .errlen = errlen };
-	const char *names[RTF_MAX_REFS];
-	enum rtf_ftrace_kind kinds[RTF_MAX_REFS];
+	struct rtf_ftrace_field fields[RTF_MAX_REFS];
 	*out = NULL;
-	int ret = map_refs(&t, p, field, arg, names, kinds);
+	int ret = map_refs(&t, p, field, arg, fields);
 	if (ret)
 		return ret;
 	for (uint32_t pc = 0; pc < p->nr_code && !ret; pc++) {
@@ -345,9 +361,11 @@ int rtf_to_ftrace(const struct rtf_program *p, rtf_ftrace_field_fn field, void *
 			t.st[t.sp++] = (struct frag){ .kind = F_CONST, .c = &p->consts[in->arg] };
 			break;
 		case RTF_OP_REF:
-			ret = push_text(&t, F_FIELD, "%s", names[in->arg]);
-			if (!ret)
-				t.st[t.sp - 1].fkind = kinds[in->arg];
+			ret = push_text(&t, F_FIELD, "%s", fields[in->arg].name);
+			if (!ret) {
+				t.st[t.sp - 1].fkind = fields[in->arg].kind;
+				t.st[t.sp - 1].offset = fields[in->arg].offset;
+			}
 			break;
 		case RTF_OP_NEG:
 		case RTF_OP_PLUS:
@@ -381,6 +399,11 @@ int rtf_to_ftrace(const struct rtf_program *p, rtf_ftrace_field_fn field, void *
 			if (f->kind != F_FIELD || f->fkind == RTF_FTRACE_STRING ||
 			    !int_of(m, &neg, &mag)) {
 				ret = no(&t, "'&' only between an integer field and a constant");
+				break;
+			}
+			if (f->offset) {
+				ret = no(&t, "'&' on %s, which the trace rebases by %lld", f->text,
+					 (long long)-f->offset);
 				break;
 			}
 			char num[32];

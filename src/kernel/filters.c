@@ -76,15 +76,14 @@ struct field_map {
 	size_t cls;
 };
 
-static int map_field(void *arg, const char *name, const char **ftrace_name,
-		     enum rtf_ftrace_kind *kind)
+static int map_field(void *arg, const char *name, struct rtf_ftrace_field *out)
 {
 	struct field_map *m = arg;
 	bool text;
-	int ret = rtk_formats_ftrace_field(m->f, m->cls, name, ftrace_name, &text);
+	int ret = rtk_formats_ftrace_field(m->f, m->cls, name, &out->name, &text, &out->offset);
 	if (ret < 0)
 		return ret;
-	*kind = text ? RTF_FTRACE_STRING : RTF_FTRACE_INT;
+	out->kind = text ? RTF_FTRACE_STRING : RTF_FTRACE_INT;
 	return 0;
 }
 

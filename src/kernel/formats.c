@@ -271,6 +271,14 @@ static bool lttng_prio(const char *system, const char *field)
 	return false;
 }
 
+/* Whether ftrace field tf is a priority LTTng's traces rebase (written
+ * minus RTK_PRIO_OFFSET): a 32-bit scalar of lttng_prio's list. */
+static bool rebased_prio(const char *system, const struct tep_format_field *tf)
+{
+	return lttng_prio(system, tf->name) && tf->size == 4 &&
+	       !(tf->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC | TEP_FIELD_IS_STRING));
+}
+
 static int build_class(struct rtk_class *c, const char *system, struct tep_event *ev)
 {
 	int syscall;
@@ -292,8 +300,7 @@ static int build_class(struct rtk_class *c, const char *system, struct tep_event
 			continue;
 		uint32_t k = c->nr_fields;
 		field_layout(tf, &c->fields[k], &c->descs[k].type);
-		if (lttng_prio(system, tf->name) && c->fields[k].kind == RTK_INT &&
-		    c->fields[k].size == 4) {
+		if (rebased_prio(system, tf) && c->fields[k].kind == RTK_INT) {
 			c->fields[k].kind = RTK_PRIO;
 			c->descs[k].type = RT_TYPE_S32;
 		}
@@ -351,7 +358,7 @@ static bool is_text(const struct tep_format_field *tf)
 }
 
 int rtk_formats_ftrace_field(const struct rtk_formats *f, size_t i, const char *name,
-			     const char **ftrace_name, bool *text)
+			     const char **ftrace_name, bool *text, int64_t *offset)
 {
 	const struct rtk_class *c = rtk_formats_class(f, i);
 	struct tep_event *ev = c ? tep_find_event(f->tep, c->ftrace_id) : NULL;
@@ -373,6 +380,7 @@ int rtk_formats_ftrace_field(const struct rtk_formats *f, size_t i, const char *
 		return -ENOENT;
 	*ftrace_name = found->name;
 	*text = is_text(found);
+	*offset = rebased_prio(ev->system, found) ? RTK_PRIO_OFFSET : 0;
 	return 0;
 }
 

@@ -132,9 +132,11 @@ int rtk_trace_learn_creation(struct rtk_trace *t, const void *page, size_t size,
 
 /* The ftrace field of the i-th class that LTTng's trace calls `name`
  * (its CTF name), or whose ftrace name is `name`: 0, *ftrace_name (valid
- * as long as f) and *text (a string field), or -ENOENT, -ENOMEM. */
+ * as long as f), *text (a string field) and *offset (ftrace's value minus
+ * the trace's: RTK_PRIO_OFFSET for the rebased priorities, else 0), or
+ * -ENOENT, -ENOMEM. */
 int rtk_formats_ftrace_field(const struct rtk_formats *f, size_t i, const char *name,
-			     const char **ftrace_name, bool *text);
+			     const char **ftrace_name, bool *text, int64_t *offset);
 
 /* The kernel rules' filters (filters.c): one per rule (pattern), compiled
  * at rtk_filters_new (texts NULL, or an entry NULL: no filter; globs and

@@ -178,8 +178,10 @@ class KernelSession(unittest.TestCase):
     def test_per_rule_filters(self):
         """Two system call rules on write(2) with different filters (LTTng's
         language: payload fields, $ctx.procname, a glob) and a tracepoint
-        rule with LTTng's field names (prev_tid is ftrace's prev_pid): the
-        trace holds exactly the events one of its rules' filters passes."""
+        rule with LTTng's field names and values (prev_tid is ftrace's
+        prev_pid; prev_prio is LTTng's, the kernel's minus 100, so the
+        workload's nice 0 threads have 20): the trace holds exactly the
+        events one of its rules' filters passes."""
         out = os.path.join(self.tmp, "filtered")
         self.ok("create", "f", "-o", out)
         pid, run = self.workload(2, 100)       # counts 1..100 and 101..200
@@ -189,7 +191,7 @@ class KernelSession(unittest.TestCase):
         self.ok("enable-event", "-k", "--syscall", "write", "--filter",
                 "count >= 195 || count == 42")
         self.ok("enable-event", "-k", "sched_switch", "--filter",
-                'prev_comm == "rtkw-*" && prev_tid != 0')
+                'prev_comm == "rtkw-*" && prev_tid != 0 && prev_prio == 20')
         listing = self.ok("list", "f")
         self.assertIn('write (type: syscall) [filter: count >= 195 || count == 42] [enabled]',
                       listing)
@@ -213,7 +215,8 @@ class KernelSession(unittest.TestCase):
                 self.assertTrue(p["count"] >= 195 or p["count"] == 42 or
                                 (p["count"] <= 10 and tid == t0), (tid, p))
             else:
-                self.assertTrue(p["prev_comm"].startswith("rtkw-") and p["prev_tid"] != 0, p)
+                self.assertTrue(p["prev_comm"].startswith("rtkw-") and p["prev_tid"] != 0
+                                and p["prev_prio"] == 20, p)
         switched = {p["prev_tid"] for n, _, p in events if n == "sched_switch"}
         self.assertTrue(switched & {t0, t1}, "the workload's threads were switched out")
         self.ok("destroy", "f")

@@ -1088,23 +1088,24 @@ static void test_wire(void)
 
 /* ---- ftrace ---- */
 
-static int ft_field(void *arg, const char *name, const char **ftrace_name,
-		    enum rtf_ftrace_kind *kind)
+static int ft_field(void *arg, const char *name, struct rtf_ftrace_field *out)
 {
 	(void)arg;
 	static const struct {
 		const char *lttng, *ftrace;
 		enum rtf_ftrace_kind kind;
+		int64_t offset;
 	} f[] = {
-		{ "prev_tid", "prev_pid", RTF_FTRACE_INT },
-		{ "next_tid", "next_pid", RTF_FTRACE_INT },
-		{ "prev_comm", "prev_comm", RTF_FTRACE_STRING },
-		{ "prev_state", "prev_state", RTF_FTRACE_INT },
+		{ "prev_tid", "prev_pid", RTF_FTRACE_INT, 0 },
+		{ "next_tid", "next_pid", RTF_FTRACE_INT, 0 },
+		{ "prev_comm", "prev_comm", RTF_FTRACE_STRING, 0 },
+		{ "prev_state", "prev_state", RTF_FTRACE_INT, 0 },
+		{ "prev_prio", "prev_prio", RTF_FTRACE_INT, 100 },
 	};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		if (!strcmp(f[i].lttng, name)) {
-			*ftrace_name = f[i].ftrace;
-			*kind = f[i].kind;
+			*out = (struct rtf_ftrace_field){ .name = f[i].ftrace, .kind = f[i].kind,
+							  .offset = f[i].offset };
 			return 0;
 		}
 	return -ENOENT;
@@ -1117,6 +1118,12 @@ static void test_ftrace(void)
 		const char *expr, *want;	/* want NULL: missing (1); "E:..." an error */
 	} cases[] = {
 		{ "prev_tid == 1", "prev_pid == 1" },
+		/* A rebased field: the constant is rebased back. */
+		{ "prev_prio == 20", "prev_prio == 120" },
+		{ "-101 < prev_prio", "prev_prio > -1" },
+		{ "prev_prio", "prev_prio != 100" },
+		{ "prev_prio == 18446744073709551615", "E:out of range" },
+		{ "prev_prio & 1", "E:rebases" },
 		{ "5 < prev_tid", "prev_pid > 5" },
 		{ "prev_tid > -1 && !(next_tid == 2)", "(prev_pid > -1) && (!(next_pid == 2))" },
 		{ "prev_tid == 1 || next_tid != 2 && prev_tid",
