@@ -36,6 +36,9 @@
 #include "../common/warn.h"
 #include "ctl.h"
 
+/* Kernel matches fired by one call of kernel_matches. */
+#define CTL_KERNEL_BATCH 16
+
 static int timer_fd = -1;
 static bool timer_armed;
 
@@ -102,7 +105,13 @@ static void poll_triggers(int fd, short revents, void *arg)
 }
 
 /* The kernel triggers' matches (kernel_triggers.c), oldest first: each
- * fires its trigger, unless it was removed since. */
+ * fires its trigger, unless it was removed since. At most
+ * CTL_KERNEL_BATCH per call, then back to the loop, which answers the
+ * commands and signals waiting meanwhile: the reader queues the matches
+ * of a frequent event faster than a slow action (a snapshot) runs, and
+ * emptying the queue would never return. Every match taken fires (the
+ * rate policies count each one); when the batch is full the eventfd is
+ * made readable again, so the loop's next round takes the rest. */
 static void kernel_matches(int fd, short revents, void *arg)
 {
 	(void)revents;
@@ -111,14 +120,19 @@ static void kernel_matches(int fd, short revents, void *arg)
 	struct rtp_kv values;
 	if (read(fd, &n, sizeof(n)) < 0)
 		(void)0;	/* the queue says what there is */
-	while (dp_kernel_trigger_take(&id, &values)) {
+	unsigned fired = 0;
+	while (fired < CTL_KERNEL_BATCH && dp_kernel_trigger_take(&id, &values)) {
 		struct ctl_trigger *t = ctl_triggers;
 		while (t && t->id != id)
 			t = t->next;
 		if (t)
 			ctl_trigger_fire(t, &values);
 		rtp_kv_free(&values);
+		fired++;
 	}
+	uint64_t one = 1;
+	if (fired == CTL_KERNEL_BATCH && write(fd, &one, sizeof(one)) < 0)
+		(void)0;	/* a full counter is readable too */
 }
 
 int ctl_trigger_timer_init(void)

@@ -264,6 +264,29 @@ class TestRatesAndLife(KernelTriggerCase):
         self.assertEqual(self.trigger_instances(second), [])
 
 
+class TestFrequentEvent(KernelTriggerCase):
+    def test_daemon_answers_during_a_storm(self):
+        """A trigger on sched_switch (thousands of matches a second) whose
+        action, a snapshot, is slower than the matches come: the daemon
+        still answers commands between firings, remove-trigger removes
+        it, and SIGTERM ends the daemon."""
+        snaps = self.out("snaps")
+        self.rt("create", "fr", "--snapshot", "-o", snaps)
+        self.rt("enable-event", "-k", "sched_switch")
+        self.rt("start")
+        self.add("--name=storm", "--condition=event-rule-matches", "--type=kernel",
+                 "--name=sched_switch", "--action=snapshot-session", "fr")
+        self.wait_for(lambda: os.path.isdir(snaps) and len(os.listdir(snaps)) >= 2,
+                      "two snapshots")
+        # Each command is answered within the client's own timeout.
+        self.assertIn("storm", self.triggers())
+        self.rt("remove-trigger", "storm")
+        self.assertEqual(self.rt("list-triggers"), "No trigger.\n")
+        self.assertEqual(self.trigger_instances(), [])
+        self.daemon.send_signal(signal.SIGTERM)
+        self.assertEqual(self.daemon.wait(timeout=60), 0)
+
+
 class TestRefusals(KernelTriggerCase):
     def test_errors(self):
         base = ["--condition=event-rule-matches", "--type=kernel", "--name=signal_generate"]
