@@ -295,14 +295,18 @@ static int comparison(struct tr *t, enum rtf_op op, struct frag *a, struct frag 
 	return push_text(t, F_PRED, "%s %s %s", a->text, op_text(op), num);
 }
 
-/* The contexts ftrace filters know. */
+/* The contexts ftrace filters know. ftrace looks an event's own fields
+ * up before its generic ones, and many events have a payload field
+ * `comm` or `cpu` (signal_generate's comm is the signal's target): the
+ * current thread's name and CPU are the generic `COMM` and `CPU`, which
+ * no field shadows. */
 static const struct {
 	const char *lttng, *ftrace;
 	enum rtf_ftrace_kind kind;
 } contexts[] = {
 	{ "tid", "common_pid", RTF_FTRACE_INT },
-	{ "procname", "comm", RTF_FTRACE_STRING },
-	{ "cpu_id", "cpu", RTF_FTRACE_INT },
+	{ "procname", "COMM", RTF_FTRACE_STRING },
+	{ "cpu_id", "CPU", RTF_FTRACE_INT },
 };
 
 /* The ftrace names of the program's refs: 0, 1 (one is missing from the

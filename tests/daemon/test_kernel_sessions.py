@@ -221,6 +221,35 @@ class KernelSession(unittest.TestCase):
         self.assertTrue(switched & {t0, t1}, "the workload's threads were switched out")
         self.ok("destroy", "f")
 
+    def test_procname_is_the_current_threads(self):
+        """$ctx.procname is the name of the thread that emits the event,
+        not the event's own `comm` field (signal_generate's comm is the
+        signal's target): this process, not "sleep", sends the signals,
+        so the SIGTERM to sleep A is dropped and the SIGUSR1 to sleep B
+        recorded."""
+        out = os.path.join(self.tmp, "procname")
+        a, b = (subprocess.Popen(["sleep", "60"]) for _ in range(2))
+        for p in (a, b):
+            self.addCleanup(p.wait)
+            self.addCleanup(p.kill)
+        with open("/proc/self/comm") as f:
+            comm = f.read().strip()
+        self.ok("create", "p", "-o", out)
+        self.ok("enable-event", "-k", "signal_generate", "--filter",
+                f'(sig == 15 && pid == {a.pid} && $ctx.procname == "sleep") || '
+                f'(sig == 10 && pid == {b.pid} && $ctx.procname == "{comm}")')
+        self.ok("start")
+        a.send_signal(signal.SIGTERM)
+        b.send_signal(signal.SIGUSR1)
+        a.wait()
+        b.wait()
+        self.ok("stop")
+        events, lost = read_bt2(os.path.join(out, "kernel"))
+        self.assertEqual(lost, 0)
+        got = [(tid, p["pid"], p["sig"]) for n, tid, p in events if n == "signal_generate"]
+        self.assertEqual(got, [(os.getpid(), b.pid, 10)])
+        self.ok("destroy", "p")
+
     def test_user_and_kernel_merged(self):
         """kernel_app emits kapp:before, calls write(2), emits kapp:after,
         10,000 times: in the session's directory read as one collection,

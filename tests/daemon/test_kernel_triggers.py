@@ -152,6 +152,31 @@ class TestSyscallConditions(KernelTriggerCase):
         self.assertEqual(wret["captures"], {"ret": 1234})
         self.assertEqual(int(self.triggers()["w"]["fired"]), 1)
 
+    def test_procname_is_the_current_threads(self):
+        """$ctx.procname in a trigger's filter is the emitting thread's
+        name, not signal_generate's comm (the target's): the SIGTERM this
+        process sends to sleep A does not match `$ctx.procname == "sleep"`;
+        the SIGUSR1 to sleep B after it, which matches this process's
+        name, is the first firing."""
+        a, b = (subprocess.Popen(["sleep", "60"]) for _ in range(2))
+        for p in (a, b):
+            self.addCleanup(p.wait)
+            self.addCleanup(p.kill)
+        with open("/proc/self/comm") as f:
+            comm = f.read().strip()
+        self.add("--name=pn", "--condition=event-rule-matches", "--type=kernel",
+                 "--name=signal_generate",
+                 f'--filter=(sig == 15 && pid == {a.pid} && $ctx.procname == "sleep") || '
+                 f'(sig == 10 && pid == {b.pid} && $ctx.procname == "{comm}")',
+                 "--capture=pid", "--capture=sig", "--action=notify")
+        cmd = self.notifications("pn")
+        a.send_signal(signal.SIGTERM)
+        a.wait()
+        b.send_signal(signal.SIGUSR1)
+        n = json.loads(cmd.line())
+        self.assertEqual((n["fired"], n["procname"], n["captures"]),
+                         (1, comm, {"pid": b.pid, "sig": 10}))
+
     def test_exclude_name_and_sides(self):
         """write* less write: a write does not fire, the writev after it
         does; an entry-only rule never reports an exit."""

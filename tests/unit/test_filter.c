@@ -1129,7 +1129,7 @@ static void test_ftrace(void)
 		{ "prev_tid == 1 || next_tid != 2 && prev_tid",
 		  "(prev_pid == 1) || ((next_pid != 2) && (prev_pid != 0))" },
 		{ "$ctx.tid == 7 && $ctx.procname == \"bash\" && $ctx.cpu_id >= 1",
-		  "((common_pid == 7) && (comm == \"bash\")) && (cpu >= 1)" },
+		  "((common_pid == 7) && (COMM == \"bash\")) && (CPU >= 1)" },
 		{ "prev_comm == \"ba*\"", "prev_comm ~ \"ba*\"" },
 		{ "prev_comm != \"*a\\*?\"", "!(prev_comm ~ \"*a[*][?]\")" },
 		{ "prev_comm == \"a?[b\"", "prev_comm == \"a?[b\"" },
