@@ -195,6 +195,12 @@ static int quote(struct tr *t, const struct rtf_value *v, bool glob, bool shell,
 		} else if (glob && c == '\\') {
 			free(s);
 			return no(t, "a backslash in a pattern");
+		} else if (glob && n == 0 && c >= '0' && c <= '9') {
+			/* ftrace reads a pattern that starts with a digit as an
+			 * index, which matches no string: a set of one byte. */
+			s[n++] = '[';
+			s[n++] = (char)c;
+			s[n++] = ']';
 		} else {
 			s[n++] = (char)c;
 		}
@@ -275,7 +281,13 @@ static int comparison(struct tr *t, enum rtf_op op, struct frag *a, struct frag 
 		if (r < 0)
 			return r;
 		bool eq = op == RTF_OP_EQ || op == RTF_OP_MATCH;
-		if (glob)
+		if (glob && q[1] == '!')
+			/* ftrace reads a pattern's leading '!' as "does not
+			 * match" and its globs have no escape: any first byte
+			 * and the rest, and not a first byte other than '!'. */
+			r = push_text(t, F_PRED, "%s(%s ~ %c?%s) && !(%s ~ %c[!!]%s)%s", eq ? "" : "!(",
+				      a->text, q[0], q + 2, a->text, q[0], q + 2, eq ? "" : ")");
+		else if (glob)
 			r = eq ? push_text(t, F_PRED, "%s ~ %s", a->text, q)
 			       : push_text(t, F_PRED, "!(%s ~ %s)", a->text, q);
 		else

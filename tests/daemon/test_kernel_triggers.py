@@ -177,6 +177,38 @@ class TestSyscallConditions(KernelTriggerCase):
         self.assertEqual((n["fired"], n["procname"], n["captures"]),
                          (1, comm, {"pid": b.pid, "sig": 10}))
 
+    def test_glob_first_byte(self):
+        """Globs whose first byte ftrace would read otherwise: "1sle*"
+        (a leading digit is an index to ftrace) matches a program named
+        1sleeper; "!zzz*" (a leading '!' negates to ftrace) matches
+        !zzzb and not `other` nor 1sleeper. SIGTERMs to other, 1sleeper,
+        !zzzb: the first two firings are 1sleeper's and !zzzb's."""
+        kids = {}
+        for name in ("other", "1sleeper", "!zzzb"):
+            p = subprocess.Popen(
+                ["/usr/bin/python3", "-c", "import sys, time\n"
+                 "open('/proc/self/comm', 'w').write(sys.argv[1])\n"
+                 "print('named', flush=True)\ntime.sleep(60)", name],
+                stdout=subprocess.PIPE, text=True)
+            self.addCleanup(p.stdout.close)
+            self.addCleanup(p.wait)
+            self.addCleanup(p.kill)
+            self.assertEqual(p.stdout.readline(), "named\n")
+            kids[name] = p
+        mine = " || ".join(f"pid == {p.pid}" for p in kids.values())
+        for name, glob in (("digit", "1sle*"), ("bang", "!zzz*")):
+            self.add(f"--name={name}", "--condition=event-rule-matches", "--type=kernel",
+                     "--name=signal_generate",
+                     f'--filter=sig == 15 && ({mine}) && comm == "{glob}"',
+                     "--capture=comm", "--action=notify")
+        cmd = self.notifications("digit", "bang")
+        for name in ("other", "1sleeper", "!zzzb"):
+            kids[name].terminate()
+            kids[name].wait()
+        got = sorted((n["trigger"], n["fired"], n["captures"]["comm"])
+                     for n in (json.loads(cmd.line()) for _ in range(2)))
+        self.assertEqual(got, [("bang", 1, "!zzzb"), ("digit", 1, "1sleeper")])
+
     def test_exclude_name_and_sides(self):
         """write* less write: a write does not fire, the writev after it
         does; an entry-only rule never reports an exit."""
