@@ -451,12 +451,15 @@ struct enable_filters {
 	uint32_t nr_uses, cap_uses;
 };
 
-/* Entry `entry` (event e) is written under the filters of c's rules
- * that match it (each filter sent once per ENABLE). 0, -E2BIG (more
- * distinct filters than an ENABLE carries) or -ENOMEM. */
+/* Entry `entry` (event e, after every entry already added) is written
+ * under the filters of c's rules that match it: each filter sent once
+ * per ENABLE, and named once by the entry's uses, in order (two rules
+ * with the same filter are one use: the decoder refuses repeats). 0,
+ * -E2BIG (more distinct filters than an ENABLE carries) or -ENOMEM. */
 static int add_filters(struct enable_filters *ef, const struct rtd_channel *c,
 		       const struct app_event *e, uint32_t entry)
 {
+	uint32_t first = ef->nr_uses;
 	for (const struct rtd_rule *r = c->rules; r; r = r->next) {
 		if (!r->filter_bin || !rtd_rule_matches(r, e->full, e->loglevel))
 			continue;
@@ -469,9 +472,16 @@ static int add_filters(struct enable_filters *ef, const struct rtd_channel *c,
 				return -E2BIG;
 			ef->f[ef->nr++] = (struct rtp_app_filter){ r->filter_bin, r->filter_len };
 		}
+		uint32_t at = first;
+		while (at < ef->nr_uses && ef->uses[at].filter < k)
+			at++;
+		if (at < ef->nr_uses && ef->uses[at].filter == k)
+			continue;
 		if (RT_ARRAY_GROW(ef->uses, ef->cap_uses, (size_t)ef->nr_uses + 1, 16) < 0)
 			return -ENOMEM;
-		ef->uses[ef->nr_uses++] = (struct rtp_app_enable_use){ entry, k };
+		memmove(ef->uses + at + 1, ef->uses + at, (ef->nr_uses - at) * sizeof(*ef->uses));
+		ef->uses[at] = (struct rtp_app_enable_use){ entry, k };
+		ef->nr_uses++;
 	}
 	return 0;
 }

@@ -128,6 +128,8 @@ int rtf_compile(const char *expr, const struct rtf_options *opt, struct rtf_prog
 void rtf_free(struct rtf_program *p);
 
 uint32_t rtf_nr_refs(const struct rtf_program *p);
+/* Its instructions: at most what one evaluation runs. */
+uint32_t rtf_nr_insns(const struct rtf_program *p);
 const struct rtf_ref *rtf_ref(const struct rtf_program *p, uint32_t i);
 
 /* Whether the event that fetch(arg, ...) reads passes the filter. */

@@ -511,6 +511,11 @@ uint32_t rtf_nr_refs(const struct rtf_program *p)
 	return p->nr_refs;
 }
 
+uint32_t rtf_nr_insns(const struct rtf_program *p)
+{
+	return p->nr_code;
+}
+
 const struct rtf_ref *rtf_ref(const struct rtf_program *p, uint32_t i)
 {
 	return i < p->nr_refs ? &p->refs[i] : NULL;

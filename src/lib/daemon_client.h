@@ -46,8 +46,12 @@
 #define RT_DC_MAX_BUFS 256
 /* Targets per event (channels of all sessions writing it). */
 #define RT_DC_MAX_TARGETS 64
-/* Retired target tables kept (bytes) before the client gives up. */
+/* Retired target tables and loaded filters kept (bytes) before the
+ * client gives up. */
 #define RT_DC_RETIRED_MAX (16u << 20)
+/* Instructions of the filters of one event of one buffer set, in all
+ * (what the probe may run for it): an ENABLE past it is refused. */
+#define RT_DC_EVENT_INSNS_MAX (64u << 10)
 /* Registrations over the process's life (first + reconnections). */
 #define RT_DC_MAX_CONNECTIONS 16
 /* Bytes of buffer sets of dead connections kept mapped before the
@@ -130,6 +134,10 @@ RT_HIDDEN extern uint32_t rt_dc_hostname_size;
  * rt_registry_lock. */
 RT_HIDDEN int rt_dbuf_add(const struct rtp_app_channel *m, int memfd, char *err,
 			  size_t errlen);
+/* rt_dbuf_enable: 0, -EPROTO (unknown buffer set, a filter rtf_load
+ * refuses), -E2BIG (an event's filters past RT_DC_EVENT_INSNS_MAX, or
+ * what is loaded and kept past RT_DC_RETIRED_MAX) or -ENOMEM, with the
+ * message in err. */
 RT_HIDDEN int rt_dbuf_enable(const struct rtp_app_enable *en, char *err, size_t errlen);
 RT_HIDDEN int rt_dbuf_disable_session(uint64_t session_id);
 /* Rebuild and publish every class's target table, then the call sites'

@@ -213,20 +213,29 @@ static bool same_filters(const struct rt_target_filters *a, const struct rt_targ
 
 /* Entry `entry`'s filters (nr of the ENABLE's uses name it), bound to
  * class c: *out, the buffer set's current one for the class when it
- * names the same filters. 0 or -ENOMEM. */
+ * names the same filters. 0, -E2BIG (its programs have more than
+ * RT_DC_EVENT_INSNS_MAX instructions in all: what one event would run)
+ * or -ENOMEM. */
 static int entry_filters(const struct rt_dbuf *b, const struct rtp_app_enable *en,
 			 struct rt_dprog **progs, uint32_t entry, uint32_t nr,
 			 const struct rt_event_class *c, struct rt_target_filters **out)
 {
 	size_t size = sizeof(**out) + nr * sizeof((*out)->f[0]);
 	struct rt_target_filters *tf = calloc(1, size);
+	uint64_t insns = 0;
 	*out = NULL;
 	if (!tf)
 		return -ENOMEM;
 	for (uint32_t u = 0; u < en->nr_uses && tf->n < nr; u++) {
 		struct rtp_app_enable_use use = rtp_app_enable_use_at(en, u);
-		if (use.entry == entry)
+		if (use.entry == entry) {
 			tf->f[tf->n++].prog = progs[use.filter];
+			insns += rtf_nr_insns(progs[use.filter]->prog);
+		}
+	}
+	if (insns > RT_DC_EVENT_INSNS_MAX) {
+		free(tf);
+		return -E2BIG;
 	}
 	struct rt_target_filters *old = c->id < b->nr_filt ? b->filt[c->id] : NULL;
 	if (old && same_filters(old, tf)) {
@@ -285,10 +294,24 @@ int rt_dbuf_enable(const struct rtp_app_enable *en, char *err, size_t errlen)
 		/* A class this program does not have is never written: its
 		 * filters need no binding. */
 		if (nr_uses && nr_uses[i] && idx < nr_classes) {
-			if (RT_ARRAY_GROW_ZEROED(filt, nr_filt, (size_t)idx + 1, 16) < 0 ||
-			    entry_filters(b, en, progs, i, nr_uses[i], classes[idx], &filt[idx]) < 0)
+			if (RT_ARRAY_GROW_ZEROED(filt, nr_filt, (size_t)idx + 1, 16) < 0)
+				goto nomem;
+			ret = entry_filters(b, en, progs, i, nr_uses[i], classes[idx], &filt[idx]);
+			if (ret == -E2BIG) {
+				snprintf(err, errlen, "the filters of entry %u of ENABLE have more "
+					 "than %u instructions", i, RT_DC_EVENT_INSNS_MAX);
+				goto fail;
+			}
+			if (ret < 0)
 				goto nomem;
 		}
+	}
+	/* What was loaded and bound is never freed: past the bound, the
+	 * connection ends rather than grow (a hostile daemon's ENABLEs). */
+	if (retired_bytes > RT_DC_RETIRED_MAX) {
+		ret = -E2BIG;
+		snprintf(err, errlen, "too many filter changes");
+		goto fail;
 	}
 	free(nr_uses);
 	free(b->ids);
@@ -303,13 +326,15 @@ int rt_dbuf_enable(const struct rtp_app_enable *en, char *err, size_t errlen)
 	return 0;
 
 nomem:
+	ret = -ENOMEM;
+	snprintf(err, errlen, "out of memory");
+fail:
 	/* What was loaded or bound stays (counted): simpler than telling
 	 * it from what the buffer set still uses, and the connection ends. */
 	free(filt);
 	free(ids);
 	free(nr_uses);
 	free(progs);
-	snprintf(err, errlen, "out of memory");
 	return ret;
 }
 

@@ -294,6 +294,14 @@ void rtp_app_enable_finish(struct rtp_app_buf *b)
 	rtp_app_enable_finish_filtered(b, NULL, 0, NULL, 0);
 }
 
+/* Whether use a comes before use b: ENABLE's uses are strictly sorted
+ * by (entry, filter), so that none repeats and an entry has at most
+ * RTP_APP_ENABLE_MAX_FILTERS filters. */
+static bool use_before(struct rtp_app_enable_use a, struct rtp_app_enable_use b)
+{
+	return a.entry < b.entry || (a.entry == b.entry && a.filter < b.filter);
+}
+
 void rtp_app_enable_finish_filtered(struct rtp_app_buf *b, const struct rtp_app_filter *filters,
 				    uint32_t nr_filters, const struct rtp_app_enable_use *uses,
 				    uint32_t nr_uses)
@@ -319,7 +327,8 @@ void rtp_app_enable_finish_filtered(struct rtp_app_buf *b, const struct rtp_app_
 	}
 	put_u32(b, nr_uses);
 	for (uint32_t i = 0; i < nr_uses; i++) {
-		if (uses[i].entry >= n || uses[i].filter >= nr_filters) {
+		if (uses[i].entry >= n || uses[i].filter >= nr_filters ||
+		    (i && !use_before(uses[i - 1], uses[i]))) {
 			buf_fail(b, -EINVAL);
 			return;
 		}
@@ -360,7 +369,8 @@ int rtp_app_enable_decode(struct rtp_app_cursor *c, struct rtp_app_enable *m)
 	m->uses = c->p + c->pos;
 	for (uint32_t i = 0; i < m->nr_uses; i++) {
 		struct rtp_app_enable_use u = rtp_app_enable_use_at(m, i);
-		if (u.entry >= m->n || u.filter >= m->nr_filters)
+		if (u.entry >= m->n || u.filter >= m->nr_filters ||
+		    (i && !use_before(rtp_app_enable_use_at(m, i - 1), u)))
 			return -EPROTO;
 	}
 	c->pos = c->len;

@@ -62,7 +62,9 @@
  *             filter (src/filter's rtf_save; the program loads it with
  *             rtf_load, as untrusted input) }
  *       u32  U: uses
- *       U x { u32 entry (< N), u32 filter (< F) }
+ *       U x { u32 entry (< N), u32 filter (< F) }, strictly sorted by
+ *             (entry, filter): none repeats another, an entry has at
+ *             most F
  * An entry that no use names is written unfiltered; one that some do is
  * written when one of its filters passes (the rules of the buffer set's
  * channel that match the event, each with its filter: OR).
@@ -329,7 +331,7 @@ struct rtp_app_enable {
 	const char *uses;
 };
 /* 0 or -EPROTO (a length, N, F, U, an entry, a filter's length or a
- * use out of range; bytes left over). What the filters' bytes say is
+ * use out of range; uses not strictly sorted; bytes left over). What the filters' bytes say is
  * rtf_load's to check. */
 int rtp_app_enable_decode(struct rtp_app_cursor *c, struct rtp_app_enable *m);
 /* Entry i < m->n of a decoded ENABLE (already checked). */

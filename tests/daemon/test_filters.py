@@ -228,12 +228,9 @@ class DamagingProxy:
                 if body is None:
                     break
                 if from_daemon and HDR.unpack(hdr)[2] == ENABLE and len(body) >= 16:
-                    n, f = struct.unpack_from("<II", body, 8)
-                    if f:
-                        at = 16 + 8 * n
-                        flen = struct.unpack_from("<I", body, at)[0]
-                        body = (body[:at + 4] + self.damage(body[at + 4:at + 4 + flen]) +
-                                body[at + 4 + flen:])
+                    if struct.unpack_from("<I", body, 12)[0]:
+                        body = self.rewrite(body)
+                        hdr = HDR.pack(*HDR.unpack(hdr)[:3], len(body), HDR.unpack(hdr)[4])
                         self.damaged += 1
                 socket.send_fds(dst, [hdr + body], fds) if fds else dst.sendall(hdr + body)
                 for fd in fds:
@@ -245,6 +242,12 @@ class DamagingProxy:
                 s_.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+
+    def rewrite(self, body):
+        """The ENABLE (body, with filters) as the program gets it: its
+        first filter's bytes damaged."""
+        head, filters, uses = enable_parts(body)
+        return enable_bytes(head, [self.damage(filters[0])] + filters[1:], uses)
 
     def close(self):
         self.sock.close()
@@ -270,18 +273,51 @@ class SavedSessions(FilterCase):
         self.check_both(out, [tick("keep", i) for i in range(2, 4)])
 
 
+def enable_parts(body):
+    """An ENABLE with filters (app_proto.h) as its key and entries, its
+    filters' bytes and its uses [(entry, filter)]."""
+    n, f = struct.unpack_from("<II", body, 8)
+    at = 16 + 8 * n
+    head, filters = body[:at], []
+    for _ in range(f):
+        length = struct.unpack_from("<I", body, at)[0]
+        filters.append(body[at + 4:at + 4 + length])
+        at += 4 + length
+    nu = struct.unpack_from("<I", body, at)[0]
+    return head, filters, [struct.unpack_from("<II", body, at + 4 + 8 * i) for i in range(nu)]
+
+
+def enable_bytes(head, filters, uses):
+    out = head[:12] + struct.pack("<I", len(filters)) + head[16:]
+    out += b"".join(struct.pack("<I", len(f)) + f for f in filters)
+    return out + struct.pack("<I", len(uses)) + b"".join(struct.pack("<II", *u) for u in uses)
+
+
+class RewritingProxy(DamagingProxy):
+    """A DamagingProxy whose ENABLEs with filters `rewrite` changes as a
+    whole (parts in, parts out)."""
+
+    def __init__(self, rundir, daemon_sock, rewrite):
+        super().__init__(rundir, daemon_sock, None)
+        self.rewrite_parts = rewrite
+
+    def rewrite(self, body):
+        return enable_bytes(*self.rewrite_parts(*enable_parts(body)))
+
+
 class HostileDaemon(AppCase):
-    def run_damaged(self, damage, why):
-        """app_prog registered through a proxy that damages its filters:
-        it must go on, exit 0 with one warning, and record nothing
-        unfiltered."""
+    def run_damaged(self, damage, why, proxy_class=DamagingProxy,
+                    message="filter 0 of ENABLE refused", expr="seq == 3"):
+        """app_prog registered through a proxy that damages its filters
+        (or its ENABLE): it must go on, exit 0 with one warning, and
+        record nothing unfiltered."""
         out = self.out("t")
         self.rt("create", "s", "-o", out)
-        self.rt("enable-event", "-u", "app:tick", "--filter", "seq == 3")
+        self.rt("enable-event", "-u", "app:tick", "--filter", expr)
         self.rt("start")
-        proxy = DamagingProxy(os.path.join(self.tmp, "proxy"),
-                              os.path.join(self.env["RINGTRACE_RUNDIR"], "ringtraced.sock"),
-                              damage)
+        proxy = proxy_class(os.path.join(self.tmp, "proxy"),
+                            os.path.join(self.env["RINGTRACE_RUNDIR"], "ringtraced.sock"),
+                            damage)
         env = dict(self.env, RINGTRACE_RUNDIR=os.path.join(self.tmp, "proxy"))
         try:
             p = subprocess.run([os.path.join(BUILD, "tests/daemon/app_prog")],
@@ -294,7 +330,7 @@ class HostileDaemon(AppCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         lines = p.stderr.splitlines()
         self.assertEqual(len(lines), 1, p.stderr)
-        self.assertIn("filter 0 of ENABLE refused", lines[0])
+        self.assertIn(message, lines[0])
         self.assertIn(why, lines[0])
         self.assertEqual(plain(read_events(out)) if os.path.exists(out) else [], [])
 
@@ -305,6 +341,53 @@ class HostileDaemon(AppCase):
         # "seq == 3" is REF 0, CONST 0, EQ: the first instruction's
         # operand (filter_wire.c: byte 28) made the program's 6th ref.
         self.run_damaged(lambda b: b[:28] + struct.pack("<I", 5) + b[32:], "instruction 0: reference 5 of 1")
+
+
+    def test_repeated_use(self):
+        # The entry's use of filter 0 sent twice: the program would bind
+        # and run it twice per event (10,000 times: 10^4 slower).
+        self.run_damaged(lambda head, filters, uses: (head, filters, [uses[0]] + uses),
+                         "malformed ENABLE message", RewritingProxy, message="daemon")
+
+    def test_too_much_filter_per_event(self):
+        # 256 filters (one program 256 times) on one entry, 121
+        # comparisons each: over 65536 instructions per event.
+        expr = "||".join(["seq==9"] * 120 + ["seq==3"])
+        self.run_damaged(lambda head, filters, uses: (head, filters[:1] * 256,
+                                                      [(uses[0][0], k) for k in range(256)]),
+                         "the filters of entry 0 of ENABLE have more than 65536 instructions",
+                         RewritingProxy, message="daemon", expr=expr)
+
+
+class HonestDaemon(AppCase):
+    def test_same_filter_twice_is_one_use(self):
+        """Two rules with the same filter on one event ('app:*' and
+        app:tick): the ENABLE names it once for the event (the program
+        refuses repeated uses), and the trace holds each event once."""
+        out = self.out("t")
+        self.rt("create", "s", "-o", out)
+        self.rt("enable-event", "-u", "app:*", "--filter", "seq == 3")
+        self.rt("enable-event", "-u", "app:tick", "--filter", "seq == 3")
+        self.rt("start")
+        seen = []
+        proxy = RewritingProxy(os.path.join(self.tmp, "proxy"),
+                               os.path.join(self.env["RINGTRACE_RUNDIR"], "ringtraced.sock"),
+                               lambda head, filters, uses: seen.append(uses) or
+                               (head, filters, uses))
+        env = dict(self.env, RINGTRACE_RUNDIR=os.path.join(self.tmp, "proxy"))
+        try:
+            p = subprocess.run([os.path.join(BUILD, "tests/daemon/app_prog")],
+                               input="emit 5 x\nwarn 5\nexit\n", capture_output=True,
+                               text=True, env=env, timeout=60)
+        finally:
+            proxy.close()
+        self.rt("stop")
+        self.assertEqual((p.returncode, p.stderr), (0, ""))
+        self.assertTrue(seen)
+        for uses in seen:
+            self.assertEqual(uses, sorted(set(uses)))
+        self.assertEqual(plain(read_events(out)),
+                         [tick("x", 3), ("app:warn", {"seq": 3})])
 
 
 class Refusals(AppCase):

@@ -587,6 +587,8 @@ static void test_enable_filtered(void)
 		{ 16 + 3 * 8 + 4 + 10 + 4 + 1, 2, "U short of the uses" },
 		{ 16 + 3 * 8 + 4 + 10 + 4 + 1 + 4, 3, "a use's entry past N" },
 		{ 16 + 3 * 8 + 4 + 10 + 4 + 1 + 8, 2, "a use's filter past F" },
+		{ 16 + 3 * 8 + 4 + 10 + 4 + 1 + 4 + 8 + 4, 1, "a use repeated" },
+		{ 16 + 3 * 8 + 4 + 10 + 4 + 1 + 4, 2, "uses out of order" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		memcpy(copy, b.data, b.len);
@@ -598,6 +600,8 @@ static void test_enable_filtered(void)
 	unit_case = "ENABLE with filters: encoder refusals";
 	const struct rtp_app_filter empty = { f0, 0 };
 	const struct rtp_app_enable_use past = { 1, 0 };
+	const struct rtp_app_enable_use twice[2] = { { 0, 1 }, { 0, 1 } };
+	const struct rtp_app_enable_use backwards[2] = { { 0, 1 }, { 0, 0 } };
 	struct {
 		const struct rtp_app_filter *f;
 		uint32_t nf;
@@ -608,6 +612,8 @@ static void test_enable_filtered(void)
 		{ &empty, 1, NULL, 0, "an empty filter" },
 		{ filters, 2, &past, 1, "a use past the entries" },
 		{ filters, 0, uses, 1, "uses without filters" },
+		{ filters, 2, twice, 2, "a use repeated" },
+		{ filters, 2, backwards, 2, "uses out of order" },
 		{ filters, RTP_APP_ENABLE_MAX_FILTERS + 1, NULL, 0, "too many filters" },
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
