@@ -10,9 +10,11 @@
  * sides asked for) and the rule's --filter translated into each event's
  * ftrace filter (src/filter's rtf_to_ftrace through rtk_config's filters),
  * so that the kernel keeps only the events that match: every event the
- * instance holds is a match of its trigger. One reader thread polls every
- * trigger instance's per-CPU buffers (rtk_instance_poll_fd; the
- * instances wake it as soon as they hold one event), at most once per
+ * instance holds is a match of its trigger. One reader thread
+ * ("rtd-ktriggers", started with the first trigger and ended with the
+ * last) polls every trigger instance's per-CPU buffers
+ * (rtk_instance_poll_fd; the instances wake it as soon as they hold one
+ * event), at most once per
  * KT_GAP_NS and at least every KT_FALLBACK_MS, whether a session is
  * started or not, reads them and converts the pages with src/kernel's
  * conversion (rtk_trace_packet, the one page decoder); its watcher
@@ -470,6 +472,7 @@ int dp_kernel_trigger_add(uint64_t id, const char *name, const struct rt_trigger
 				 strerror(e));
 			goto fail;
 		}
+		pthread_setname_np(kt.reader, "rtd-ktriggers");
 		kt.reading = true;
 	}
 	pthread_mutex_lock(&kt.lock);
@@ -513,7 +516,13 @@ void dp_kernel_trigger_remove(struct kdp_trigger *k)
 	}
 	/* Its matches still queued name its id, which no trigger has now:
 	 * the main loop drops them. */
+	bool last = !kt.triggers;
 	pthread_mutex_unlock(&kt.lock);
+	/* No trigger left: the reader ends (the next add starts one), rather
+	 * than wake every KT_FALLBACK_MS for nothing. It never takes
+	 * rtd_lock, which this thread holds: joining it is safe. */
+	if (last)
+		reader_stop();
 	trigger_free(k);
 }
 

@@ -285,6 +285,29 @@ class TestRatesAndLife(KernelTriggerCase):
         self.assertLess(len(got), n + 1)
         self.assertGreaterEqual(fired + lost, n + 1)
 
+    def test_reader_ends_with_the_last_trigger(self):
+        """The daemon's reader thread ("rtd-ktriggers") runs while a
+        kernel trigger exists: started by the first, there until the last
+        is removed, started again by the next."""
+        def readers():
+            n = 0
+            for t in os.listdir(f"/proc/{self.daemon.pid}/task"):
+                with open(f"/proc/{self.daemon.pid}/task/{t}/comm") as f:
+                    n += f.read().strip() == "rtd-ktriggers"
+            return n
+        rule = ["--condition=event-rule-matches", "--type=kernel", "--name=signal_generate",
+                "--filter=sig == 9", "--action=notify"]
+        self.assertEqual(readers(), 0)
+        self.add("--name=a", *rule)
+        self.add("--name=b", *rule)
+        self.assertEqual(readers(), 1)
+        self.rt("remove-trigger", "a")
+        self.assertEqual(readers(), 1)
+        self.rt("remove-trigger", "b")
+        self.assertEqual(readers(), 0)
+        self.add("--name=c", *rule)
+        self.assertEqual(readers(), 1)
+
     def test_instance_gone_after_exit_and_kill9(self):
         """The trigger instance goes with the daemon (SIGTERM); one left
         by a daemon killed with -9 is removed by the next daemon; a
