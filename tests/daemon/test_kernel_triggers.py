@@ -210,8 +210,8 @@ class TestSyscallConditions(KernelTriggerCase):
         self.assertEqual(got, [("bang", 1, "!zzzb"), ("digit", 1, "1sleeper")])
 
     def test_exclude_name_and_sides(self):
-        """write* less write: a write does not fire, the writev after it
-        does; an entry-only rule never reports an exit."""
+        """write* less write: a write does not fire, the writevs after it
+        do; an entry-only rule never reports an exit."""
         self.add("--name=x", "--condition=event-rule-matches", "--type=syscall:entry",
                  "--name=write*", "--exclude-name=write", f"--filter=$ctx.tid == {ME}",
                  "--action=notify")
@@ -220,10 +220,14 @@ class TestSyscallConditions(KernelTriggerCase):
         try:
             os.write(fd, b"a")
             os.writev(fd, [b"b", b"c"])
+            os.writev(fd, [b"d", b"e", b"f"])
         finally:
             os.close(fd)
-        n = json.loads(cmd.line())
-        self.assertEqual((n["fired"], n["event"]), (1, "syscall_entry_writev"))
+        # The second firing is the second writev's entry, not the first's
+        # exit.
+        got = [json.loads(cmd.line()) for _ in range(2)]
+        self.assertEqual([(n["fired"], n["event"]) for n in got],
+                         [(1, "syscall_entry_writev"), (2, "syscall_entry_writev")])
         self.assertEqual(len(self.trigger_instances()), 1)
 
 
@@ -237,15 +241,25 @@ class TestRatesAndLife(KernelTriggerCase):
                  "--action=notify", "--rate-policy=every:2",
                  "--action=notify", "--rate-policy=once-after:3")
         self.assertEqual(len(self.trigger_instances()), 1)
-        cmd = self.notifications("pp")
+        # A sentinel after the five calls: once it fired, every match of
+        # the five calls fired before it.
+        self.add("--name=end", "--condition=event-rule-matches", "--type=syscall:entry",
+                 "--name=getsid", f"--filter=$ctx.tid == {ME}", "--action=notify")
+        cmd = self.notifications("pp", "end")
         for _ in range(5):
             os.getppid()
-        self.wait_for(lambda: int(self.triggers()["pp"]["fired"]) == 5, "five firings")
-        self.assertEqual([json.loads(cmd.line())["fired"] for _ in range(3)], [2, 3, 4])
+        os.getsid(0)
+        got = []
+        while not got or got[-1][0] != "end":
+            n = json.loads(cmd.line())
+            got.append((n["trigger"], n["fired"]))
+        self.assertEqual(got, [("pp", 2), ("pp", 3), ("pp", 4), ("end", 1)])
+        self.assertEqual(int(self.triggers()["pp"]["fired"]), 5)
         out = self.rt("list-triggers")
         self.assertIn("notify (rate policy: every 2): requested 5, run 2, failed 0", out)
         self.assertIn("notify (rate policy: once after 3): requested 5, run 1, failed 0", out)
         self.rt("remove-trigger", "pp")
+        self.rt("remove-trigger", "end")
         self.assertEqual(self.trigger_instances(), [])
         self.assertEqual(self.rt("list-triggers"), "No trigger.\n")
 
