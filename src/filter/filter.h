@@ -50,8 +50,12 @@
  * Concurrency: a compiled program is immutable; any number of threads may
  * evaluate it at once. rtf_eval takes no lock, makes no system call,
  * allocates nothing, does not recurse and is async-signal-safe when the
- * caller's fetch function is. Compiling, translating and freeing allocate
- * and are for one thread at a time per program.
+ * caller's fetch function is. Its stack (gcc -O2, x86-64): 1,280 bytes
+ * for a program with at most 16 refs and 16 values pending (most
+ * filters), 4,720 bytes more for a larger one (up to RTF_MAX_REFS and
+ * RTF_MAX_STACK), and up to 232 bytes for what it calls, besides the
+ * fetch function. Compiling, translating and freeing
+ * allocate and are for one thread at a time per program.
  */
 #ifndef RINGTRACE_FILTER_H
 #define RINGTRACE_FILTER_H

@@ -2,9 +2,11 @@
  * filter_eval.c - running a compiled filter (filter_internal.h) on one
  * event: the refs are fetched first (so that a missing field fails the
  * whole expression wherever it is, as in LTTng), then the instructions
- * run on a fixed stack of RTF_MAX_STACK values (the compiler checked the
- * program's max_stack against it). No allocation, no recursion, no
- * system call.
+ * run on a stack of the program's max_stack values (at most
+ * RTF_MAX_STACK: the compiler and the loader checked it), held with the
+ * refs' values in RTF_SMALL_VALUES of each on rtf_eval's own stack, or
+ * in a larger frame for a program that needs more. No allocation, no
+ * recursion, no system call.
  */
 #include <string.h>
 
@@ -371,10 +373,17 @@ static const struct rtf_value *binary(enum rtf_op op, const struct rtf_value *a,
  * No value is copied whole on the way (32 bytes each, and a load of a
  * value whose members were just stored waits for them).
  */
-bool rtf_eval(const struct rtf_program *p, rtf_fetch_fn fetch, void *arg)
+/* Values (and stack slots) on rtf_eval's own stack: a program with more
+ * refs or a deeper stack runs in eval_large's frame. */
+#define RTF_SMALL_VALUES 16
+
+/* Run p with room for its nr_refs values in refs and its max_stack in
+ * res and st. */
+static inline __attribute__((always_inline)) bool run(const struct rtf_program *p,
+						    rtf_fetch_fn fetch, void *arg,
+						    struct rtf_value *refs, struct rtf_value *res,
+						    const struct rtf_value **st)
 {
-	struct rtf_value refs[RTF_MAX_REFS], res[RTF_MAX_STACK];
-	const struct rtf_value *st[RTF_MAX_STACK];
 	bool local = p->flags & RTF_LOCAL_ERRORS;
 	for (uint32_t i = 0; i < p->nr_refs; i++) {
 		struct rtf_value *v = &refs[i];
@@ -447,4 +456,26 @@ bool rtf_eval(const struct rtf_program *p, rtf_fetch_fn fetch, void *arg)
 			return false;
 	}
 	return sp == 1 && truth(st[0]);
+}
+
+/* A program up to the limits (compile and rtf_load bound nr_refs by
+ * RTF_MAX_REFS and max_stack by RTF_MAX_STACK), in a frame of its own
+ * that the common case does not pay for. */
+static __attribute__((noinline)) bool eval_large(const struct rtf_program *p, rtf_fetch_fn fetch,
+						 void *arg)
+{
+	struct rtf_value refs[RTF_MAX_REFS], res[RTF_MAX_STACK];
+	const struct rtf_value *st[RTF_MAX_STACK];
+	return run(p, fetch, arg, refs, res, st);
+}
+
+bool rtf_eval(const struct rtf_program *p, rtf_fetch_fn fetch, void *arg)
+{
+	/* Sized by the program, not by the maxima: most filters need a
+	 * few values, and may run on a small (signal) stack. */
+	if (p->nr_refs > RTF_SMALL_VALUES || p->max_stack > RTF_SMALL_VALUES)
+		return eval_large(p, fetch, arg);
+	struct rtf_value refs[RTF_SMALL_VALUES], res[RTF_SMALL_VALUES];
+	const struct rtf_value *st[RTF_SMALL_VALUES];
+	return run(p, fetch, arg, refs, res, st);
 }

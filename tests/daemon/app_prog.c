@@ -13,6 +13,10 @@
  *                  pausing 5 ms after every 1000 events
  *   exec           execs itself (the new image says "ready PID" again)
  *   spin MS        app:tick with tag "spin" for MS milliseconds ("ok COUNT")
+ *   sigstack S N   N app:tick { seq = 0..N-1, tag = "sig", value = 3*seq },
+ *                  each from a SIGUSR1 handler on an alternate signal stack
+ *                  of S bytes with an inaccessible page below it ("ok N";
+ *                  a deeper stack is a SIGSEGV)
  *   closefds       closes descriptors 3 to 1023 (the library's too), as
  *                  daemons and sandboxes do
  *   pair           creates a socketpair (it gets the lowest free numbers)
@@ -34,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -74,6 +80,41 @@ static void emit(uint64_t n, const char *tag)
 {
 	for (uint64_t i = 0; i < n; i++)
 		rt_event(app, tick, seq, i, tag, tag, value, (int32_t)(3 * i));
+}
+
+static volatile sig_atomic_t sig_seq;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	rt_event(app, tick, seq, (uint64_t)sig_seq, tag, "sig", value, (int32_t)(3 * sig_seq));
+	sig_seq++;
+}
+
+/* The sigstack command: the events emitted, or -1. */
+static long on_sigstack(size_t size, uint64_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char *m = mmap(NULL, page + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	stack_t ss = { .ss_sp = m + page, .ss_size = size }, off = { .ss_flags = SS_DISABLE };
+	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_ONSTACK }, old;
+	long done = -1;
+	if (mprotect(m, page, PROT_NONE) < 0 || sigaltstack(&ss, NULL) < 0)
+		goto out;
+	if (sigaction(SIGUSR1, &sa, &old) == 0) {
+		sig_seq = 0;
+		for (uint64_t i = 0; i < n; i++)
+			raise(SIGUSR1);
+		done = sig_seq;
+		sigaction(SIGUSR1, &old, NULL);
+	}
+	sigaltstack(&off, NULL);
+out:
+	munmap(m, page + size);
+	return done;
 }
 
 struct worker {
@@ -182,6 +223,8 @@ int main(void)
 						 value, (int32_t)count);
 			}
 			printf("ok %llu\n", (unsigned long long)count);
+		} else if (sscanf(line, "sigstack %u %llu", &nt, &n) == 2) {
+			printf("ok %ld\n", on_sigstack(nt, n));
 		} else if (sscanf(line, "threads %u %llu", &nt, &n) == 2) {
 			run_threads(nt, n);
 			printf("ok\n");

@@ -2,7 +2,8 @@
 """enable-event -u --filter: user rules' filters judged in the traced
 program before anything is written (docs/filters.md). Programs record
 events with integers and strings; rules with different filters on one
-event, in one channel and in several, contexts, missing fields, call sites
+event, in one channel and in several, contexts, missing fields, events
+emitted on a small alternate signal stack, call sites
 that record by themselves (the fast site must not bypass a filter) and
 version 1 call sites (which cannot be filtered first: a filtered channel
 does not get their events, counted lost), and a hostile daemon (a proxy
@@ -124,6 +125,25 @@ class UserFilters(FilterCase):
         self.rt("stop")
         self.assertEqual(p.exit(), (0, ""))
         self.check_both(out, [tick("c", i) for i in range(3)])
+
+    def test_filter_on_a_small_signal_stack(self):
+        """Events emitted by a SIGUSR1 handler on a 6 KiB alternate signal
+        stack (less than the classic SIGSTKSZ, 8 KiB) with an
+        inaccessible page below it, under a filter: the evaluation takes
+        a few values, not 4 KiB, so the program goes on and the events
+        that pass are recorded. LD_BIND_NOW: the dynamic linker's lazy
+        binding would take its own stack in the handler."""
+        out = self.out("t")
+        self.rt("create", "s", "-o", out)
+        self.rt("enable-event", "-u", "app:tick", "--filter", "seq >= 2")
+        self.rt("start")
+        p = subprocess.run([os.path.join(BUILD, "tests/daemon/app_prog")],
+                           input="sigstack 6144 10\nexit\n", capture_output=True, text=True,
+                           env=dict(self.env, LD_BIND_NOW="1"), timeout=60)
+        self.assertEqual((p.returncode, p.stderr), (0, ""))
+        self.assertEqual(p.stdout.splitlines()[1:], ["ok 10"])
+        self.rt("stop")
+        self.check_both(out, [tick("sig", s) for s in range(2, 10)])
 
     def test_fast_site_does_not_bypass_the_filter(self):
         out = self.out("t")
