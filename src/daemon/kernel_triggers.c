@@ -19,9 +19,14 @@
  * started or not, reads them and converts the pages with src/kernel's
  * conversion (rtk_trace_packet, the one page decoder); its watcher
  * (rtk_trace_watch) turns each event into a match: the trigger's id, the
- * event's name, pid, tid, cpu and the captured values. The matches of a
- * round are sorted by event time (the CPUs are read one after another)
- * and queued for the main loop, woken through an eventfd
+ * event's name, pid, tid, cpu and the captured values. The matches are
+ * queued for the main loop in event time order: the CPUs are read one
+ * after another, so an event written on a CPU just after it was read
+ * comes in the next round, after a later event of a CPU read after it;
+ * a round therefore queues its matches up to the time it began (the
+ * watermark: rt_clock_read, the instances' trace clock) and keeps the
+ * later ones for the next round, sorted with its matches. The main
+ * loop is woken through an eventfd
  * (dp_kernel_trigger_fd), which takes them (dp_kernel_trigger_take) and
  * runs the triggers' actions (ctl_trigger_fire).
  *
@@ -48,6 +53,7 @@
 #include <unistd.h>
 
 #include "../common/array.h"
+#include "../common/clock.h"
 #include "../common/warn.h"
 #include "../filter/filter.h"
 #include "../kernel/kernel.h"
@@ -220,19 +226,24 @@ static int by_time(const void *a, const void *b)
 	return x->time < y->time ? -1 : x->time > y->time;
 }
 
-/* The round's matches, in time order, onto the queue. kt.lock held. */
-static bool queue_round(void)
+/* The round's matches up to `upto` (the time the round began), in time
+ * order, onto the queue; the later ones stay in kt.round for the next
+ * round. kt.lock held. */
+static bool queue_round(uint64_t upto)
 {
 	if (!kt.nr_round)
 		return false;
 	qsort(kt.round, kt.nr_round, sizeof(*kt.round), by_time);
+	size_t ready = 0;
+	while (ready < kt.nr_round && kt.round[ready].time <= upto)
+		ready++;
 	if (kt.head) {
 		memmove(kt.queue, kt.queue + kt.head, (kt.nr_queue - kt.head) * sizeof(*kt.queue));
 		kt.nr_queue -= kt.head;
 		kt.head = 0;
 	}
 	bool queued = false;
-	for (size_t i = 0; i < kt.nr_round; i++) {
+	for (size_t i = 0; i < ready; i++) {
 		if (RT_ARRAY_GROW(kt.queue, kt.cap_queue, kt.nr_queue + 1, 64) < 0) {
 			rtp_kv_free(&kt.round[i].values);
 			for (struct kdp_trigger *k = kt.triggers; k; k = k->next)
@@ -242,7 +253,8 @@ static bool queue_round(void)
 		kt.queue[kt.nr_queue++] = kt.round[i];
 		queued = true;
 	}
-	kt.nr_round = 0;
+	memmove(kt.round, kt.round + ready, (kt.nr_round - ready) * sizeof(*kt.round));
+	kt.nr_round -= ready;
 	return queued;
 }
 
@@ -279,8 +291,10 @@ static void *reader_main(void *arg)
 		pthread_mutex_lock(&kt.lock);
 		size_t n = poll_set(&pfds, &cap);
 		kt.polling = true;
+		/* Matches kept for the next round: no waiting for it. */
+		int wait = kt.nr_round ? 0 : KT_FALLBACK_MS;
 		pthread_mutex_unlock(&kt.lock);
-		if (poll(n ? pfds : &one, n ? n : 1, KT_FALLBACK_MS) > 0 &&
+		if (poll(n ? pfds : &one, n ? n : 1, wait) > 0 &&
 		    ((n ? pfds : &one)[0].revents & POLLIN)) {
 			uint64_t v;
 			if (read(kt.wake, &v, sizeof(v)) < 0)
@@ -292,9 +306,10 @@ static void *reader_main(void *arg)
 		pthread_cond_broadcast(&kt.polled);
 		bool quit = kt.quit, queued = false;
 		if (!quit) {
+			uint64_t upto = rt_clock_read();
 			for (struct kdp_trigger *k = kt.triggers; k; k = k->next)
 				read_trigger(k);
-			queued = queue_round();
+			queued = queue_round(upto);
 		}
 		pthread_mutex_unlock(&kt.lock);
 		if (quit) {
@@ -536,6 +551,8 @@ void dp_kernel_triggers_fini(void)
 	}
 	for (size_t i = kt.head; i < kt.nr_queue; i++)
 		rtp_kv_free(&kt.queue[i].values);
+	for (size_t i = 0; i < kt.nr_round; i++)
+		rtp_kv_free(&kt.round[i].values);
 	free(kt.queue);
 	free(kt.round);
 	kt.queue = kt.round = NULL;

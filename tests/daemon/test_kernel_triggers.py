@@ -209,6 +209,54 @@ class TestSyscallConditions(KernelTriggerCase):
                      for n in (json.loads(cmd.line()) for _ in range(2)))
         self.assertEqual(got, [("bang", 1, "!zzzb"), ("digit", 1, "1sleeper")])
 
+    def test_matches_in_time_order(self):
+        """Two processes pinned to CPUs 0 and 1 write(977, n bytes) in
+        strict ping-pong (n = 1, 2, ...: each write after the one
+        before): the notifications come in n order, although the reader
+        reads the CPUs one after another (a write on CPU 0 just after it
+        was read comes in the next round)."""
+        if len(os.sched_getaffinity(0)) < 2:
+            self.skipTest("needs two CPUs")
+        cpus = sorted(os.sched_getaffinity(0))[:2]
+        n_writes = 10000
+        self.add("--name=ord", "--condition=event-rule-matches", "--type=syscall:entry",
+                 "--name=write", "--filter=fd == 977", "--capture=count", "--action=notify")
+        cmd = self.notifications("ord")
+        # go: every 1000 writes the first player waits until this process
+        # read the notifications so far (a subscriber that does not keep
+        # up is disconnected).
+        a2b, b2a, go = os.pipe(), os.pipe(), os.pipe()
+        pids = []
+        for cpu, first, rd, wr in ((cpus[0], 1, b2a[0], a2b[1]), (cpus[1], 2, a2b[0], b2a[1])):
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    os.sched_setaffinity(0, {cpu})
+                    os.dup2(os.open(os.devnull, os.O_WRONLY), 977)
+                    if first == 2:
+                        os.read(rd, 1)
+                    for n in range(first, n_writes + 1, 2):
+                        if n > 1 and n % 1000 == 1:
+                            os.read(go[0], 1)
+                        os.write(977, b"x" * n)
+                        os.write(wr, b"t")
+                        if n + 2 <= n_writes:
+                            os.read(rd, 1)
+                finally:
+                    os._exit(0)
+            pids.append(pid)
+        for fd in a2b + b2a + (go[0],):
+            os.close(fd)
+        got = []
+        while len(got) < n_writes:
+            got.append(json.loads(cmd.line())["captures"]["count"])
+            if len(got) % 1000 == 0 and len(got) < n_writes:
+                os.write(go[1], b"g")
+        os.close(go[1])
+        for pid in pids:
+            self.assertEqual(os.waitpid(pid, 0)[1], 0)
+        self.assertEqual(got, list(range(1, n_writes + 1)))
+
     def test_exclude_name_and_sides(self):
         """write* less write: a write does not fire, the writevs after it
         do; an entry-only rule never reports an exit."""
