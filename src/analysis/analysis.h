@@ -343,6 +343,7 @@ enum ra_ksection {
 	RA_K_IO = 2,		/* block requests, bytes per process, sync calls */
 	RA_K_CPU = 4,		/* CPU time per CPU, process and thread */
 	RA_K_IRQ = 8,		/* hard and soft interrupts */
+	RA_K_SCHED = 16,	/* wakeup latency, preemptions, migrations (ksched.c) */
 };
 
 struct ra_kopts {
@@ -522,9 +523,10 @@ struct ra_kstate {
 	struct ra_strtab irq_names;	/* "irq N name" */
 	int32_t *irq_name;		/* owned: irq -> index in irq_names */
 	uint32_t nr_irq_name;
-	uint8_t *kind;			/* owned, per event name: what it is */
-	int32_t *kind_sc;		/* owned, per event name: syscall index */
-	uint32_t nr_kind;
+	const struct rtr_event_class *classes;	/* the trace set's (rtr_event_classes) */
+	size_t nr_classes;
+	uint8_t *kind;			/* owned, per event class: what it is */
+	int32_t *kind_sc;		/* owned, per event class: syscall index */
 	struct ra_ks_io_slot *io;		/* owned: requests in flight */
 	uint32_t nr_io;
 	uint64_t threads_dropped, io_dropped;
@@ -533,9 +535,9 @@ struct ra_kstate {
 
 /* `ops` and `arg`: what to call; ops may be NULL. */
 void ra_kstate_init(struct ra_kstate *ks, const struct ra_kstate_ops *ops, void *arg);
-/* Feed the next event of src (timestamp order). 0, or -ENOMEM. */
-int ra_kstate_feed(struct ra_kstate *ks, const struct ra_source *src,
-		   const struct ra_event *ev);
+/* Feed the next event of trace set t (timestamp order). 0, or -ENOMEM. */
+int ra_kstate_feed(struct ra_kstate *ks, const struct rtr_trace *t,
+		   const struct rtr_event *raw);
 /* Report the spans and requests still open, up to end_ns. */
 void ra_kstate_finish(struct ra_kstate *ks, int64_t end_ns);
 /* Thread tid, or NULL if never seen. */

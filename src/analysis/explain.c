@@ -706,7 +706,7 @@ int ra_explain_run(const char *const *dirs, size_t nr, const struct ra_explain_t
 	if (ret < 0)
 		return ret;
 	while ((ret = ra_source_next(&src, &ev, err, errlen)) > 0) {
-		ret = ra_kstate_feed(&x->ks, &src, &ev);
+		ret = ra_kstate_feed(&x->ks, src.t, ev.raw);
 		if (ret < 0 || x->err < 0) {
 			ret = ret < 0 ? ret : x->err;
 			snprintf(err, errlen, "out of memory");

@@ -432,6 +432,8 @@ static int feed(struct ra_kernel *k, struct ra_kev *e)
 		return ret;
 	if (k->irq && (ret = ra_kirq_feed(k, k->irq, e)) < 0)
 		return ret;
+	if (k->sched && (ret = ra_ksched_feed(k, k->sched, e)) < 0)
+		return ret;
 	return 0;
 }
 
@@ -453,6 +455,8 @@ static const struct {
 	  { RA_KR_IRQ_EXIT, RA_KR_SOFTIRQ_EXIT },
 	  "record them with -k irq_handler_entry,irq_handler_exit,softirq_entry,"
 	  "softirq_exit,softirq_raise" },
+	{ RA_K_SCHED, "sched_switch", { RA_KR_SWITCH, RA_KR_SWITCH },
+	  "record them with -k sched_switch,sched_waking,sched_wakeup,sched_migrate_task" },
 };
 
 /* A section without its events: an error, or (skip_missing) left out. */
@@ -634,7 +638,8 @@ int ra_kernel_run(const char *const *dirs, size_t nr, const struct ra_kopts *opt
 	if (((opt->sections & RA_K_SYSCALLS) && !(k->sys = ra_ksys_new())) ||
 	    ((opt->sections & RA_K_IO) && !(k->io = ra_kio_new())) ||
 	    ((opt->sections & RA_K_CPU) && !(k->cpu = ra_kcpu_new())) ||
-	    ((opt->sections & RA_K_IRQ) && !(k->irq = ra_kirq_new())))
+	    ((opt->sections & RA_K_IRQ) && !(k->irq = ra_kirq_new())) ||
+	    ((opt->sections & RA_K_SCHED) && !(k->sched = ra_ksched_new())))
 		goto fail;
 	if ((ret = pass(k, err, errlen)) < 0)
 		goto fail;
@@ -670,7 +675,8 @@ int ra_kernel_run(const char *const *dirs, size_t nr, const struct ra_kopts *opt
 	    (k->sys && (ret = ra_ksys_finish(k, k->sys)) < 0) ||
 	    (k->io && (ret = ra_kio_finish(k, k->io)) < 0) ||
 	    (k->cpu && (ret = ra_kcpu_finish(k, k->cpu)) < 0) ||
-	    (k->irq && (ret = ra_kirq_finish(k, k->irq)) < 0))
+	    (k->irq && (ret = ra_kirq_finish(k, k->irq)) < 0) ||
+	    (k->sched && (ret = ra_ksched_finish(k, k->sched)) < 0))
 		goto fail;
 	*out = k;
 	return 0;
@@ -691,6 +697,8 @@ void ra_kernel_free(struct ra_kernel *k)
 		ra_kcpu_free(k->cpu);
 	if (k->irq)
 		ra_kirq_free(k->irq);
+	if (k->sched)
+		ra_ksched_free(k->sched);
 	for (size_t i = 0; i < k->nr_dirs; i++)
 		free(k->dirs[i]);
 	free(k->dirs);
@@ -758,6 +766,8 @@ void ra_kernel_write_text(FILE *f, const struct ra_kernel *k)
 		ra_kcpu_text(f, k, k->cpu);
 	if (k->irq)
 		ra_kirq_text(f, k, k->irq);
+	if (k->sched)
+		ra_ksched_text(f, k, k->sched);
 }
 
 void ra_kernel_write_json(FILE *f, const struct ra_kernel *k)
@@ -790,6 +800,10 @@ void ra_kernel_write_json(FILE *f, const struct ra_kernel *k)
 	if (k->irq) {
 		fputs(",\"irq\":", f);
 		ra_kirq_json(f, k, k->irq);
+	}
+	if (k->sched) {
+		fputs(",\"sched\":", f);
+		ra_ksched_json(f, k, k->sched);
 	}
 	fputs("}", f);
 }

@@ -632,15 +632,15 @@ static void fork_event(struct ra_kstate *ks, const struct rtr_event *raw, int *e
 		set_comm(th, &v);
 }
 
-static void classify(struct ra_kstate *ks, const struct ra_source *src, uint32_t name)
+static void classify(struct ra_kstate *ks, size_t c)
 {
-	const char *s = src->names.str[name];
+	const char *s = ks->classes[c].name;
 	uint8_t kind = K_OTHER;
 	int32_t sc = -1;
 	const char *p;
 	if (strchr(s, ':')) {
-		ks->kind[name] = K_OTHER;	/* a user event */
-		ks->kind_sc[name] = -1;
+		ks->kind[c] = K_OTHER;	/* a user event */
+		ks->kind_sc[c] = -1;
 		return;
 	}
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
@@ -657,29 +657,32 @@ static void classify(struct ra_kstate *ks, const struct ra_source *src, uint32_t
 			sc = (int32_t)i;
 		}
 	}
-	ks->kind[name] = kind;
-	ks->kind_sc[name] = sc;
+	ks->kind[c] = kind;
+	ks->kind_sc[c] = sc;
 }
 
-int ra_kstate_feed(struct ra_kstate *ks, const struct ra_source *src, const struct ra_event *ev)
+int ra_kstate_feed(struct ra_kstate *ks, const struct rtr_trace *t, const struct rtr_event *raw)
 {
-	if (ev->name >= ks->nr_kind) {
-		size_t cap = ks->nr_kind, cap2 = ks->nr_kind;
-		if (RT_ARRAY_GROW_ZEROED(ks->kind, cap, (size_t)src->names.nr, 64) < 0 ||
-		    RT_ARRAY_GROW_ZEROED(ks->kind_sc, cap2, (size_t)src->names.nr, 64) < 0)
+	if (!ks->kind) {
+		ks->nr_classes = rtr_event_classes(t, &ks->classes);
+		ks->kind = calloc(ks->nr_classes + 1, sizeof(*ks->kind));
+		ks->kind_sc = calloc(ks->nr_classes + 1, sizeof(*ks->kind_sc));
+		if (!ks->kind || !ks->kind_sc)
 			return -ENOMEM;
-		ks->nr_kind = (uint32_t)(cap < cap2 ? cap : cap2);
 	}
-	if (ks->kind[ev->name] == K_UNCLASSIFIED)
-		classify(ks, src, ev->name);
-	uint8_t kind = ks->kind[ev->name];
+	if (raw->cls < ks->classes || raw->cls >= ks->classes + ks->nr_classes)
+		return 0;
+	size_t cidx = (size_t)(raw->cls - ks->classes);
+	if (ks->kind[cidx] == K_UNCLASSIFIED)
+		classify(ks, cidx);
+	uint8_t kind = ks->kind[cidx];
 	if (kind == K_OTHER)
 		return 0;
-	const struct rtr_event *raw = ev->raw;
-	int64_t ns = ev->ns;
+	int64_t ns = raw->ns;
+	uint32_t ev_cpu = raw->cpu;
 	ks->last_ns = ns;
 	int err = 0;
-	struct ra_ks_cpu *c = ev->cpu == UINT32_MAX ? NULL : cpu_of(ks, ev->cpu, &err);
+	struct ra_ks_cpu *c = ev_cpu == UINT32_MAX ? NULL : cpu_of(ks, ev_cpu, &err);
 	if (err)
 		return err;
 	int64_t ctx_tid = -1, pid;
@@ -695,7 +698,7 @@ int ra_kstate_feed(struct ra_kstate *ks, const struct ra_source *src, const stru
 			set_comm(cur, &v);
 		/* a CPU whose thread is not known yet runs the event's */
 		if (cur && c && c->tid < 0 && kind != K_SWITCH)
-			switch_in(ks, c, ev->cpu, cur, ns);
+			switch_in(ks, c, ev_cpu, cur, ns);
 	} else if (c && c->tid >= 0) {
 		cur = thread(ks, c->tid, &err);
 		if (err)
@@ -703,12 +706,12 @@ int ra_kstate_feed(struct ra_kstate *ks, const struct ra_source *src, const stru
 	}
 	switch (kind) {
 	case K_SWITCH:
-		switch_event(ks, raw, c, ev->cpu, ns, &err);
+		switch_event(ks, raw, c, ev_cpu, ns, &err);
 		break;
 	case K_WAKING:
 	case K_WAKEUP:
 	case K_WAKEUP_NEW:
-		wake_event(ks, raw, c, ev->cpu, ctx_tid, ns, kind, &err);
+		wake_event(ks, raw, c, ev_cpu, ctx_tid, ns, kind, &err);
 		break;
 	case K_MIGRATE: {
 		int64_t tid, from, to;
@@ -726,12 +729,12 @@ int ra_kstate_feed(struct ra_kstate *ks, const struct ra_source *src, const stru
 	}
 	case K_SC_ENTRY:
 		if (cur) {
-			cur->syscall = ks->kind_sc[ev->name];
+			cur->syscall = ks->kind_sc[cidx];
 			cur->syscall_ns = ns;
 		}
 		break;
 	case K_SC_EXIT:
-		if (cur && cur->syscall == ks->kind_sc[ev->name]) {
+		if (cur && cur->syscall == ks->kind_sc[cidx]) {
 			int64_t ret = 0;
 			payload_int(raw, "ret", &ret);
 			if (ks->ops.syscall)

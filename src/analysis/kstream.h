@@ -121,6 +121,7 @@ struct ra_ksys;
 struct ra_kio;
 struct ra_kcpu;
 struct ra_kirq;
+struct ra_ksched;
 
 struct ra_kernel {
 	struct ra_kopts opt;
@@ -150,6 +151,7 @@ struct ra_kernel {
 	struct ra_kio *io;
 	struct ra_kcpu *cpu;
 	struct ra_kirq *irq;
+	struct ra_ksched *sched;
 };
 
 /* The longest intervals of a kind, longest first (ties: earliest). */
@@ -216,6 +218,13 @@ int ra_kirq_finish(struct ra_kernel *k, struct ra_kirq *s);
 void ra_kirq_text(FILE *f, const struct ra_kernel *k, const struct ra_kirq *s);
 void ra_kirq_json(FILE *f, const struct ra_kernel *k, const struct ra_kirq *s);
 void ra_kirq_free(struct ra_kirq *s);
+/* --sched (ksched.c): on the kernel state model of analysis.h. */
+struct ra_ksched *ra_ksched_new(void);
+int ra_ksched_feed(struct ra_kernel *k, struct ra_ksched *s, const struct ra_kev *e);
+int ra_ksched_finish(struct ra_kernel *k, struct ra_ksched *s);
+void ra_ksched_text(FILE *f, const struct ra_kernel *k, const struct ra_ksched *s);
+void ra_ksched_json(FILE *f, const struct ra_kernel *k, const struct ra_ksched *s);
+void ra_ksched_free(struct ra_ksched *s);
 
 struct ra_kio *ra_kio_new(void);
 int ra_kio_feed(struct ra_kernel *k, struct ra_kio *s, const struct ra_kev *e);

@@ -109,6 +109,8 @@ static void usage(FILE *f)
 		"  --io                block requests, bytes per process, fsync/sync calls\n"
 		"  --cpu               CPU time per CPU, process and thread\n"
 		"  --irq               hard and soft interrupts\n"
+		"  --sched             wakeup latency per thread and who ran instead,\n"
+		"                      preemptions, migrations, CPU time over time\n"
 		"  --begin T, --end T  only this window (times as view's, UTC)\n"
 		"  --interval D        rate interval, e.g. 500us, 10ms, 1s (default: auto)\n"
 		CLI_PAIRING_HELP
@@ -124,6 +126,7 @@ static const struct option analyze_opts[] = {
 	{ "io", no_argument, NULL, CLI_OPT_IO },
 	{ "cpu", no_argument, NULL, CLI_OPT_CPU },
 	{ "irq", no_argument, NULL, CLI_OPT_IRQ },
+	{ "sched", no_argument, NULL, CLI_OPT_SCHED },
 	{ "begin", required_argument, NULL, CLI_OPT_BEGIN },
 	{ "end", required_argument, NULL, CLI_OPT_END },
 	{ "interval", required_argument, NULL, CLI_OPT_INTERVAL },
@@ -156,6 +159,7 @@ int cmd_analyze(int argc, char **argv)
 		case CLI_OPT_IO: ksections |= RA_K_IO; break;
 		case CLI_OPT_CPU: ksections |= RA_K_CPU; break;
 		case CLI_OPT_IRQ: ksections |= RA_K_IRQ; break;
+		case CLI_OPT_SCHED: ksections |= RA_K_SCHED; break;
 		case CLI_OPT_BEGIN: begin = optarg; break;
 		case CLI_OPT_END: end = optarg; break;
 		case CLI_OPT_FORMAT:
@@ -179,13 +183,13 @@ int cmd_analyze(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	if (ksections && sections) {
-		cli_usage_error("the kernel analyses (--syscalls, --io, --cpu, --irq) and "
+		cli_usage_error("the kernel analyses (--syscalls, --io, --cpu, --irq, --sched) and "
 				"--rates, --durations, --threads are separate runs");
 		return CLI_EXIT_USAGE;
 	}
 	if ((begin || end) && !ksections) {
 		cli_usage_error("--begin and --end go with the kernel analyses "
-				"(--syscalls, --io, --cpu, --irq)");
+				"(--syscalls, --io, --cpu, --irq, --sched)");
 		return CLI_EXIT_USAGE;
 	}
 	if (ksections)

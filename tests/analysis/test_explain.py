@@ -250,6 +250,58 @@ class Constructed(unittest.TestCase):
                                          "of tid 999"), first)
 
 
+class Sched(unittest.TestCase):
+    """analyze --sched on a constructed trace: exact wakeup latencies,
+    who ran instead, preemptions, migrations, CPU time."""
+
+    def test_sched(self):
+        ev = [
+            switch(1 * MS, 0, 0, "swapper/0", 0, 100, "a"),
+            waking(2 * MS, 0, 100, 200, "b", 0),
+            switch(5 * MS, 0, 100, "a", 1, 200, "b"),
+            waking(5.5 * MS, 0, 200, 300, "c", 0),
+            switch(6 * MS, 0, 200, "b", 256, 300, "c"),
+            switch(8 * MS, 0, 300, "c", 1, 200, "b"),
+            (9 * MS, 1, 0, "sched_migrate_task",
+             {"comm": "c", "tid": 300, "prio": 20, "orig_cpu": 0, "dest_cpu": 1}),
+            switch(10 * MS, 0, 200, "b", 1, 0, "swapper/0"),
+        ]
+        tmp = tempfile.mkdtemp(prefix="rt-sched-")
+        try:
+            path = os.path.join(tmp, "kernel")
+            kgen.write_trace(path, with_pids(ev, {}), contexts=("tid", "pid"))
+            x = json.loads(run("analyze", "--sched", "--format", "json", path).stdout)["sched"]
+            self.assertEqual((x["wakeups"], x["preemptions"], x["migrations"]), (2, 1, 1))
+            th = {t["tid"]: t for t in x["threads"]}
+            self.assertEqual(sorted(th), [200, 300])
+            b, c = th[200], th[300]
+            self.assertEqual((b["wakeups"], b["max_ns"], b["total_ns"], b["preemptions"],
+                              b["preempted_ns"], b["cpu_ns"]),
+                             (1, 3 * MS, 3 * MS, 1, 2 * MS, 3 * MS))
+            self.assertEqual((c["wakeups"], c["max_ns"], c["migrations"], c["cpu_ns"]),
+                             (1, int(0.5 * MS), 1, 2 * MS))
+            self.assertEqual([(o["tid"], o["latency_ns"], o["cpu"], o["partial"],
+                               [(r["tid"], r["ns"]) for r in o["ran_instead"]])
+                              for o in x["outliers"]],
+                             [(200, 3 * MS, 0, False, [(100, 3 * MS)]),
+                              (300, int(0.5 * MS), 0, False, [(200, int(0.5 * MS))])])
+            cpu = {p["pid"]: p["cpu_ns"] for p in x["cpu_over_time"]["processes"]}
+            self.assertEqual(cpu, {100: 4 * MS, 200: 3 * MS, 300: 2 * MS})
+            self.assertEqual(sum(sum(p["ns"]) for p in x["cpu_over_time"]["processes"]),
+                             9 * MS)
+            text = run("analyze", "--sched", path).stdout
+            self.assertIn("== Scheduling: wakeup latency (sched_waking to switched in) ==",
+                          text)
+            self.assertIn("      ran instead: a tid 100 pid 100 (a) 3ms", text)
+            # a window: only the wakeup switched in inside it
+            x = json.loads(run("analyze", "--sched", "--format", "json", "--begin",
+                               str(int(5.8 * MS)), path).stdout)["sched"]
+            self.assertEqual([(t["tid"], t["wakeups"]) for t in x["threads"]
+                              if t["wakeups"]], [(300, 1)])
+        finally:
+            shutil.rmtree(tmp)
+
+
 def can_record_kernel():
     if os.geteuid() != 0:
         return "not root"
