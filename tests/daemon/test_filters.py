@@ -325,6 +325,21 @@ class RewritingProxy(DamagingProxy):
         return enable_bytes(*self.rewrite_parts(*enable_parts(body)))
 
 
+def app_prog_through(case, proxy_class, change, script):
+    """app_prog run with `script` on stdin, registered through a
+    proxy_class proxy (`change` its damage or rewrite) to case's daemon:
+    the proxy and the finished process."""
+    proxy = proxy_class(os.path.join(case.tmp, "proxy"),
+                        os.path.join(case.env["RINGTRACE_RUNDIR"], "ringtraced.sock"), change)
+    env = dict(case.env, RINGTRACE_RUNDIR=os.path.join(case.tmp, "proxy"))
+    try:
+        return proxy, subprocess.run([os.path.join(BUILD, "tests/daemon/app_prog")],
+                                     input=script, capture_output=True, text=True, env=env,
+                                     timeout=60)
+    finally:
+        proxy.close()
+
+
 class HostileDaemon(AppCase):
     def run_damaged(self, damage, why, proxy_class=DamagingProxy,
                     message="filter 0 of ENABLE refused", expr="seq == 3"):
@@ -335,16 +350,7 @@ class HostileDaemon(AppCase):
         self.rt("create", "s", "-o", out)
         self.rt("enable-event", "-u", "app:tick", "--filter", expr)
         self.rt("start")
-        proxy = proxy_class(os.path.join(self.tmp, "proxy"),
-                            os.path.join(self.env["RINGTRACE_RUNDIR"], "ringtraced.sock"),
-                            damage)
-        env = dict(self.env, RINGTRACE_RUNDIR=os.path.join(self.tmp, "proxy"))
-        try:
-            p = subprocess.run([os.path.join(BUILD, "tests/daemon/app_prog")],
-                               input="emit 50 x\nemit 50 y\nexit\n", capture_output=True,
-                               text=True, env=env, timeout=60)
-        finally:
-            proxy.close()
+        proxy, p = app_prog_through(self, proxy_class, damage, "emit 50 x\nemit 50 y\nexit\n")
         self.rt("stop")
         self.assertGreater(proxy.damaged, 0)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -390,17 +396,9 @@ class HonestDaemon(AppCase):
         self.rt("enable-event", "-u", "app:tick", "--filter", "seq == 3")
         self.rt("start")
         seen = []
-        proxy = RewritingProxy(os.path.join(self.tmp, "proxy"),
-                               os.path.join(self.env["RINGTRACE_RUNDIR"], "ringtraced.sock"),
-                               lambda head, filters, uses: seen.append(uses) or
-                               (head, filters, uses))
-        env = dict(self.env, RINGTRACE_RUNDIR=os.path.join(self.tmp, "proxy"))
-        try:
-            p = subprocess.run([os.path.join(BUILD, "tests/daemon/app_prog")],
-                               input="emit 5 x\nwarn 5\nexit\n", capture_output=True,
-                               text=True, env=env, timeout=60)
-        finally:
-            proxy.close()
+        _, p = app_prog_through(self, RewritingProxy,
+                                lambda head, filters, uses: seen.append(uses) or
+                                (head, filters, uses), "emit 5 x\nwarn 5\nexit\n")
         self.rt("stop")
         self.assertEqual((p.returncode, p.stderr), (0, ""))
         self.assertTrue(seen)
