@@ -355,6 +355,7 @@ static void signature(const struct app_event *e, char *buf, size_t len)
 void dp_list_events(void (*fn)(const struct rtd_app_event *e, void *arg), void *arg)
 {
 	char sig[2048];
+	app_sync_all();
 	for (const struct app *a = app_list; a; a = a->next) {
 		for (uint32_t i = 0; i < a->nr_events; i++) {
 			const struct app_event *e = &a->events[i];

@@ -315,7 +315,11 @@ struct rtd_app_event {
 	int loglevel;
 	const char *signature;		/* "field:type,..." */
 };
-/* Call fn for every event of every registered program. */
+/* Call fn for every event of every registered program, once every
+ * program has applied what it was sent (a SYNC, APP_SYNC_MS at most): a
+ * program listed records what the active sessions enable, even one that
+ * registered a moment ago (its buffers and enablement were queued before
+ * its registration reply, the SYNC after them). */
 void dp_list_events(void (*fn)(const struct rtd_app_event *e, void *arg), void *arg);
 
 /* The user triggers changed: every program gets its new set. */

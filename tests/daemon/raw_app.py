@@ -86,7 +86,8 @@ class RawApp:
     """Registers `nr_events` classes, then serves the daemon from a thread.
     register_status: the REGISTER_REPLY's status (None until it came, or
     when the daemon closed first); enabled and ids: the entries of the
-    last ENABLE received (their number; index -> event id)."""
+    last ENABLE received (their number; index -> event id); synced: the
+    `enabled` of each SYNC answered, in order."""
 
     def __init__(self, rundir, nr_events, procname="rawapp"):
         self.sock = connect(rundir)
@@ -95,6 +96,7 @@ class RawApp:
         self.closed = threading.Event()
         self.enabled = 0
         self.ids = {}
+        self.synced = []
         self.mute = False       # True: answers nothing more
         self.sock.sendall(frame(REGISTER, register_payload(nr_events, procname)))
         self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -116,6 +118,7 @@ class RawApp:
                     self.ids = dict(zip(pairs[0::2], pairs[1::2]))
                     self.enabled = n
                 elif typ == SYNC and not self.mute:
+                    self.synced.append(self.enabled)
                     self.sock.sendall(frame(SYNC_REPLY, body))
         except OSError:
             pass

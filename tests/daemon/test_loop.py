@@ -127,6 +127,27 @@ class Registration(LoopCase):
         self.assertEqual([(e["seq"], e["tag"], e["value"]) for e in evs],
                          [(i, "after", 3 * i) for i in range(100)])
 
+    def test_listed_has_applied(self):
+        """A program shown by `list -u` has applied the enablement of the
+        sessions already started when it registered: the daemon SYNCs the
+        programs before it answers (without it, a program that had just
+        registered was listed while its ENABLE still sat unread in its
+        socket, and events it emitted right after were not recorded)."""
+        self.session(self.out("s"), "raw:*")
+        self.rt("start")
+        a = self.raw(3)
+        for _ in range(600):
+            if str(os.getpid()) in self.rt("list", "-u").split():
+                break
+            time.sleep(0.05)
+        else:
+            self.fail("the program was never listed")
+        # Answered when first listed, with its 3 classes enabled by then.
+        synced = list(a.synced)
+        self.assertTrue(synced, "listed before it applied what it was sent")
+        self.assertEqual(synced[0], 3)
+        self.rt("stop")
+
     def test_over_cap(self):
         out = self.out("cap")
         self.session(out, "app:tick")
