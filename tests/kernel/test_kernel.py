@@ -123,15 +123,23 @@ class Kernel(unittest.TestCase):
             name = p.stdout.readline().strip()
             self.assertTrue(name.startswith("ringtrace-%d-" % p.pid), name)
             self.assertTrue(os.path.isdir(os.path.join(INSTANCES, name)))
-        finally:
             p.send_signal(signal.SIGKILL)
+            # Dead but not reaped: its pid still exists, so no remover
+            # takes its instance yet (a root ringtraced or record -k of a
+            # test running beside this one removes stale instances when
+            # it starts).
+            os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
+            self.assertTrue(os.path.isdir(os.path.join(INSTANCES, name)), "left by kill -9")
+        finally:
+            p.kill()
             p.wait()
             p.stdout.close()
-        self.assertTrue(os.path.isdir(os.path.join(INSTANCES, name)), "left by kill -9")
         out = subprocess.run([KCAPTURE, "--remove-stale"], capture_output=True, text=True,
                              timeout=60)
         self.assertEqual(out.returncode, 0, out.stderr)
-        self.assertGreaterEqual(int(out.stdout), 1)
+        # Removed, by this call or by such a remover (the same function)
+        # that came first: the count may then be 0.
+        self.assertGreaterEqual(int(out.stdout), 0)
         self.assertFalse(os.path.exists(os.path.join(INSTANCES, name)))
 
 
