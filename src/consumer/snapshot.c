@@ -4,13 +4,13 @@
  * writing, without consuming anything (consumer.h).
  *
  * Non-destructive copy: after a flush (closing every stream's open
- * packet), every complete unit between the reader's position and the
- * writers' is copied, oldest first, into private memory by the source
+ * packet), the complete units between the reader's position and the
+ * writers' are copied, newest first, into private memory by the source
  * (snap_copy: for the ring buffer, rb_snapshot_copy checks that it held
- * the packet of that pass during the whole copy), then checked as a packet
- * (cons_packet_trim). A copy that raced with a writer fails and is
- * dropped, together with every older copy of that stream: a snapshot holds
- * a contiguous most-recent run of packets per stream. Nothing is consumed,
+ * the packet of that pass during the whole copy), then checked as packets
+ * (cons_packet_trim), oldest first. The first copy that raced with a
+ * writer after a good one ends the stream's copy: a snapshot holds a
+ * contiguous most-recent run of packets per stream. Nothing is consumed,
  * so the session goes on and the next snapshot contains the same recent
  * data again. The caller serialises a snapshot with the channels' reading
  * (the daemon's io_lock).
@@ -51,27 +51,31 @@ static int snap_push(struct snap *sn, const struct snap_packet *p)
 	return 0;
 }
 
-/* Copy one stream's complete packets, oldest first; keep the run after
- * the last failed copy (a damaged packet is dropped alone and counted). */
+/* Copy one stream's complete units, newest first, then check them as
+ * packets oldest first. A writer that laps the buffer during the copy
+ * overwrites the oldest unit next, so the newest are the likeliest to be
+ * copied whole (copied oldest first, a writer faster than the copy, as
+ * under CPU contention, overwrote each unit just before its turn and the
+ * snapshot held nothing of the stream). The first copy that fails after
+ * one succeeded ends the run (an older one would leave a hole); one that
+ * fails before (overwritten, or the newest unit not complete: a writer in
+ * the middle of an event) is skipped. A damaged packet is dropped alone
+ * and counted. Returns 0 or -ENOMEM (the copies stay in sn). */
 static int snap_stream(struct snap *sn, struct cons_channel *c, uint32_t chan, uint32_t stream)
 {
 	const uint64_t S = c->src.packet_size;
-	struct cons_packet_prev prev = { 0 };
-	uint64_t off, end;
-	int ret = c->src.ops->snap_range(c->src.arg, stream, &off, &end);
+	uint64_t first_off, off;
+	int ret = c->src.ops->snap_range(c->src.arg, stream, &first_off, &off);
 	if (ret < 0)
 		return ret;
-	size_t first = sn->n;
-	for (; off != end; off += S) {
+	const size_t first = sn->n;
+	while (off != first_off) {
+		off -= S;
 		struct snap_packet p = { .chan = chan, .stream = stream };
 		p.data = malloc(S);
 		if (!p.data)
 			return -ENOMEM;
-		uint64_t seq, n;
-		ret = c->src.ops->snap_copy(c->src.arg, stream, off, p.data, &seq);
-		if (ret == 0 && cons_packet_trim(c, stream, &prev, p.data, p.data, S, seq, &p.len,
-						 &n) < 0)
-			ret = -EBADMSG;
+		ret = c->src.ops->snap_copy(c->src.arg, stream, off, p.data, &p.seq);
 		if (ret == -EBADMSG) {
 			free(p.data);
 			/* Relaxed: statistics only. */
@@ -80,13 +84,32 @@ static int snap_stream(struct snap *sn, struct cons_channel *c, uint32_t chan, u
 		}
 		if (ret < 0) {
 			/* Overwritten, never completed or its table entry
-			 * out of range: drop it and all older copies of this
-			 * stream. */
+			 * out of range. */
 			free(p.data);
-			for (size_t i = first; i < sn->n; i++)
-				free(sn->p[i].data);
-			sn->n = first;
-			prev.valid = false;
+			if (sn->n > first)
+				break;
+			continue;
+		}
+		if (snap_push(sn, &p) < 0) {
+			free(p.data);
+			return -ENOMEM;
+		}
+	}
+	/* Oldest first, as the packet checks (sequence, time) expect. */
+	for (size_t i = first, j = sn->n; i + 1 < j; i++, j--) {
+		struct snap_packet t = sn->p[i];
+		sn->p[i] = sn->p[j - 1];
+		sn->p[j - 1] = t;
+	}
+	struct cons_packet_prev prev = { 0 };
+	size_t kept = first;
+	for (size_t i = first; i < sn->n; i++) {
+		struct snap_packet p = sn->p[i];
+		uint64_t n;
+		if (cons_packet_trim(c, stream, &prev, p.data, p.data, S, p.seq, &p.len, &n) < 0) {
+			free(p.data);
+			/* Relaxed: statistics only. */
+			__atomic_fetch_add(&c->stats.packets_corrupt, 1, __ATOMIC_RELAXED);
 			continue;
 		}
 		/* Keep the trimmed bytes only: a source's unit may be much
@@ -99,11 +122,9 @@ static int snap_stream(struct snap *sn, struct cons_channel *c, uint32_t chan, u
 		memcpy(&h, p.data, sizeof(h));
 		p.seq = h.packet_seq_num;
 		p.ts_end = h.timestamp_end;
-		if (snap_push(sn, &p) < 0) {
-			free(p.data);
-			return -ENOMEM;
-		}
+		sn->p[kept++] = p;
 	}
+	sn->n = kept;
 	return 0;
 }
 

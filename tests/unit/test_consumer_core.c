@@ -56,6 +56,9 @@ struct fake_stream {
 struct fake {
 	struct fake_stream s[2];
 	int snap_fail_at;		/* snap_copy of this unit fails (-EAGAIN) */
+	bool lapping;			/* a writer overwrites the oldest unit not
+					 * yet overwritten at each snap_copy */
+	uint32_t overwritten;		/* units [0, overwritten) of stream 0 */
 };
 
 static void make_packet(char *p, uint32_t stream, uint64_t seq, uint32_t wrong_seq)
@@ -141,7 +144,10 @@ static int f_snap_range(void *arg, uint32_t stream, uint64_t *first, uint64_t *e
 static int f_snap_copy(void *arg, uint32_t stream, uint64_t off, void *dst, uint64_t *seq)
 {
 	struct fake *f = arg;
-	if ((int)(off / UNIT) == f->snap_fail_at)
+	if (f->lapping && stream == 0 && f->overwritten < f->s[0].n)
+		f->overwritten++;
+	if ((int)(off / UNIT) == f->snap_fail_at ||
+	    (f->lapping && stream == 0 && off / UNIT < f->overwritten))
 		return -EAGAIN;
 	memcpy(dst, f->s[stream].pkts[off / UNIT], UNIT);
 	*seq = off / UNIT;
@@ -411,9 +417,11 @@ static void test_snapshot_newest_run(void)
 	CHECK(ret == 0, "snapshot: %d %s", ret, err);
 	struct ctf_packet_header h[8];
 	/* Stream 0: unit 1 failed, so 0 goes too: 2 and 3 remain. Stream 1:
-	 * only unit 0 (unit 1 failed). Nothing was consumed. */
-	CHECK(packets_of(out, "ch_0", h, 8) == 2 && h[0].packet_seq_num == 2, "ch_0");
-	CHECK(packets_of(out, "ch_1", h, 8) == 0, "ch_1");
+	 * only unit 0 (unit 1, the newest, failed: nothing newer to join).
+	 * Nothing was consumed. */
+	CHECK(packets_of(out, "ch_0", h, 8) == 2 && h[0].packet_seq_num == 2 &&
+	      h[1].packet_seq_num == 3, "ch_0");
+	CHECK(packets_of(out, "ch_1", h, 8) == 1 && h[0].packet_seq_num == 0, "ch_1");
 	CHECK(st.f.s[0].next == 0 && st.f.s[0].flush_calls == 1, "consumed or not flushed");
 	size_t len;
 	char *meta = slurp(out, "metadata", &len);
@@ -427,6 +435,36 @@ static void test_snapshot_newest_run(void)
 	ret = cons_snapshot(&c, 1, &st.trace, &d, 1, out2, 130, err, sizeof(err));
 	CHECK(ret == 0, "snapshot: %d %s", ret, err);
 	CHECK(packets_of(out2, "ch_0", h, 8) == 1 && h[0].packet_seq_num == 3, "max_size");
+	teardown(&st);
+}
+
+/* A writer faster than the copy (one unit overwritten, oldest first, at
+ * each unit copied): the newest units are copied before it reaches them.
+ * Copied oldest first, each unit was overwritten just before its turn and
+ * the snapshot held nothing of the stream (daemon_consumer's snapshot
+ * while writing failed so under load: "writer 0 has events"). */
+static void test_snapshot_writer_laps(void)
+{
+	struct setup st;
+	setup(&st, true, MAX_PKTS);
+	fake_fill(&st.f, 0, 6, -1);
+	st.f.snap_fail_at = -1;
+	st.f.lapping = true;
+	char out[128], err[256] = "";
+	snprintf(out, sizeof(out), "%s/snap-lap", st.dir);
+	struct cons_channel *c = &st.ch;
+	const struct cons_channel_desc *d = &st.desc;
+	int ret = cons_snapshot(&c, 1, &st.trace, &d, 1, out, 0, err, sizeof(err));
+	CHECK(ret == 0, "snapshot: %d %s", ret, err);
+	/* Copies of 5, 4, 3 succeed while the writer takes 0, 1, 2; the copy
+	 * of 2 fails: 3, 4, 5 remain, in order. */
+	struct ctf_packet_header h[8];
+	uint32_t n = packets_of(out, "ch_0", h, 8);
+	CHECK(n == 3, "%u packets", n);
+	for (uint32_t i = 0; i < n && i < 3; i++)
+		CHECK(h[i].packet_seq_num == 3 + i, "packet %u: seq %llu", i,
+		      (unsigned long long)h[i].packet_seq_num);
+	CHECK(st.ch.stats.packets_corrupt == 0, "nothing counted damaged");
 	teardown(&st);
 }
 
@@ -642,6 +680,7 @@ int main(void)
 	test_metadata_failure_counted_in_trace();
 	test_drain_gives_up();
 	test_snapshot_newest_run();
+	test_snapshot_writer_laps();
 	test_trace_dir_generation_after_failure();
 	test_metadata_torn_append();
 	test_by_name_loss_counted();
