@@ -729,7 +729,19 @@ int cmd_record(int argc, char **argv)
 		lost = false;
 	char meta[PATH_MAX + 16];
 	snprintf(meta, sizeof(meta), "%s/metadata", user_dir);
-	if (access(meta, F_OK) < 0) {
+	bool user_trace = access(meta, F_OK) == 0;
+	if (!user_trace && o.kernel && !lost &&
+	    !(WIFEXITED(status) && WEXITSTATUS(status) == 127)) {
+		/* A program without ringtrace's library: the kernel's events
+		 * of its run are the trace. */
+		remove_empty_output(abs_dir, user_dir);
+		if (!o.quiet) {
+			fprintf(stderr, "ringtrace: '%s' recorded no user-space events (it is not "
+				"linked with libringtrace): the trace holds the kernel's events\n",
+				cmd[0]);
+			cli_print_summary(stderr, dir, 10, true);
+		}
+	} else if (!user_trace) {
 		if (lost)
 			cli_error("no trace was written in %s (it ended before the library "
 				  "wrote the metadata)", dir);

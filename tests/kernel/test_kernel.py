@@ -252,6 +252,21 @@ class Record(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
+    def test_program_without_the_library(self):
+        """A program not linked with libringtrace: its run's kernel events
+        are the trace, which record says and summarises (it used to call
+        the run a failure: "wrote no trace ... is it linked?")."""
+        p = subprocess.run([RINGTRACE, "record", "-o", self.trace, "-k", "sched_switch",
+                            "--syscall", "write", "--", "/bin/sh", "-c", "echo x > /dev/null"],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("wrote no trace", p.stderr)
+        self.assertIn("'/bin/sh' recorded no user-space events", p.stderr)
+        self.assertRegex(p.stderr, r"kernel/channel0: \d+ events recorded, 0 lost")
+        self.assertEqual(os.listdir(self.trace), ["kernel"])
+        events, _ = read_bt2(os.path.join(self.trace, "kernel"))
+        self.assertIn("syscall_entry_write", [n for n, _, _ in events])
+
     def test_user_and_kernel_events_merged(self):
         p = subprocess.Popen([RINGTRACE, "record", "-q", "-o", self.trace, "-k", "sched_switch",
                               "--syscall", "write", "--", KWRITES, str(self.N)],
