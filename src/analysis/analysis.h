@@ -615,12 +615,28 @@ void ra_json_string(FILE *f, const char *s, size_t len);
 int ra_export_chrome(FILE *f, const char *const *dirs, size_t nr,
 		     const struct ra_options *opt, char *err, size_t errlen);
 
+/* The report's kernel lanes (klanes.c): per CPU, the threads it ran; per
+ * thread, its states (kstate.c's spans: state, CPU, syscall, waker); per
+ * device, its block requests (issue .. complete). Read in one streamed
+ * pass; each lane keeps at most 2 x lane_cap bars (one in a doubling step
+ * past that), so memory grows with lanes, not events. */
+struct ra_klanes;
+/* 0, or -errno (message in err); ra_klanes_free(*out) in every case. */
+int ra_klanes_run(const char *const *dirs, size_t nr, size_t lane_cap,
+		  struct ra_klanes **out, char *err, size_t errlen);
+/* No lane (no kernel events the model reads), or k NULL. */
+bool ra_klanes_empty(const struct ra_klanes *k);
+/* One JSON object (docs/report.md), times in ns after first_ns. */
+void ra_klanes_write_json(FILE *f, const struct ra_klanes *k, int64_t first_ns);
+void ra_klanes_free(struct ra_klanes *k);
+
 /* The HTML report; at most `lane_cap` events and pairs per timeline lane
  * (more are downsampled); with the kernel analyses of k when k is not
- * NULL and has sections. 0 or -errno (message). */
+ * NULL and has sections, and the kernel lanes of kl when not empty.
+ * 0 or -errno (message). */
 #define RA_REPORT_LANE_CAP 200000
 int ra_write_report(FILE *f, const struct ra_stats *s, const struct ra_kernel *k,
-		    const char *title, size_t lane_cap);
+		    const struct ra_klanes *kl, const char *title, size_t lane_cap);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,9 @@
  * report_template.html with the data embedded as JSON where the marker is.
  *
  * Data (see docs/report.md): {"title", "analysis": ra_write_json's
- * document, "kernel": ra_kernel_write_json's (kernel traces only), "names": event names, "pairs": pair labels, "lane_cap",
+ * document, "kernel": ra_kernel_write_json's (kernel traces only),
+ * "klanes": ra_klanes_write_json's (kernel lanes; kernel traces only),
+ * "names": event names, "pairs": pair labels, "lane_cap",
  * "lanes": [{"kind": "cpu"|"thread", "label", "events": total,
  * "step": keep one in step, "t": [ns from the first event], "n": [name
  * index], "bars": [[start, dur, pair index], ...]}]}. Every string goes
@@ -156,7 +158,7 @@ static int build_lanes(const struct ra_stats *s, struct lanes *l)
 }
 
 static void write_data(FILE *f, const struct ra_stats *s, const struct ra_kernel *kern,
-		       const char *title,
+		       const struct ra_klanes *kl, const char *title,
 		       size_t cap, const struct lanes *l)
 {
 	fputs("{\"title\":", f);
@@ -166,6 +168,10 @@ static void write_data(FILE *f, const struct ra_stats *s, const struct ra_kernel
 	if (kern && ra_kernel_sections(kern)) {
 		fputs(",\"kernel\":", f);
 		ra_kernel_write_json(f, kern);
+	}
+	if (!ra_klanes_empty(kl)) {
+		fputs(",\"klanes\":", f);
+		ra_klanes_write_json(f, kl, s->src.first_ns);
 	}
 	fputs(",\"names\":[", f);
 	for (uint32_t i = 0; i < s->src.names.nr; i++) {
@@ -206,7 +212,7 @@ static void write_data(FILE *f, const struct ra_stats *s, const struct ra_kernel
 }
 
 int ra_write_report(FILE *f, const struct ra_stats *s, const struct ra_kernel *kern,
-		    const char *title, size_t lane_cap)
+		    const struct ra_klanes *kl, const char *title, size_t lane_cap)
 {
 	const char *mark = strstr(ra_report_template, RA_REPORT_MARKER);
 	if (!mark || !lane_cap)
@@ -215,7 +221,7 @@ int ra_write_report(FILE *f, const struct ra_stats *s, const struct ra_kernel *k
 	int ret = build_lanes(s, &l);
 	if (ret == 0) {
 		fwrite(ra_report_template, 1, (size_t)(mark - ra_report_template), f);
-		write_data(f, s, kern, title, lane_cap, &l);
+		write_data(f, s, kern, kl, title, lane_cap, &l);
 		fputs(mark + strlen(RA_REPORT_MARKER), f);
 		ret = ferror(f) ? -EIO : 0;
 	}

@@ -22,8 +22,11 @@ static void usage(FILE *f)
 		"timeline per CPU and per thread, event rates, durations of paired\n"
 		"events and a per-thread summary; for kernel traces, the kernel\n"
 		"analyses (system calls, block I/O, CPU, interrupts) their events\n"
-		"allow. Timeline lanes keep at most %d\n"
-		"events (and %d pairs) each; more are downsampled (the page says so).\n\n"
+		"allow, and kernel lanes: the thread each CPU ran, each thread's\n"
+		"state (running, runnable, blocked, in which syscall, woken by what)\n"
+		"and the block requests per device. Timeline lanes keep at most %d\n"
+		"events (and %d pairs or bars) each; more are downsampled (the page\n"
+		"says so).\n\n"
 		"  -o, --output FILE   the page to write\n"
 		"  --interval D        rate interval, e.g. 10ms (default: auto)\n"
 		CLI_PAIRING_HELP
@@ -96,6 +99,7 @@ int cmd_report(int argc, char **argv)
 	}
 	struct ra_stats s;
 	struct ra_kernel *k = NULL;
+	struct ra_klanes *kl = NULL;
 	int status = CLI_EXIT_FAILURE;
 	int ret = ra_stats_run(&s, (const char *const *)(argv + optind),
 			       (size_t)(argc - optind), &opt, err, sizeof(err));
@@ -115,7 +119,16 @@ int cmd_report(int argc, char **argv)
 		cli_error("%s", err);
 		goto free_stats;
 	}
-	ret = ra_write_report(out.f, &s, k, argv[optind], lane_cap);
+	/* The kernel lanes: what each CPU ran, each thread's states, the
+	 * block requests (none without kernel events). */
+	ret = ra_klanes_run((const char *const *)(argv + optind), (size_t)(argc - optind),
+			    lane_cap, &kl, err, sizeof(err));
+	if (ret < 0) {
+		rt_out_abort(&out);
+		cli_error("%s", err);
+		goto free_stats;
+	}
+	ret = ra_write_report(out.f, &s, k, kl, argv[optind], lane_cap);
 	if (ret < 0) {
 		rt_out_abort(&out);
 		cli_error("cannot write %s: %s", output, strerror(-ret));
@@ -127,6 +140,7 @@ int cmd_report(int argc, char **argv)
 	}
 	status = 0;
 free_stats:
+	ra_klanes_free(kl);
 	ra_kernel_free(k);
 	ra_stats_free(&s);
 	return status;
