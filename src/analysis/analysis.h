@@ -597,6 +597,8 @@ int ra_explain_run(const char *const *dirs, size_t nr, const struct ra_explain_t
 /* Its first line names the most likely culprit, with the evidence. */
 void ra_explain_write_text(FILE *f, const struct ra_explain *x);
 void ra_explain_write_json(FILE *f, const struct ra_explain *x);
+/* The interval x explains. */
+const struct ra_explain_target *ra_explain_target_of(const struct ra_explain *x);
 void ra_explain_free(struct ra_explain *x);
 
 /* --- writers ------------------------------------------------------------ */
@@ -630,13 +632,18 @@ bool ra_klanes_empty(const struct ra_klanes *k);
 void ra_klanes_write_json(FILE *f, const struct ra_klanes *k, int64_t first_ns);
 void ra_klanes_free(struct ra_klanes *k);
 
+/* What the HTML report shows besides the stats: each may be NULL. */
+struct ra_report_extra {
+	const struct ra_kernel *kernel;		/* the kernel analyses (if sections) */
+	const struct ra_klanes *klanes;		/* the kernel lanes (if not empty) */
+	const struct ra_explain *explain;	/* an interval explained: highlighted */
+};
+
 /* The HTML report; at most `lane_cap` events and pairs per timeline lane
- * (more are downsampled); with the kernel analyses of k when k is not
- * NULL and has sections, and the kernel lanes of kl when not empty.
- * 0 or -errno (message). */
+ * (more are downsampled). 0 or -errno (message). */
 #define RA_REPORT_LANE_CAP 200000
-int ra_write_report(FILE *f, const struct ra_stats *s, const struct ra_kernel *k,
-		    const struct ra_klanes *kl, const char *title, size_t lane_cap);
+int ra_write_report(FILE *f, const struct ra_stats *s, const struct ra_report_extra *x,
+		    const char *title, size_t lane_cap);
 
 #ifdef __cplusplus
 }

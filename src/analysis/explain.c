@@ -741,6 +741,11 @@ close:
 	return ret;
 }
 
+const struct ra_explain_target *ra_explain_target_of(const struct ra_explain *x)
+{
+	return &x->t;
+}
+
 void ra_explain_free(struct ra_explain *x)
 {
 	if (!x)

@@ -5,6 +5,7 @@
  * Data (see docs/report.md): {"title", "analysis": ra_write_json's
  * document, "kernel": ra_kernel_write_json's (kernel traces only),
  * "klanes": ra_klanes_write_json's (kernel lanes; kernel traces only),
+ * "explain": the interval explained (report --explain-interval),
  * "names": event names, "pairs": pair labels, "lane_cap",
  * "lanes": [{"kind": "cpu"|"thread", "label", "events": total,
  * "step": keep one in step, "t": [ns from the first event], "n": [name
@@ -157,22 +158,51 @@ static int build_lanes(const struct ra_stats *s, struct lanes *l)
 	return ret;
 }
 
-static void write_data(FILE *f, const struct ra_stats *s, const struct ra_kernel *kern,
-		       const struct ra_klanes *kl, const char *title,
+/* "explain": the interval (ns after the first event), its thread, how it
+ * was chosen, explain's text and its JSON. */
+static void write_explain(FILE *f, const struct ra_stats *s, const struct ra_explain *x)
+{
+	const struct ra_explain_target *t = ra_explain_target_of(x);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	if (m) {
+		ra_explain_write_text(m, x);
+		if (fclose(m) != 0) {
+			free(text);
+			text = NULL;
+		}
+	}
+	fprintf(f, ",\"explain\":{\"begin\":%" PRId64 ",\"end\":%" PRId64 ",\"tid\":%" PRId64
+		",\"how\":", ra_ns_diff(t->begin, s->src.first_ns),
+		ra_ns_diff(t->end, s->src.first_ns), t->tid);
+	jstr(f, t->how);
+	fputs(",\"text\":", f);
+	jstr(f, text ? text : "");
+	fputs(",\"data\":", f);
+	ra_explain_write_json(f, x);
+	fputc('}', f);
+	free(text);
+}
+
+static void write_data(FILE *f, const struct ra_stats *s, const struct ra_report_extra *x,
+		       const char *title,
 		       size_t cap, const struct lanes *l)
 {
 	fputs("{\"title\":", f);
 	jstr(f, title);
 	fputs(",\"analysis\":", f);
 	ra_write_json(f, s, RA_RATES | RA_DURATIONS | RA_THREADS);
-	if (kern && ra_kernel_sections(kern)) {
+	if (x->kernel && ra_kernel_sections(x->kernel)) {
 		fputs(",\"kernel\":", f);
-		ra_kernel_write_json(f, kern);
+		ra_kernel_write_json(f, x->kernel);
 	}
-	if (!ra_klanes_empty(kl)) {
+	if (!ra_klanes_empty(x->klanes)) {
 		fputs(",\"klanes\":", f);
-		ra_klanes_write_json(f, kl, s->src.first_ns);
+		ra_klanes_write_json(f, x->klanes, s->src.first_ns);
 	}
+	if (x->explain)
+		write_explain(f, s, x->explain);
 	fputs(",\"names\":[", f);
 	for (uint32_t i = 0; i < s->src.names.nr; i++) {
 		if (i)
@@ -211,8 +241,8 @@ static void write_data(FILE *f, const struct ra_stats *s, const struct ra_kernel
 	fputs("]}", f);
 }
 
-int ra_write_report(FILE *f, const struct ra_stats *s, const struct ra_kernel *kern,
-		    const struct ra_klanes *kl, const char *title, size_t lane_cap)
+int ra_write_report(FILE *f, const struct ra_stats *s, const struct ra_report_extra *x,
+		    const char *title, size_t lane_cap)
 {
 	const char *mark = strstr(ra_report_template, RA_REPORT_MARKER);
 	if (!mark || !lane_cap)
@@ -221,7 +251,7 @@ int ra_write_report(FILE *f, const struct ra_stats *s, const struct ra_kernel *k
 	int ret = build_lanes(s, &l);
 	if (ret == 0) {
 		fwrite(ra_report_template, 1, (size_t)(mark - ra_report_template), f);
-		write_data(f, s, kern, kl, title, lane_cap, &l);
+		write_data(f, s, x, title, lane_cap, &l);
 		fputs(mark + strlen(RA_REPORT_MARKER), f);
 		ret = ferror(f) ? -EIO : 0;
 	}

@@ -9,6 +9,7 @@
 #define RINGTRACE_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define CLI_EXIT_FAILURE 1
@@ -23,6 +24,13 @@ int cmd_analyze(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
+struct ra_explain_target;
+/* The interval of `--interval A,B --tid TID` (explain's and report's
+ * --explain-interval: times as view's --begin/--end, relative ones from
+ * the first event of dirs) into *t. 0; -EINVAL: a usage error, already
+ * said; other -errno: the traces (message in err). */
+int cli_explain_interval(const char *const *dirs, size_t nr, const char *interval,
+			 int64_t tid, struct ra_explain_target *t, char *err, size_t len);
 
 /* Options shared by analyze, export and report (long options only). */
 enum {

@@ -130,6 +130,27 @@ static int parse_interval(const char *arg, struct view_time *a, struct view_time
 	return 0;
 }
 
+int cli_explain_interval(const char *const *dirs, size_t nr, const char *interval,
+			 int64_t tid, struct ra_explain_target *t, char *err, size_t len)
+{
+	struct view_time ta, tb;
+	int64_t first;
+	if (parse_interval(interval, &ta, &tb) < 0)
+		return -EINVAL;
+	int ret = first_time(dirs, nr, &first, err, len);
+	if (ret < 0)
+		return ret;
+	t->begin = view_time_resolve(&ta, first, false);
+	t->end = view_time_resolve(&tb, first, false);
+	t->tid = tid;
+	snprintf(t->how, sizeof(t->how), "the interval given");
+	if (t->end <= t->begin) {
+		cli_usage_error("the --interval ends before it begins");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int cmd_explain(int argc, char **argv)
 {
 	const char *slowest = NULL, *key = NULL, *event = NULL, *where_expr = NULL;
@@ -219,17 +240,10 @@ int cmd_explain(int argc, char **argv)
 	} else if (event) {
 		ret = ra_explain_event(dirs, nr, event, where_match, &w, &t, err, sizeof(err));
 	} else {
-		int64_t first;
-		ret = first_time(dirs, nr, &first, err, sizeof(err));
-		if (ret == 0) {
-			t.begin = view_time_resolve(&ta, first, false);
-			t.end = view_time_resolve(&tb, first, false);
-			t.tid = tid;
-			snprintf(t.how, sizeof(t.how), "the interval given");
-			if (t.end <= t.begin) {
-				status = cli_usage_error("the --interval ends before it begins");
-				goto out;
-			}
+		ret = cli_explain_interval(dirs, nr, interval, tid, &t, err, sizeof(err));
+		if (ret == -EINVAL) {
+			status = CLI_EXIT_USAGE;
+			goto out;
 		}
 	}
 	if (ret < 0) {

@@ -31,11 +31,17 @@ static void usage(FILE *f)
 		"  --interval D        rate interval, e.g. 10ms (default: auto)\n"
 		CLI_PAIRING_HELP
 		"  --top N             outliers listed per pair (default: 10)\n"
-		"  --lane-cap N        events and pairs kept per lane (default: %d)\n",
+		"  --lane-cap N        events and pairs kept per lane (default: %d)\n"
+		"  --explain-interval A,B --tid TID\n"
+		"                      highlight that interval of thread TID with\n"
+		"                      `ringtrace explain`'s breakdown (times as for\n"
+		"                      explain --interval)\n",
 		RA_REPORT_LANE_CAP, RA_REPORT_LANE_CAP, RA_REPORT_LANE_CAP);
 }
 
 #define OPT_LANE_CAP 0x200
+#define OPT_EXPLAIN 0x201
+#define OPT_TID 0x202
 
 static const struct option report_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -43,6 +49,8 @@ static const struct option report_opts[] = {
 	{ "top", required_argument, NULL, CLI_OPT_TOP },
 	CLI_PAIRING_OPTIONS,
 	{ "lane-cap", required_argument, NULL, OPT_LANE_CAP },
+	{ "explain-interval", required_argument, NULL, OPT_EXPLAIN },
+	{ "tid", required_argument, NULL, OPT_TID },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -51,7 +59,8 @@ int cmd_report(int argc, char **argv)
 {
 	struct ra_options opt = { .top = 10, .auto_pairs = true };
 	const char *pairs[CLI_MAX_PAIRS];
-	const char *output = NULL;
+	const char *output = NULL, *explain = NULL;
+	int64_t tid = -1;
 	unsigned long lane_cap = RA_REPORT_LANE_CAP;
 	char *end;
 	int c;
@@ -72,6 +81,15 @@ int cmd_report(int argc, char **argv)
 				return CLI_EXIT_USAGE;
 			}
 			break;
+		case OPT_EXPLAIN: explain = optarg; break;
+		case OPT_TID:
+			errno = 0;
+			tid = strtoll(optarg, &end, 10);
+			if (errno || end == optarg || *end || tid < 0) {
+				cli_usage_error("bad --tid '%s' (a thread id)", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -88,11 +106,27 @@ int cmd_report(int argc, char **argv)
 		cli_usage_error("no trace directory given");
 		return CLI_EXIT_USAGE;
 	}
+	if ((tid >= 0) != !!explain) {
+		cli_usage_error("--explain-interval and --tid go together");
+		return CLI_EXIT_USAGE;
+	}
+	const char *const *dirs = (const char *const *)(argv + optind);
+	size_t nr = (size_t)(argc - optind);
+	struct ra_explain_target target = { 0 };
+	char err[1024];
+	if (explain) {
+		int r = cli_explain_interval(dirs, nr, explain, tid, &target, err, sizeof(err));
+		if (r == -EINVAL)
+			return CLI_EXIT_USAGE;
+		if (r < 0) {
+			cli_error("%s", err);
+			return CLI_EXIT_FAILURE;
+		}
+	}
 	/* Written beside the target and renamed over it once complete
 	 * (fs_util.h's rt_out): a failed report leaves the target as it
 	 * was. Checked before the traces are read. */
 	struct rt_out out;
-	char err[1024];
 	if (rt_out_open(&out, output, err, sizeof(err)) < 0) {
 		cli_error("%s", err);
 		return CLI_EXIT_FAILURE;
@@ -100,6 +134,7 @@ int cmd_report(int argc, char **argv)
 	struct ra_stats s;
 	struct ra_kernel *k = NULL;
 	struct ra_klanes *kl = NULL;
+	struct ra_explain *x = NULL;
 	int status = CLI_EXIT_FAILURE;
 	int ret = ra_stats_run(&s, (const char *const *)(argv + optind),
 			       (size_t)(argc - optind), &opt, err, sizeof(err));
@@ -128,7 +163,16 @@ int cmd_report(int argc, char **argv)
 		cli_error("%s", err);
 		goto free_stats;
 	}
-	ret = ra_write_report(out.f, &s, k, kl, argv[optind], lane_cap);
+	if (explain) {
+		ret = ra_explain_run(dirs, nr, &target, opt.top, &x, err, sizeof(err));
+		if (ret < 0) {
+			rt_out_abort(&out);
+			cli_error("%s", err);
+			goto free_stats;
+		}
+	}
+	struct ra_report_extra extra = { .kernel = k, .klanes = kl, .explain = x };
+	ret = ra_write_report(out.f, &s, &extra, argv[optind], lane_cap);
 	if (ret < 0) {
 		rt_out_abort(&out);
 		cli_error("cannot write %s: %s", output, strerror(-ret));
@@ -140,6 +184,7 @@ int cmd_report(int argc, char **argv)
 	}
 	status = 0;
 free_stats:
+	ra_explain_free(x);
 	ra_klanes_free(kl);
 	ra_kernel_free(k);
 	ra_stats_free(&s);

@@ -358,6 +358,35 @@ class KernelLanes(unittest.TestCase):
             self.assertLessEqual(len(t["bars"]), 7)
             self.assertEqual(t["bars"], sorted(t["bars"]))
 
+    def test_explained_interval(self):
+        page = os.path.join(self.tmp.name, "x.html")
+        r = common.run(P, "report", "--explain-interval", "%d,%d" % (7 * MS, 9.6 * MS),
+                       "--tid", "100", self.trace, "-o", page)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(page, encoding="utf-8") as f:
+            html = f.read()
+        x = embedded_data(html)["explain"]
+        self.assertEqual((x["begin"], x["end"], x["tid"], x["how"]),
+                         (6 * MS, 8.6 * MS, 100, "the interval given"))
+        # explain's own output for that interval, text and data
+        e = subprocess.run([P.ringtrace, "explain", "--interval", "%d,%d" % (7 * MS, 9.6 * MS),
+                            "--tid", "100", self.trace], capture_output=True, text=True)
+        self.assertEqual(x["text"], e.stdout)
+        self.assertTrue(x["text"].startswith("culprit: process dd (pid 400)"), x["text"])
+        self.assertEqual((x["data"]["culprit"]["kind"], x["data"]["culprit"]["pid"]),
+                         ("io-process", 400))
+        if CHROMIUM:
+            dom, console = chromium(page, self.tmp.name, "--dump-dom")
+            self.assertEqual(console, [])
+            self.assertIn("Explained interval", dom)
+            self.assertIn("culprit: process dd (pid 400)", dom)
+        for bad in (["--explain-interval", "1,2"], ["--tid", "100"],
+                    ["--explain-interval", "5,x", "--tid", "100"],
+                    ["--explain-interval", "%d,%d" % (9 * MS, 7 * MS), "--tid", "100"]):
+            r = common.run(P, "report", *bad, self.trace, "-o", page + ".bad")
+            self.assertEqual(r.returncode, 2, (bad, r.stderr))
+            self.assertFalse(os.path.exists(page + ".bad"))
+
     @unittest.skipUnless(CHROMIUM, "chromium is not installed")
     def test_legend_and_tooltip(self):
         """Hover over victim's I/O wait: the tooltip says the state, the
