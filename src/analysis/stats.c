@@ -69,8 +69,10 @@ void ra_format_duration(int64_t ns, char *out, size_t len)
 		{ "s", 1e9 }, { "ms", 1e6 }, { "us", 1e3 },
 	};
 	double a = ns < 0 ? -(double)ns : (double)ns;
+	/* A value that rounds to 1000 of a unit (3 significant digits:
+	 * 999.5 and more) is 1 of the next one, never "1e+03ms". */
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (a >= units[i].div) {
+		if (a >= units[i].div * 0.9995) {
 			snprintf(out, len, "%.3g%s", (double)ns / units[i].div, units[i].unit);
 			return;
 		}

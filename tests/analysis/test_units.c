@@ -193,6 +193,14 @@ static void test_durations(void)
 	CHECK(!strcmp(out, "1.5us"), "%s", out);
 	ra_format_duration(30071231, out, sizeof(out));
 	CHECK(!strcmp(out, "30.1ms"), "%s", out);
+	ra_format_duration(999999000, out, sizeof(out));
+	CHECK(!strcmp(out, "1s"), "%s", out);
+	ra_format_duration(999600, out, sizeof(out));
+	CHECK(!strcmp(out, "1ms"), "%s", out);
+	ra_format_duration(999499, out, sizeof(out));
+	CHECK(!strcmp(out, "999us"), "%s", out);
+	ra_format_duration(-999999, out, sizeof(out));
+	CHECK(!strcmp(out, "-1ms"), "%s", out);
 	ra_format_wall(1000000001, out, sizeof(out));
 	CHECK(!strcmp(out, "1970-01-01 00:00:01.000000001"), "%s", out);
 
