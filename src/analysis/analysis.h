@@ -90,6 +90,10 @@ struct ra_event {
 	uint32_t trace;		/* index of the trace in the set */
 	uint32_t name;		/* index in ra_source.names */
 	uint32_t key;		/* index in ra_source.keys */
+	int64_t tid;		/* its thread: vtid, else tid context, else
+				 * the thread the CPU's last sched_switch
+				 * put there (kernel traces without
+				 * contexts, as LTTng's); -1 unknown */
 	const struct rtr_event *raw;	/* valid until the next ra_source_next */
 };
 
@@ -105,6 +109,9 @@ struct ra_source {
 	struct ra_symbols *syms;	/* owned: the state dump (thread names
 					 * the events lack); default key only */
 	size_t nr_key_thread;
+	int64_t *cpu_tid;		/* owned, per CPU: the thread its last
+					 * sched_switch switched in + 1; 0 unknown */
+	size_t nr_cpu_tid;
 	const char *key_field;		/* borrowed; "tid" by default */
 	bool default_key;		/* no key field given: vtid, then tid */
 	int64_t first_ns, last_ns;	/* of the events returned so far */
@@ -119,7 +126,9 @@ struct ra_source {
  * Open every trace under the directories of `dirs` (kept by reference; see
  * rtr_open_many). The key of an event is the value of the field
  * `key_field`, looked up with ra_event_field; with key_field NULL, the
- * context field "vtid", else the field "tid". Integers are written in
+ * context field "vtid", else the field "tid", else the thread the event's
+ * CPU runs (ra_event.tid; kernel traces without a tid context, as
+ * LTTng's). Integers are written in
  * decimal, strings as they are, enumerations as their label; events
  * without the field get the key "unknown". Returns 0 or -errno (message in
  * err).

@@ -12,19 +12,6 @@
 #include "analysis_internal.h"
 #include "../common/array.h"
 
-/* The thread of an event: its vtid context, else its tid context. */
-static int64_t event_tid(const struct rtr_event *raw)
-{
-	struct rtr_value v;
-	if (ra_event_context(raw, "vtid", &v) < 0 && ra_event_context(raw, "tid", &v) < 0)
-		return -1;
-	if (v.type == RTR_INT)
-		return v.i;
-	if (v.type == RTR_UINT)
-		return (int64_t)v.u;
-	return -1;
-}
-
 int ra_explain_slowest(const char *const *dirs, size_t nr, const char *pair,
 		       const char *key_field, struct ra_explain_target *t, char *err,
 		       size_t errlen)
@@ -61,7 +48,7 @@ int ra_explain_slowest(const char *const *dirs, size_t nr, const char *pair,
 		found = true;
 		t->begin = done.begin_ns;
 		t->end = ev.ns;
-		t->tid = event_tid(ev.raw);
+		t->tid = ev.tid;
 	}
 	if (ret < 0)
 		goto close;
@@ -132,7 +119,7 @@ int ra_explain_event(const char *const *dirs, size_t nr, const char *name,
 		bool is_entry = entry[0] && !strcmp(evname, entry);
 		if (!is_entry && (strcmp(evname, name) || !match(arg, &src, &ev)))
 			continue;
-		struct last_seen *l = last_of(&last, &nr_last, &cap_last, event_tid(ev.raw));
+		struct last_seen *l = last_of(&last, &nr_last, &cap_last, ev.tid);
 		if (!l) {
 			ret = -ENOMEM;
 			snprintf(err, errlen, "out of memory");

@@ -259,6 +259,43 @@ void ra_source_thread_label(const struct ra_source *src, uint32_t key, char *out
 		snprintf(out, len, "%s %s", src->key_field, src->keys.str[key]);
 }
 
+/* An integer value as int64_t: 0, or -EINVAL for another type. */
+static int int_value(const struct rtr_value *v, int64_t *out)
+{
+	if (v->type == RTR_INT)
+		*out = v->i;
+	else if (v->type == RTR_UINT && v->u <= INT64_MAX)
+		*out = (int64_t)v->u;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* The event's thread (ra_event.tid), then, for a sched_switch, the
+ * thread its CPU runs from now on: 0, or -ENOMEM. */
+static int event_thread(struct ra_source *src, const struct rtr_event *raw, int64_t *tid)
+{
+	struct rtr_value v;
+	uint32_t cpu = raw->cpu;
+	*tid = -1;
+	if ((ra_event_context(raw, "vtid", &v) == 0 || ra_event_context(raw, "tid", &v) == 0) &&
+	    int_value(&v, tid) == 0)
+		;
+	else if (cpu < src->nr_cpu_tid && src->cpu_tid[cpu])
+		*tid = src->cpu_tid[cpu] - 1;
+	const char *name = raw->cls->name;
+	size_t n = strlen(name);
+	int64_t next;
+	if (cpu != UINT32_MAX && n >= 12 && !strcmp(name + n - 12, "sched_switch") &&
+	    rtr_field_by_name(raw, "next_tid", &v) == 0 && int_value(&v, &next) == 0 &&
+	    next >= 0 && cpu < 65536) {
+		if (RT_ARRAY_GROW_ZEROED(src->cpu_tid, src->nr_cpu_tid, (size_t)cpu + 1, 8) < 0)
+			return -ENOMEM;
+		src->cpu_tid[cpu] = next + 1;
+	}
+	return 0;
+}
+
 int ra_source_next(struct ra_source *src, struct ra_event *ev, char *err,
 		   size_t errlen)
 {
@@ -270,6 +307,12 @@ int ra_source_next(struct ra_source *src, struct ra_event *ev, char *err,
 	}
 	char key[128];
 	key_text(src, &src->cur, key, sizeof(key));
+	if (event_thread(src, &src->cur, &ev->tid) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (src->default_key && !strcmp(key, RA_UNKNOWN_KEY) && ev->tid >= 0)
+		snprintf(key, sizeof(key), "%" PRId64, ev->tid);
 	int64_t name = ra_strtab_intern(&src->names, src->cur.cls->name);
 	int64_t k = ra_strtab_intern(&src->keys, key);
 	if (name < 0 || k < 0) {
@@ -319,6 +362,7 @@ void ra_source_close(struct ra_source *src)
 	ra_strtab_free(&src->names);
 	ra_strtab_free(&src->threads);
 	free(src->key_thread);
+	free(src->cpu_tid);
 	ra_symbols_free(src->syms);
 	if (src->t)
 		rtr_close(src->t);

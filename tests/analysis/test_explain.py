@@ -104,6 +104,28 @@ class Constructed(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp)
 
+    def test_trace_without_thread_contexts(self):
+        """An LTTng kernel trace recorded without a tid context: each
+        event's thread is the one its CPU's last sched_switch put there, so
+        every way of choosing the interval finds the same one and explain
+        says the same as with contexts (it used to stop: "the interval's
+        event has no thread")."""
+        bare = os.path.join(self.tmp, "bare")
+        kgen.write_trace(bare, with_pids(BLOCKED_TRACE, {101: 100}), contexts=())
+        for how in (["--slowest", "app:req_begin,app:req_end"],
+                    ["--event", "app:req_end", "--where", "iter == 0"],
+                    ["--interval", "+0.1ms,+6.5ms", "--tid", "100"]):
+            want = explain_json(*how, self.blocked)
+            got = explain_json(*how, bare)
+            self.assertEqual((got["interval"], got["thread"]["running_ns"],
+                              got["thread"]["blocked_ns"], got["thread"]["runnable_ns"]),
+                             (want["interval"], want["thread"]["running_ns"],
+                              want["thread"]["blocked_ns"], want["thread"]["runnable_ns"]), how)
+            self.assertEqual((got["culprit"]["kind"], got["culprit"]["tid"],
+                              got["culprit"]["evidence"]),
+                             (want["culprit"]["kind"], want["culprit"]["tid"],
+                              want["culprit"]["evidence"]), how)
+
     def test_slowest_blocked_on_a_thread(self):
         text = explain("--slowest", "app:req_begin,app:req_end", self.blocked)
         first = text.splitlines()[0]
