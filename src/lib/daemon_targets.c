@@ -270,6 +270,10 @@ int rt_dbuf_enable(const struct rtp_app_enable *en, char *err, size_t errlen)
 	size_t nr_classes = rt_registry_classes(&classes);
 	struct rt_dprog **progs;
 	uint32_t *nr_uses = NULL;
+	/* The new tables, by class index. The old ones are only read here
+	 * and by rt_targets_publish, both under rt_registry_lock. */
+	uint32_t *ids = NULL, nr_ids = 0, nr_filt = 0;
+	struct rt_target_filters **filt = NULL;
 	int ret = load_progs(b, en, &progs, err, errlen);
 	if (ret < 0)
 		return ret;
@@ -278,10 +282,6 @@ int rt_dbuf_enable(const struct rtp_app_enable *en, char *err, size_t errlen)
 		goto nomem;
 	for (uint32_t u = 0; u < en->nr_uses; u++)
 		nr_uses[rtp_app_enable_use_at(en, u).entry]++;
-	/* The new tables, by class index. The old ones are only read here
-	 * and by rt_targets_publish, both under rt_registry_lock. */
-	uint32_t *ids = NULL, nr_ids = 0, nr_filt = 0;
-	struct rt_target_filters **filt = NULL;
 	for (uint32_t i = 0; i < en->n; i++) {
 		uint32_t idx, id;
 		/* The decoder checked idx < RTP_APP_MAX_EVENTS and id <=
@@ -329,8 +329,24 @@ nomem:
 	ret = -ENOMEM;
 	snprintf(err, errlen, "out of memory");
 fail:
-	/* What was loaded or bound stays (counted): simpler than telling
-	 * it from what the buffer set still uses, and the connection ends. */
+	/* Nothing of a refused ENABLE was published: what it made is freed,
+	 * the tables it built (not the buffer set's, reused) and the
+	 * programs it loaded (not the buffer set's, known). */
+	for (uint32_t k = 0; filt && k < nr_filt; k++) {
+		struct rt_target_filters *tf = filt[k];
+		if (!tf || (k < b->nr_filt && tf == b->filt[k]))
+			continue;
+		for (uint32_t i = 0; i < tf->n; i++)
+			free(tf->f[i].bound);
+		free(tf);
+	}
+	for (uint32_t k = 0; progs && k < en->nr_filters; k++) {
+		bool held = false;
+		for (uint32_t j = 0; j < b->nr_progs && !held; j++)
+			held = b->progs[j] == progs[k];
+		if (!held)
+			free_prog(progs[k]);
+	}
 	free(filt);
 	free(ids);
 	free(nr_uses);
