@@ -420,7 +420,11 @@ class Recorded(Base):
         self.assertEqual({t["tid"]: t["cpu_ns"] for t in out["threads"]}, bt2_cpu(self.events))
         spinner = [t for t in out["threads"] if t["name"] == "spinner"]
         self.assertEqual(len(spinner), 1)
-        self.assertGreaterEqual(spinner[0]["cpu_ns"], 20000000)
+        # It spins 20 ms of its own CPU time, but the trace sees only the
+        # time between the switches recorded (less under load, when it
+        # runs before the name or beside unrecorded switches): that it ran
+        # is what holds; the figure is babeltrace2's, checked above.
+        self.assertGreater(spinner[0]["cpu_ns"], 0)
 
     def test_irq_matches_babeltrace2(self):
         hard, soft = bt2_irqs(self.events)
