@@ -549,6 +549,20 @@ int ra_kstate_feed(struct ra_kstate *ks, const struct rtr_trace *t,
 		   const struct rtr_event *raw);
 /* Report the spans and requests still open, up to end_ns. */
 void ra_kstate_finish(struct ra_kstate *ks, int64_t end_ns);
+/* What ra_kstate_read saw of the traces. */
+struct ra_kstate_span {
+	int64_t first_ns, last_ns;
+	uint64_t lost_events, lost_packets;
+};
+/* Feed every event of the traces in dirs to ks (initialised), then finish it
+ * at the last event's time. After each event, `each` (may be NULL) runs with
+ * arg, and *ops_err (the ops' own error, may be NULL) is checked: a negative
+ * value there stops the read. `span` (may be NULL) gets the traces' first and
+ * last times and lost counts. 0, or -errno with err set: -ENOMEM (ks or the
+ * ops ran out of memory), ra_source_open's and ra_source_next's errors. */
+int ra_kstate_read(struct ra_kstate *ks, const char *const *dirs, size_t nr,
+		   void (*each)(void *arg), void *arg, const int *ops_err,
+		   struct ra_kstate_span *span, char *err, size_t errlen);
 /* Thread tid, or NULL if never seen. */
 const struct ra_ks_thread *ra_kstate_thread(const struct ra_kstate *ks, int64_t tid);
 /* The name of process pid: its main thread's comm, else "?". */

@@ -679,6 +679,17 @@ static void decide(struct ra_explain *x)
 
 /* --- the run -------------------------------------------------------------- */
 
+/* After each event: the target thread's index, once kstate knows it. */
+static void find_target(void *arg)
+{
+	struct ra_explain *x = arg;
+	if (x->target != UINT32_MAX)
+		return;
+	const struct ra_ks_thread *th = ra_kstate_thread(&x->ks, x->t.tid);
+	if (th)
+		x->target = th_index(x, th);
+}
+
 int ra_explain_run(const char *const *dirs, size_t nr, const struct ra_explain_target *t,
 		   unsigned top, struct ra_explain **out, char *err, size_t errlen)
 {
@@ -700,45 +711,21 @@ int ra_explain_run(const char *const *dirs, size_t nr, const struct ra_explain_t
 		snprintf(err, errlen, "the interval is empty (it ends before it begins)");
 		return -EINVAL;
 	}
-	struct ra_source src;
-	struct ra_event ev;
-	int ret = ra_source_open(&src, dirs, nr, NULL, err, errlen);
+	struct ra_kstate_span span;
+	int ret = ra_kstate_read(&x->ks, dirs, nr, find_target, x, &x->err, &span, err,
+				 errlen);
 	if (ret < 0)
 		return ret;
-	while ((ret = ra_source_next(&src, &ev, err, errlen)) > 0) {
-		ret = ra_kstate_feed(&x->ks, src.t, ev.raw);
-		if (ret < 0 || x->err < 0) {
-			ret = ret < 0 ? ret : x->err;
-			snprintf(err, errlen, "out of memory");
-			goto close;
-		}
-		if (x->target == UINT32_MAX) {
-			const struct ra_ks_thread *th = ra_kstate_thread(&x->ks, t->tid);
-			if (th)
-				x->target = th_index(x, th);
-		}
-	}
-	if (ret < 0)
-		goto close;
-	x->first_ns = src.first_ns;
-	x->last_ns = src.last_ns;
-	ra_source_lost(&src, &x->lost_events, &x->lost_packets);
-	ra_kstate_finish(&x->ks, src.last_ns);
-	if (x->err < 0) {
-		ret = x->err;
-		snprintf(err, errlen, "out of memory");
-		goto close;
-	}
+	x->first_ns = span.first_ns;
+	x->last_ns = span.last_ns;
+	x->lost_events = span.lost_events;
+	x->lost_packets = span.lost_packets;
 	if (!xth_of(x, x->ks.nr_th)) {
-		ret = -ENOMEM;
 		snprintf(err, errlen, "out of memory");
-		goto close;
+		return -ENOMEM;
 	}
 	decide(x);
-	ret = 0;
-close:
-	ra_source_close(&src);
-	return ret;
+	return 0;
 }
 
 const struct ra_explain_target *ra_explain_target_of(const struct ra_explain *x)

@@ -148,28 +148,7 @@ int ra_klanes_run(const char *const *dirs, size_t nr, size_t lane_cap,
 	k->lane_cap = lane_cap;
 	static const struct ra_kstate_ops ops = { .span = on_span, .io = on_io };
 	ra_kstate_init(&k->ks, &ops, k);
-	struct ra_source src;
-	struct ra_event ev;
-	int ret = ra_source_open(&src, dirs, nr, NULL, err, errlen);
-	if (ret < 0)
-		return ret;
-	while ((ret = ra_source_next(&src, &ev, err, errlen)) > 0) {
-		ret = ra_kstate_feed(&k->ks, src.t, ev.raw);
-		if (ret < 0 || k->err < 0) {
-			ret = ret < 0 ? ret : k->err;
-			snprintf(err, errlen, "out of memory");
-			goto close;
-		}
-	}
-	if (ret < 0)
-		goto close;
-	ra_kstate_finish(&k->ks, src.last_ns);
-	ret = k->err;
-	if (ret < 0)
-		snprintf(err, errlen, "out of memory");
-close:
-	ra_source_close(&src);
-	return ret;
+	return ra_kstate_read(&k->ks, dirs, nr, NULL, NULL, &k->err, NULL, err, errlen);
 }
 
 bool ra_klanes_empty(const struct ra_klanes *k)

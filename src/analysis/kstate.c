@@ -836,6 +836,43 @@ void ra_kstate_finish(struct ra_kstate *ks, int64_t end_ns)
 				report_io(ks, &ks->io[i], end_ns, true);
 }
 
+int ra_kstate_read(struct ra_kstate *ks, const char *const *dirs, size_t nr,
+		   void (*each)(void *arg), void *arg, const int *ops_err,
+		   struct ra_kstate_span *span, char *err, size_t errlen)
+{
+	struct ra_source src;
+	struct ra_event ev;
+	int ret = ra_source_open(&src, dirs, nr, NULL, err, errlen);
+	if (ret < 0)
+		return ret;
+	while ((ret = ra_source_next(&src, &ev, err, errlen)) > 0) {
+		ret = ra_kstate_feed(ks, src.t, ev.raw);
+		if (ret >= 0 && ops_err && *ops_err < 0)
+			ret = *ops_err;
+		if (ret < 0) {
+			snprintf(err, errlen, "out of memory");
+			goto close;
+		}
+		if (each)
+			each(arg);
+	}
+	if (ret < 0)
+		goto close;
+	if (span) {
+		span->first_ns = src.first_ns;
+		span->last_ns = src.last_ns;
+		ra_source_lost(&src, &span->lost_events, &span->lost_packets);
+	}
+	ra_kstate_finish(ks, src.last_ns);
+	if (ops_err && *ops_err < 0) {
+		ret = *ops_err;
+		snprintf(err, errlen, "out of memory");
+	}
+close:
+	ra_source_close(&src);
+	return ret;
+}
+
 void ra_kwaker_label(const struct ra_kstate *ks, const struct ra_kwaker *w, char *out, size_t len)
 {
 	const struct ra_ks_thread *th;
