@@ -75,6 +75,14 @@ static void record_usage(FILE *f)
 		"                          DIR/ust/uid/UID/64-bit\n"
 		"      --syscall NAME      also record these system calls (globs, comma\n"
 		"                          lists, repeatable; 'all': every one)\n"
+		"      --probe PATH:FUNC   also record each call of FUNC in the binary\n"
+		"                          PATH (no ringtrace needed in it): its entry\n"
+		"                          as FUNC_entry with the first integer\n"
+		"                          arguments, its return as FUNC_return with\n"
+		"                          the value (uprobes; comma lists, repeatable;\n"
+		"                          also elf:PATH:FUNC[%%return] as FUNC or\n"
+		"                          FUNC_return, sdt:PATH:PROVIDER:NAME as\n"
+		"                          PROVIDER_NAME; root)\n"
 		"      --all-processes     kernel events of every process, not only\n"
 		"                          CMD's tree\n"
 		"      --kernel-context TYPE  record context TYPE with each kernel event\n"
@@ -86,7 +94,7 @@ static void record_usage(FILE *f)
 
 enum { OPT_OVERWRITE = 256, OPT_SUBBUF_SIZE, OPT_NUM_SUBBUF, OPT_SWITCH_TIMER,
        OPT_READ_TIMER, OPT_LOGLEVEL, OPT_CLOCK, OPT_EMBEDDED, OPT_NO_INHERIT,
-       OPT_SYSCALL, OPT_ALL_PROCESSES, OPT_KERNEL_CONTEXT };
+       OPT_SYSCALL, OPT_ALL_PROCESSES, OPT_KERNEL_CONTEXT, OPT_PROBE };
 
 static const struct option record_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -103,6 +111,7 @@ static const struct option record_opts[] = {
 	{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
 	{ "kernel", required_argument, NULL, 'k' },
 	{ "syscall", required_argument, NULL, OPT_SYSCALL },
+	{ "probe", required_argument, NULL, OPT_PROBE },
 	{ "all-processes", no_argument, NULL, OPT_ALL_PROCESSES },
 	{ "kernel-context", required_argument, NULL, OPT_KERNEL_CONTEXT },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -262,8 +271,10 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			o->no_inherit = true;
 			break;
 		case 'k':
+		case OPT_PROBE:
 		case OPT_SYSCALL: {
-			char *list = c == 'k' ? o->kernel_events : o->syscalls;
+			char *list = c == 'k' ? o->kernel_events
+					      : c == OPT_PROBE ? o->probes : o->syscalls;
 			size_t l = strlen(list);
 			if (!*optarg || snprintf(list + l, sizeof(o->kernel_events) - l, "%s%s",
 						 l ? "," : "", optarg) >=

@@ -25,7 +25,9 @@ struct record_opts {
 	 * comma-separated ("all": every one); record_kernel.c. */
 	char kernel_events[4096];
 	char syscalls[4096];
-	bool kernel;					/* either was given */
+	char probes[4096];				/* --probe: PATH:FUNC, elf:...,
+							 * sdt:..., comma-separated */
+	bool kernel;					/* any of the three was given */
 	bool all_processes;				/* kernel events of every
 							 * process, not CMD's tree */
 	unsigned kernel_contexts;			/* --kernel-context: enum

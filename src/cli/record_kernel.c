@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -40,6 +41,9 @@ struct record_kernel {
 	int stop;		/* atomic: the main thread asks the poller to end */
 	uint8_t clock_uuid[16];
 	char *lists;		/* the globs' storage */
+	struct rtk_probe *probes;
+	char *probe_text;	/* the probes' names and specs */
+	size_t nr_probes;
 };
 
 /* Split the comma list `s` into out[]; returns the count or -E2BIG. */
@@ -52,6 +56,91 @@ static int split(char *s, const char **out, size_t max)
 		out[n++] = t;
 	}
 	return (int)n;
+}
+
+/* Room for the probes' names and specs: a probe's name (at most
+ * RTK_PROBE_NAME_MAX) and spec (PATH_MAX and the function) each. */
+#define PROBE_TEXT (RTK_PROBE_NAME_MAX + 1 + PATH_MAX + 512)
+
+/* Add probe `name` at `spec` (printf-formatted into k's storage). */
+static int add_probe(struct record_kernel *k, const char *name, size_t name_len,
+		     const char *suffix, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int add_probe(struct record_kernel *k, const char *name, size_t name_len,
+		     const char *suffix, const char *fmt, ...)
+{
+	char *t = k->probe_text + k->nr_probes * 2 * PROBE_TEXT;
+	int n = snprintf(t, PROBE_TEXT, "%.*s%s", (int)name_len, name, suffix);
+	va_list ap;
+	va_start(ap, fmt);
+	int m = vsnprintf(t + PROBE_TEXT, PROBE_TEXT, fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= PROBE_TEXT || m < 0 || m >= PROBE_TEXT) {
+		cli_error("probe '%.*s' is too long", (int)name_len, name);
+		return -E2BIG;
+	}
+	k->probes[k->nr_probes++] = (struct rtk_probe){ .name = t, .spec = t + PROBE_TEXT };
+	return 0;
+}
+
+/* --probe's list: PATH:FUNC (entry FUNC_entry and return FUNC_return, PATH
+ * relative to the current directory), elf:PATH:FUNC[%return] (FUNC,
+ * FUNC_return), sdt:PATH:PROVIDER:NAME (PROVIDER_NAME). Each probe is
+ * resolved now, so that a bad one stops record before CMD runs. */
+static int probes_of(struct record_kernel *k, const char *list)
+{
+	char *copy = strdup(list), *save = NULL;
+	size_t max = 2;	/* two per item at most */
+	for (const char *c = list; *c; c++)
+		max += 2 * (*c == ',');
+	k->probes = calloc(max, sizeof(*k->probes));
+	k->probe_text = calloc(max, 2 * PROBE_TEXT);
+	int ret = copy && k->probes && k->probe_text ? 0 : -ENOMEM;
+	for (char *p = copy ? strtok_r(copy, ",", &save) : NULL; p && !ret;
+	     p = strtok_r(NULL, ",", &save)) {
+		const char *func = strrchr(p, ':');
+		if (!strncmp(p, "elf:", 4) && func) {
+			size_t n = strcspn(func + 1, "%");
+			ret = add_probe(k, func + 1, n, func[1 + n] ? "_return" : "", "%s", p);
+		} else if (!strncmp(p, "sdt:", 4) && func) {
+			const char *prov = func;
+			while (prov > p + 4 && prov[-1] != ':')
+				prov--;
+			ret = add_probe(k, prov, strlen(prov), "", "%s", p);
+			if (!ret)
+				k->probe_text[(k->nr_probes - 1) * 2 * PROBE_TEXT + (func - prov)] =
+					'_';
+		} else if (func && func != p && func[1]) {
+			/* Absolute, as given (the messages name it so). */
+			char cwd[PATH_MAX] = "";
+			if (p[0] != '/' && !getcwd(cwd, sizeof(cwd))) {
+				cli_error("probe '%s': the current directory: %s", p, strerror(errno));
+				ret = -errno;
+				break;
+			}
+			const char *rel = p;
+			while (*cwd && !strncmp(rel, "./", 2))
+				rel += 2;
+			char path[PATH_MAX];
+			snprintf(path, sizeof(path), "%s%s%.*s", cwd, *cwd ? "/" : "",
+				 (int)(func - rel), rel);
+			ret = add_probe(k, func + 1, strlen(func + 1), "_entry", "elf:%s:%s", path,
+					func + 1);
+			if (!ret)
+				ret = add_probe(k, func + 1, strlen(func + 1), "_return",
+						"elf:%s:%s%%return", path, func + 1);
+		} else {
+			cli_error("probe '%s': expected PATH:FUNCTION, elf:PATH:FUNCTION[%%return] "
+				  "or sdt:PATH:PROVIDER:NAME", p);
+			ret = -EINVAL;
+		}
+	}
+	char err[1024];
+	for (size_t i = 0; !ret && i < k->nr_probes; i++)
+		if ((ret = rtk_probe_check(k->probes[i].name, k->probes[i].spec, err,
+					   sizeof(err))) < 0)
+			cli_error("%s", err);
+	free(copy);
+	return ret;
 }
 
 static struct ctf_clock_info clock_info(const struct record_kernel *k, bool final)
@@ -96,6 +185,11 @@ static int configure(struct record_kernel *k, const struct record_opts *o, pid_t
 		free(globs);
 		return -E2BIG;
 	}
+	int ret = probes_of(k, o->probes);
+	if (ret < 0) {
+		free(globs);
+		return ret;
+	}
 	rt_clock_init(o->clock && !strcmp(o->clock, "monotonic"));
 	bool all_ev = ne == 1 && !strcmp(globs[0], "all");
 	bool all_sc = ns == 1 && !strcmp(globs[RECORD_KERNEL_MAX_GLOBS], "all");
@@ -107,10 +201,11 @@ static int configure(struct record_kernel *k, const struct record_opts *o, pid_t
 		.nr_syscalls = all_sc ? 0 : (size_t)ns, .all_syscalls = all_sc,
 		.pids = pid, .nr_pids = o->all_processes ? 0 : 1,
 		.contexts = o->kernel_contexts,
+		.probes = k->probes, .nr_probes = k->nr_probes,
 	};
 	char err[1024];
 	rtk_instances_remove_stale();
-	int ret = rtk_instance_create(&cfg, &k->in, err, sizeof(err));
+	ret = rtk_instance_create(&cfg, &k->in, err, sizeof(err));
 	free(globs);
 	if (ret < 0) {
 		cli_error("%s", err);
@@ -203,6 +298,8 @@ int record_kernel_finish(struct record_kernel *k)
 		ret = ret ? ret : -EIO;
 	}
 	free(k->lists);
+	free(k->probes);
+	free(k->probe_text);
 	free(k);
 	return ret;
 }

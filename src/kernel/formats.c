@@ -6,6 +6,9 @@
  *    __syscall_nr left out), sys_exit_NAME -> syscall_exit_NAME (ret);
  *  - the sched system's thread ids, which ftrace calls pid, prev_pid,
  *    next_pid, parent_pid, child_pid, ..., are tid, prev_tid, ...;
+ *  - a user-space probe's uprobe event (group RTK_PROBE_GROUP_PREFIX...)
+ *    keeps its name, its __probe_ip (__probe_func, __probe_ret_ip) is
+ *    probe_ip (probe_func, probe_ret_ip);
  *  - every other event keeps ftrace's event and field names.
  * common_pid becomes the event context's tid; the other common fields
  * (type, flags, preempt count) are left out.
@@ -143,6 +146,11 @@ static char *class_name(const char *system, const char *event, int *syscall)
 static char *field_name(const char *system, const char *name)
 {
 	size_t n = strlen(name);
+	/* A probe's __probe_ip, __probe_func, __probe_ret_ip: probe_ip, ...
+	 * (CTF readers take a leading '_' as an escape and drop it). */
+	if (!strncmp(system, RTK_PROBE_GROUP_PREFIX, strlen(RTK_PROBE_GROUP_PREFIX)) &&
+	    !strncmp(name, "__probe_", 8))
+		return strdup(name + 2);
 	if (!strcmp(system, "sched")) {
 		if (!strcmp(name, "pid"))
 			return strdup("tid");

@@ -1,6 +1,7 @@
 /*
  * instance.c - a session's private tracefs instance through libtracefs
- * (see kernel.h): access check, naming, configuration, per-CPU readers,
+ * (see kernel.h): access check, naming, configuration (its user-space
+ * probes defined by probe_events.c), per-CPU readers,
  * the state dump's writes (its trace_marker_raw), removal of stale
  * instances.
  */
@@ -33,6 +34,7 @@ struct rtk_instance {
 	bool clock_tsc;			/* trace_clock x86-tsc, else mono */
 	int *poll_fds;			/* per CPU, -1 until rtk_instance_poll_fd */
 	unsigned nr_poll_fds;
+	char probe_group[64];		/* its uprobe events' group, "" when none */
 };
 
 /* libtracefs reports through errno; a few paths leave it unset. */
@@ -356,6 +358,30 @@ static int enable_bookkeeping(struct rtk_instance *in, const struct rtk_config *
 	return 0;
 }
 
+/* Define cfg's probes as uprobe events of a group of the instance's
+ * (removed with it), and enable them in the instance. */
+static int enable_probes(struct rtk_instance *in, const struct rtk_config *cfg, char *err,
+			 size_t errlen)
+{
+	if (!cfg->nr_probes)
+		return 0;
+	rtk_probe_group(in->probe_group, sizeof(in->probe_group));
+	struct rtk_probe_site *site = malloc(sizeof(*site));
+	int ret = site ? 0 : -ENOMEM;
+	for (size_t i = 0; !ret && i < cfg->nr_probes; i++) {
+		const struct rtk_probe *p = &cfg->probes[i];
+		ret = rtk_probe_check_name(p->name, err, errlen);
+		if (!ret)
+			ret = rtk_probe_resolve(p->spec, site, err, errlen);
+		if (!ret)
+			ret = rtk_probe_define(in->probe_group, p->name, site, err, errlen);
+		if (!ret)
+			ret = enable_event(in, NULL, NULL, in->probe_group, p->name, err, errlen);
+	}
+	free(site);
+	return ret;
+}
+
 static int configure(struct rtk_instance *in, const struct rtk_config *cfg, char *err,
 		     size_t errlen)
 {
@@ -382,6 +408,8 @@ static int configure(struct rtk_instance *in, const struct rtk_config *cfg, char
 		ret = enable_tracepoints(in, cfg, err, errlen);
 	if (!ret)
 		ret = enable_syscalls(in, cfg, err, errlen);
+	if (!ret)
+		ret = enable_probes(in, cfg, err, errlen);
 	if (!ret)
 		ret = enable_bookkeeping(in, cfg, err, errlen);
 	return ret;
@@ -675,6 +703,8 @@ int rtk_instance_destroy(struct rtk_instance *in)
 			ret = tfs_errno();
 		tracefs_instance_free(in->tfs);
 	}
+	if (in->probe_group[0])
+		rtk_probes_remove(in->probe_group);
 	rtk_formats_free(in->formats);
 	free(in);
 	return ret;
@@ -684,8 +714,11 @@ int rtk_instances_remove_stale(void)
 {
 	errno = 0;
 	char **names = tracefs_instances(NULL);
-	if (!names)
-		return errno && errno != ENOENT ? -errno : 0;
+	if (!names) {
+		int ret = errno && errno != ENOENT ? -errno : 0;
+		rtk_probes_remove_stale();
+		return ret;
+	}
 	int removed = 0;
 	for (char **n = names; *n; n++) {
 		size_t plen = strlen(RTK_INSTANCE_PREFIX);
@@ -706,6 +739,7 @@ int rtk_instances_remove_stale(void)
 		tracefs_instance_free(t);
 	}
 	tracefs_list_free(names);
+	rtk_probes_remove_stale();
 	return removed;
 }
 

@@ -16,6 +16,9 @@
  *    reader threads that empty its buffers as they fill
  *    (rtk_instance_readers_start);
  *  - rtk_list_*: the tracepoints and system calls this kernel offers;
+ *  - rtk_probe_*: user-space probes (uprobe events on a function's entry
+ *    or return, or an SDT probe, of any ELF binary) checked here and
+ *    recorded by an instance as events of their own (rtk_config.probes);
  *  - rtk_formats_*: event classes built from ftrace's format files, named
  *    and laid out as LTTng's kernel traces have them (sched_switch's
  *    prev_tid, syscall_entry_NAME/syscall_exit_NAME, ...);
@@ -108,11 +111,34 @@ struct rtk_config {
 	 * bytes replaced, a name no session's instance has (their names never
 	 * hold a '-' there); removed as stale like the sessions' ones. */
 	bool trigger;
+	/* User-space probes (uprobe events), each recorded as its own event
+	 * class (docs/probes.md). */
+	const struct rtk_probe *probes;
+	size_t nr_probes;
 	/* Wake a poll(2) of rtk_instance_poll_fd as soon as one event is
 	 * recorded (buffer_percent 0), instead of ftrace's default of half a
 	 * buffer. */
 	bool wake_on_event;
 };
+
+/*
+ * A user-space probe: the kernel's uprobe at a function's entry
+ * ("elf:PATH:FUNC", its first integer arguments captured), its return
+ * ("elf:PATH:FUNC%return", the value returned) or an SDT probe
+ * ("sdt:PATH:PROVIDER:NAME", the note's arguments), recorded as event
+ * `name` (docs/probes.md says what is captured and named how).
+ */
+struct rtk_probe {
+	const char *name;	/* [A-Za-z_][A-Za-z0-9_]*, at most RTK_PROBE_NAME_MAX */
+	const char *spec;
+};
+#define RTK_PROBE_NAME_MAX 63
+/* Whether the probe's name is one ftrace takes and the probe resolves
+ * (the file, the function or note, the debug information): 0, or
+ * -EINVAL, -ENOENT, -ENOEXEC, -errno with a message in err. Reads the
+ * file; needs no tracefs. */
+int rtk_probe_check(const char *name, const char *spec, char *err, size_t errlen);
+int rtk_probe_check_name(const char *name, char *err, size_t errlen);
 
 #define RTK_SYSCALL_ENTRY 1u
 #define RTK_SYSCALL_EXIT 2u
@@ -169,8 +195,9 @@ uint64_t rtk_instance_buffer_used(struct rtk_instance *in);
  * of the removal (the memory is freed in every case). */
 int rtk_instance_destroy(struct rtk_instance *in);
 
-/* Remove the ringtrace instances whose owner process is gone. Returns the
- * number removed, or -errno when tracefs cannot be read. */
+/* Remove the ringtrace instances whose owner process is gone, and then
+ * the uprobe events their probes defined. Returns the number of instances
+ * removed, or -errno when tracefs cannot be read. */
 int rtk_instances_remove_stale(void);
 
 /* Call fn for every tracepoint ("system:event", syscalls excluded) /

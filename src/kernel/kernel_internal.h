@@ -361,4 +361,33 @@ uint64_t rtk_source_bad_pages(const struct rtk_source *ks);
 /* The formats' classes as the consumer reads them (stream class 0). */
 void rtk_source_classes(const struct rtk_formats *f, struct cons_classes *cl);
 
+/* ---- probe_resolve.c, probe_events.c: user-space probes ---- */
+
+/* Where a probe goes and what it captures, as uprobe_events takes it. */
+struct rtk_probe_site {
+	char path[4096];	/* the binary, absolute, symbolic links resolved */
+	uint64_t offset;	/* of the probed instruction in the file */
+	uint64_t ref_ctr;	/* file offset of an SDT semaphore; 0: none */
+	bool ret;		/* a return probe (r:), else an entry probe (p:) */
+	char args[1024];	/* fetch arguments, each " NAME=FETCH:TYPE" */
+};
+/* Resolve an elf:/sdt: probe (kernel.h's struct rtk_probe). 0, or
+ * -EINVAL (not such a probe, a path uprobe_events cannot take), -ENOENT
+ * (no such file, function or SDT note; a stripped binary without its debug
+ * file), -ENOEXEC (not an x86-64 ELF executable or library), -E2BIG,
+ * -errno, with a message in err. */
+int rtk_probe_resolve(const char *spec, struct rtk_probe_site *s, char *err, size_t errlen);
+/* A new group name for one instance's probes (RTK_PROBE_GROUP_PREFIX, this
+ * process's pid, '_', a number of this process). */
+#define RTK_PROBE_GROUP_PREFIX "ringtrace_"
+void rtk_probe_group(char *out, size_t len);
+/* Define uprobe event GROUP/EVENT at s. 0 or -errno of uprobe_events
+ * (with the kernel's error_log line) and a message in err. */
+int rtk_probe_define(const char *group, const char *event, const struct rtk_probe_site *s,
+		     char *err, size_t errlen);
+/* Remove every uprobe event of the group (disabled first). */
+void rtk_probes_remove(const char *group);
+/* Remove the uprobe events of groups whose owner is gone; the number. */
+int rtk_probes_remove_stale(void);
+
 #endif /* RINGTRACE_KERNEL_INTERNAL_H */

@@ -1,0 +1,263 @@
+#!/usr/bin/python3
+"""User-space probes (uprobe events) on a program built without ringtrace
+(probed.c, compiled here with gcc -g): `ringtrace record --probe` and the
+elf:/sdt: forms, read back with babeltrace2 (bt2) and `ringtrace view`
+call by call; the separate debug file; bad input (one line, non-zero
+exit, nothing left behind); the uprobe events removed at the end and,
+when their owner was killed, as stale. Exit 77 with the reason when the
+kernel domain cannot be used here.
+
+usage: test_probes.py BUILD_DIR SOURCE_DIR
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import bt2
+
+BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
+SOURCE = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "tests/kernel"
+KCAPTURE = os.path.join(BUILD, "tests/kernel/kcapture")
+RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
+UPROBE_EVENTS = "/sys/kernel/tracing/uprobe_events"
+INSTANCES = "/sys/kernel/tracing/instances"
+
+
+def read_bt2(path):
+    """(name, tid, payload dict) of every event but the state dump's."""
+    events = []
+    for msg in bt2.TraceCollectionMessageIterator(path):
+        if type(msg) is not bt2._EventMessageConst:
+            continue
+        ev = msg.event
+        if ev.name.startswith("lttng_statedump"):
+            continue
+        payload = {k: (str(v) if isinstance(v, bt2._StringFieldConst) else int(v))
+                   for k, v in ev.payload_field.items()}
+        events.append((ev.name, int(ev.common_context_field["tid"]), payload))
+    return events
+
+
+def read_view(path):
+    """The same from `ringtrace view`'s lines: (name, tid, payload text)."""
+    out = subprocess.run([RINGTRACE, "view", path], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    rows = []
+    for line in out.stdout.splitlines():
+        m = re.search(r" (\w+): \{ tid = (\d+) \}(?:, \{ (.*) \})?$", line)
+        assert m, line
+        if m.group(1).startswith("lttng_statedump"):
+            continue
+        rows.append((m.group(1), int(m.group(2)), m.group(3) or ""))
+    return rows
+
+
+def ours():
+    """The uprobe events defined by ringtrace (group ringtrace_PID_N)."""
+    with open(UPROBE_EVENTS) as f:
+        return [l for l in f.read().splitlines() if re.match(r"[pr]:ringtrace_\d+_\d+/", l)]
+
+
+def ours_of(pid):
+    return [l for l in ours() if l[2:].startswith("ringtrace_%d_" % pid)]
+
+
+class Probes(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.bin_dir = tempfile.TemporaryDirectory(prefix="rt-probed-")
+        d = cls.bin_dir.name
+        os.chmod(d, 0o755)
+        cls.prog = os.path.join(d, "probed")
+        subprocess.run(["gcc", "-g", "-O1", "-o", cls.prog, os.path.join(SOURCE, "probed.c")],
+                       check=True)
+        # A stripped copy, and one whose debug information is in a
+        # separate file named by .gnu_debuglink.
+        cls.stripped = os.path.join(d, "stripped")
+        subprocess.run(["strip", "-o", cls.stripped, cls.prog], check=True)
+        cls.split = os.path.join(d, "split")
+        subprocess.run(["objcopy", "--only-keep-debug", cls.prog, cls.split + ".debug"],
+                       check=True)
+        subprocess.run(["strip", "-o", cls.split, cls.prog], check=True)
+        subprocess.run(["objcopy", "--add-gnu-debuglink=" + cls.split + ".debug", cls.split],
+                       check=True, cwd=d)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.bin_dir.cleanup()
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="rt-probes-")
+        self.trace = os.path.join(self.tmp.name, "t")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def record(self, probes, *cmd, extra=()):
+        """Run record; its output. Its uprobe events are gone after it."""
+        p = subprocess.Popen([RINGTRACE, "record", "-q", "-o", self.trace, *extra,
+                              "--probe", probes, "--", *cmd],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out, err = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, 0, err)
+        self.assertEqual(ours_of(p.pid), [])
+        return out
+
+    def expected_calls(self, n):
+        """add's and scale's entries and returns as probed.c makes them."""
+        calls = []
+        for i in range(n):
+            b = -5 * i
+            calls.append(("add_entry", {"a": i, "b": b}))
+            calls.append(("add_return", {"ret": i + b + (1 if i % 2 else 0)}))
+            calls.append(("scale_entry", {"c": i & 0xff, "s": -i}))
+            calls.append(("scale_return", {"ret": int((i & 0xff) * 1.5) - i}))
+        return calls
+
+    def check_calls(self, trace, n):
+        events = read_bt2(trace)
+        calls = [(name, p) for name, _, p in events]
+        expected = self.expected_calls(n)
+        self.assertEqual(len(calls), len(expected), calls[:8])
+        for (name, p), (ename, ep) in zip(calls, expected):
+            self.assertEqual(name, ename)
+            for k, v in ep.items():
+                self.assertEqual(p[k], v, (name, p))
+        # add's p: NULL for even i, a pointer for odd ones.
+        adds = [p for name, p in calls if name == "add_entry"]
+        self.assertEqual([p["p"] != 0 for p in adds], [i % 2 == 1 for i in range(n)])
+        # The double of scale() is in an SSE register: not captured.
+        self.assertNotIn("d", [k for name, p in calls for k in p])
+        # One thread, the program's; entries at the function, returns
+        # from it.
+        self.assertEqual(len({tid for _, tid, _ in events}), 1)
+        ips = {p["probe_ip"] for name, p in calls if name == "add_entry"}
+        self.assertEqual(len(ips), 1)
+        self.assertEqual({p["probe_func"] for name, p in calls if name == "add_return"}, ips)
+        # Our reader: the same events, fields and values.
+        rows = read_view(trace)
+        self.assertEqual([(n, t) for n, t, _ in rows], [(n, t) for n, t, _ in events])
+        for (name, _, text), (_, _, p) in zip(rows, events):
+            self.assertEqual(text, ", ".join("%s = %d" % kv for kv in p.items()), name)
+        return events
+
+    def test_record_probe_entries_and_returns(self):
+        out = self.record("%s:add,%s:scale" % (self.prog, self.prog), self.prog, "50")
+        total = sum(i - 5 * i + i % 2 + int(i * 1.5) - i for i in range(50))
+        self.assertEqual(out, "0 %d\n" % total)
+        self.assertEqual(os.listdir(self.trace), ["kernel"])
+        self.check_calls(os.path.join(self.trace, "kernel"), 50)
+
+    def test_merged_with_system_calls(self):
+        """The probes' events are kernel events: one stream per CPU with
+        the system calls, on the same clock, in order."""
+        self.record("%s:add" % self.prog, self.prog, "3", extra=("--syscall", "write"))
+        events = read_bt2(os.path.join(self.trace, "kernel"))
+        names = [n for n, _, _ in events if not n.startswith("syscall_") or
+                 n.endswith("_write")]
+        # The program's one printf comes after every call.
+        self.assertEqual(names, ["add_entry", "add_return"] * 3 +
+                         ["syscall_entry_write", "syscall_exit_write"])
+
+    def test_elf_forms_and_names(self):
+        self.record("elf:%s:add,elf:%s:add%%return" % (self.prog, self.prog), self.prog, "4")
+        events = read_bt2(os.path.join(self.trace, "kernel"))
+        self.assertEqual([n for n, _, _ in events], ["add", "add_return"] * 4)
+        self.assertEqual([p["ret"] for n, _, p in events if n == "add_return"],
+                         [i - 5 * i + i % 2 for i in range(4)])
+
+    def test_sdt_probe_with_semaphore(self):
+        """rtprobed:tick fires only while its semaphore is set: the kernel
+        sets it for the uprobe (the note's semaphore as its reference
+        counter)."""
+        out = self.record("sdt:%s:rtprobed:tick" % self.prog, self.prog, "5")
+        self.assertTrue(out.startswith("5 "), out)
+        events = read_bt2(os.path.join(self.trace, "kernel"))
+        self.assertEqual([(n, q["arg1"], q["arg2"]) for n, _, q in events],
+                         [("rtprobed_tick", i, i * 1000) for i in range(5)])
+        # Without the probe the semaphore stays 0: no tick.
+        out = subprocess.run([self.prog, "5"], capture_output=True, text=True)
+        self.assertTrue(out.stdout.startswith("0 "), out.stdout)
+
+    def test_separate_debug_file(self):
+        """A stripped binary whose debug file .gnu_debuglink names: the
+        symbol and the parameters' names come from it."""
+        self.record("%s:add,%s:scale" % (self.split, self.split), self.split, "7")
+        self.check_calls(os.path.join(self.trace, "kernel"), 7)
+
+    def test_bad_input(self):
+        not_elf = os.path.join(SOURCE, "probed.c")
+        cases = [
+            ("%s:no_such_function" % self.prog, "has no function no_such_function"),
+            ("%s:add" % not_elf, "is not an ELF file"),
+            ("%s:add" % self.stripped, "stripped without a debug file found"),
+            ("/no/such/file:add", "No such file or directory"),
+            ("elf:%s:add%%exit" % self.prog, "only %return"),
+            ("sdt:%s:rtprobed:tock" % self.prog, "has no SDT probe rtprobed:tock"),
+            ("elf:relative/path:add", "the path must be absolute"),
+            ("justaname", "expected PATH:FUNCTION"),
+            ("%s:%s" % (self.prog, "x" * 70), "at most 63 characters"),
+        ]
+        for spec, msg in cases:
+            with self.subTest(spec=spec):
+                p = subprocess.Popen([RINGTRACE, "record", "-q", "-o", self.trace, "--probe",
+                                      spec, "--", "/bin/true"], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+                out, err = p.communicate(timeout=60)
+                self.assertEqual(p.returncode, 1, err)
+                self.assertEqual(err.count("\n"), 1, err)
+                self.assertIn(msg, err)
+                self.assertEqual(out, "", "CMD did not run")
+                self.assertFalse(os.path.exists(self.trace))
+                self.assertEqual(ours_of(p.pid), [])
+
+    def test_stale_probes_removed(self):
+        """A record killed with its probes defined leaves them (and its
+        instance); the next one removes them as stale."""
+        rec = subprocess.Popen([RINGTRACE, "record", "-q", "-o", self.trace, "--probe",
+                                "%s:add" % self.prog, "--", "sleep", "60"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        child = None
+        try:
+            deadline = time.monotonic() + 60
+            while not ours_of(rec.pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertEqual(len(ours_of(rec.pid)), 2, "add_entry and add_return defined")
+            while child is None and time.monotonic() < deadline:
+                with open("/proc/%d/task/%d/children" % (rec.pid, rec.pid)) as f:
+                    kids = f.read().split()
+                child = int(kids[0]) if kids else None
+                time.sleep(0.02)
+            rec.send_signal(signal.SIGKILL)
+            os.waitid(os.P_PID, rec.pid, os.WEXITED | os.WNOWAIT)
+            self.assertEqual(len(ours_of(rec.pid)), 2, "left by kill -9")
+        finally:
+            rec.kill()
+            rec.wait()
+            rec.stderr.close()
+            if child:
+                os.kill(child, signal.SIGKILL)
+        # Any record (or ringtraced) starting removes them, this one or
+        # one of another test beside this one.
+        trace2 = os.path.join(self.tmp.name, "t2")
+        p = subprocess.run([RINGTRACE, "record", "-q", "-o", trace2, "--probe",
+                            "%s:add" % self.prog, "--", "/bin/true"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(ours_of(rec.pid), [])
+        self.assertFalse([n for n in os.listdir(INSTANCES)
+                          if n.startswith("ringtrace-%d-" % rec.pid)])
+
+
+if __name__ == "__main__":
+    probe = subprocess.run([KCAPTURE, "--remove-stale"], capture_output=True, text=True)
+    if probe.returncode == 77:
+        print(probe.stdout.strip())
+        sys.exit(77)
+    unittest.main(verbosity=2)
