@@ -99,7 +99,8 @@ const struct ctl_cmd ctl_cmds[] = {
   "       [--exclude NAME[,NAME...]] [--loglevel LEVEL | --loglevel-only LEVEL]\n"
   "       [--filter EXPR]\n"
   "       ringtrace enable-event -k [--syscall] [-s SESSION] [-c CHANNEL]\n"
-  "       (NAME[,NAME...] | -a) [--filter EXPR]",
+  "       (NAME[,NAME...] | -a) [--filter EXPR]\n"
+  "       ringtrace enable-event -k --userspace-probe=PROBE [-s SESSION] [-c CHANNEL] NAME",
   "Record the events whose 'provider:event' name matches a PATTERN (a glob), except\n"
   "those matching an exclusion, at the given log level: --loglevel LEVEL means LEVEL\n"
   "or more severe, --loglevel-only exactly LEVEL. Levels: EMERG ALERT CRIT ERR\n"
@@ -111,6 +112,10 @@ const struct ctl_cmd ctl_cmds[] = {
   "name matches (entry and exit); -a: every tracepoint and every system call (with\n"
   "--syscall: every system call). Kernel rules are fixed at the session's first\n"
   "start.\n"
+  "--userspace-probe=PROBE: event NAME at each hit of a uprobe in any binary:\n"
+  "elf:PATH:FUNCTION (its entry, with its first integer arguments),\n"
+  "elf:PATH:FUNCTION%return (its return, with the value), sdt:PATH:PROVIDER:NAME\n"
+  "(an SDT probe, with its arguments).\n"
   "--filter EXPR: only the events for which EXPR (LTTng's filter language, see\n"
   "ringtrace-filter(7)) is true: payload fields, $ctx.NAME, comparisons, globs,\n"
   "&& || !. A user event is judged in the traced program before anything is\n"
@@ -121,6 +126,8 @@ const struct ctl_cmd ctl_cmds[] = {
 	OPT_U, OPT_K, OPT_S, OPT_C,
 	{ "all", 'a', ARG_SET, "all", "1", NULL, "every event" },
 	{ "syscall", 0, ARG_SET, "syscall", "1", NULL, "kernel: system calls by name" },
+	{ "userspace-probe", 0, ARG_STR, "userspace-probe", NULL, "PROBE",
+	  "kernel: a uprobe, elf:PATH:FUNC[%return] or sdt:PATH:PROVIDER:NAME" },
 	{ "filter", 'f', ARG_STR, "filter", NULL, "EXPR", "record only events for which EXPR holds" },
 	{ "exclude", 'x', ARG_STR, "exclude", NULL, "NAME[,NAME]", "globs to leave out" },
 	{ "loglevel", 0, ARG_LOGLEVEL, "loglevel", NULL, "LEVEL", "LEVEL or more severe" },

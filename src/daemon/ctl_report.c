@@ -41,7 +41,11 @@ static void describe_rule(FILE *out, const struct rtd_rule *r)
 /* A kernel rule, as LTTng lists them. */
 static void describe_kernel_rule(FILE *out, const struct rtd_rule *r)
 {
-	fprintf(out, "      %s (type: %s)", r->pattern, r->syscall ? "syscall" : "tracepoint");
+	if (r->probe)
+		fprintf(out, "      %s (type: userspace-probe: %s)", r->pattern, r->probe);
+	else
+		fprintf(out, "      %s (type: %s)", r->pattern,
+			r->syscall ? "syscall" : "tracepoint");
 	if (r->filter)
 		fprintf(out, " [filter: %s]", r->filter);
 	fprintf(out, " [%s]\n", r->enabled ? "enabled" : "disabled");

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -369,7 +370,7 @@ static int check_domain_keys(const struct ctl_req *r, enum rtd_domain d, char *e
 			     size_t errlen)
 {
 	static const char *const user_only[] = { "exclude", "loglevel", "loglevel-only" };
-	static const char *const kernel_only[] = { "syscall" };
+	static const char *const kernel_only[] = { "syscall", "userspace-probe" };
 	if (d == RTD_DOMAIN_KERNEL) {
 		for (size_t i = 0; i < sizeof(user_only) / sizeof(user_only[0]); i++) {
 			if (ctl_get(r, user_only[i])) {
@@ -453,9 +454,37 @@ static int all_patterns(struct strlist *pats, size_t n, char *err, size_t errlen
 	return -ENOMEM;
 }
 
+/* A user-space probe rule (enable-event -k --userspace-probe=SPEC NAME):
+ * one event name, no --syscall, -a or --filter; the probe resolves now
+ * (the file, its function or note, its debug information). */
+static int check_probe(const struct ctl_req *r, const char *spec, const struct strlist *pats,
+		       char *err, size_t errlen)
+{
+	if (flag(r, "syscall") || flag(r, "all") || ctl_get(r, "filter")) {
+		snprintf(err, errlen, "--userspace-probe goes with one event name, not with "
+			 "--syscall, -a or --filter");
+		return -EINVAL;
+	}
+	if (pats->n != 1) {
+		snprintf(err, errlen, "--userspace-probe names one event: enable-event -k "
+			 "--userspace-probe=SPEC NAME");
+		return -EINVAL;
+	}
+	if (strlen(spec) >= PATH_MAX + 512) {
+		snprintf(err, errlen, "the probe is too long");
+		return -EINVAL;
+	}
+	char why[RTD_ERRLEN];
+	int ret = rtk_probe_check(pats->v[0], spec, why, sizeof(why));
+	if (ret < 0)
+		snprintf(err, errlen, "%s", why);
+	return ret;
+}
+
 /* enable-event: domain, channel, pattern (repeated, comma lists), all=1
  * (every event), exclude (repeated, comma lists), loglevel |
- * loglevel-only, enabled=0, filter; kernel rules: syscall=1. */
+ * loglevel-only, enabled=0, filter; kernel rules: syscall=1, or
+ * userspace-probe=SPEC (pattern: the event's name). */
 int ctl_enable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err,
 		     size_t errlen)
 {
@@ -527,9 +556,12 @@ int ctl_enable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, c
 			goto out_ex;
 		}
 	}
+	const char *probe = ctl_get(r, "userspace-probe");
+	if (probe && (ret = check_probe(r, probe, &pats, err, errlen)) < 0)
+		goto out_ex;
 	/* A kernel name that matches nothing is refused now, as LTTng does,
 	 * rather than at the start. */
-	for (size_t i = 0; kernel && i < pats.n; i++) {
+	for (size_t i = 0; kernel && !probe && i < pats.n; i++) {
 		ret = dp_kernel_rule_matches(pats.v[i], syscall || (both && i == 1), err, errlen);
 		if (ret < 0)
 			goto out_ex;
@@ -546,15 +578,30 @@ int ctl_enable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, c
 	for (size_t i = 0; i < pats.n; i++) {
 		bool sc = syscall || (both && i == 1);
 		struct rtd_rule *rule = c->rules;
-		while (rule && !same_rule(rule, pats.v[i], &ex, lt, ll, sc, filter))
+		while (rule && !(same_rule(rule, pats.v[i], &ex, lt, ll, sc, filter) &&
+				 same_filter(rule->probe, probe)))
 			rule = rule->next;
+		/* One probe per event name: its uprobe event's. */
+		for (struct rtd_rule *o = c->rules; probe && !rule && o; o = o->next) {
+			if (o->probe && !strcmp(o->pattern, pats.v[i])) {
+				snprintf(err, errlen, "channel %s has a probe named %s already",
+					 c->name, pats.v[i]);
+				ret = -EEXIST;
+				goto out_ex;
+			}
+		}
 		if (!rule) {
 			/* Each rule its own copy of the compiled filter, made
 			 * first: a user rule with a filter never lacks it. */
 			void *copy = bin ? malloc(bin_len) : NULL;
-			if (!bin || copy)
+			char *pcopy = probe ? strdup(probe) : NULL;
+			if ((!bin || copy) && (!probe || pcopy))
 				rule = model_rule_new(c, pats.v[i], ex.v, ex.n, lt, ll, sc,
 						      filter);
+			if (rule)
+				rule->probe = pcopy;
+			else
+				free(pcopy);
 			if (rule && copy) {
 				memcpy(copy, bin, bin_len);
 				rule->filter_bin = copy;
@@ -571,7 +618,7 @@ int ctl_enable_event(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, c
 		rule->enabled = enable;
 		if (kernel)
 			fprintf(out, "Kernel %s rule '%s' %s in channel %s of session %s.\n",
-				sc ? "system call" : "tracepoint", pats.v[i],
+				probe ? "user-space probe" : sc ? "system call" : "tracepoint", pats.v[i],
 				enable ? "enabled" : "added (disabled)", c->name, s->name);
 		else
 			fprintf(out, "Event rule '%s' %s in channel %s of session %s.\n",

@@ -85,6 +85,8 @@ static void ctl_save_session(FILE *out, const struct rtd_session *s)
 			put_value(out, "pattern", r->pattern);
 			if (r->syscall)
 				fprintf(out, " syscall=1");
+			if (r->probe)
+				put_value(out, "userspace-probe", r->probe);
 			if (r->filter)
 				put_value(out, "filter", r->filter);
 			if (!r->enabled)

@@ -180,6 +180,7 @@ struct kcfg {
 	struct rtk_config cfg;
 	const char **events, **event_filters;
 	const char **syscalls, **syscall_filters;
+	struct rtk_probe *probes;
 };
 
 static int config_of(struct rtd_session *s, const struct rtd_channel *c, struct kcfg *k,
@@ -192,7 +193,9 @@ static int config_of(struct rtd_session *s, const struct rtd_channel *c, struct 
 	k->syscalls = calloc(n + 1, sizeof(char *));
 	k->event_filters = calloc(n + 1, sizeof(char *));
 	k->syscall_filters = calloc(n + 1, sizeof(char *));
-	if (!k->events || !k->syscalls || !k->event_filters || !k->syscall_filters) {
+	k->probes = calloc(n + 1, sizeof(*k->probes));
+	if (!k->events || !k->syscalls || !k->event_filters || !k->syscall_filters ||
+	    !k->probes) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -206,10 +209,14 @@ static int config_of(struct rtd_session *s, const struct rtd_channel *c, struct 
 	cfg->event_filters = k->event_filters;
 	cfg->syscall_filters = k->syscall_filters;
 	cfg->contexts = c->kcontexts;
+	cfg->probes = k->probes;
 	for (const struct rtd_rule *r = c->rules; r; r = r->next) {
 		if (!r->enabled)
 			continue;
-		if (r->syscall) {
+		if (r->probe) {
+			k->probes[cfg->nr_probes++] = (struct rtk_probe){ .name = r->pattern,
+									   .spec = r->probe };
+		} else if (r->syscall) {
 			k->syscall_filters[cfg->nr_syscalls] = r->filter;
 			k->syscalls[cfg->nr_syscalls++] = r->pattern;
 		} else {
@@ -289,6 +296,7 @@ out:
 	free(kc.syscalls);
 	free(kc.event_filters);
 	free(kc.syscall_filters);
+	free(kc.probes);
 	return ret;
 }
 

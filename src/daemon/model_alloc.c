@@ -56,6 +56,7 @@ static void rule_free(struct rtd_rule *r)
 	free(r->excludes);
 	free(r->filter);
 	free(r->filter_bin);
+	free(r->probe);
 	free(r);
 }
 

@@ -60,6 +60,9 @@ enum rtd_buffer_type {
 struct rtd_rule {
 	char pattern[RTD_PATTERN_MAX];	/* glob on "provider:event" */
 	bool syscall;			/* kernel: a system call rule */
+	char *probe;			/* kernel: a user-space probe (elf:/sdt:,
+					 * rtk_probe's spec) recorded as event
+					 * `pattern` (a name, not a glob); or NULL */
 	char *filter;			/* its --filter (LTTng's language), or NULL */
 	void *filter_bin;		/* user space: the filter compiled (rtf_save),
 					 * as ENABLE sends it to programs */

@@ -11,6 +11,7 @@ usage: test_probes.py BUILD_DIR SOURCE_DIR
 """
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -253,6 +254,100 @@ class Probes(unittest.TestCase):
         self.assertEqual(ours_of(rec.pid), [])
         self.assertFalse([n for n in os.listdir(INSTANCES)
                           if n.startswith("ringtrace-%d-" % rec.pid)])
+
+
+class Session(unittest.TestCase):
+    """enable-event -k --userspace-probe in a session of ringtraced."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="rt-psess-")
+        os.chmod(self.tmp, 0o755)
+        self.env = dict(os.environ, RINGTRACE_RUNDIR=os.path.join(self.tmp, "run"),
+                        HOME=self.tmp, RINGTRACE_DAEMON_TIMEOUT_MS="5000",
+                        PATH=os.path.join(BUILD, "src/daemon") + os.pathsep +
+                        os.environ.get("PATH", ""))
+        self.env.pop("RINGTRACED", None)
+        self.prog = os.path.join(self.tmp, "probed")
+        subprocess.run(["gcc", "-g", "-O1", "-o", self.prog, os.path.join(SOURCE, "probed.c")],
+                       check=True)
+
+    def tearDown(self):
+        try:
+            with open(os.path.join(self.tmp, "run", "ringtraced.pid")) as f:
+                pid = int(f.read())
+            os.kill(pid, signal.SIGTERM)
+            for _ in range(100):
+                os.kill(pid, 0)
+                time.sleep(0.05)
+            os.kill(pid, signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def rt(self, *args):
+        return subprocess.run([RINGTRACE, *args], capture_output=True, text=True,
+                              env=self.env, timeout=120)
+
+    def ok(self, *args):
+        r = self.rt(*args)
+        self.assertEqual(r.returncode, 0, "ringtrace %s: %s%s" % (" ".join(args), r.stdout,
+                                                                  r.stderr))
+        return r.stdout
+
+    def test_session_probes(self):
+        out = os.path.join(self.tmp, "trace")
+        self.ok("create", "p", "-o", out)
+        self.ok("enable-event", "-k", "--userspace-probe=elf:%s:add" % self.prog, "add")
+        self.ok("enable-event", "-k", "--userspace-probe=elf:%s:add%%return" % self.prog,
+                "add_ret")
+        self.ok("enable-event", "-k", "--userspace-probe=sdt:%s:rtprobed:tick" % self.prog,
+                "tick")
+        listing = self.ok("list", "p")
+        self.assertIn("add (type: userspace-probe: elf:%s:add) [enabled]" % self.prog, listing)
+        self.assertIn("tick (type: userspace-probe: sdt:%s:rtprobed:tick) [enabled]"
+                      % self.prog, listing)
+        self.ok("start")
+        run = subprocess.run([self.prog, "4"], capture_output=True, text=True, timeout=60)
+        self.assertTrue(run.stdout.startswith("4 "), run.stdout)
+        self.ok("stop")
+        events = [e for e in read_bt2(out) if e[0] in ("add", "add_ret", "tick")]
+        self.assertEqual(len({tid for _, tid, _ in events}), 1)
+        got = [(n, p.get("a", p.get("ret", p.get("arg1")))) for n, _, p in events]
+        want = []
+        for i in range(4):
+            want += [("add", i), ("add_ret", i - 5 * i + i % 2), ("tick", i)]
+        self.assertEqual(got, want)
+        self.assertEqual([p["arg2"] for n, _, p in events if n == "tick"],
+                         [0, 1000, 2000, 3000])
+        with open(os.path.join(self.tmp, "run", "ringtraced.pid")) as f:
+            daemon = int(f.read())
+        self.assertEqual(len(ours_of(daemon)), 3)
+        self.ok("destroy", "p")
+        self.assertEqual(ours_of(daemon), [])
+
+    def test_refusals(self):
+        self.ok("create", "p", "-o", os.path.join(self.tmp, "trace"))
+        cases = [
+            (["--userspace-probe=elf:%s:nope" % self.prog, "x"], "has no function nope"),
+            (["--userspace-probe=elf:/etc/hostname:f", "x"], "is not an ELF file"),
+            (["--userspace-probe=elf:%s:add" % self.prog, "bad-name"], "probe event name"),
+            (["--userspace-probe=elf:%s:add" % self.prog, "a,b"], "names one event"),
+            (["--userspace-probe=elf:%s:add" % self.prog, "--filter", "a == 1", "x"],
+             "not with --syscall, -a or --filter"),
+            (["-u", "--userspace-probe=elf:%s:add" % self.prog, "x"],
+             "--userspace-probe is for kernel rules"),
+        ]
+        for args, msg in cases:
+            with self.subTest(args=args):
+                r = self.rt("enable-event", *([] if args[0] == "-u" else ["-k"]), *args)
+                # 1, or 2 for what the daemon calls a usage error (EINVAL)
+                self.assertIn(r.returncode, (1, 2), r.stderr)
+                self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+                self.assertIn(msg, r.stderr)
+        self.ok("enable-event", "-k", "--userspace-probe=elf:%s:add" % self.prog, "x")
+        r = self.rt("enable-event", "-k", "--userspace-probe=elf:%s:scale" % self.prog, "x")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("has a probe named x already", r.stderr)
 
 
 if __name__ == "__main__":
