@@ -3,7 +3,8 @@
 # STEP needs, and nothing when it is all there already:
 #   build  compiler, CMake, pkg-config, liburcu (the daemon's hash tables),
 #          libtracefs and libtraceevent (the kernel domain), elfutils' libdw
-#          (symbols of the `ip` context);
+#          (symbols of the `ip` context), OpenSSL's libcrypto (the relay's
+#          HMAC-SHA256 authentication);
 #          Python 3 and go-md2man, which make the man pages from docs/
 #          (scripts/md2man.py)
 #   demo   build + babeltrace2 (make demo)
@@ -23,7 +24,7 @@ step=${1:-check}
 build_dir=${2:-}
 
 build=(build-essential cmake pkg-config liburcu-dev libtracefs-dev libtraceevent-dev
-       libdw-dev python3 go-md2man)
+       libdw-dev libssl-dev python3 go-md2man)
 demo=("${build[@]}" babeltrace2)
 check=("${demo[@]}" python3-bt2 lttng-tools liblttng-ust-dev liburcu-dev clang
        man-db bash-completion chromium)

@@ -18,7 +18,7 @@ prefix=$work/prefix
 fail() { echo "install test: $*"; exit 1; }
 
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
-for f in bin/ringtrace bin/ringtraced lib/libringtrace.so include/ringtrace/ringtrace.h \
+for f in bin/ringtrace bin/ringtraced bin/ringtrace-relayd lib/libringtrace.so include/ringtrace/ringtrace.h \
 	lib/pkgconfig/ringtrace.pc share/bash-completion/completions/ringtrace \
 	share/doc/ringtrace/recording.md; do
 	[ -e "$prefix/$f" ] || fail "missing $f after install"
