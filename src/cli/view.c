@@ -30,6 +30,7 @@ struct view_opts {
 	size_t nr_patterns;
 	const char *filter_text;	/* points into argv */
 	uint64_t limit;			/* 0: no limit */
+	const char *live;		/* --live URL, points into argv */
 };
 
 /* Field indexes: the payload's as they are, the contexts' above these. */
@@ -84,8 +85,11 @@ int view_field_value(const struct rtr_event *ev, int index, struct rtr_value *v)
 static void usage(FILE *f)
 {
 	fputs("usage: ringtrace view [OPTIONS] TRACE_DIR...\n"
+	      "       ringtrace view [OPTIONS] --live net://RELAY[:PORT][/host/HOST/SESSION]\n"
 	      "\n"
-	      "Print the events of the traces, merged by time, one per line.\n"
+	      "Print the events of the traces, merged by time, one per line; with\n"
+	      "--live, those of a session a relay daemon serves while it is recorded\n"
+	      "(without /host/HOST/SESSION: the relay's sessions).\n"
 	      "\n"
 	      "  --format=text|json   output format (default text)\n"
 	      "  --clock-seconds      times as seconds since the epoch\n"
@@ -104,13 +108,14 @@ static void usage(FILE *f)
 	      "  --limit=N            stop after N events\n"
 	      "  --stats              print counts instead of the events\n"
 	      "  --no-symbols         the ip context as a raw address only\n"
+	      "  --live=URL           follow a live session (see docs/live.md)\n"
 	      "  -h, --help           this help\n", f);
 }
 
 static int parse_args(int argc, char **argv, struct view_opts *o)
 {
 	enum { O_FORMAT = 256, O_CSEC, O_CDATE, O_CCYC, O_CGMT, O_NODELTA, O_COLOR,
-	       O_BEGIN, O_END, O_FILTER, O_LIMIT, O_STATS, O_NOSYMS };
+	       O_BEGIN, O_END, O_FILTER, O_LIMIT, O_STATS, O_NOSYMS, O_LIVE };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, O_FORMAT },
 		{ "clock-seconds", no_argument, NULL, O_CSEC },
@@ -126,6 +131,7 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 		{ "limit", required_argument, NULL, O_LIMIT },
 		{ "stats", no_argument, NULL, O_STATS },
 		{ "no-symbols", no_argument, NULL, O_NOSYMS },
+		{ "live", required_argument, NULL, O_LIVE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -197,6 +203,7 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 		}
 		case O_STATS: o->stats = true; break;
 		case O_NOSYMS: o->no_symbols = true; break;
+		case O_LIVE: o->live = optarg; break;
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -205,7 +212,12 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 			return -EINVAL;
 		}
 	}
-	if (optind >= argc) {
+	if (o->live && optind < argc) {
+		cli_usage_error("--live reads from the relay: no trace directory ('%s')",
+				argv[optind]);
+		return -EINVAL;
+	}
+	if (!o->live && optind >= argc) {
 		cli_usage_error("no trace directory given");
 		return -EINVAL;
 	}
@@ -225,6 +237,7 @@ struct view_run {
 	struct fmt_out out;
 	struct view_printer printer;
 	struct ra_symbols *syms;	/* owned; NULL with --no-symbols */
+	struct lv_viewer *live;		/* owned: --live's connection */
 };
 
 /* The view_class index of ev. */
@@ -252,30 +265,61 @@ static void note_active_sessions(const struct view_run *r)
 				  name, r->paths[i], name, name);
 }
 
-static int open_traces(struct view_run *r)
+/* The view classes for the reader's current list; a class already known
+ * (same trace, stream class and id: a live trace's metadata grew) keeps
+ * its count, the per-class caches are rebuilt. 0 or -ENOMEM (printed). */
+static int sync_classes(struct view_run *r)
 {
-	char err[512];
-	note_active_sessions(r);
-	int ret = rtr_open_many((const char *const *)r->paths, r->nr_paths, &r->t, err,
-				sizeof(err));
-	if (ret < 0) {
-		cli_error("cannot read the trace: %s", err);
-		return ret;
-	}
-	r->nr_classes = rtr_event_classes(r->t, &r->cls_base);
-	r->classes = calloc(r->nr_classes ? r->nr_classes : 1, sizeof(*r->classes));
-	if (!r->classes) {
+	const struct rtr_event_class *base;
+	size_t n = rtr_event_classes(r->t, &base);
+	struct view_class *v = calloc(n ? n : 1, sizeof(*v));
+	if (!v) {
 		cli_error("out of memory");
 		return -ENOMEM;
 	}
-	for (size_t k = 0; k < r->nr_classes; k++) {
-		struct view_class *vc = &r->classes[k];
-		vc->cls = &r->cls_base[k];
+	for (size_t k = 0; k < n; k++) {
+		struct view_class *vc = &v[k];
+		vc->cls = &base[k];
 		vc->selected = !r->opt.nr_patterns ||
 			       rt_glob_any((const char *const *)r->opt.patterns, r->opt.nr_patterns,
 					   vc->cls->name);
+		for (size_t j = 0; j < r->nr_classes; j++) {
+			const struct rtr_event_class *o = r->classes[j].cls;
+			if (o->trace == vc->cls->trace && o->stream_id == vc->cls->stream_id &&
+			    o->id == vc->cls->id)
+				vc->count = r->classes[j].count;
+		}
 	}
+	if (r->classes && ((r->filter && view_filter_bind(r->filter, v, n) < 0) ||
+			   view_printer_reset(&r->printer, n) < 0)) {
+		free(v);
+		cli_error("out of memory");
+		return -ENOMEM;
+	}
+	free(r->classes);
+	r->classes = v;
+	r->cls_base = base;
+	r->nr_classes = n;
 	return 0;
+}
+
+static int open_traces(struct view_run *r)
+{
+	char err[512];
+	if (r->opt.live) {
+		int ret = view_live_open(r->opt.live, &r->live, &r->t);
+		if (ret)
+			return ret;
+	} else {
+		note_active_sessions(r);
+		int ret = rtr_open_many((const char *const *)r->paths, r->nr_paths, &r->t, err,
+					sizeof(err));
+		if (ret < 0) {
+			cli_error("cannot read the trace: %s", err);
+			return ret;
+		}
+	}
+	return sync_classes(r);
 }
 
 /* Read, filter and show every event. 0 or -1 (error printed). */
@@ -295,6 +339,15 @@ static int run_loop(struct view_run *r)
 	for (; ret > 0; ret = rtr_next(r->t, &ev)) {
 		if (ev.ns > end)
 			return 0;
+		if (r->live) {
+			/* Events appear as they come; new metadata adds classes. */
+			if (fmt_flush(&r->out) < 0)
+				return 0;	/* reported by the caller */
+			const struct rtr_event_class *base;
+			size_t n = rtr_event_classes(r->t, &base);
+			if ((base != r->cls_base || n != r->nr_classes) && sync_classes(r) < 0)
+				return -1;
+		}
 		struct view_event e = { .ev = &ev, .source = ev.trace,
 					.gclass = class_of(r, &ev) };
 		if (ev.ns < begin || !r->classes[e.gclass].selected ||
@@ -313,6 +366,8 @@ static int run_loop(struct view_run *r)
 		if (++shown == o->limit)
 			return 0;
 	}
+	if (ret == -EINTR && r->live && view_live_stopped())
+		return 0;	/* asked to stop: what was read is shown */
 	if (ret < 0) {
 		cli_error("%s", rtr_error(r->t));
 		return -1;
@@ -352,8 +407,12 @@ int cmd_view(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	r.paths = argv + optind;
 	r.nr_paths = (size_t)(argc - optind);
-	if (open_traces(&r) < 0)
+	ret = open_traces(&r);
+	if (ret) {
+		status = ret > 0 ? 0 : r.opt.live && ret == -EINVAL && !r.live ? CLI_EXIT_USAGE
+									 : CLI_EXIT_FAILURE;
 		goto out_sources;
+	}
 	if (r.filter && view_filter_bind(r.filter, r.classes, r.nr_classes) < 0) {
 		cli_error("out of memory");
 		goto out_sources;
@@ -373,7 +432,7 @@ int cmd_view(int argc, char **argv)
 	r.printer.color = !r.opt.json && want_color(r.opt.color);
 	r.printer.with_source = rtr_trace_count(r.t) > 1;
 	r.printer.t = r.t;
-	if (!r.opt.no_symbols && !r.opt.stats) {
+	if (!r.opt.no_symbols && !r.opt.stats && !r.live) {
 		char err[512];
 		if (ra_symbols_load((const char *const *)r.paths, r.nr_paths, &r.syms, err,
 				    sizeof(err)) < 0) {
@@ -400,6 +459,7 @@ out_sources:
 	view_filter_free(r.filter);
 	free(r.classes);
 	rtr_close(r.t);
+	view_live_close(r.live);
 out_opts:
 	free(r.opt.patterns);
 	return status;

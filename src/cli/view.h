@@ -6,6 +6,7 @@
  *   view_filter.c  --filter (the language of src/filter)
  *   view_time.c    --begin / --end time parsing
  *   view_stats.c   --stats
+ *   view_live.c    --live: a session followed on a relay daemon
  *
  * The reader opens every trace under the directories named on the command
  * line and merges their events by time. struct view_class i describes the
@@ -123,6 +124,9 @@ struct view_printer {
 /* 0 or -ENOMEM. The other fields are set by the caller. */
 int view_printer_init(struct view_printer *p, size_t nr_classes, bool json);
 void view_printer_free(struct view_printer *p);
+/* The classes changed (a live trace's new metadata): per-class layouts
+ * for nr_classes, rebuilt on first use. 0 or -ENOMEM (p unchanged). */
+int view_printer_reset(struct view_printer *p, size_t nr_classes);
 /* Write e as a line of text or JSON (per p->json). Out of memory for the
  * per-class layout is reported through p->out->err (-ENOMEM). */
 void view_print(struct view_printer *p, const struct view_event *e);
@@ -145,5 +149,18 @@ void view_stats_print(FILE *f, const struct view_stats *s,
 		      const struct view_class *classes, size_t nr_classes,
 		      const struct rtr_trace *t);
 void view_stats_free(struct view_stats *s);
+
+/* ---- live (view_live.c) ---- */
+
+struct lv_viewer;
+
+/* `view --live URL`: with a session in the URL, connect and attach (*v
+ * and *t to close: rtr_close then view_live_close), SIGINT and SIGTERM
+ * then make rtr_next return -EINTR (view_live_stopped); without, print
+ * the relay's sessions and return 1. 0, 1, or -errno (error printed). */
+int view_live_open(const char *url, struct lv_viewer **v, struct rtr_trace **t);
+/* A signal asked to stop. */
+bool view_live_stopped(void);
+void view_live_close(struct lv_viewer *v);
 
 #endif /* RINGTRACE_CLI_VIEW_H */

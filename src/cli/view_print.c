@@ -337,6 +337,17 @@ void view_printer_free(struct view_printer *p)
 	p->layouts = NULL;
 }
 
+int view_printer_reset(struct view_printer *p, size_t nr_classes)
+{
+	void *l = calloc(nr_classes ? nr_classes : 1, sizeof(*p->layouts));
+	if (!l)
+		return -ENOMEM;
+	view_printer_free(p);
+	p->layouts = l;
+	p->nr_layouts = nr_classes;
+	return 0;
+}
+
 /* Event name and payload, from the class layout. */
 static void put_event(struct view_printer *pr, const struct view_event *e)
 {

@@ -15,16 +15,22 @@
 
 #include "reader_stream.h"
 
-int rtr_set_error(struct rtr_trace *t, int code, const char *fmt, ...)
+int rtr_set_verror(struct rtr_trace *t, int code, const char *fmt, va_list ap)
 {
 	if (t->err_code)
 		return t->err_code;
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(t->err, sizeof(t->err), fmt, ap);
-	va_end(ap);
 	t->err_code = code;
 	return code;
+}
+
+int rtr_set_error(struct rtr_trace *t, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int ret = rtr_set_verror(t, code, fmt, ap);
+	va_end(ap);
+	return ret;
 }
 
 /*
@@ -61,7 +67,7 @@ static inline bool heap_less(const struct rtr_trace *t, uint32_t a, uint32_t b)
 	return x < y || (x == y && a < b);
 }
 
-static void heap_down(struct rtr_trace *t, size_t i)
+void rtr_heap_down(struct rtr_trace *t, size_t i)
 {
 	uint32_t *h = t->heap;
 	size_t n = t->heap_len;
@@ -80,7 +86,7 @@ static void heap_down(struct rtr_trace *t, size_t i)
 	}
 }
 
-static void heap_push(struct rtr_trace *t, uint32_t si)
+void rtr_heap_push(struct rtr_trace *t, uint32_t si)
 {
 	uint32_t *h = t->heap;
 	size_t i = t->heap_len++;
@@ -96,7 +102,7 @@ static void heap_push(struct rtr_trace *t, uint32_t si)
 	}
 }
 
-static int cursor_step(struct rtr_trace *t, struct rtr_cursor *c)
+int rtr_cursor_step(struct rtr_trace *t, struct rtr_cursor *c)
 {
 	int r = rtr_cursor_next(c);
 	if (r > 0)
@@ -110,24 +116,26 @@ int rtr_next(struct rtr_trace *t, struct rtr_event *ev)
 		return -EINVAL;
 	if (t->err_code)
 		return t->err_code;
+	if (t->live_ops)
+		return rtr_live_next(t, ev);
 	if (!t->started) {
 		t->started = 1;
 		for (uint32_t k = 0; k < t->nr_streams; k++) {
-			int r = cursor_step(t, &t->cur[k]);
+			int r = rtr_cursor_step(t, &t->cur[k]);
 			if (r < 0)
 				return r;
 			if (r > 0)
-				heap_push(t, k);
+				rtr_heap_push(t, k);
 		}
 	} else if (t->pending >= 0) {
 		struct rtr_cursor *c = &t->cur[t->pending];
 		t->pending = -1;
-		int r = cursor_step(t, c);
+		int r = rtr_cursor_step(t, c);
 		if (r < 0)
 			return r;
 		if (r == 0)
 			t->heap[0] = t->heap[--t->heap_len];
-		heap_down(t, 0);
+		rtr_heap_down(t, 0);
 	}
 	if (!t->heap_len)
 		return 0;
@@ -186,7 +194,9 @@ void rtr_close(struct rtr_trace *t)
 		return;
 	for (size_t k = 0; k < t->nr_streams; k++) {
 		struct rtr_cursor *c = &t->cur[k];
-		if (c->map)
+		if (c->map && t->live_ops)
+			free((void *)(uintptr_t)c->map);
+		else if (c->map)
 			munmap((void *)(uintptr_t)c->map, (size_t)c->size);
 		rtr_cursor_free(c);
 		free((void *)(uintptr_t)t->stats[k].path);
@@ -201,6 +211,7 @@ void rtr_close(struct rtr_trace *t)
 	free(t->gaps);
 	free(t->classes);
 	free(t->heap);
+	rtr_live_free(t);
 	free(t);
 }
 

@@ -265,6 +265,64 @@ uint64_t rtr_clock_freq(const struct rtr_trace *t);
  * offset_s (saturates at the int64_t range). */
 int64_t rtr_ticks_to_ns(const struct rtr_trace *t, uint64_t ticks);
 
+/*
+ * Live sets: traces fed packet by packet while they are being recorded
+ * (src/live's viewer fills one from a relay daemon). The set starts
+ * empty; traces, their metadata and their streams are added as they
+ * appear, and rtr_next merges by time as for directories, asking
+ * ops->pull for more whenever a stream has no event left:
+ *
+ *   pull(arg, t, stream, &ticks) blocks until it can answer for `stream`:
+ *     RTR_LIVE_PACKET  it gave the stream its next packet (rtr_live_packet)
+ *     RTR_LIVE_QUIET   the stream has nothing before clock value *ticks
+ *                      (its trace's clock); it is asked again once every
+ *                      other stream's next event is later, so a pull
+ *                      answers QUIET again only when *ticks has advanced
+ *                      (or after waiting a while)
+ *     RTR_LIVE_ENDED   the stream has ended
+ *     -errno           failure; rtr_live_fail says why (else a generic
+ *                      message); rtr_next then returns it (sticky)
+ *   with stream == RTR_LIVE_NONE when no stream has anything to read: it
+ *   returns RTR_LIVE_PACKET once it added streams, RTR_LIVE_ENDED at the
+ *   end of everything (rtr_next then returns 0).
+ *
+ * pull may add traces, metadata and streams (rtr_live_add_trace,
+ * rtr_live_metadata, rtr_live_add_stream); a stream's packets can be
+ * decoded once its trace has metadata. Metadata replaced by a longer one
+ * (new event classes) keeps the old classes valid until rtr_close; the
+ * list rtr_event_classes gives grows (call it again after rtr_next: its
+ * pointer may change). Merging is exact among the streams known when an
+ * event is returned; a stream added later can hold earlier events.
+ * Only rtr_next (through pull) may call the rtr_live_* feeders after the
+ * first rtr_next.
+ */
+#define RTR_LIVE_NONE UINT32_MAX
+enum rtr_live_answer { RTR_LIVE_PACKET = 1, RTR_LIVE_QUIET, RTR_LIVE_ENDED };
+
+struct rtr_live_ops {
+	int (*pull)(void *arg, struct rtr_trace *t, uint32_t stream, uint64_t *ticks);
+};
+
+/* An empty live set: 0 or -ENOMEM. */
+int rtr_live_open(const struct rtr_live_ops *ops, void *arg, struct rtr_trace **out);
+/* A trace named `name` (rtr_trace_path), no metadata yet: its index in
+ * *trace. 0 or -ENOMEM. */
+int rtr_live_add_trace(struct rtr_trace *t, const char *name, uint32_t *trace);
+/* The whole metadata of the trace so far (text or packetized, as in a
+ * `metadata` file), replacing what it had: 0, or -EINVAL / -ENOTSUP /
+ * -ENOMEM (sticky: rtr_error says what). */
+int rtr_live_metadata(struct rtr_trace *t, uint32_t trace, const void *data, size_t len);
+/* A stream `name` of the trace: its index in *stream; pulled before the
+ * next event. 0 or -EINVAL (no such trace) / -ENOMEM. */
+int rtr_live_add_stream(struct rtr_trace *t, uint32_t trace, const char *name,
+			uint32_t *stream);
+/* The stream's next packet (whole, padding included), copied: 0, or
+ * -EINVAL (damaged packet, no metadata; sticky) / -ENOMEM. */
+int rtr_live_packet(struct rtr_trace *t, uint32_t stream, const void *data, size_t len);
+/* Record why a pull fails (printf-like); returns code. */
+__attribute__((format(printf, 3, 4)))
+int rtr_live_fail(struct rtr_trace *t, int code, const char *fmt, ...);
+
 #ifdef __cplusplus
 }
 #endif

@@ -138,6 +138,31 @@ static int read_all(struct rtr_trace *t, int fd, const char *path, char **bufp, 
 	return 0;
 }
 
+int rtr_meta_load(struct rtr_trace *t, struct rtr_meta *m, const char *path, char *buf,
+		  size_t len)
+{
+	if (len == 0)
+		return rtr_set_error(t, -EINVAL, "%s: empty metadata file", path);
+	if (len >= 4 && (ld32((const uint8_t *)buf, false) == PKT_META_MAGIC ||
+			 ld32((const uint8_t *)buf, true) == PKT_META_MAGIC)) {
+		int ret = depacketize(t, path, buf, &len);
+		if (ret < 0)
+			return ret;
+	} else {
+		static const char sig[] = "/* CTF 1.8";
+		if (len < sizeof(sig) - 1 || memcmp(buf, sig, sizeof(sig) - 1))
+			return rtr_set_error(t, -EINVAL,
+					     "%s: byte offset 0: not CTF 1.8 metadata (it must begin with \"/* CTF 1.8 */\" or be packetized)",
+					     path);
+	}
+	int ret = rtr_meta_parse(path, buf, len, m, t->err, sizeof(t->err));
+	if (ret < 0)
+		t->err_code = ret;
+	else
+		rtr_meta_clock_init(m);
+	return ret;
+}
+
 static int load_metadata(struct rtr_trace *t, struct rtr_tr *tr)
 {
 	char path[4096];
@@ -151,43 +176,31 @@ static int load_metadata(struct rtr_trace *t, struct rtr_tr *tr)
 	close(fd);
 	if (ret < 0)
 		return ret;
-	if (len == 0) {
-		ret = rtr_set_error(t, -EINVAL, "%s: empty metadata file", path);
-		goto out;
-	}
-	if (len >= 4 && (ld32((const uint8_t *)buf, false) == PKT_META_MAGIC ||
-			 ld32((const uint8_t *)buf, true) == PKT_META_MAGIC)) {
-		ret = depacketize(t, path, buf, &len);
-		if (ret < 0)
-			goto out;
-	} else {
-		static const char sig[] = "/* CTF 1.8";
-		if (len < sizeof(sig) - 1 || memcmp(buf, sig, sizeof(sig) - 1)) {
-			ret = rtr_set_error(t, -EINVAL,
-					    "%s: byte offset 0: not CTF 1.8 metadata (it must begin with \"/* CTF 1.8 */\" or be packetized)",
-					    path);
-			goto out;
-		}
-	}
-	ret = rtr_meta_parse(path, buf, len, &tr->meta, t->err, sizeof(t->err));
-	if (ret < 0)
-		t->err_code = ret;
-	else
-		rtr_meta_clock_init(&tr->meta);
-out:
+	ret = rtr_meta_load(t, &tr->meta, path, buf, len);
 	free(buf);
 	return ret;
 }
 
-static int add_stream(struct rtr_trace *t, uint32_t ti, const char *dir, const char *name)
+int rtr_stream_new(struct rtr_trace *t, uint32_t ti, const char *dir, const char *name)
 {
 	if (t->nr_streams == t->streams_cap) {
-		/* Two arrays, one capacity: grow each to the same count. */
+		/* Two arrays, one capacity: grow each to the same count. The
+		 * cursors move: their back pointers follow. */
 		size_t cur_cap = t->streams_cap, stats_cap = t->streams_cap;
-		if (RT_ARRAY_GROW(t->cur, cur_cap, t->nr_streams + 1, 16) < 0 ||
-		    RT_ARRAY_GROW(t->stats, stats_cap, cur_cap, 16) < 0)
+		struct rtr_cursor *old = t->cur;
+		if (RT_ARRAY_GROW(t->cur, cur_cap, t->nr_streams + 1, 16) < 0)
+			return rtr_set_error(t, -ENOMEM, "out of memory");
+		if (t->cur != old)
+			for (size_t k = 0; k < t->nr_streams; k++)
+				for (int s = 0; s < RTR_NR_SCOPES; s++)
+					t->cur[k].recs[s].cur = &t->cur[k];
+		if (RT_ARRAY_GROW(t->stats, stats_cap, cur_cap, 16) < 0)
 			return rtr_set_error(t, -ENOMEM, "out of memory");
 		t->streams_cap = cur_cap;
+		uint32_t *heap = realloc(t->heap, (cur_cap + 1) * sizeof(*t->heap));
+		if (!heap)
+			return rtr_set_error(t, -ENOMEM, "out of memory");
+		t->heap = heap;
 	}
 	size_t si = t->nr_streams;
 	struct rtr_cursor *c = &t->cur[si];
@@ -203,6 +216,21 @@ static int add_stream(struct rtr_trace *t, uint32_t ti, const char *dir, const c
 	st->trace = c->trace = ti;
 	c->stream = (uint32_t)si;
 	t->nr_streams++;
+	/* The CPU from the name until a packet says it. */
+	const char *u = strrchr(name, '_');
+	if (u && u[1] && strspn(u + 1, "0123456789") == strlen(u + 1) && strlen(u + 1) < 10)
+		st->cpu = (uint32_t)strtoul(u + 1, NULL, 10);
+	return (int)si;
+}
+
+static int add_stream(struct rtr_trace *t, uint32_t ti, const char *dir, const char *name)
+{
+	int si = rtr_stream_new(t, ti, dir, name);
+	if (si < 0)
+		return si;
+	struct rtr_cursor *c = &t->cur[si];
+	struct rtr_stream_stats *st = &t->stats[si];
+	const char *path = c->path;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return rtr_set_error(t, -errno, "%s: %s", path, strerror(errno));
@@ -221,10 +249,6 @@ static int add_stream(struct rtr_trace *t, uint32_t ti, const char *dir, const c
 		c->size = (uint64_t)sb.st_size;
 	}
 	st->bytes = (uint64_t)sb.st_size;
-	/* The CPU from the name until a packet says it. */
-	const char *u = strrchr(name, '_');
-	if (u && u[1] && strspn(u + 1, "0123456789") == strlen(u + 1) && strlen(u + 1) < 10)
-		st->cpu = (uint32_t)strtoul(u + 1, NULL, 10);
 	close(fd);
 	return ret;
 }
@@ -349,51 +373,97 @@ static int add_gap(struct rtr_trace *t, const struct rtr_gap *g)
 	return 0;
 }
 
+int rtr_packet_account(struct rtr_trace *t, struct rtr_cursor *c)
+{
+	struct rtr_stream_stats *st = &t->stats[c->stream];
+	const struct rtr_pkt *p = &c->pkt;
+	bool has_seq = p->have & (1u << RR_SEQ_NUM);
+	struct rtr_gap g = { .stream = c->stream, .ticks_before = c->acct.prev_end,
+			     .ticks_after = p->ts_begin };
+	if (st->packets == 0) {
+		st->stream_class = p->sc->id;
+		if (p->have & (1u << RR_CPU_ID))
+			st->cpu = (uint32_t)p->cpu;
+		if (has_seq)
+			g.packets_lost = p->seq;
+	} else if (has_seq && p->seq > c->acct.prev_seq + 1 && c->acct.prev_seq != UINT64_MAX) {
+		g.packets_lost = p->seq - c->acct.prev_seq - 1;
+	}
+	if (g.packets_lost && add_gap(t, &g) < 0)
+		return t->err_code;
+	if (p->discarded > c->acct.prev_disc) {
+		/* Lost while this packet was being filled (the counter is
+		 * written when it closes): between the previous packet's end
+		 * and this one's. */
+		struct rtr_gap d = { .stream = c->stream,
+				     .ticks_before = st->packets ? c->acct.prev_end : p->ts_begin,
+				     .ticks_after = p->ts_end,
+				     .events_discarded = p->discarded - c->acct.prev_disc };
+		if (add_gap(t, &d) < 0)
+			return t->err_code;
+	}
+	st->packets++;
+	st->events_discarded = p->discarded;
+	c->acct.prev_disc = p->discarded;
+	c->acct.prev_seq = p->seq;
+	c->acct.prev_end = p->ts_end;
+	return 0;
+}
+
 /* Walk every packet of a stream: statistics and gaps; then stand at the
  * first packet. */
 static int index_stream(struct rtr_trace *t, struct rtr_cursor *c)
 {
-	struct rtr_stream_stats *st = &t->stats[c->stream];
-	uint64_t prev_seq = 0, prev_end = 0, prev_disc = 0;
 	for (uint64_t off = 0; off < c->size;) {
-		if (rtr_cursor_packet(c, off) < 0)
+		if (rtr_cursor_packet(c, off) < 0 || rtr_packet_account(t, c) < 0)
 			return t->err_code;
-		const struct rtr_pkt *p = &c->pkt;
-		bool has_seq = p->have & (1u << RR_SEQ_NUM);
-		struct rtr_gap g = { .stream = c->stream, .ticks_before = prev_end,
-				     .ticks_after = p->ts_begin };
-		if (st->packets == 0) {
-			st->stream_class = p->sc->id;
-			if (p->have & (1u << RR_CPU_ID))
-				st->cpu = (uint32_t)p->cpu;
-			if (has_seq)
-				g.packets_lost = p->seq;
-		} else if (has_seq && p->seq > prev_seq + 1 && prev_seq != UINT64_MAX) {
-			g.packets_lost = p->seq - prev_seq - 1;
-		}
-		if (g.packets_lost && add_gap(t, &g) < 0)
-			return t->err_code;
-		if (p->discarded > prev_disc) {
-			/* Lost while this packet was being filled (the counter
-			 * is written when it closes): between the previous
-			 * packet's end and this one's. */
-			struct rtr_gap d = { .stream = c->stream,
-					     .ticks_before = st->packets ? prev_end : p->ts_begin,
-					     .ticks_after = p->ts_end,
-					     .events_discarded = p->discarded - prev_disc };
-			if (add_gap(t, &d) < 0)
-				return t->err_code;
-		}
-		st->packets++;
-		st->events_discarded = p->discarded;
-		prev_disc = p->discarded;
-		prev_seq = p->seq;
-		prev_end = p->ts_end;
-		off = p->packet_end / 8;
+		off = c->pkt.packet_end / 8;
 	}
 	c->clock = 0;
 	if (c->size && rtr_cursor_packet(c, 0) < 0)
 		return t->err_code;
+	return 0;
+}
+
+int rtr_classes_build(struct rtr_trace *t)
+{
+	size_t nc = 0;
+	for (uint32_t k = 0; k < t->nr_traces; k++) {
+		t->traces[k].cls_base = (uint32_t)nc;
+		nc += t->traces[k].meta.nr_classes;
+	}
+	struct rtr_event_class *v = calloc(nc + 1, sizeof(*v));
+	if (!v)
+		return rtr_set_error(t, -ENOMEM, "out of memory");
+	size_t n = 0;
+	for (uint32_t k = 0; k < t->nr_traces; k++) {
+		const struct rtr_meta *m = &t->traces[k].meta;
+		for (size_t j = 0; j < m->nr_classes; j++) {
+			v[n] = m->classes[j];
+			v[n++].trace = k;
+		}
+	}
+	free(t->classes);
+	t->classes = v;
+	t->nr_classes = n;
+	return 0;
+}
+
+int rtr_cursor_bind(struct rtr_trace *t, struct rtr_cursor *c)
+{
+	const struct rtr_tr *tr = &t->traces[c->trace];
+	c->set = t;
+	c->m = &tr->meta;
+	c->cls_base = tr->cls_base;
+	for (int k = 0; k < RTR_NR_SCOPES; k++)
+		c->recs[k].cur = c;
+	uint64_t *slots = realloc(c->slots, (tr->meta.nr_slots + 1) * sizeof(*c->slots));
+	if (!slots)
+		return rtr_set_error(t, -ENOMEM, "out of memory");
+	if (tr->meta.nr_slots + 1 > c->nr_slots)
+		memset(slots + c->nr_slots, 0, (tr->meta.nr_slots + 1 - c->nr_slots) * sizeof(*slots));
+	c->slots = slots;
+	c->nr_slots = tr->meta.nr_slots + 1;
 	return 0;
 }
 
@@ -412,35 +482,15 @@ int rtr_set_load(struct rtr_trace *t, const char *const *dirs, size_t n)
 					     "%s/metadata: no metadata file (not a CTF trace directory, and none below)",
 					     dirs[k]);
 	}
-	/* Arrays are final now: set the pointers into them. */
-	size_t nc = 0;
-	for (uint32_t k = 0; k < t->nr_traces; k++) {
-		t->traces[k].cls_base = (uint32_t)nc;
-		nc += t->traces[k].meta.nr_classes;
-	}
-	t->classes = calloc(nc + 1, sizeof(*t->classes));
-	t->heap = calloc(t->nr_streams + 1, sizeof(*t->heap));
-	if (!t->classes || !t->heap)
-		return rtr_set_error(t, -ENOMEM, "out of memory");
-	for (uint32_t k = 0; k < t->nr_traces; k++) {
-		const struct rtr_meta *m = &t->traces[k].meta;
-		for (size_t j = 0; j < m->nr_classes; j++) {
-			t->classes[t->nr_classes] = m->classes[j];
-			t->classes[t->nr_classes++].trace = k;
-		}
-	}
+	int ret = rtr_classes_build(t);
+	if (ret < 0)
+		return ret;
 	for (size_t s = 0; s < t->nr_streams; s++) {
 		struct rtr_cursor *c = &t->cur[s];
-		const struct rtr_tr *tr = &t->traces[c->trace];
-		c->set = t;
-		c->m = &tr->meta;
-		c->cls_base = tr->cls_base;
-		for (int k = 0; k < RTR_NR_SCOPES; k++)
-			c->recs[k].cur = c;
-		c->slots = calloc(tr->meta.nr_slots + 1, sizeof(*c->slots));
-		if (!c->slots)
-			return rtr_set_error(t, -ENOMEM, "out of memory");
-		int ret = index_stream(t, c);
+		ret = rtr_cursor_bind(t, c);
+		if (ret < 0)
+			return ret;
+		ret = index_stream(t, c);
 		if (ret < 0)
 			return ret;
 	}

@@ -12,6 +12,7 @@
 #define RINGTRACE_CTF_READER_STREAM_H
 
 #include <endian.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -68,6 +69,13 @@ struct rtr_cursor {
 	uint32_t cls_base;		/* index of m->classes[0] in the set's list */
 	int64_t ns;			/* heap key of the current event */
 	struct rtr_event ev;		/* the current event */
+	size_t nr_slots;		/* allocated in slots */
+	struct {			/* the packet accounted last */
+		uint64_t prev_seq, prev_end, prev_disc;
+	} acct;
+	/* Live sets (reader_live.c): map is this malloc'ed copy of the
+	 * stream's current packet. */
+	uint8_t live_state;		/* RTR_LS_* */
 };
 
 /* ------------------------------------------------------------------ */
@@ -198,15 +206,51 @@ struct rtr_trace {
 	int64_t pending;		/* cursor to advance first, -1 if none */
 	int err_code;			/* sticky */
 	char err[1024];
+	/* Live sets (reader_live.c); NULL ops for directory sets. */
+	const struct rtr_live_ops *live_ops;
+	void *live_arg;
+	uint32_t *need;			/* streams to pull before the next event */
+	size_t nr_need, need_cap;
+	struct rtr_live_old *old;	/* replaced metadata and class lists,
+					 * kept until rtr_close */
 };
 
 /* Find every trace under each dir, load metadata and map stream files
  * (reader_open.c). 0 or -errno with t->err set. */
 int rtr_set_load(struct rtr_trace *t, const char *const *dirs, size_t n);
 
+/* Building a set (reader_open.c, also used by reader_live.c). */
+/* A new stream `name` in directory `dir` of trace ti, no data yet: its
+ * index, or -errno (t->err set). Cursors may move. */
+int rtr_stream_new(struct rtr_trace *t, uint32_t ti, const char *dir, const char *name);
+/* Point the cursor at its trace's metadata (slots sized for it): 0 or
+ * -ENOMEM. */
+int rtr_cursor_bind(struct rtr_trace *t, struct rtr_cursor *c);
+/* t->classes from every trace's metadata (traces' cls_base set). The
+ * previous list is freed. 0 or -ENOMEM. */
+int rtr_classes_build(struct rtr_trace *t);
+/* Parse the metadata buf[0..len) (text or packetized; buf[len] writable,
+ * changed in place) into m: 0 or -errno with t->err set. */
+int rtr_meta_load(struct rtr_trace *t, struct rtr_meta *m, const char *path, char *buf,
+		  size_t len);
+/* Statistics and gaps of the packet c stands at (c->pkt). 0 or -ENOMEM. */
+int rtr_packet_account(struct rtr_trace *t, struct rtr_cursor *c);
+
+/* The merge heap (reader.c): add stream si, restore the order from i. */
+void rtr_heap_push(struct rtr_trace *t, uint32_t si);
+void rtr_heap_down(struct rtr_trace *t, size_t i);
+/* Move cursor c to its next event (c->ev.cls set): 1, 0 (no more), -errno. */
+int rtr_cursor_step(struct rtr_trace *t, struct rtr_cursor *c);
+
+/* Live sets: the next event (rtr_next of a live set). */
+int rtr_live_next(struct rtr_trace *t, struct rtr_event *ev);
+void rtr_live_free(struct rtr_trace *t);
+
 /* Error reporting of the set (reader.c). Returns code. */
 __attribute__((format(printf, 3, 4)))
 int rtr_set_error(struct rtr_trace *s, int code, const char *fmt, ...);
+__attribute__((format(printf, 3, 0)))
+int rtr_set_verror(struct rtr_trace *s, int code, const char *fmt, va_list ap);
 
 /* Decode the packet header and context at byte `off`: 0 or -errno. */
 int rtr_cursor_packet(struct rtr_cursor *c, uint64_t off);
