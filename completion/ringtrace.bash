@@ -113,7 +113,7 @@ _ringtrace()
 	fi
 
 	case $cmd in
-	destroy | start | stop | set-session | list | status | save)
+	destroy | start | stop | set-session | list | status | save | rotate)
 		mapfile -t COMPREPLY < <(compgen -W "$(_ringtrace_sessions "$rt")" -- "$cur") ;;
 	snapshot)
 		mapfile -t COMPREPLY < <(compgen -W "record" -- "$cur") ;;

@@ -88,6 +88,13 @@ static int add_arg(enum ctl_arg arg, const char *key, const char *v,
 		rtp_kv_addf(kv, key, "%llu", n);
 		return 0;
 	}
+	case ARG_USEC: {
+		uint64_t us;
+		if (rt_parse_duration_us(v, &us, err) < 0)
+			return bad_value(key, err);
+		rtp_kv_addf(kv, key, "%llu", (unsigned long long)us);
+		return 0;
+	}
 	case ARG_LOGLEVEL: {
 		int32_t l;
 		if (rt_parse_loglevel(v, &l, err) < 0)

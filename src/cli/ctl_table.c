@@ -186,6 +186,33 @@ const struct ctl_cmd ctl_cmds[] = {
 	{ "output", 'o', ARG_PATH, "output", NULL, "DIR", "where the snapshot goes" },
 	{ "max-size", 'm', ARG_SIZE, "max-size", NULL, "SIZE", "size limit (k/M/G)" },
 } },
+{ "rotate", "archive the current trace chunk of a session",
+  "ringtrace rotate [SESSION]",
+  "Archive the session's current trace chunk while it keeps recording (LTTng's session\n"
+  "rotation): every stream ends its packet there, what was recorded before is a\n"
+  "complete trace in OUTPUT/archives/BEGIN-END-INDEX, readable alone, and the session\n"
+  "goes on in the next chunk. Prints the archive's path. Any time the session is\n"
+  "active, once after it stopped; not for snapshot sessions. See docs/rotation.md.",
+  "session", ARG_STR, 0, 1, false, LONG_MS, { { NULL, 0, 0, NULL, NULL, NULL, NULL } } },
+{ "enable-rotation", "rotate a session automatically",
+  "ringtrace enable-rotation (--timer=PERIOD | --size=SIZE) [-s SESSION]",
+  "Rotate the session every PERIOD (microseconds, or with a unit: ms s m h) and/or\n"
+  "each time its current trace chunk holds SIZE bytes written (k, M, G), checked\n"
+  "every 100 ms while it is active. 'list' and 'status' show the schedule; 'save'\n"
+  "keeps it.",
+  NULL, ARG_STR, 0, 0, false, SHORT_MS, {
+	OPT_S,
+	{ "timer", 0, ARG_USEC, "timer-us", NULL, "PERIOD", "rotate every PERIOD" },
+	{ "size", 0, ARG_SIZE, "size", NULL, "SIZE", "rotate when the chunk holds SIZE bytes" },
+} },
+{ "disable-rotation", "stop rotating a session automatically",
+  "ringtrace disable-rotation (--timer | --size) [-s SESSION]",
+  "Remove the periodic (--timer) and/or size-based (--size) rotation schedule.",
+  NULL, ARG_STR, 0, 0, false, SHORT_MS, {
+	OPT_S,
+	{ "timer", 0, ARG_SET, "timer", "1", NULL, "the periodic schedule" },
+	{ "size", 0, ARG_SET, "size", "1", NULL, "the size-based schedule" },
+} },
 { "save", "save session configurations", "ringtrace save [SESSION | -a] [-o FILE]",
   "Write the session's configuration (channels, rules, contexts, tracking; see\n"
   "docs/sessions.md) to FILE, or to stdout.",
@@ -213,7 +240,8 @@ const struct ctl_cmd ctl_cmds[] = {
   "event-rule-matches --type=user|kernel|syscall[:entry|:exit] [--name=PATTERN]\n"
   "[--filter=EXPR] [--log-level=LEVEL..] [--exclude-name=PATTERN] [--capture=FIELD]\n"
   "(user: evaluated in the traced programs; kernel and syscall: root's daemon).\n"
-  "Actions: notify, snapshot-session S, stop-session S, start-session S, each with\n"
+  "Actions: notify, snapshot-session S, stop-session S, start-session S,\n"
+  "rotate-session S, each with\n"
   "[--rate-policy=every:N|once-after:N]. See docs/triggers.md.",
   NULL, ARG_STR, 0, 0, false, SHORT_MS, { { NULL, 0, 0, NULL, NULL, NULL, NULL } } },
 { "list-triggers", "list the triggers (yours; root: everyone's)", "ringtrace list-triggers",

@@ -15,6 +15,7 @@ enum ctl_arg {
 	ARG_PATH,	/* key=ARG made absolute */
 	ARG_SIZE,	/* key=bytes; ARG accepts k/M/G */
 	ARG_NUM,	/* key=ARG, a decimal number */
+	ARG_USEC,	/* key=microseconds; ARG accepts us/ms/s/m/h */
 	ARG_LOGLEVEL,	/* key=level number; ARG a name or a number */
 	ARG_LOCAL,	/* handled by the command itself (key: its name) */
 };

@@ -58,10 +58,10 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: ringtrace COMMAND [OPTIONS] [ARGS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-15s %s\n", commands[i].name, commands[i].help);
+		fprintf(f, "  %-17s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\nsession commands (through the session daemon, ringtraced):\n");
 	for (unsigned i = 0; i < ctl_nr_cmds; i++)
-		fprintf(f, "  %-15s %s\n", ctl_cmds[i].name, ctl_cmds[i].summary);
+		fprintf(f, "  %-17s %s\n", ctl_cmds[i].name, ctl_cmds[i].summary);
 	fprintf(f, "\n'ringtrace COMMAND --help' describes a command; 'ringtrace --version'\n"
 		"(-V) prints the version.\n");
 }

@@ -59,6 +59,34 @@ bad:
 	return -EINVAL;
 }
 
+int rt_parse_duration_us(const char *s, uint64_t *out, char *err)
+{
+	static const struct {
+		const char *unit;
+		uint64_t us;
+	} units[] = { { "", 1 }, { "us", 1 }, { "ms", 1000 }, { "s", 1000000 },
+		      { "m", 60000000 }, { "h", 3600000000ull } };
+	char *end;
+	if (!s || !isdigit((unsigned char)*s))
+		goto bad;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		goto bad;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		if (v > UINT64_MAX / units[i].us)
+			goto bad;
+		*out = v * units[i].us;
+		return 0;
+	}
+bad:
+	snprintf(err, RT_ERRLEN, "'%s' is not a duration (examples: 500000, 500ms, 10s, 5m, 1h)",
+		 s ? s : "");
+	return -EINVAL;
+}
+
 int rt_parse_u32(const char *s, uint32_t *out, char *err)
 {
 	char *end;

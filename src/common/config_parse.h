@@ -17,6 +17,9 @@
 /* Sizes accept k/K, m/M, g/G suffixes (powers of 1024). */
 int rt_parse_size(const char *s, uint64_t *out, char *err);
 int rt_parse_u32(const char *s, uint32_t *out, char *err);
+/* A duration in microseconds: a number with an optional unit, us (the
+ * default), ms, s, m or h (LTTng's --timer). */
+int rt_parse_duration_us(const char *s, uint64_t *out, char *err);
 int rt_parse_bool(const char *s, bool *out, char *err);
 /* A log level name (EMERG, ..., DEBUG, with or without a TRACE_ or
  * RT_LOGLEVEL_ prefix, any case) or its number 0-14. */

@@ -10,6 +10,7 @@ add_library(rt_consumer STATIC
   ${CMAKE_CURRENT_LIST_DIR}/packet.c
   ${CMAKE_CURRENT_LIST_DIR}/rb_source.c
   ${CMAKE_CURRENT_LIST_DIR}/read.c
+  ${CMAKE_CURRENT_LIST_DIR}/rotate.c
   ${CMAKE_CURRENT_LIST_DIR}/snapshot.c
   ${CMAKE_CURRENT_LIST_DIR}/trace_dir.c)
 target_include_directories(rt_consumer PUBLIC ${CMAKE_SOURCE_DIR}/include)

@@ -25,7 +25,10 @@
  *   - stream files (files.c): `CHANNEL_CPU[_N][SUFFIX]`, rotation by
  *     tracefile size and count;
  *   - snapshots (snapshot.c): the buffers' content copied without
- *     consuming it, newest packets within a size, as a complete trace.
+ *     consuming it, newest packets within a size, as a complete trace;
+ *   - session rotation (rotate.c): every stream's packet ended at the
+ *     rotation point, what came before it written to the current trace
+ *     chunk, what comes after to the next one (the sink's `rotate`).
  *
  * Data flow: source -> cons_channel (trim, check, account) -> sink.
  *
@@ -296,6 +299,16 @@ struct cons_sink_ops {
 	void (*lost_events)(void *sink, uint32_t stream, uint64_t events);
 	/* The end: header-only packets for what was lost at the end. */
 	int (*settle)(void *sink, uint32_t stream);
+	/* Session rotation (cons_rotate): every stream's packets up to the
+	 * rotation point were written and settled; the packets from now on
+	 * belong to the next trace chunk, whose copy of this trace is `dir`
+	 * (a path the caller keeps valid while the sink is used; a network
+	 * sink maps it to its peer's chunk). The stream files end there: the
+	 * next packet starts new ones in `dir`, keeping the streams' counts
+	 * (sequence numbers, discarded events go on across chunks, as in
+	 * LTTng's archives). Optional: NULL when the sink cannot rotate.
+	 * 0 or -errno. */
+	int (*rotate)(void *sink, const char *dir);
 };
 
 struct cons_sink {
@@ -402,12 +415,21 @@ CONS_HIDDEN void cons_channel_flush(struct cons_channel *c);
  * sink, giving up units stuck for stuck_ms. Returns the most packets read
  * from one stream (for rb_read_wait). */
 CONS_HIDDEN uint32_t cons_channel_read(struct cons_channel *c, uint64_t stuck_ms);
+/* Read stream `stream`'s packets while its source's bytes_consumed is
+ * below `until` (a position: packets that began before it). Returns
+ * whether it got there; false when the next packet is not complete yet
+ * (or the source has no counts). */
+CONS_HIDDEN bool cons_stream_read_until(struct cons_channel *c, uint32_t stream, uint64_t until);
 /* Final flush, then read until everything is consumed; bounded (a stuck
  * stream is given up after CONS_DRAIN_STUCK_MS without progress, one
  * with impossible counters at once, all after CONS_DRAIN_MAX_MS) and
  * counted in subbufs_skipped. `read` false: flush only (snapshot
  * sessions keep their data in the buffers). Then the sinks are settled. */
 CONS_HIDDEN void cons_drain(struct cons_channel *const *chs, size_t nr, bool read);
+/* The sink's header-only packets for the packets of the channel that
+ * could not be written (sink.ops->settle of every stream); failures are
+ * counted in c->errors. */
+CONS_HIDDEN void cons_channel_settle(struct cons_channel *c);
 /* Relaxed loads of the statistics, added to *st. */
 CONS_HIDDEN void cons_channel_stats(const struct cons_channel *c, struct cons_stats *st);
 
@@ -431,6 +453,22 @@ CONS_HIDDEN uint64_t cons_packet_events(const struct cons_channel *c, const char
 CONS_HIDDEN int cons_packet_trim(const struct cons_channel *c, uint32_t stream,
 				 struct cons_packet_prev *prev, const char *shared, char *copy,
 				 uint64_t size, uint64_t seq, uint64_t *len, uint64_t *events);
+
+/* ---- session rotation (rotate.c) ---- */
+
+/*
+ * Rotate the channels (the streaming ones of one trace): each stream's
+ * open packet is closed (a flush, not the final one) and every packet
+ * that began before the rotation point (the bytes its writers had
+ * reserved just before that flush) is read into the sink, then settled;
+ * then sink.ops->rotate(dir) sends the later packets to the next chunk.
+ * Bounded like cons_drain: a unit left incomplete for CONS_DRAIN_STUCK_MS
+ * is given up (counted in subbufs_skipped), everything after
+ * CONS_DRAIN_MAX_MS. Caller holds what serialises the channels. Returns
+ * 0, -EOPNOTSUPP (a sink without rotate) or the first -errno of a sink's
+ * rotate (the others still rotate).
+ */
+CONS_HIDDEN int cons_rotate(struct cons_channel *const *chs, size_t nr, const char *dir);
 
 /* ---- snapshots (snapshot.c) ---- */
 

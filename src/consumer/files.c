@@ -178,11 +178,31 @@ static int files_settle(void *arg, uint32_t stream)
 	return f->fd.fd >= 0 && rt_owned_fd_ok(&f->fd) ? ctf_out_settle(&f->out, f->fd.fd) : 0;
 }
 
+/* Session rotation: the files of the chunk that ends are complete; the
+ * next packet of each stream starts CHANNEL_STREAM (or _0) in `dir`. What
+ * ctf_out counts (lost events still to report) goes on. */
+static int files_rotate(void *arg, const char *dir)
+{
+	struct cons_files *fs = arg;
+	cons_files_close(fs);
+	fs->dir = dir;
+	for (uint32_t i = 0; i < fs->nr; i++) {
+		struct cons_file *f = &fs->f[i];
+		f->by_name = false;
+		f->file_index = 0;
+		f->oldest_index = 0;
+		f->out.size = 0;
+		f->out.torn = false;
+	}
+	return 0;
+}
+
 static const struct cons_sink_ops files_ops = {
 	.write = files_write,
 	.lose = files_lose,
 	.lost_events = files_lost_events,
 	.settle = files_settle,
+	.rotate = files_rotate,
 };
 
 void cons_files_sink(struct cons_sink *s, struct cons_files *fs)

@@ -124,6 +124,26 @@ uint32_t cons_channel_read(struct cons_channel *c, uint64_t stuck_ms)
 	return most;
 }
 
+bool cons_stream_read_until(struct cons_channel *c, uint32_t stream, uint64_t until)
+{
+	if (!c->src.ops->counts)
+		return false;
+	/* At most `batch` packets a call (the counters are in memory that
+	 * programs may write: the caller's deadline bounds the whole). */
+	for (uint32_t k = 0; k <= c->src.batch; k++) {
+		struct cons_counts cnt = { 0 };
+		c->src.ops->counts(c->src.arg, stream, &cnt);
+		if (cnt.bytes_consumed >= until)
+			return true;
+		struct cons_packet p;
+		if (k == c->src.batch || c->src.ops->get(c->src.arg, stream, &p) < 0)
+			break;
+		write_packet(c, stream, &p);
+		c->src.ops->put(c->src.arg, stream, &p);
+	}
+	return false;
+}
+
 /*
  * One drain pass's verdict on each stream that is not done yet: done when
  * all it reserved is consumed and its final flush finished; given up
@@ -212,15 +232,16 @@ void cons_drain(struct cons_channel *const *chs, size_t nr, bool read)
 		struct timespec ts = { 0, 1000000 };
 		nanosleep(&ts, NULL);
 	}
-	/* The header-only packets that stand for packets that could not be
-	 * written. */
-	for (size_t i = 0; i < nr; i++) {
-		struct cons_channel *c = chs[i];
-		for (uint32_t s = 0; c->sink.ops->settle && s < c->src.nr_streams; s++) {
-			int r = c->sink.ops->settle(c->sink.arg, s);
-			if (r < 0)
-				cons_errors_failed(c->errors, "a stream file", r, 0, 0);
-		}
+	for (size_t i = 0; i < nr; i++)
+		cons_channel_settle(chs[i]);
+}
+
+void cons_channel_settle(struct cons_channel *c)
+{
+	for (uint32_t s = 0; c->sink.ops->settle && s < c->src.nr_streams; s++) {
+		int r = c->sink.ops->settle(c->sink.arg, s);
+		if (r < 0)
+			cons_errors_failed(c->errors, "a stream file", r, 0, 0);
 	}
 }
 

@@ -137,13 +137,40 @@ void dp_session_sync(struct rtd_session *s)
 			consumer_trace_sync(t);
 }
 
-/* The trace's directory relative to the session output ("" when flat). */
+/* The trace's directory relative to the session's current chunk (its
+ * output until the first rotation; "" when flat). */
 static const char *relative_dir(const struct rtd_session *s, const struct dp_trace *t)
 {
-	size_t n = strlen(s->output);
-	if (n && !strncmp(t->dir, s->output, n) && (t->dir[n] == '/' || !t->dir[n]))
+	const char *root = rtd_session_chunk(s);
+	size_t n = strlen(root);
+	if (n && !strncmp(t->dir, root, n) && (t->dir[n] == '/' || !t->dir[n]))
 		return t->dir + n + (t->dir[n] == '/');
 	return t->dir;
+}
+
+int dp_session_rotate(struct rtd_session *s, const char *root, char *err, size_t errlen)
+{
+	struct app_session *as = s->dp;
+	int ret = 0;
+	for (struct dp_trace *t = as ? as->traces : NULL; t; t = t->next) {
+		if (!t->consumer)
+			continue;
+		char path[PATH_MAX], e[RTD_ERRLEN];
+		const char *rel = relative_dir(s, t);
+		int n = snprintf(path, sizeof(path), "%s%s%s", root, *rel ? "/" : "", rel);
+		int r = n < 0 || (size_t)n >= sizeof(path) ? -ENAMETOOLONG
+							     : consumer_trace_rotate(t, path, e, sizeof(e));
+		if (r == -ENAMETOOLONG && n >= 0 && (size_t)n >= sizeof(path))
+			snprintf(e, sizeof(e), "trace chunk path too long under %s", root);
+		if (r < 0 && !ret) {
+			ret = r;
+			snprintf(err, errlen, "%s", e);
+		}
+	}
+	/* The new chunk names the programs' threads and objects too. */
+	if (s->active)
+		app_statedump_all();
+	return ret;
 }
 
 int dp_snapshot_record(struct rtd_session *s, const char *dir, uint64_t max_size,

@@ -100,12 +100,13 @@ static int trace_dir(const struct rtd_session *s, const struct app_session *as,
 		     const struct app *a, bool per_pid, char *out, size_t len)
 {
 	int n;
-	if (!s->output[0])
+	const char *root = rtd_session_chunk(s);
+	if (!root[0])
 		n = snprintf(out, len, "%s", "");
 	else if (s->flat && !per_pid)
-		n = snprintf(out, len, "%s", s->output);
+		n = snprintf(out, len, "%s", root);
 	else if (!per_pid)
-		n = snprintf(out, len, "%s/ust/uid/%u/%u-bit", s->output, (unsigned)a->uid,
+		n = snprintf(out, len, "%s/ust/uid/%u/%u-bit", root, (unsigned)a->uid,
 			     (unsigned)(sizeof(void *) * 8));
 	else {
 		char date[32];
@@ -117,7 +118,7 @@ static int trace_dir(const struct rtd_session *s, const struct app_session *as,
 			char suffix[8] = "";
 			if (k)
 				snprintf(suffix, sizeof(suffix), "-%u", k);
-			n = snprintf(out, len, "%s/ust/pid/%s-%d-%s%s", s->output, a->procname,
+			n = snprintf(out, len, "%s/ust/pid/%s-%d-%s%s", root, a->procname,
 				     (int)a->pid, date, suffix);
 			if (n < 0 || (size_t)n >= len)
 				return -ENAMETOOLONG;

@@ -16,6 +16,7 @@
 #ifndef RINGTRACE_CONSUMER_DAEMON_H
 #define RINGTRACE_CONSUMER_DAEMON_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -56,7 +57,11 @@ struct cons_bufset {
 /* The consumer's side of a dp_trace (dp_trace.consumer). */
 struct cons_dtrace {
 	struct dp_trace *t;
-	struct cons_trace_desc desc;
+	struct cons_trace_desc desc;	/* .dir: dirs[cur] */
+	/* The trace's directory in the current trace chunk and, during a
+	 * rotation, in the next one (io_lock). */
+	char dirs[2][PATH_MAX];
+	unsigned cur;
 	struct cons_bufset *sets;	/* [t->nr_bufsets] */
 	/* The channels in the metadata (bufsets with a channel), and those
 	 * read (live). */

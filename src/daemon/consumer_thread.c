@@ -187,7 +187,7 @@ static int setup_bufset(struct cons_dtrace *ct, struct cons_bufset *cb, uint64_t
 	struct cons_sink sink;
 	int ret = cons_rb_source_init(&cb->rs, &cb->b->rb, &src);
 	if (!ret)
-		ret = cons_files_init(&cb->files, ct->t->dir, &cb->desc, cb->b->rb.nr_cpus);
+		ret = cons_files_init(&cb->files, ct->desc.dir, &cb->desc, cb->b->rb.nr_cpus);
 	cons_files_sink(&sink, &cb->files);
 	if (!ret)
 		ret = cons_channel_init(&cb->ch, &cb->desc, &ct->desc, &src, &sink, &ct->errors,
@@ -215,9 +215,10 @@ int consumer_trace_add(struct dp_trace *t, char *err, size_t errlen)
 	}
 	ct->t = t;
 	t->consumer = ct;
+	snprintf(ct->dirs[0], sizeof(ct->dirs[0]), "%s", t->dir);
 	pthread_mutex_init(&ct->io_lock, NULL);
 	pthread_mutex_init(&ct->wake_lock, NULL);
-	cons_errors_init(&ct->errors, t->dir, log_error, ct);
+	cons_errors_init(&ct->errors, ct->dirs[0], log_error, ct);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -225,7 +226,7 @@ int consumer_trace_add(struct dp_trace *t, char *err, size_t errlen)
 	pthread_condattr_destroy(&ca);
 
 	ct->desc = (struct cons_trace_desc){
-		.dir = t->dir, .clock = t->clock,
+		.dir = ct->dirs[0], .clock = t->clock,
 		.procname = t->pid ? t->procname : NULL, .vpid = t->pid,
 		.trace_name = t->session ? t->session->name : "ringtrace",
 	};
@@ -404,6 +405,58 @@ int consumer_snapshot(struct dp_trace *t, const char *dir, uint64_t max_size,
 			ret = cons_files_copy(&ct->sets[i].files, dir, err, errlen);
 	pthread_mutex_unlock(&ct->io_lock);
 	free(mem);
+	return ret;
+}
+
+/*
+ * The streaming channels end their packets at the rotation point and
+ * what began before is written in the current directory (cons_rotate),
+ * whose metadata is then rewritten whole (every class registered, the
+ * clock's last calibration); the trace goes on in `dir`, its metadata
+ * written there at once. Errors: -EINVAL (not consumed), -ENAMETOOLONG,
+ * -ENOMEM, -errno of the first metadata write in dir, with a message.
+ */
+int consumer_trace_rotate(struct dp_trace *t, const char *dir, char *err, size_t errlen)
+{
+	struct cons_dtrace *ct = t->consumer;
+	if (!ct) {
+		snprintf(err, errlen, "no consumer for the trace in %s", t->dir);
+		return -EINVAL;
+	}
+	if (strlen(dir) >= sizeof(ct->dirs[0]) || strlen(dir) >= sizeof(t->dir)) {
+		snprintf(err, errlen, "trace chunk path too long: %s", dir);
+		return -ENAMETOOLONG;
+	}
+	struct cons_channel **part = calloc(ct->nr_live ? ct->nr_live : 1, sizeof(*part));
+	if (!part) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&ct->io_lock);
+	unsigned next = !ct->cur;
+	snprintf(ct->dirs[next], sizeof(ct->dirs[next]), "%s", dir);
+	size_t n = 0;
+	for (uint32_t i = 0; i < t->nr_bufsets; i++)
+		if (ct->sets[i].live && streams(ct, &ct->sets[i]))
+			part[n++] = &ct->sets[i].ch;
+	int ret = cons_rotate(part, n, ct->dirs[next]);
+	if (ret < 0)
+		cons_errors_failed(&ct->errors, "a stream file", ret, 0, 0);
+	if (writes_files(ct) && (ret = metadata_update(ct, true)) < 0)
+		cons_errors_failed(&ct->errors, "the metadata", ret, 0, 0);
+	/* The next chunk. */
+	ct->cur = next;
+	ct->desc.dir = ct->dirs[next];
+	pthread_mutex_lock(&ct->errors.lock);
+	ct->errors.dir = ct->dirs[next];
+	pthread_mutex_unlock(&ct->errors.lock);
+	ct->meta = (struct cons_metadata_state){ 0 };
+	memcpy(t->dir, dir, strlen(dir) + 1);
+	ret = writes_files(ct) ? metadata_update(ct, true) : 0;
+	if (ret < 0)
+		snprintf(err, errlen, "cannot write the metadata in %s: %s", dir, strerror(-ret));
+	pthread_mutex_unlock(&ct->io_lock);
+	free(part);
 	return ret;
 }
 

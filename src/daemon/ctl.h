@@ -130,6 +130,34 @@ int ctl_get_u64(const struct ctl_req *r, const char *key, uint64_t max, uint64_t
  * (the model change stands and applies at the next start). */
 void ctl_rules_changed(struct rtd_session *s, struct rtp_kv *reply);
 
+/* --- ctl_rotate.c: session rotation (docs/rotation.md) ---------------- */
+
+/* How often the rotation schedules are checked while some session has
+ * one. */
+#define CTL_ROTATION_CHECK_MS 100
+int ctl_rotate(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
+int ctl_enable_rotation(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
+int ctl_disable_rotation(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen);
+/* Archive the session's current trace chunk and start the next (for the
+ * request and the rotate-session action): its path goes to out_path.
+ * Refused (out_path "", nothing done): -EOPNOTSUPP (a snapshot or
+ * `record` session, a channel with tracefile limits), -ENODATA (nothing
+ * recorded since the last rotation), -ENAMETOOLONG. Otherwise the chunk
+ * is archived and the next one begun, and the return is 0 or the first
+ * -errno of the traces' writes or of the archive's move, with err. */
+int ctl_session_rotate(struct rtd_session *s, char *out_path, size_t out_len, char *err,
+		       size_t errlen);
+/* The session started: its first chunk's time, a chunk to archive. */
+void ctl_rotation_started(struct rtd_session *s);
+/* The session is destroyed (its traces closed): a session that was
+ * rotated has its last chunk archived too. */
+void ctl_rotation_destroyed(struct rtd_session *s);
+/* list/status: the schedules and the current chunk. */
+void ctl_rotation_describe(FILE *out, const struct rtd_session *s);
+/* Bytes the session's traces wrote so far (both domains, every trace). */
+uint64_t ctl_session_bytes_written(struct rtd_session *s);
+void ctl_rotation_fini(void);
+
 /* --- ctl_triggers.c: the trigger registry (docs/triggers.md) ---------- */
 
 /* A trigger of the registry. Owner: ctl_triggers.c (added by

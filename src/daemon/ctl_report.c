@@ -97,6 +97,7 @@ static void ctl_describe_session(FILE *out, const struct rtd_session *s)
 	fprintf(out, "Tracing session %s: [%s]%s\n", s->name, state_of(s),
 		s->snapshot ? " snapshot" : "");
 	fprintf(out, "    Trace output: %s\n", s->output);
+	ctl_rotation_describe(out, s);
 	fprintf(out, "    Tracked processes:");
 	if (s->track_all)
 		fprintf(out, " all");

@@ -232,6 +232,7 @@ int ctl_session_destroy(struct rtd_session *s, char *err, size_t errlen)
 	s->active = false;
 	dp_kernel_destroy(s);
 	dp_session_destroy(s);
+	ctl_rotation_destroyed(s);
 	model_session_free(s);
 	return ret;
 }
@@ -287,6 +288,7 @@ int ctl_session_start(struct rtd_session *s, char *err, size_t errlen)
 		dp_kernel_stop(s, kerr, sizeof(kerr));
 		return ret;
 	}
+	ctl_rotation_started(s);
 	s->active = true;
 	s->ever_started = true;
 	return 0;
@@ -421,6 +423,9 @@ static const struct {
 	{ "add-trigger", ctl_add_trigger },
 	{ "list-triggers", ctl_list_triggers },
 	{ "remove-trigger", ctl_remove_trigger },
+	{ "rotate", ctl_rotate },
+	{ "enable-rotation", ctl_enable_rotation },
+	{ "disable-rotation", ctl_disable_rotation },
 };
 
 int ctl_handle(const struct ctl_req *r, struct rtp_kv *reply, char *err, size_t errlen)

@@ -5,7 +5,8 @@
  * Format, one request per line:
  *   # comment                   (also blank lines)
  *   VERB key=value key=value... (VERB: create, enable-channel, add-context,
- *                                enable-event, track, untrack, add-trigger)
+ *                                enable-event, enable-rotation, track,
+ *                                untrack, add-trigger)
  * The kernel domain's lines carry domain=kernel (its channel, then its
  * rules: syscall=1, filter=EXPR), before user space's (whose rules carry
  * exclude, loglevel or loglevel-only, filter=EXPR).
@@ -133,6 +134,15 @@ static void ctl_save_session(FILE *out, const struct rtd_session *s)
 			fputc('\n', out);
 		}
 	}
+	if (s->rot.timer_us || s->rot.size) {
+		fprintf(out, "enable-rotation");
+		put_value(out, "session", s->name);
+		if (s->rot.timer_us)
+			put_u64(out, "timer-us", s->rot.timer_us);
+		if (s->rot.size)
+			put_u64(out, "size", s->rot.size);
+		fputc('\n', out);
+	}
 	if (!s->track_all) {
 		if (!s->nr_tracked) {
 			fprintf(out, "untrack");
@@ -196,7 +206,7 @@ static bool decode(char *v)
 
 static const char *const load_verbs[] = {
 	"create", "enable-channel", "add-context", "enable-event", "track", "untrack",
-	"add-trigger",
+	"enable-rotation", "add-trigger",
 };
 
 /* Parse one non-empty line (modified in place) into ln->kv. */

@@ -18,12 +18,13 @@
  * A firing runs the trigger's actions in order. Each action counts its
  * execution requests and runs when the count meets its rate policy
  * (every:N: N, 2N, ...; once-after:N: the Nth only). start-session,
- * stop-session and snapshot-session do what the commands do (a missing
- * session, one already in that state: nothing, logged); a failure is
- * logged, counted (list-triggers) and does not stop the next actions.
- * notify sends the notification to the subscribers (ctl_notify.c), with
- * the condition's values and the path of a snapshot taken by an earlier
- * action of the same firing.
+ * stop-session, snapshot-session and rotate-session do what the commands
+ * do (a missing session, one already in that state: nothing, logged); a
+ * failure is logged, counted (list-triggers) and does not stop the next
+ * actions. notify sends the notification to the subscribers
+ * (ctl_notify.c), with the condition's values and the path of a snapshot
+ * taken or a trace chunk archived by an earlier action of the same
+ * firing.
  *
  * Concurrency: main thread, rtd_lock held.
  */
@@ -57,15 +58,7 @@ static int evaluate(const struct ctl_trigger *t, struct rtp_kv *kv)
 		return 0;
 	rtp_kv_add(kv, "session", s->name);
 	if (c->type == RT_COND_CONSUMED_SIZE_GE) {
-		uint64_t bytes = 0;
-		for (const struct rtd_channel *ch = s->channels; ch; ch = ch->next) {
-			struct rtd_channel_stats st = { 0 };
-			if (dp_channel_stats(s, ch, &st) == 0)
-				bytes += st.bytes_written;
-		}
-		struct rtd_channel_stats kst;
-		if (s->kchannels && dp_kernel_stats(s, &kst) == 0)
-			bytes += kst.bytes_written;
+		uint64_t bytes = ctl_session_bytes_written(s);
 		rtp_kv_addf(kv, "consumed-size", "%llu", (unsigned long long)bytes);
 		return bytes >= c->size;
 	}
@@ -204,6 +197,14 @@ static int run_action(const struct ctl_trigger *t, const struct rt_trigger_actio
 	case RT_ACT_STOP_SESSION:
 		if (s->active)
 			ret = ctl_session_stop(s, err, errlen);
+		break;
+	case RT_ACT_ROTATE_SESSION:
+		ret = ctl_session_rotate(s, path, sizeof(path), err, errlen);
+		if (path[0]) {
+			rt_warn("trigger %s: trace chunk of session %s archived in %s", t->t.name,
+				s->name, path);
+			rtp_kv_add(n, "archive", path);
+		}
 		break;
 	case RT_ACT_SNAPSHOT_SESSION:
 		ret = ctl_session_snapshot(s, NULL, 0, path, sizeof(path), err, errlen);

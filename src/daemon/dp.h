@@ -10,6 +10,8 @@
  *   OUTPUT/ust/uid/UID/64-bit/         per-uid (LTTng's layout)
  *   OUTPUT/ust/pid/PROCNAME-PID-DATE/  per-pid
  *   OUTPUT/                            `ringtrace record` sessions (flat)
+ * OUTPUT being the current trace chunk's directory (rtd_session_chunk:
+ * the output itself until the first rotation, ctl_rotate.c).
  * Each holds `metadata` and, per channel and CPU, `CHANNEL_CPU` (with
  * rotation: `CHANNEL_CPU_N`). One stream class per channel (id =
  * rtd_channel.id); event ids are assigned per trace and channel by the
@@ -119,6 +121,11 @@ struct dp_trace {
  *  - consumer_snapshot: write the current content of the trace's buffers
  *    (most recent data, at most max_size bytes for this trace, 0: no
  *    limit) into `dir`, as a complete trace, without stopping tracing.
+ *  - consumer_trace_rotate: session rotation: every packet begun before
+ *    now is written to the trace's current directory, the metadata made
+ *    complete there, and from then on the trace is written in `dir`
+ *    (trace->dir becomes it): a new trace chunk (cons_rotate). Streaming
+ *    channels only (snapshot sessions do not rotate).
  *  - consumer_bufset_stats: counters of one buffer set, ADDED to *st
  *    (zero it first; summing several sets is how dp_channel_stats gets a
  *    channel's figures). `events` counts the events written to the trace
@@ -136,6 +143,7 @@ void consumer_trace_remove(struct dp_trace *t);
 void consumer_metadata_changed(struct dp_trace *t);
 int consumer_snapshot(struct dp_trace *t, const char *dir, uint64_t max_size,
 		      char *err, size_t errlen);
+int consumer_trace_rotate(struct dp_trace *t, const char *dir, char *err, size_t errlen);
 int consumer_bufset_stats(const struct dp_bufset *b, struct rtd_channel_stats *st);
 
 #endif /* RINGTRACE_DP_H */

@@ -419,6 +419,39 @@ int dp_kernel_snapshot(struct rtd_session *s, const char *dir, uint64_t max_size
 	return ret;
 }
 
+int dp_kernel_rotate(struct rtd_session *s, const char *root, char *err, size_t errlen)
+{
+	struct kdp_session *k = s->kdp;
+	if (!k || k->snapshot)
+		return 0;
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/kernel", root) >= (int)sizeof(path)) {
+		snprintf(err, errlen, "trace chunk path too long under %s", root);
+		return -ENAMETOOLONG;
+	}
+	/* The rotation point: the per-CPU readers stop after a last sweep of
+	 * their CPU's buffer, and the writer reads their queues, then what
+	 * the buffers hold now (rtk_instance_readers_stop's order), into the
+	 * chunk that ends; then the readers start again for the next. */
+	bool reading = k->reading;
+	reader_stop(k);
+	rtk_instance_readers_stop(k->in);
+	pthread_mutex_lock(&k->lock);
+	int ret = rtk_writer_rotate(k->w, path);
+	pthread_mutex_unlock(&k->lock);
+	if (ret < 0)
+		snprintf(err, errlen, "kernel trace: cannot go on in %s: %s", path, strerror(-ret));
+	if (!reading)
+		return ret;
+	char why[RTD_ERRLEN];
+	int r = rtk_instance_readers_start(k->in, k->period_ms, why, sizeof(why));
+	if (r < 0)
+		snprintf(err, errlen, "kernel trace of session %s: %s", s->name, why);
+	else
+		r = reader_start(k, err, errlen);
+	return ret < 0 ? ret : r;
+}
+
 int dp_kernel_stats(struct rtd_session *s, struct rtd_channel_stats *st)
 {
 	memset(st, 0, sizeof(*st));

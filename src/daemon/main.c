@@ -174,6 +174,7 @@ int main(int argc, char **argv)
 	ctl_triggers_fini();
 	ctl_trigger_timer_fini();
 	ctl_trigger_ring_fini();
+	ctl_rotation_fini();
 	pthread_mutex_unlock(&rtd_lock);
 	ctl_loop_fini();
 out_sock:

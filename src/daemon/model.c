@@ -14,6 +14,11 @@
 pthread_mutex_t rtd_lock = PTHREAD_MUTEX_INITIALIZER;
 struct rtd_session *rtd_sessions;
 
+const char *rtd_session_chunk(const struct rtd_session *s)
+{
+	return s->rot.dir[0] ? s->rot.dir : s->output;
+}
+
 bool rtd_rule_matches(const struct rtd_rule *r, const char *full_name, int loglevel)
 {
 	const struct rt_rule m = {

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "../common/context.h"
 #include "../common/rule.h"
@@ -103,6 +104,24 @@ struct rtd_channel {
 	struct rtd_channel *next;
 };
 
+/* A session's trace chunks (ctl_rotate.c, docs/rotation.md, LTTng's
+ * layout): the first is written in the output itself, each later one in
+ * OUTPUT/BEGIN-INDEX; a rotation archives the current chunk as
+ * OUTPUT/archives/BEGIN-END-INDEX (times as YYYYmmddTHHMMSS+HHMM) and
+ * starts the next. Owner: its session (control plane). */
+struct rtd_rotation {
+	uint64_t timer_us;		/* schedule: every timer_us (0: none) */
+	uint64_t size;			/* schedule: once the chunk holds size
+					 * bytes written (0: none) */
+	uint64_t chunk;			/* the current chunk's index */
+	time_t begin;			/* when it began */
+	char dir[PATH_MAX];		/* where it is written ("": the output) */
+	bool recorded;			/* started since it began: something to
+					 * archive */
+	uint64_t base_bytes;		/* bytes written before it began */
+	int64_t due_ms;			/* the timer's next rotation (rtd_now_ms) */
+};
+
 /* A session. Owner: the control plane (created by `create`, freed by
  * `destroy` after dp_session_destroy). */
 struct rtd_session {
@@ -126,6 +145,7 @@ struct rtd_session {
 	size_t nr_tracked, cap_tracked;
 	bool track_descendants;		/* `ringtrace record`: a process whose
 					 * ancestor is tracked is tracked */
+	struct rtd_rotation rot;
 	void *dp;
 	void *kdp;			/* the kernel data plane's */
 	struct rtd_session *next;
@@ -152,6 +172,9 @@ struct rtd_user_trigger {
 extern struct rtd_user_trigger *rtd_user_triggers;
 
 /* Model queries, used by the data plane (caller holds rtd_lock). */
+/* Where the session's traces are written now: the current trace chunk's
+ * directory (its output until the first rotation). */
+const char *rtd_session_chunk(const struct rtd_session *s);
 bool rtd_rule_matches(const struct rtd_rule *r, const char *full_name, int loglevel);
 /* Some enabled rule of the (enabled) channel matches the event. */
 bool rtd_channel_wants(const struct rtd_channel *c, const char *full_name, int loglevel);
@@ -286,6 +309,14 @@ int dp_snapshot_record(struct rtd_session *s, const char *dir, uint64_t max_size
 		       uint32_t others, uint64_t *share, char *out_path, size_t out_len,
 		       char *err, size_t errlen);
 
+/* Session rotation: every trace of the session ends its current trace
+ * chunk here (everything recorded before is written in it, complete) and
+ * goes on under `root`, with the layout it had under the old chunk's
+ * directory (rtd_session_chunk, which the caller changes afterwards);
+ * the programs then dump their state into the new chunk. Normal
+ * sessions only. 0, or -errno with err (the traces still rotate). */
+int dp_session_rotate(struct rtd_session *s, const char *root, char *err, size_t errlen);
+
 struct rtd_channel_stats {
 	uint64_t buffer_bytes;		/* allocated, all buffer sets */
 	uint64_t used_bytes;		/* reserved and not yet consumed */
@@ -359,6 +390,9 @@ void dp_shutdown(void);
  *    trace in DIR/kernel (its newest packets within max_size bytes, 0: no
  *    limit), tracing going on; ftrace's reads consume, so a second
  *    snapshot holds the events recorded since the first.
+ *  - dp_kernel_rotate: session rotation of the kernel trace, as
+ *    dp_session_rotate: what the buffers hold is written to the current
+ *    chunk's kernel/, the rest to ROOT/kernel (not started: 0).
  *  - dp_kernel_errors: the kernel trace's first write error not reported
  *    yet (with `take`, reported now: stop takes it), as dp_session_errors.
  *  - dp_kernel_stats: the kernel channel's counters (0 when not started):
@@ -376,6 +410,7 @@ int dp_kernel_stop(struct rtd_session *s, char *err, size_t errlen);
 void dp_kernel_destroy(struct rtd_session *s);
 int dp_kernel_snapshot(struct rtd_session *s, const char *dir, uint64_t max_size, char *err,
 		       size_t errlen);
+int dp_kernel_rotate(struct rtd_session *s, const char *root, char *err, size_t errlen);
 int dp_kernel_errors(struct rtd_session *s, bool take, char *err, size_t errlen);
 int dp_kernel_stats(struct rtd_session *s, struct rtd_channel_stats *st);
 int dp_kernel_rule_matches(const char *glob, bool syscall, char *err, size_t errlen);

@@ -435,6 +435,12 @@ void rtk_writer_drain(struct rtk_writer *w, const struct ctf_clock_info *clock);
  * mkdir/open/write/rename) with a message in err. */
 int rtk_writer_snapshot(struct rtk_writer *w, const char *dir, uint64_t max_size, char *err,
 			size_t errlen);
+/* Session rotation: what the buffers hold now goes to the trace's
+ * directory, which ends complete (its metadata rewritten), and the trace
+ * goes on in `dir` (its metadata written there now): a new trace chunk
+ * (consumer.h's cons_rotate). 0, -EINVAL (a writer for snapshots only),
+ * -ENOMEM, or -errno of the metadata's first write in dir. */
+int rtk_writer_rotate(struct rtk_writer *w, const char *dir);
 /* The first error not yet taken (take) or the last one: a write error
  * (cons_errors' message) or a read error of the buffers; 0 when none,
  * else its -errno with the message in msg. */

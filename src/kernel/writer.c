@@ -127,6 +127,35 @@ void rtk_writer_drain(struct rtk_writer *w, const struct ctf_clock_info *clock)
 		cons_errors_failed(&w->errors, "the metadata", ret, 0, 0);
 }
 
+int rtk_writer_rotate(struct rtk_writer *w, const char *dir)
+{
+	if (!w->dir)
+		return -EINVAL;
+	char *next = strdup(dir);
+	if (!next)
+		return -ENOMEM;
+	/* There is no flush: the rotation point is what the buffers hold
+	 * now, partly filled pages included, read into the chunk that ends
+	 * (rtk_writer_read's bound, a few times for a busy CPU). */
+	for (int i = 0; i < 16 && cons_channel_read(&w->chan, CONS_STUCK_MS) >= w->chan.src.batch;
+	     i++)
+		;
+	struct cons_channel *c = &w->chan;
+	int ret = cons_rotate(&c, 1, next);
+	int r = metadata_update(w, true);
+	if (r < 0)
+		cons_errors_failed(&w->errors, "the metadata", r, 0, 0);
+	pthread_mutex_lock(&w->errors.lock);
+	w->errors.dir = next;
+	pthread_mutex_unlock(&w->errors.lock);
+	free(w->dir);
+	w->dir = next;
+	w->desc.dir = next;
+	w->meta = (struct cons_metadata_state){ 0 };
+	r = metadata_update(w, true);
+	return ret < 0 ? ret : r;
+}
+
 struct dump_arg {
 	struct rtk_writer *w;
 	char why[256];		/* a page's failure */

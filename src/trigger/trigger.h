@@ -102,7 +102,7 @@ struct rt_trigger {
  * Parse the words after `add-trigger` (argv[0 .. argc)) into *t (zeroed
  * here). Returns 0, or -EINVAL with one line in err (what is wrong and
  * with which word), -ENOTSUP for what the syntax has and ringtrace does
- * not do (other event rule types, rotate-session, $app contexts), or
+ * not do (other event rule types, $app contexts), or
  * -ENOMEM. *t is freed on error.
  */
 int rt_trigger_parse(int argc, char *const *argv, struct rt_trigger *t, char *err,

@@ -259,10 +259,6 @@ static int start_action(struct parser *p, const char *v)
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		if (strcmp(v, rt_trigger_action_name(all[i])))
 			continue;
-		if (all[i] == RT_ACT_ROTATE_SESSION)
-			return fail(p, -ENOTSUP, "--action=rotate-session: ringtrace sessions have "
-				    "no rotation (there is no 'rotate' command); use "
-				    "snapshot-session or stop-session");
 		t->actions[t->nr_actions++] = (struct rt_trigger_action){
 			.type = all[i], .rate = RT_RATE_EVERY, .count = 1,
 		};
@@ -272,7 +268,7 @@ static int start_action(struct parser *p, const char *v)
 		return 0;
 	}
 	return fail(p, -EINVAL, "--action: unknown action type '%.64s' (notify, "
-		    "start-session, stop-session, snapshot-session)", v);
+		    "start-session, stop-session, rotate-session, snapshot-session)", v);
 }
 
 static int parse_rate(struct parser *p, const char *v)

@@ -43,7 +43,7 @@ SYNTAX_ERRORS = [
     (CONSUMED + ["--action=snapshot-session"], 2, "needs a session name"),
     (CONSUMED + ["--action=start-session", "a", "b"], 2, "unexpected argument 'b'"),
     (CONSUMED + ["--action=notify", "extra"], 2, "unexpected argument 'extra'"),
-    (CONSUMED + ["--action=rotate-session", "s"], 1, "no rotation"),
+    (CONSUMED + ["--action=rotate-session"], 2, "--action=rotate-session needs a session name"),
     (CONSUMED + ["--action=notify", "--rate-policy=every:0"], 2, "is not a count"),
     (CONSUMED + ["--action=notify", "--rate-policy=once-after:x"], 2, "is not a count"),
     (CONSUMED + ["--action=notify", "--rate-policy=sometimes"], 2,

@@ -68,7 +68,7 @@ frameworks=("")
 	frameworks+=(/usr/share/bash-completion/bash_completion)
 for fw in "${frameworks[@]}"; do
 	out=$(complete_words "$fw" enable-)
-	[ "$out" = $'enable-channel\nenable-event' ] || fail "completing 'enable-' gave: $out"
+	[ "$out" = $'enable-channel\nenable-event\nenable-rotation' ] || fail "completing 'enable-' gave: $out"
 	out=$(complete_words "$fw" record --subb)
 	[ "$out" = "--subbuf-size" ] || fail "completing 'record --subb' gave: $out"
 	out=$(complete_words "$fw" analyze --format "")

@@ -81,6 +81,29 @@ static void check_escape(const char *s, size_t n, unsigned flags, size_t room, c
 	      n, flags, room, out, want);
 }
 
+static void test_parse_duration(void)
+{
+	unit_case = "rt_parse_duration_us";
+	static const struct {
+		const char *s;
+		uint64_t us;
+	} ok[] = { { "0", 0 }, { "500", 500 }, { "500us", 500 }, { "250ms", 250000 },
+		   { "10s", 10000000 }, { "5m", 300000000 }, { "2h", 7200000000ull } };
+	char err[RT_ERRLEN];
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		uint64_t v = 1;
+		CHECK(rt_parse_duration_us(ok[i].s, &v, err) == 0 && v == ok[i].us, "%s: %llu",
+		      ok[i].s, (unsigned long long)v);
+	}
+	static const char *const bad[] = { "", "s", "-1", "1.5s", "10 s", "3d", "10sec",
+					   "99999999999999999999", "6000000000000h" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint64_t v;
+		CHECK(rt_parse_duration_us(bad[i], &v, err) == -EINVAL && strstr(err, "duration"),
+		      "%s refused", bad[i]);
+	}
+}
+
 static void test_json_escape(void)
 {
 	unit_case = "rt_json_escape";
@@ -293,5 +316,6 @@ int main(void)
 	test_json_escape();
 	test_context_table();
 	test_parse_contexts();
+	test_parse_duration();
 	return unit_finish();
 }
