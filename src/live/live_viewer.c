@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../common/array.h"
+#include "../net/net.h"
 #include "live_viewer.h"
 
 #define IO_TIMEOUT_MS 30000
@@ -157,27 +158,16 @@ static int pause_retry(struct lv_viewer *v)
 	return stopped(v) ? fail(v, -EINTR, "interrupted") : 0;
 }
 
-int lv_viewer_connect(const struct lv_url *u, const volatile sig_atomic_t *stop,
-		      struct lv_viewer **out, char *err, size_t errlen)
+/* A TCP connection to the relay in v->fd: 0 or -errno (message set). */
+static int dial(struct lv_viewer *v, const struct lv_url *u)
 {
-	*out = NULL;
-	struct lv_viewer *v = calloc(1, sizeof(*v));
-	if (!v) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	v->fd = -1;
-	v->stop = stop;
-	snprintf(v->peer, sizeof(v->peer), "%s:%u", u->host, u->port);
 	char port[8];
 	snprintf(port, sizeof(port), "%u", u->port);
 	struct addrinfo hints = { .ai_family = u->family, .ai_socktype = SOCK_STREAM };
 	struct addrinfo *ai = NULL;
 	int ret = getaddrinfo(u->host, port, &hints, &ai);
-	if (ret) {
-		ret = fail(v, -EHOSTUNREACH, "%s: %s", u->host, gai_strerror(ret));
-		goto out;
-	}
+	if (ret)
+		return fail(v, -EHOSTUNREACH, "%s: %s", u->host, gai_strerror(ret));
 	ret = -ECONNREFUSED;
 	for (struct addrinfo *a = ai; a; a = a->ai_next) {
 		int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
@@ -199,6 +189,55 @@ int lv_viewer_connect(const struct lv_url *u, const volatile sig_atomic_t *stop,
 		close(fd);
 	}
 	freeaddrinfo(ai);
+	return ret;
+}
+
+/*
+ * With the relay's secret (net.h: RINGTRACE_RELAY_SECRET, else the run
+ * directory's relay.secret), ringtrace's handshake as a viewer first: a
+ * ringtrace relay then knows us (and we know it is one). A relay that
+ * closes the connection or answers otherwise (LTTng's) is connected to
+ * again and spoken to as LTTng's viewers are; a failed authentication is
+ * an error. No secret: LTTng's way from the start.
+ */
+static int authenticate(struct lv_viewer *v, const struct lv_url *u)
+{
+	struct rnet_secret k;
+	char e[512], host[RNET_HOST_MAX + 1];
+	int ret = rnet_secret_load(&k, false, e, sizeof(e));
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return fail(v, ret, "%s", e);
+	if ((ret = rnet_hostname(host, sizeof(host), e, sizeof(e))) < 0)
+		return fail(v, ret, "%s", e);
+	ret = rnet_client_handshake(v->fd, &k, RNET_ROLE_VIEWER, host, RNET_HANDSHAKE_MS, e,
+				    sizeof(e));
+	memset(&k, 0, sizeof(k));
+	if (ret == 0)
+		return 0;
+	if (ret != -ECONNRESET && ret != -EPROTO && ret != -EPIPE)
+		return fail(v, ret, "%s: %s", v->peer, e);
+	close(v->fd);
+	v->fd = -1;
+	return dial(v, u);
+}
+
+int lv_viewer_connect(const struct lv_url *u, const volatile sig_atomic_t *stop,
+		      struct lv_viewer **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	struct lv_viewer *v = calloc(1, sizeof(*v));
+	if (!v) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	v->fd = -1;
+	v->stop = stop;
+	snprintf(v->peer, sizeof(v->peer), "%s:%u", u->host, u->port);
+	int ret = dial(v, u);
+	if (ret == 0)
+		ret = authenticate(v, u);
 	if (ret < 0)
 		goto out;
 	uint8_t b[LV_CONNECT_SIZE];

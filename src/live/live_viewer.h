@@ -20,6 +20,12 @@
  * every retry period (100 ms), and one the relay says is inactive until
  * a time no longer holds back the others.
  *
+ * Authentication: with the relay's secret (src/net's secret file), the
+ * viewer opens with ringtrace's handshake (role RNET_ROLE_VIEWER); a relay
+ * that does not speak it (LTTng's closes the connection) is connected to
+ * again without; a relay that refuses the secret is an error (-EACCES,
+ * "authentication failed"). Without a secret file: as LTTng's viewers.
+ *
  * Bounds (a hostile relay gets a clear error, never a crash or a hang):
  * each reply is read within the I/O timeout (30 s), a packet is at most
  * LV_PACKET_MAX bytes, metadata at most LV_METADATA_MAX, at most
@@ -30,7 +36,8 @@
  * other connect errors, -ETIMEDOUT (a reply too slow), -ECONNRESET (the
  * relay closed the connection), -EPROTO (a reply that breaks the
  * protocol), -ENOENT (no such session), -EBUSY (another viewer is
- * attached), -EINTR (*stop set), -ENOMEM.
+ * attached), -EACCES (authentication failed), -EINTR (*stop set),
+ * -ENOMEM.
  *
  * Concurrency: one thread per viewer; *stop may be set by a signal
  * handler (it is polled between and during socket waits).

@@ -87,6 +87,12 @@ enum rnet_type {
 	/* data connection, daemon -> relay */
 	RNET_DATA_ATTACH = 32,		/* answered by REPLY */
 	RNET_PACKET = 33,		/* no reply */
+	RNET_BEACON = 34,		/* no reply: u64 stream id, u64 clock
+					 * value T: the stream has no event
+					 * before T but in packets sent (an idle
+					 * stream of a live session, each live
+					 * period), so live viewers need not
+					 * wait for it */
 	RNET_TYPE_LAST = 63,
 };
 
@@ -201,6 +207,13 @@ int rnet_send2(int fd, uint16_t type, const void *a, uint32_t alen, const void *
  * -ECONNRESET (closed, also mid-frame), rnet_frame_decode's errors,
  * -ENOMEM, -errno. */
 int rnet_recv(int fd, struct rnet_hdr *h, uint8_t **payload, int timeout_ms);
+/* Raw bytes, for protocols framed otherwise (LTTng's live protocol on the
+ * live port): write a[0..alen) then b[0..blen), or read exactly len
+ * bytes, within timeout_ms (-1: no limit); never SIGPIPE. 0, -ETIMEDOUT,
+ * -ECONNRESET (closed, also midway), -errno. */
+int rnet_write_all(int fd, const void *a, size_t alen, const void *b, size_t blen,
+		   int timeout_ms);
+int rnet_read_all(int fd, void *buf, size_t len, int timeout_ms);
 
 /* ---- the handshake (auth.c) ---- */
 

@@ -254,6 +254,21 @@ static int recv_all(int fd, void *buf, size_t len, int64_t deadline)
 	return 0;
 }
 
+int rnet_write_all(int fd, const void *a, size_t alen, const void *b, size_t blen,
+		   int timeout_ms)
+{
+	struct iovec iov[2] = {
+		{ .iov_base = (void *)(uintptr_t)a, .iov_len = alen },
+		{ .iov_base = (void *)(uintptr_t)b, .iov_len = blen },
+	};
+	return send_all(fd, iov, blen ? 2 : 1, timeout_ms < 0 ? -1 : now_ms() + timeout_ms);
+}
+
+int rnet_read_all(int fd, void *buf, size_t len, int timeout_ms)
+{
+	return recv_all(fd, buf, len, timeout_ms < 0 ? -1 : now_ms() + timeout_ms);
+}
+
 int rnet_recv(int fd, struct rnet_hdr *h, uint8_t **payload, int timeout_ms)
 {
 	uint8_t hdr[RNET_HEADER_SIZE];

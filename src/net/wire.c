@@ -33,6 +33,8 @@ uint32_t rnet_type_max(uint16_t type)
 	case RNET_CLOSE_SESSION:
 	case RNET_DATA_ATTACH:
 		return 8;
+	case RNET_BEACON:
+		return 8 + 8;
 	case RNET_CLOCK:
 		return 8;
 	case RNET_CLOCK_REPLY:

@@ -30,6 +30,17 @@ static int attach(int fd, const char *host, struct rnet_rd *r, struct relay_sess
 	return ret;
 }
 
+/* Data stream `id` of session s, or NULL. */
+static struct relay_stream *data_stream(struct relay_session *s, uint64_t id)
+{
+	pthread_mutex_lock(&relay_lock);
+	struct relay_stream *st = relay_stream_find(id);
+	if (st && (st->session != s || st->metadata))
+		st = NULL;
+	pthread_mutex_unlock(&relay_lock);
+	return st;
+}
+
 static int packet(struct relay_session *s, struct rnet_rd *r)
 {
 	uint64_t id = rnet_get_u64(r);
@@ -43,12 +54,8 @@ static int packet(struct relay_session *s, struct rnet_rd *r)
 	const void *data = rnet_get_ref(r, len);
 	if (rnet_rd_end(r) < 0 || !s)
 		return -EBADMSG;
-	pthread_mutex_lock(&relay_lock);
-	struct relay_stream *st = relay_stream_find(id);
-	if (st && st->session != s)
-		st = NULL;
-	pthread_mutex_unlock(&relay_lock);
-	if (!st || st->metadata)
+	struct relay_stream *st = data_stream(s, id);
+	if (!st)
 		return -ENOENT;
 	int ret = relay_stream_append(st, &ix, data, len);
 	if (ret == -EINVAL)
@@ -56,6 +63,22 @@ static int packet(struct relay_session *s, struct rnet_rd *r)
 	if (ret < 0)
 		relay_log("host %s: cannot write a packet of %s/%s_%u in %s: %s", s->host,
 			  st->path, st->channel, st->cpu, s->dir, strerror(-ret));
+	return 0;
+}
+
+/* An idle stream's beacon: kept when it is later than the last one. */
+static int beacon(struct relay_session *s, struct rnet_rd *r)
+{
+	uint64_t id = rnet_get_u64(r), ts = rnet_get_u64(r);
+	if (rnet_rd_end(r) < 0 || !s)
+		return -EBADMSG;
+	struct relay_stream *st = data_stream(s, id);
+	if (!st)
+		return -ENOENT;
+	pthread_mutex_lock(&st->lock);
+	if (ts > st->beacon)
+		st->beacon = ts;
+	pthread_mutex_unlock(&st->lock);
 	return 0;
 }
 
@@ -74,6 +97,8 @@ void relay_serve_data(int fd, const char *host)
 			ret = attach(fd, host, &r, &s);
 		else if (h.type == RNET_PACKET)
 			ret = packet(s, &r);
+		else if (h.type == RNET_BEACON)
+			ret = beacon(s, &r);
 		else
 			ret = -EBADMSG;
 		free(p);

@@ -40,6 +40,8 @@ static void usage(FILE *f)
 		"  -C, --control-port URL tcp://ADDR[:PORT] for the control port (5342)\n"
 		"  -D, --data-port URL    tcp://ADDR[:PORT] for the data port (5343)\n"
 		"  -L, --live-port URL    tcp://ADDR[:PORT] for the live port (5344)\n"
+		"      --live-open        serve LTTng's viewers (no secret) on a live port\n"
+		"                         that is not on loopback\n"
 		"  -h, --help             this help\n"
 		"  -V, --version          print the version\n"
 		"\n"
@@ -81,6 +83,12 @@ static void *conn_thread(void *p)
 {
 	struct conn_arg a = *(struct conn_arg *)p;
 	free(p);
+	if (a.role == RNET_ROLE_VIEWER) {	/* authenticates, or not (live_server.c) */
+		relay_serve_live(a.fd);
+		close(a.fd);
+		atomic_fetch_sub(&nr_conns, 1);
+		return NULL;
+	}
 	char host[RNET_HOST_MAX + 1] = "", err[512];
 	uint32_t role = 0;
 	int ret = rnet_server_handshake(a.fd, &relay_cfg.secret, &role, host, RNET_HANDSHAKE_MS,
@@ -133,6 +141,23 @@ static void accept_one(int lfd, uint32_t role)
 	atomic_fetch_sub(&nr_conns, 1);
 }
 
+/* Whether a listening socket is bound to a loopback address. */
+static bool on_loopback(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t l = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &l) < 0)
+		return false;
+	if (ss.ss_family == AF_INET)
+		return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss.ss_family == AF_INET6) {
+		const struct in6_addr *a = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return false;
+}
+
 /* Stream files stay open while the relay runs: as many descriptors as
  * the hard limit allows. */
 static void raise_nofile(void)
@@ -152,6 +177,7 @@ int main(int argc, char **argv)
 		{ "control-port", required_argument, NULL, 'C' },
 		{ "data-port", required_argument, NULL, 'D' },
 		{ "live-port", required_argument, NULL, 'L' },
+		{ "live-open", no_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -159,6 +185,7 @@ int main(int argc, char **argv)
 	struct relay_config *cfg = &relay_cfg;
 	const char *listen_addr = "127.0.0.1", *ctrl_url = NULL, *data_url = NULL,
 		   *live_url = NULL;
+	bool live_open = false;
 	char err[PATH_MAX + 256];
 	int c;
 	cfg->ctrl_port = RNET_CTRL_PORT;
@@ -184,6 +211,9 @@ int main(int argc, char **argv)
 			break;
 		case 'L':
 			live_url = optarg;
+			break;
+		case 'O':
+			live_open = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -245,20 +275,26 @@ int main(int argc, char **argv)
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	int cfd = rnet_listen(cfg->ctrl_addr, cfg->ctrl_port, err, sizeof(err));
 	int dfd = cfd < 0 ? cfd : rnet_listen(cfg->data_addr, cfg->data_port, err, sizeof(err));
-	if (sfd < 0 || cfd < 0 || dfd < 0) {
+	int lfd = dfd < 0 ? dfd : rnet_listen(cfg->live_addr, cfg->live_port, err, sizeof(err));
+	if (sfd < 0 || cfd < 0 || dfd < 0 || lfd < 0) {
 		fprintf(stderr, "ringtrace-relayd: %s\n", sfd < 0 ? strerror(errno) : err);
 		return 1;
 	}
 	/* Port 0 (tests): the ports the kernel chose, logged below. */
 	cfg->ctrl_port = rnet_local_port(cfd);
 	cfg->data_port = rnet_local_port(dfd);
-	relay_log("control port %s:%d, data port %s:%d, traces in %s", cfg->ctrl_addr,
-		  cfg->ctrl_port, cfg->data_addr, cfg->data_port, cfg->output);
+	cfg->live_port = rnet_local_port(lfd);
+	cfg->live_plain = live_open || on_loopback(lfd);
+	relay_log("control port %s:%d, data port %s:%d, live port %s:%d%s, traces in %s",
+		  cfg->ctrl_addr, cfg->ctrl_port, cfg->data_addr, cfg->data_port, cfg->live_addr,
+		  cfg->live_port, cfg->live_plain ? "" : " (viewers with the secret only)",
+		  cfg->output);
 	for (;;) {
-		struct pollfd p[3] = { { .fd = cfd, .events = POLLIN },
+		struct pollfd p[4] = { { .fd = cfd, .events = POLLIN },
 				       { .fd = dfd, .events = POLLIN },
-				       { .fd = sfd, .events = POLLIN } };
-		if (poll(p, 3, -1) < 0) {
+				       { .fd = sfd, .events = POLLIN },
+				       { .fd = lfd, .events = POLLIN } };
+		if (poll(p, 4, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
@@ -273,6 +309,8 @@ int main(int argc, char **argv)
 			accept_one(cfd, RNET_ROLE_CTRL);
 		if (p[1].revents)
 			accept_one(dfd, RNET_ROLE_DATA);
+		if (p[3].revents)
+			accept_one(lfd, RNET_ROLE_VIEWER);
 	}
 	relay_log("exiting");
 	/* Packets are written as they come (pwrite, no buffering of ours):

@@ -99,6 +99,9 @@ struct relay_stream {
 	bool closed;			/* [S] the sender closed it, or the
 					 * session ended */
 	uint64_t packets_lost;		/* [S] packet_seq_num gaps seen */
+	uint64_t beacon;		/* [S] the last RNET_BEACON's clock value
+					 * (no event before it but in packets
+					 * indexed), 0: none */
 	struct relay_stream *next;	/* [L] in its session, creation order */
 };
 
@@ -113,6 +116,7 @@ struct relay_session {
 	bool connected;			/* [L] a control connection has it */
 	uint64_t nr_streams;		/* [L] */
 	uint64_t generation;		/* [L] +1 per stream added or closed */
+	uint32_t live_viewers;		/* [L] live viewers attached to it */
 	/* The sender's clock against the relay's (CLOCK exchanges):
 	 * relay = sender + offset, within +- error. error 0: unknown. */
 	int64_t clock_offset_ns;	/* [L] */
@@ -132,6 +136,9 @@ struct relay_config {
 	char ctrl_addr[256], data_addr[256], live_addr[256];
 	int ctrl_port, data_port, live_port;	/* 5342, 5343, 5344 */
 	struct rnet_secret secret;		/* RINGTRACE_RELAY_SECRET's */
+	/* The live port serves LTTng's viewers, which know no secret: it
+	 * listens on loopback, or --live-open said so. */
+	bool live_plain;
 };
 extern struct relay_config relay_cfg;
 
@@ -187,6 +194,10 @@ ssize_t relay_stream_read(struct relay_stream *st, uint64_t off, void *buf, size
  * name it authenticated with. */
 void relay_serve_ctrl(int fd, const char *host);
 void relay_serve_data(int fd, const char *host);
+/* A live port connection (live_server.c): LTTng's live protocol, after
+ * ringtrace's handshake (role RNET_ROLE_VIEWER) or, when
+ * relay_cfg.live_plain, without. Returns when it closes. */
+void relay_serve_live(int fd);
 
 /* Log one line to stderr with the time and "ringtrace-relayd: ". */
 void relay_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

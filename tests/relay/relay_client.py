@@ -5,9 +5,12 @@ import hashlib
 import hmac
 import os
 import re
+import shutil
+import signal
 import socket
 import struct
 import subprocess
+import tempfile
 import time
 
 MAGIC = 0x52544e31
@@ -149,12 +152,50 @@ def packets(path):
     return out
 
 
+def recorded_trace(tmp, ringtrace, burst, events=3000):
+    """A small trace recorded locally in tmp/local (4 KiB packets: several
+    per stream)."""
+    import rtfixtures
+    out = os.path.join(tmp, "local")
+    env = rtfixtures.private_env(tmp, RINGTRACE_NO_DAEMON="1")
+    r = subprocess.run([ringtrace, "record", "--subbuf-size", "4096", "-o", out, "--",
+                        burst, str(events), "return"], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def add_trace(c, sid, trace):
+    """Every trace under the directory `trace` added to session sid as a
+    daemon would (its metadata sent, its streams added, under "ust/..."):
+    [(stream id, the stream file's packets)]."""
+    out = []
+    for root, _, files in sorted(os.walk(trace)):
+        if "metadata" not in files:
+            continue
+        rel = os.path.relpath(root, trace)
+        path = "ust" if rel == "." else "ust/" + rel
+        st, mid, msg = c.add_stream(sid, path, "metadata", 0, metadata=True)
+        assert st == 0, msg
+        with open(os.path.join(root, "metadata"), "rb") as f:
+            c.metadata(mid, 0, f.read())
+        for name in sorted(files):
+            if name == "metadata" or "_" not in name:
+                continue
+            chan, cpu = name.rsplit("_", 1)
+            st, stid, msg = c.add_stream(sid, path, chan, int(cpu))
+            assert st == 0, msg
+            out.append((stid, packets(os.path.join(root, name))))
+    return out
+
+
 def start_relay(relayd, env, out, log_path, extra=()):
     """ringtrace-relayd on ephemeral loopback ports: (process, control port,
     data port), once it listens."""
     log = open(log_path, "a")
     p = subprocess.Popen([relayd, "-o", out, "-C", "tcp://127.0.0.1:0",
-                          "-D", "tcp://127.0.0.1:0", *extra], env=env, stdout=log, stderr=log)
+                          "-D", "tcp://127.0.0.1:0", "-L", "tcp://127.0.0.1:0", *extra], env=env,
+                         stdout=log, stderr=log)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         with open(log_path) as f:
@@ -172,11 +213,19 @@ def start_relay(relayd, env, out, log_path, extra=()):
 start_relay.seen = {}
 
 
+def live_port(log_path):
+    """The live port the relay logged last (it listens on an ephemeral one)."""
+    with open(log_path) as f:
+        m = re.findall(r"live port [^ ]*:(\d+)", f.read())
+    return int(m[-1])
+
+
 def restart_relay_on(relayd, env, out, log_path, ctrl, data):
     """The relay again on the given ports (after it was killed)."""
     log = open(log_path, "a")
     p = subprocess.Popen([relayd, "-o", out, "-C", "tcp://127.0.0.1:%d" % ctrl,
-                          "-D", "tcp://127.0.0.1:%d" % data], env=env, stdout=log, stderr=log)
+                          "-D", "tcp://127.0.0.1:%d" % data, "-L", "tcp://127.0.0.1:0"], env=env,
+                         stdout=log, stderr=log)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
@@ -186,3 +235,46 @@ def restart_relay_on(relayd, env, out, log_path, ctrl, data):
             time.sleep(0.02)
     p.kill()
     raise RuntimeError("the relay did not listen again")
+
+
+class RelayCase:
+    """A unittest.TestCase mixin: a relay of its own for each test, on
+    ephemeral loopback ports (self.relay, .ctrl, .data, .live), with its
+    secret (.secret, .key), output (.out), log (.log) and the environment
+    that names them (.env). The test class sets `relayd`."""
+    relayd = None
+    CREATED = 1764000000    # 2025-11-24 16:00:00 UTC
+
+    def setUp(self):
+        import rtfixtures   # tests/support, on the path of every test here
+        self.tmp = tempfile.mkdtemp(prefix="rt-relay-")
+        self.secret = os.path.join(self.tmp, "secret")
+        self.env = rtfixtures.private_env(self.tmp, RINGTRACE_RELAY_SECRET=self.secret)
+        self.out = os.path.join(self.tmp, "out")
+        self.log = os.path.join(self.tmp, "relay.log")
+        self.relay, self.ctrl, self.data = start_relay(self.relayd, self.env, self.out,
+                                                       self.log)
+        self.live = live_port(self.log)
+        self.key = read_secret(self.secret)
+
+    def tearDown(self):
+        if self.relay.poll() is None:
+            self.relay.send_signal(signal.SIGTERM)
+            self.relay.wait(timeout=10)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def logged(self):
+        with open(self.log) as f:
+            return f.read()
+
+    def session(self, host, name="s1", live_us=0):
+        """An authenticated control and data connection of `host` with
+        session `name`: (ctrl, data, session id)."""
+        c = Conn(self.ctrl)
+        self.assertEqual(c.handshake(self.key, ROLE_CTRL, host), "ok")
+        st, sid, msg = c.create_session(name, self.CREATED, live_us=live_us)
+        self.assertEqual(st, 0, msg)
+        d = Conn(self.data)
+        self.assertEqual(d.handshake(self.key, ROLE_DATA, host), "ok")
+        self.assertEqual(d.attach(sid)[0], 0)
+        return c, d, sid

@@ -8,14 +8,11 @@ session; and a restart mid-session (the same files appended to, the index
 read back)."""
 import glob
 import os
-import shutil
-import signal
 import socket
 import stat
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
@@ -29,18 +26,11 @@ BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 RELAYD = os.path.join(BUILD, "src/relay/ringtrace-relayd")
 RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
 BURST = os.path.join(BUILD, "tests/integration/burst")
-CREATED = 1764000000    # 2025-11-24 16:00:00 UTC
+CREATED = rc.RelayCase.CREATED
 
 
 def recorded_trace(tmp):
-    """A small trace recorded locally (4 KiB packets: several per stream)."""
-    out = os.path.join(tmp, "local")
-    env = rtfixtures.private_env(tmp, RINGTRACE_NO_DAEMON="1")
-    r = subprocess.run([RINGTRACE, "record", "--subbuf-size", "4096", "-o", out, "--",
-                        BURST, "3000", "return"], env=env, capture_output=True, text=True,
-                       timeout=60)
-    assert r.returncode == 0, r.stderr
-    return out
+    return rc.recorded_trace(tmp, RINGTRACE, BURST)
 
 
 def index_entries(path):
@@ -52,58 +42,15 @@ def index_entries(path):
     return [struct.unpack_from(">9Q", data, 16 + 72 * i) for i in range((len(data) - 16) // 72)]
 
 
-class Relay(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="rt-relay-")
-        self.secret = os.path.join(self.tmp, "secret")
-        self.env = rtfixtures.private_env(self.tmp, RINGTRACE_RELAY_SECRET=self.secret)
-        self.out = os.path.join(self.tmp, "out")
-        self.log = os.path.join(self.tmp, "relay.log")
-        self.relay, self.ctrl, self.data = rc.start_relay(RELAYD, self.env, self.out, self.log)
-        self.key = rc.read_secret(self.secret)
-
-    def tearDown(self):
-        if self.relay.poll() is None:
-            self.relay.send_signal(signal.SIGTERM)
-            self.relay.wait(timeout=10)
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def logged(self):
-        with open(self.log) as f:
-            return f.read()
-
-    def session(self, host, name="s1"):
-        """An authenticated control and data connection of `host` with
-        session `name`: (ctrl, data, session id)."""
-        c = rc.Conn(self.ctrl)
-        self.assertEqual(c.handshake(self.key, rc.ROLE_CTRL, host), "ok")
-        st, sid, msg = c.create_session(name, CREATED)
-        self.assertEqual(st, 0, msg)
-        d = rc.Conn(self.data)
-        self.assertEqual(d.handshake(self.key, rc.ROLE_DATA, host), "ok")
-        self.assertEqual(d.attach(sid)[0], 0)
-        return c, d, sid
+class Relay(rc.RelayCase, unittest.TestCase):
+    relayd = RELAYD
 
     def stream_trace(self, c, d, sid, trace, upto=None):
         """Send the trace dir `trace` (metadata and every stream file, the
         first `upto` packets of each when given) as the daemon would."""
-        for root, _, files in os.walk(trace):
-            rel = os.path.relpath(root, trace)
-            path = "ust" if rel == "." else "ust/" + rel
-            if "metadata" not in files:
-                continue
-            st, mid, msg = c.add_stream(sid, path, "metadata", 0, metadata=True)
-            self.assertEqual(st, 0, msg)
-            with open(os.path.join(root, "metadata"), "rb") as f:
-                c.metadata(mid, 0, f.read())
-            for name in sorted(files):
-                if name == "metadata" or "_" not in name:
-                    continue
-                chan, cpu = name.rsplit("_", 1)
-                st, stid, msg = c.add_stream(sid, path, chan, int(cpu))
-                self.assertEqual(st, 0, msg)
-                for p in rc.packets(os.path.join(root, name))[:upto]:
-                    d.packet(stid, p)
+        for stid, pkts in rc.add_trace(c, sid, trace):
+            for p in pkts[:upto]:
+                d.packet(stid, p)
 
     def stored(self, host, name="s1"):
         dirs = glob.glob(os.path.join(self.out, host, name + "-*"))
@@ -127,8 +74,8 @@ class Relay(unittest.TestCase):
     def test_secret_readable_by_others_refused(self):
         os.chmod(self.secret, 0o644)
         r = subprocess.run([RELAYD, "-o", self.out, "-C", "tcp://127.0.0.1:0", "-D",
-                            "tcp://127.0.0.1:0"], env=self.env, capture_output=True, text=True,
-                           timeout=10)
+                            "tcp://127.0.0.1:0", "-L", "tcp://127.0.0.1:0"], env=self.env,
+                           capture_output=True, text=True, timeout=10)
         self.assertEqual(r.returncode, 1)
         self.assertIn("mode 0600", r.stderr)
 

@@ -188,6 +188,20 @@ class FollowsLttngRelayd(unittest.TestCase):
         self.assertEqual(v.returncode, 0, err.decode())
         self.assertEqual(out, b"")
 
+    def test_secret_then_lttng_relayd(self):
+        """With a relay secret the viewer opens with ringtrace's handshake;
+        lttng-relayd closes that connection and is spoken to as LTTng's
+        viewers do."""
+        secret = os.path.join(LT.tmp, "relay.secret")
+        with open(secret, "w") as f:
+            f.write("cd" * 32 + "\n")
+        os.chmod(secret, 0o600)
+        r = subprocess.run([RINGTRACE, "view", "--live", LT.url()], capture_output=True,
+                           text=True, timeout=60,
+                           env=dict(os.environ, RINGTRACE_RELAY_SECRET=secret))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, "")
+
     def test_no_such_session(self):
         r = subprocess.run([RINGTRACE, "view", "--live", LT.url("nosuch")],
                            capture_output=True, text=True, timeout=60)
