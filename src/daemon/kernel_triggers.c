@@ -10,7 +10,15 @@
  * sides asked for) and the rule's --filter translated into each event's
  * ftrace filter (src/filter's rtf_to_ftrace through rtk_config's filters),
  * so that the kernel keeps only the events that match: every event the
- * instance holds is a match of its trigger. One reader thread
+ * instance holds is a match of its trigger. The thread table that names
+ * the matches' processes (pid, procname, prio) is fed by one more
+ * instance shared by all the triggers ("ringtrace-PID-trigger-threads",
+ * made with the first trigger and removed with the last): it holds the
+ * events of threads that start, are renamed, exec and are freed, which
+ * are frequent on a busy machine, so it is not polled (ftrace's default
+ * wake-up) but read at the start of each round, before the trigger
+ * instances, which hold only their rule's events and so wake the reader
+ * at their matches only. One reader thread
  * ("rtd-ktriggers", started with the first trigger and ended with the
  * last) polls every trigger instance's per-CPU buffers
  * (rtk_instance_poll_fd; the instances wake it as soon as they hold one
@@ -68,6 +76,7 @@
  * header and the 8 bytes of ftrace's common fields. */
 #define KT_EVENT_MIN 12
 #define KT_BUFFER_KB 256	/* per CPU, of each trigger instance */
+#define KT_TABLE_KB 512		/* per CPU, of the thread-table instance */
 
 struct kdp_trigger {
 	uint64_t id;
@@ -92,9 +101,20 @@ struct kt_match {
 	struct rtp_kv values;
 };
 
+/* The thread-table instance: its conversion (with contexts) keeps the
+ * table that names every trigger's matches (rtk_trace_thread). */
+struct kt_table {
+	struct rtk_instance *in;
+	struct rtk_pages pages;
+	struct rtk_trace *t;
+	bool bad_logged;
+};
+
 static struct {
-	pthread_mutex_t lock;		/* triggers (and their counts), queue, round */
+	pthread_mutex_t lock;		/* triggers (and their counts), queue, round,
+					 * table */
 	struct kdp_trigger *triggers;
+	struct kt_table *table;		/* while there are triggers */
 	struct kt_match *queue;		/* for the main loop, in time order */
 	size_t nr_queue, cap_queue, head;
 	struct kt_match *round;		/* the reader's matches of one round */
@@ -145,10 +165,19 @@ static int capture_value(const struct rtk_event *e, const char *cap, char *buf, 
 }
 
 /* rtk_trace_watch's callback: every event of a trigger's instance is a
- * match of it (the kernel applied the rule). Reader thread, kt.lock held. */
-static void on_event(void *arg, const struct rtk_event *e)
+ * match of it (the kernel applied the rule), its thread named by the
+ * shared table. Reader thread, kt.lock held. */
+static void on_event(void *arg, const struct rtk_event *ev)
 {
 	struct kdp_trigger *k = arg;
+	struct rtk_thread th = { .pid = -1, .prio = RTK_PRIO_UNKNOWN };
+	if (kt.table)
+		rtk_trace_thread(kt.table->t, ev->tid, &th);
+	struct rtk_event named = *ev;
+	named.pid = th.pid;
+	named.procname = th.comm;
+	named.prio = th.prio;
+	const struct rtk_event *e = &named;
 	if (RT_ARRAY_GROW(kt.round, kt.cap_round, kt.nr_round + 1, 64) < 0) {
 		k->dropped++;
 		return;
@@ -217,6 +246,30 @@ static void read_trigger(struct kdp_trigger *k)
 			k->name,
 			(unsigned long long)(k->kernel_lost + k->dropped - k->lost_logged));
 		k->lost_logged = k->kernel_lost + k->dropped;
+	}
+}
+
+/* Feed the thread table with what its instance holds (the pages are
+ * converted for the table only). Reader thread, kt.lock held. */
+static void read_table(struct kt_table *tb)
+{
+	char err[RTD_ERRLEN];
+	for (unsigned cpu = 0; cpu < tb->pages.nr_cpus; cpu++) {
+		for (unsigned n = 0; n < KT_PAGES_MAX; n++) {
+			const void *page;
+			long size = tb->pages.read(tb->pages.arg, cpu, &page, err, sizeof(err));
+			char *pkt;
+			size_t len;
+			if (size > 0 && rtk_trace_packet(tb->t, cpu, page, (size_t)size, &pkt, &len,
+							 err, sizeof(err)) >= 0)
+				continue;
+			if (size != 0 && !tb->bad_logged) {
+				rt_warn("kernel triggers: the thread table misses events: %s", err);
+				tb->bad_logged = true;
+			}
+			if (size <= 0)
+				break;
+		}
 	}
 }
 
@@ -307,6 +360,8 @@ static void *reader_main(void *arg)
 		bool quit = kt.quit, queued = false;
 		if (!quit) {
 			uint64_t upto = rt_clock_read();
+			if (kt.table)
+				read_table(kt.table);
 			for (struct kdp_trigger *k = kt.triggers; k; k = k->next)
 				read_trigger(k);
 			queued = queue_round(upto);
@@ -352,6 +407,15 @@ bool dp_kernel_trigger_take(uint64_t *id, struct rtp_kv *values)
 	return any;
 }
 
+static void table_free(struct kt_table *tb)
+{
+	if (!tb)
+		return;
+	rtk_trace_close(tb->t);
+	rtk_instance_destroy(tb->in);
+	free(tb);
+}
+
 static void wake_reader(void)
 {
 	uint64_t one = 1;
@@ -370,6 +434,61 @@ static void reader_stop(void)
 	pthread_join(kt.reader, NULL);
 	kt.reading = false;
 	kt.quit = false;
+	table_free(kt.table);
+	kt.table = NULL;
+}
+
+/* The thread-table instance: the events of this kernel among those that
+ * keep the table, in overwrite mode, with ftrace's default wake-up (it is
+ * never polled). 0 and *out, or -errno with one line in err. */
+static int table_create(struct kt_table **out, char *err, size_t errlen)
+{
+	static const char *const table_events[] = {
+		"task:task_newtask", "task:task_rename", "sched:sched_process_exec",
+		"sched:sched_process_free",
+	};
+	const char *events[sizeof(table_events) / sizeof(table_events[0])];
+	size_t n = 0;
+	char why[RTD_ERRLEN];
+	for (size_t i = 0; i < sizeof(table_events) / sizeof(table_events[0]); i++)
+		if (dp_kernel_rule_matches(table_events[i], false, why, sizeof(why)) == 0)
+			events[n++] = table_events[i];
+	struct kt_table *tb = calloc(1, sizeof(*tb));
+	if (!tb) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	struct rtk_config cfg = {
+		.session = "threads",
+		.trigger = true,
+		.clock_tsc = app_clock_kind() == RTP_APP_CLOCK_TSC,
+		.buffer_size_kb = KT_TABLE_KB,
+		.overwrite = true,
+		.events = events,
+		.nr_events = n,
+		.contexts = RTK_CTX_ALL,
+	};
+	uint8_t uuid[16] = { 0 };
+	int ret;
+	if ((ret = rtk_instance_create(&cfg, &tb->in, why, sizeof(why))) < 0 ||
+	    (ret = rtk_instance_pages(tb->in, &tb->pages, why, sizeof(why))) < 0) {
+		snprintf(err, errlen, "the kernel triggers' thread table: %s", why);
+		goto fail;
+	}
+	if ((ret = rtk_trace_open(rtk_instance_formats(tb->in), uuid, RTK_CTX_ALL, &tb->t)) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	if ((ret = rtk_instance_start(tb->in)) < 0) {
+		snprintf(err, errlen, "cannot start the tracefs instance %s: %s",
+			 rtk_instance_name(tb->in), strerror(-ret));
+		goto fail;
+	}
+	*out = tb;
+	return 0;
+fail:
+	table_free(tb);
+	return ret;
 }
 
 static void trigger_free(struct kdp_trigger *k)
@@ -448,7 +567,8 @@ int dp_kernel_trigger_add(uint64_t id, const char *name, const struct rt_trigger
 		.excludes = (const char *const *)c->excludes,
 		.nr_excludes = c->nr_excludes,
 		.syscall_sides = syscall ? c->syscall_sides : 0,
-		.contexts = RTK_CTX_ALL,
+		/* No contexts: the thread-table events are the shared
+		 * instance's, not this one's. */
 		.wake_on_event = true,
 	};
 	uint8_t uuid[16] = { 0 };
@@ -469,7 +589,7 @@ int dp_kernel_trigger_add(uint64_t id, const char *name, const struct rt_trigger
 				 rtk_instance_name(k->in), strerror(-ret));
 			goto fail;
 		}
-	if ((ret = rtk_trace_open(rtk_instance_formats(k->in), uuid, RTK_CTX_ALL, &k->t)) < 0) {
+	if ((ret = rtk_trace_open(rtk_instance_formats(k->in), uuid, 0, &k->t)) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -480,11 +600,17 @@ int dp_kernel_trigger_add(uint64_t id, const char *name, const struct rt_trigger
 		goto fail;
 	}
 	if (!kt.reading) {
+		/* The first trigger: the table, then the reader (neither
+		 * exists without triggers). */
+		if ((ret = table_create(&kt.table, err, errlen)) < 0)
+			goto fail;
 		int e = pthread_create(&kt.reader, NULL, reader_main, NULL);
 		if (e) {
 			ret = -e;
 			snprintf(err, errlen, "cannot start the kernel triggers' reader: %s",
 				 strerror(e));
+			table_free(kt.table);
+			kt.table = NULL;
 			goto fail;
 		}
 		pthread_setname_np(kt.reader, "rtd-ktriggers");

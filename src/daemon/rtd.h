@@ -419,8 +419,9 @@ int dp_kernel_remove_stale(void);
 /*
  * Event-rule-matches conditions on kernel and system call events
  * (kernel_triggers.c): each in a tracefs instance of its own, with the
- * rule's events and filter, read by one thread whether or not a session
- * records those events; its matches wait for the main loop.
+ * rule's events and filter (the thread-table events in one instance they
+ * share), read by one thread whether or not a session records those
+ * events; its matches wait for the main loop.
  *  - dp_kernel_triggers_init: the eventfd that is readable when matches
  *    wait (for the loop), or -errno. dp_kernel_triggers_fini: remove
  *    every instance, stop the reader, drop the matches.
@@ -432,9 +433,9 @@ int dp_kernel_remove_stale(void);
  *    queued keep its id).
  *  - dp_kernel_trigger_lost: the events of its instance lost so far:
  *    overwritten in the kernel's buffer before the daemon read them (as
- *    ftrace counts them: its matches and the fork, exec and exit events
- *    that keep the process table; at least one per page that says "some"
- *    without a number), or matches not queued for want of memory.
+ *    ftrace counts them: its matches; at least one per page that says
+ *    "some" without a number), or matches not queued for want of
+ *    memory.
  *  - dp_kernel_trigger_take: the oldest queued match (*id, and *values,
  *    which the caller frees: event, pid, tid, procname, cpu, then a
  *    capture=FIELD=VALUE entry per capture the event has), or false.

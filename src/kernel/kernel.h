@@ -317,6 +317,19 @@ struct rtk_trace_stats {
 };
 void rtk_trace_stats(const struct rtk_trace *t, struct rtk_trace_stats *s);
 /* Free the converter. */
+/* What the trace's process table knows of thread `tid` (> 0) now, /proc
+ * read when it never was (as for the contexts): its process (-1:
+ * unknown), name ("" unknown) and priority (RTK_PRIO_UNKNOWN). The table
+ * is fed by the conversion of the pages with contexts: a caller may keep
+ * a trace whose instance holds the thread-table events only and look the
+ * threads of other instances' events up in it (the daemon's kernel
+ * triggers). Same thread as the conversion. */
+struct rtk_thread {
+	int32_t pid;
+	int32_t prio;
+	char comm[16];
+};
+void rtk_trace_thread(struct rtk_trace *t, int32_t tid, struct rtk_thread *out);
 void rtk_trace_close(struct rtk_trace *t);
 
 /* ---- the kernel trace through src/consumer (source.c, writer.c) ---- */

@@ -700,6 +700,17 @@ const struct rt_field_desc *rtk_trace_contexts(const struct rtk_trace *t, uint32
 	return t->ctx;
 }
 
+void rtk_trace_thread(struct rtk_trace *t, int32_t tid, struct rtk_thread *out)
+{
+	*out = (struct rtk_thread){ .pid = -1, .prio = RTK_PRIO_UNKNOWN };
+	const struct rtk_proc *p = tid > 0 ? rtk_procs_resolve(&t->procs, tid) : NULL;
+	if (!p)
+		return;
+	out->pid = p->pid;
+	out->prio = p->prio;
+	memcpy(out->comm, p->comm, sizeof(out->comm));
+}
+
 void rtk_trace_stats(const struct rtk_trace *t, struct rtk_trace_stats *s)
 {
 	*s = t->stats;

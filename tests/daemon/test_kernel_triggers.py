@@ -46,9 +46,12 @@ class KernelTriggerCase(test_triggers.TriggerCase):
         self.assertEqual(r.stderr, "")
         return r.stdout
 
-    def trigger_instances(self, pid=None):
+    def trigger_instances(self, pid=None, table=False):
+        """The daemon's trigger instances (with table: the shared
+        thread-table instance too)."""
         prefix = "ringtrace-%d-trigger-" % (pid or self.daemon.pid)
-        return sorted(n for n in os.listdir(INSTANCES) if n.startswith(prefix))
+        return sorted(n for n in os.listdir(INSTANCES) if n.startswith(prefix) and
+                      (table or n != prefix + "threads"))
 
 
 class TestKill9Snapshot(KernelTriggerCase):
@@ -370,6 +373,52 @@ class TestRatesAndLife(KernelTriggerCase):
         self.add("--name=c", *rule)
         self.assertEqual(readers(), 1)
 
+    def test_thread_table_is_shared(self):
+        """The events that keep the thread table (threads that start, are
+        renamed, exec, are freed: every fork and exec of the machine) are
+        in one instance shared by all the triggers, which the reader does
+        not poll; a trigger's own instance holds its rule's events only,
+        so it wakes the reader at its matches only. The table still names
+        a match's thread: /bin/kill's kill(2), after its exec, is "kill"
+        of the child's pid."""
+        self.add("--name=sg", "--condition=event-rule-matches", "--type=kernel",
+                 "--name=signal_generate", "--filter=sig == 9 && pid == 1", "--action=notify")
+        self.add("--name=k", "--condition=event-rule-matches", "--type=syscall:entry",
+                 "--name=kill", f"--filter=sig == 28 && pid == {ME}", "--capture=$ctx.procname",
+                 "--capture=$ctx.pid", "--action=notify")
+        prefix = "ringtrace-%d-trigger-" % self.daemon.pid
+        self.assertEqual(self.trigger_instances(table=True),
+                         [prefix + "1_sg", prefix + "2_k", prefix + "threads"])
+
+        def instance_file(name, f):
+            with open(os.path.join(INSTANCES, name, f)) as fh:
+                return fh.read().split()
+        self.assertEqual(instance_file(prefix + "1_sg", "set_event"), ["signal:signal_generate"])
+        self.assertEqual(instance_file(prefix + "2_k", "set_event"), ["syscalls:sys_enter_kill"])
+        self.assertEqual(instance_file(prefix + "1_sg", "buffer_percent"), ["0"])
+        table = set(instance_file(prefix + "threads", "set_event"))
+        self.assertLessEqual(table, {"task:task_newtask", "task:task_rename",
+                                     "sched:sched_process_exec", "sched:sched_process_free"})
+        self.assertIn("sched:sched_process_exec", table)
+        self.assertNotEqual(instance_file(prefix + "threads", "buffer_percent"), ["0"])
+        cmd = self.notifications("k")
+        # On this process's CPU: the table's events of one CPU are in
+        # order (those of different CPUs are read one CPU after another).
+        before = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {sorted(before)[0]})
+        try:
+            subprocess.run(["/bin/kill", "-s", "WINCH", str(ME)], check=True)
+        finally:
+            os.sched_setaffinity(0, before)
+        n = json.loads(cmd.line())
+        self.assertEqual((n["procname"], n["captures"]["$ctx.procname"]), ("kill", "kill"))
+        self.assertEqual(n["pid"], n["captures"]["$ctx.pid"])
+        self.assertNotEqual(n["pid"], ME)
+        self.rt("remove-trigger", "sg")
+        self.assertEqual(self.trigger_instances(table=True), [prefix + "2_k", prefix + "threads"])
+        self.rt("remove-trigger", "k")
+        self.assertEqual(self.trigger_instances(table=True), [])
+
     def test_instance_gone_after_exit_and_kill9(self):
         """The trigger instance goes with the daemon (SIGTERM); one left
         by a daemon killed with -9 is removed by the next daemon; a
@@ -384,7 +433,7 @@ class TestRatesAndLife(KernelTriggerCase):
         self.daemon.send_signal(signal.SIGTERM)
         self.assertEqual(self.daemon.wait(timeout=30), 0)
         self.daemon_log.close()
-        self.assertEqual(self.trigger_instances(first), [])
+        self.assertEqual(self.trigger_instances(first, table=True), [])
 
         self.start_daemon()
         second = self.daemon.pid
@@ -403,7 +452,7 @@ class TestRatesAndLife(KernelTriggerCase):
         self.start_daemon()
         # Answered by its loop, which starts after the removal.
         self.assertEqual(self.rt("list-triggers"), "No trigger.\n")
-        self.assertEqual(self.trigger_instances(second), [])
+        self.assertEqual(self.trigger_instances(second, table=True), [])
 
 
 class TestFrequentEvent(KernelTriggerCase):
