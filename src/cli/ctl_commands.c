@@ -34,8 +34,8 @@ void ctl_print_help(const struct ctl_cmd *c, FILE *f)
 		char left[64], sh[8] = "    ";
 		if (o->shrt)
 			snprintf(sh, sizeof(sh), "-%c, ", o->shrt);
-		snprintf(left, sizeof(left), "%s--%s%s%s", sh, o->lng, o->metavar ? " " : "",
-			 o->metavar ? o->metavar : "");
+		snprintf(left, sizeof(left), "%s--%s%s%s", sh, o->lng,
+			 o->metavar && o->arg != ARG_OPTNUM ? " " : "", o->metavar ? o->metavar : "");
 		fprintf(f, "    %-30s %s\n", left, o->help);
 	}
 	fprintf(f, "    %-30s %s\n", "-h, --help", "this help");
@@ -190,7 +190,8 @@ static int run(const struct ctl_cmd *c, int argc, char **argv)
 	size_t n = 0, sl = strlen(shorts);
 	for (const struct ctl_opt *o = c->opts; o < c->opts + CTL_MAX_OPTS && o->lng; o++, n++) {
 		bool val = o->metavar != NULL;
-		lopts[n] = (struct option){ o->lng, val ? required_argument : no_argument, NULL,
+		lopts[n] = (struct option){ o->lng, o->arg == ARG_OPTNUM ? optional_argument
+					    : val ? required_argument : no_argument, NULL,
 					    256 + (int)n };
 		if (o->shrt) {
 			shorts[sl++] = o->shrt;
@@ -232,8 +233,12 @@ static int run(const struct ctl_cmd *c, int argc, char **argv)
 				o = &c->opts[i];
 		if (!o)
 			goto out;
-		if (o->arg == ARG_SET)
+		if (o->arg == ARG_SET || (o->arg == ARG_OPTNUM && !optarg))
 			rtp_kv_add(&kv, o->key, o->value);
+		else if (o->arg == ARG_OPTNUM && add_arg(ARG_NUM, o->key, optarg, &kv) < 0)
+			goto out;
+		else if (o->arg == ARG_OPTNUM)
+			continue;
 		else if (o->arg == ARG_LOCAL)
 			local_out = optarg;
 		else if (add_arg(o->arg, o->key, optarg, &kv) < 0)

@@ -19,17 +19,30 @@
 
 const struct ctl_cmd ctl_cmds[] = {
 { "create", "create a tracing session",
-  "ringtrace create [NAME] [-o DIR | --snapshot [-o DIR]] [--force]",
+  "ringtrace create [NAME] [-o DIR | --snapshot [-o DIR] | --set-url=URL [--live[=US]]]\n"
+  "       [--force]",
   "Create a session and make it the current one. Without NAME the session is called\n"
   "auto-DATE. Traces go to DIR (default ~/ringtrace-traces/NAME-DATE), created now;\n"
   "a DIR that is not empty is refused unless --force, and so is the DIR of another\n"
   "session. A snapshot session keeps its buffers in memory (overwrite mode) and\n"
-  "writes them only with 'ringtrace snapshot record'.",
-  "name", ARG_STR, 0, 1, false, SHORT_MS, {
+  "writes them only with 'ringtrace snapshot record'. With --set-url (or --ctrl-url\n"
+  "and --data-url, or --live alone: the relay on this machine) the traces are\n"
+  "streamed to ringtrace-relayd instead, authenticated with the relay's secret\n"
+  "(docs/relay.md).",
+  "name", ARG_STR, 0, 1, false, LONG_MS, {
 	{ "output", 'o', ARG_PATH, "output", NULL, "DIR", "trace output directory" },
 	{ "snapshot", 0, ARG_SET, "snapshot", "1", NULL, "snapshot (flight recorder) session" },
 	{ "force", 0, ARG_SET, "force", "1", NULL,
 	  "use DIR even if not empty: the traces it holds are removed" },
+	{ "set-url", 'U', ARG_STR, "set-url", NULL, "URL",
+	  "stream to the relay at net://HOST[:CTRL[:DATA]] (ports 5342, 5343)" },
+	{ "ctrl-url", 'C', ARG_STR, "ctrl-url", NULL, "URL",
+	  "the relay's control port, tcp://HOST[:PORT] (with --data-url)" },
+	{ "data-url", 'D', ARG_STR, "data-url", NULL, "URL",
+	  "the relay's data port, tcp://HOST[:PORT] (with --ctrl-url)" },
+	{ "live", 0, ARG_OPTNUM, "live", "", "[=US]",
+	  "a live session: the relay serves it to live viewers; US: the live timer in\n"
+	  "                                   microseconds (default 1000000)" },
 } },
 { "destroy", "stop and destroy a session", "ringtrace destroy [SESSION | -a]",
   "Stop the session if it is active (the trace is complete on disk afterwards), then\n"

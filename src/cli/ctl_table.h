@@ -18,6 +18,7 @@ enum ctl_arg {
 	ARG_USEC,	/* key=microseconds; ARG accepts us/ms/s/m/h */
 	ARG_LOGLEVEL,	/* key=level number; ARG a name or a number */
 	ARG_LOCAL,	/* handled by the command itself (key: its name) */
+	ARG_OPTNUM,	/* --OPT or --OPT=N: key=N, key= without N */
 };
 
 struct ctl_opt {

@@ -15,3 +15,8 @@ add_library(rt_consumer STATIC
   ${CMAKE_CURRENT_LIST_DIR}/trace_dir.c)
 target_include_directories(rt_consumer PUBLIC ${CMAKE_SOURCE_DIR}/include)
 target_link_libraries(rt_consumer PUBLIC rt_common Threads::Threads)
+
+# The network sink (consumer_net.h), for the daemon only: libringtrace
+# never streams to a relay, and so never links OpenSSL.
+add_library(rt_consumer_net STATIC ${CMAKE_CURRENT_LIST_DIR}/net_sink.c)
+target_link_libraries(rt_consumer_net PUBLIC rt_consumer rt_net)

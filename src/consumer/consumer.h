@@ -309,6 +309,8 @@ struct cons_sink_ops {
 	 * LTTng's archives). Optional: NULL when the sink cannot rotate.
 	 * 0 or -errno. */
 	int (*rotate)(void *sink, const char *dir);
+	/* What write writes, for messages (NULL: "a stream file"). */
+	const char *what;
 };
 
 struct cons_sink {

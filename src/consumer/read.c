@@ -80,7 +80,7 @@ static void write_packet(struct cons_channel *c, uint32_t stream, const struct c
 		c->sink.ops->lose(c->sink.arg, stream, out, n);
 	} else {
 		ret = c->sink.ops->write(c->sink.arg, stream, out, len, n);
-		what = "a stream file";
+		what = c->sink.ops->what ? c->sink.ops->what : "a stream file";
 	}
 	if (ret < 0) {
 		/* A trusted packet's events are counted only when it is lost:
@@ -241,7 +241,8 @@ void cons_channel_settle(struct cons_channel *c)
 	for (uint32_t s = 0; c->sink.ops->settle && s < c->src.nr_streams; s++) {
 		int r = c->sink.ops->settle(c->sink.arg, s);
 		if (r < 0)
-			cons_errors_failed(c->errors, "a stream file", r, 0, 0);
+			cons_errors_failed(c->errors, c->sink.ops->what ? c->sink.ops->what
+									: "a stream file", r, 0, 0);
 	}
 }
 

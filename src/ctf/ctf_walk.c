@@ -155,17 +155,22 @@ int ctf_stream_cut_torn(int fd, uint64_t *cut)
 	return 0;
 }
 
+void ctf_tomb_packet(const struct ctf_packet_header *last, uint64_t lost_events, char *out)
+{
+	struct ctf_packet_header h = *last;
+	memset(out, 0, CTF_TOMB_SIZE);
+	h.content_size = CTF_PACKET_HEADER_SIZE * 8;
+	h.packet_size = CTF_TOMB_SIZE * 8;
+	h.events_discarded += lost_events;
+	memcpy(out, &h, sizeof(h));
+}
+
 int ctf_out_settle(struct ctf_out *o, int fd)
 {
 	if (!o->tomb)
 		return 0;
-	/* The header alone, padded to 8 bytes like every packet. */
-	char buf[(CTF_PACKET_HEADER_SIZE + 7) & ~7u] = { 0 };
-	struct ctf_packet_header h = o->tomb_hdr;
-	h.content_size = CTF_PACKET_HEADER_SIZE * 8;
-	h.packet_size = sizeof(buf) * 8;
-	h.events_discarded += o->lost_events;
-	memcpy(buf, &h, sizeof(h));
+	char buf[CTF_TOMB_SIZE];
+	ctf_tomb_packet(&o->tomb_hdr, o->lost_events, buf);
 	int ret = put(o, fd, buf, sizeof(buf));
 	if (!ret)
 		o->tomb = false;

@@ -65,6 +65,13 @@ struct ctf_out {
  */
 int ctf_stream_cut_torn(int fd, uint64_t *cut);
 
+/* The header-only packet that stands for lost packets: `last`'s header
+ * (the newest lost packet: its packet_seq_num and times) with no event,
+ * events_discarded raised by lost_events, padded to 8 bytes like every
+ * packet, into out[CTF_TOMB_SIZE]. */
+#define CTF_TOMB_SIZE ((CTF_PACKET_HEADER_SIZE + 7) & ~7u)
+void ctf_tomb_packet(const struct ctf_packet_header *last, uint64_t lost_events, char *out);
+
 /* Append the trimmed packet `pkt` (len bytes, `events` events; its
  * events_discarded is raised by lost_events here) to fd, whose file holds
  * o->size bytes. Returns 0, or -errno (the packet is accounted as lost). */

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "../consumer/consumer.h"
+#include "../consumer/consumer_net.h"
 #include "dp.h"
 
 /* read_timer_ms == 0: the default read period, the longest the consumer
@@ -38,6 +39,7 @@ struct cons_bufset {
 	bool live;			/* its buffers exist: read */
 	struct cons_rb_source rs;
 	struct cons_files files;
+	struct cons_net_sink net;	/* instead of files: streamed to a relay */
 	struct cons_channel ch;
 	/* This channel's event classes by id, for checking packets; rebuilt
 	 * when the trace's generation changes. Used with t->lock held (the
@@ -77,6 +79,8 @@ struct cons_dtrace {
 	bool stop;
 	bool woken;
 	struct cons_metadata_state meta;	/* io_lock */
+	struct cons_net_trace *net;	/* io_lock; a session streamed to a
+					 * relay: this trace's place there */
 	struct cons_errors errors;
 };
 

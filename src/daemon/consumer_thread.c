@@ -54,6 +54,10 @@ static bool writes_files(const struct cons_dtrace *ct)
 /* Before each packet: the metadata describes every class it may use. */
 static int metadata_update(struct cons_dtrace *ct, bool force)
 {
+	/* On a relay the metadata is sent again whole with each new
+	 * connection, and only then. */
+	if (ct->net)
+		return cons_net_metadata(ct->net, &ct->desc, ct->descs, ct->nr_descs);
 	return cons_metadata_update(&ct->meta, &ct->desc, ct->descs, ct->nr_descs, force);
 }
 
@@ -143,6 +147,7 @@ static void free_trace(struct cons_dtrace *ct)
 		if (!cb->b)
 			break; /* consumer_trace_add failed before this one */
 		cons_files_free(&cb->files);
+		cons_net_sink_free(&cb->net);
 		cons_channel_fini(&cb->ch);
 		cons_rb_source_fini(&cb->rs);
 		consumer_classes_free(cb);
@@ -151,6 +156,7 @@ static void free_trace(struct cons_dtrace *ct)
 	free(ct->sets);
 	free(ct->descs);
 	free(ct->live);
+	free(ct->net);
 	cons_errors_fini(&ct->errors);
 	pthread_cond_destroy(&ct->wake);
 	pthread_mutex_destroy(&ct->wake_lock);
@@ -186,9 +192,13 @@ static int setup_bufset(struct cons_dtrace *ct, struct cons_bufset *cb, uint64_t
 	struct cons_source src;
 	struct cons_sink sink;
 	int ret = cons_rb_source_init(&cb->rs, &cb->b->rb, &src);
-	if (!ret)
+	if (!ret && ct->net) {
+		ret = cons_net_sink_init(&cb->net, ct->net, &cb->desc, cb->b->rb.nr_cpus);
+		cons_net_sink(&sink, &cb->net);
+	} else if (!ret) {
 		ret = cons_files_init(&cb->files, ct->desc.dir, &cb->desc, cb->b->rb.nr_cpus);
-	cons_files_sink(&sink, &cb->files);
+		cons_files_sink(&sink, &cb->files);
+	}
 	if (!ret)
 		ret = cons_channel_init(&cb->ch, &cb->desc, &ct->desc, &src, &sink, &ct->errors,
 					true);
@@ -202,6 +212,31 @@ static int setup_bufset(struct cons_dtrace *ct, struct cons_bufset *cb, uint64_t
 	if (cb->b->channel->switch_timer_ms)
 		cb->next_switch_ns = now + (uint64_t)cb->b->channel->switch_timer_ms * 1000000ull;
 	return 0;
+}
+
+/* A session streamed to a relay: the trace's place there, its directory
+ * in the session (t->dir past the session's output) with every byte a
+ * relay refuses in a name made '_' (a program's name in a per-pid
+ * directory may hold any). 0, -ENOMEM, -EINVAL. */
+static int relay_trace(struct cons_dtrace *ct)
+{
+	const struct rtd_session *s = ct->t->session;
+	size_t n = strlen(s->output);
+	if (strncmp(ct->t->dir, s->output, n) || ct->t->dir[n] != '/')
+		return -EINVAL;
+	char path[RNET_PATH_MAX + 1];
+	snprintf(path, sizeof(path), "%s", ct->t->dir + n + 1);
+	for (char *p = path; *p; p++) {
+		bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			  (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' || *p == '/' ||
+			  (*p == '.' && p > path && p[-1] != '/');
+		if (!ok)
+			*p = '_';
+	}
+	ct->net = malloc(sizeof(*ct->net));
+	if (!ct->net)
+		return -ENOMEM;
+	return cons_net_trace_init(ct->net, s->relay, path);
 }
 
 /* Errors: -ENOMEM; -errno of pthread_create or of the metadata's first
@@ -234,6 +269,11 @@ int consumer_trace_add(struct dp_trace *t, char *err, size_t errlen)
 	consumer_classes(ct, &ct->desc.classes);
 
 	int ret = -ENOMEM;
+	if (t->session && t->session->net && (!t->session->relay || relay_trace(ct) < 0)) {
+		snprintf(err, errlen, "cannot stream %s to the relay", t->dir);
+		ret = -EINVAL;
+		goto fail;
+	}
 	size_t n = t->nr_bufsets ? t->nr_bufsets : 1;
 	ct->sets = calloc(n, sizeof(*ct->sets));
 	ct->descs = calloc(n, sizeof(*ct->descs));
@@ -253,7 +293,8 @@ int consumer_trace_add(struct dp_trace *t, char *err, size_t errlen)
 		if (bufset_live(cb->b) && setup_bufset(ct, cb, now) < 0)
 			goto fail_msg;
 	}
-	if (writes_files(ct)) {
+	/* A relay that is away now gets the metadata when it is back. */
+	if (writes_files(ct) && !ct->net) {
 		ret = metadata_update(ct, true);
 		if (ret < 0) {
 			snprintf(err, errlen, "cannot write the metadata in %s: %s", t->dir,
@@ -312,6 +353,9 @@ int consumer_trace_drain(struct dp_trace *t)
 	if (!part)	/* out of memory: one drain, read as the session's kind says */
 		cons_drain(ct->live, ct->nr_live, !is_snapshot(t));
 	free(part);
+	/* On a relay, written means stored there: sent is not enough. */
+	if (ct->net && cons_net_sync(ct->net->net) < 0 && ct->nr_live)
+		cons_errors_failed(&ct->errors, "packets to the relay", -ENOTCONN, 0, 0);
 	if (writes_files(ct)) {
 		int r = metadata_update(ct, true);
 		if (r < 0)
@@ -341,6 +385,8 @@ int consumer_trace_sync(struct dp_trace *t)
 		cons_channel_flush(&cb->ch);
 		cons_channel_read(&cb->ch, CONS_STUCK_MS);
 	}
+	if (ct->net)
+		cons_net_sync(ct->net->net);
 	pthread_mutex_unlock(&ct->io_lock);
 	return 0;
 }
@@ -488,11 +534,13 @@ int consumer_bufset_stats(const struct dp_bufset *b, struct rtd_channel_stats *s
 	if (cb && cb->live) {
 		struct cons_stats cs = { 0 };
 		cons_channel_stats(&cb->ch, &cs);
-		st->events += cs.events;
+		/* Packets the relay went away with were counted written. */
+		uint64_t unstored = cons_net_sink_unstored(&cb->net);
+		st->events += cs.events - (unstored < cs.events ? unstored : cs.events);
 		st->bytes_written += cs.bytes;
 		st->subbufs_lost += cs.subbufs_skipped;
 		st->packets_corrupt += cs.packets_corrupt;
-		st->events_lost += cs.events_unwritten;
+		st->events_lost += cs.events_unwritten + unstored;
 	}
 	st->nr_buffer_sets++;
 	return 0;

@@ -221,6 +221,10 @@ int ctl_status(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *e
 				(unsigned long long)st.bytes_written);
 	}
 	char msg[RTD_ERRLEN];
+	if (s->net) {
+		dp_relay_status(s, msg, sizeof(msg));
+		fprintf(out, "Relay: %s\n", msg);
+	}
 	if (dp_session_errors(s, false, msg, sizeof(msg)) < 0 ||
 	    dp_kernel_errors(s, false, msg, sizeof(msg)) < 0)
 		fprintf(out, "Write errors: %s\n", msg);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../common/fs_util.h"
+#include "../net/net.h"
 #include "ctl.h"
 
 const char *ctl_get(const struct ctl_req *r, const char *key)
@@ -138,6 +139,65 @@ static int check_output(const char *path, bool is_snap, bool force, FILE *out, c
 	return ret < 0 ? ret : 0;
 }
 
+/* A session streamed to a relay (create's set-url, or ctrl-url and
+ * data-url, or live alone: the relay on this machine): where, into s's
+ * relay fields and its output ("net://HOST:CTRL:DATA"). live: the live
+ * timer in microseconds, "" for LTTng's default (1 s). 0 or -EINVAL. */
+static int relay_url(const struct ctl_req *r, struct rtd_session *s, char *err, size_t errlen)
+{
+	const char *set = ctl_get(r, "set-url"), *cu = ctl_get(r, "ctrl-url"),
+		   *du = ctl_get(r, "data-url"), *live = ctl_get(r, "live");
+	char dhost[256];
+	int unused, ret = 0;
+	if (set && (cu || du)) {
+		snprintf(err, errlen, "--set-url and --ctrl-url/--data-url are exclusive");
+		return -EINVAL;
+	}
+	if (!cu != !du) {
+		snprintf(err, errlen, "--ctrl-url and --data-url go together");
+		return -EINVAL;
+	}
+	if (set)
+		ret = rnet_parse_url(set, false, s->relay_host, sizeof(s->relay_host),
+				     &s->relay_ctrl_port, &s->relay_data_port);
+	else if (cu)
+		ret = rnet_parse_url(cu, true, s->relay_host, sizeof(s->relay_host),
+				     &s->relay_ctrl_port, &unused);
+	else
+		ret = rnet_parse_url("net://127.0.0.1", false, s->relay_host,
+				     sizeof(s->relay_host), &s->relay_ctrl_port,
+				     &s->relay_data_port);
+	if (!ret && du) {
+		ret = rnet_parse_url(du, true, dhost, sizeof(dhost), &s->relay_data_port, &unused);
+		if (!ret && strcmp(dhost, s->relay_host)) {
+			snprintf(err, errlen, "--ctrl-url and --data-url must name the same relay");
+			return -EINVAL;
+		}
+	}
+	if (ret < 0) {
+		snprintf(err, errlen, "bad relay URL '%s': expected net://HOST[:CTRL[:DATA]] "
+			 "(--ctrl-url/--data-url: tcp://HOST[:PORT])", set ? set : cu ? cu : du);
+		return ret;
+	}
+	if (live) {
+		char *end;
+		errno = 0;
+		unsigned long v = *live ? strtoul(live, &end, 10) : 1000000ul;
+		if (*live && (errno || *end || !v || v > UINT32_MAX || *live == '-')) {
+			snprintf(err, errlen, "--live=%s: a timer in microseconds (1 to %u)", live,
+				 UINT32_MAX);
+			return -EINVAL;
+		}
+		s->live_delay_us = (uint32_t)v;
+	}
+	if (snprintf(s->output, sizeof(s->output), "net://%s:%d:%d", s->relay_host,
+		     s->relay_ctrl_port, s->relay_data_port) >= (int)sizeof(s->output))
+		return -ENAMETOOLONG;
+	s->net = true;
+	s->created = (uint64_t)time(NULL);
+	return 0;
+}
+
 /* create: name, output (absolute), snapshot=1, flat=1 (hidden sessions of
  * `ringtrace record`: output required, name may start with '.'), force=1
  * (an output that is not empty: its traces are removed). */
@@ -171,6 +231,34 @@ int ctl_create(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *e
 	if (is_flat && (!output || is_snap)) {
 		snprintf(err, errlen, "a flat session needs an output and no snapshot mode");
 		return -EINVAL;
+	}
+	bool net = ctl_get(r, "set-url") || ctl_get(r, "ctrl-url") || ctl_get(r, "data-url") ||
+		   ctl_get(r, "live");
+	if (net && (output || is_snap || is_flat)) {
+		snprintf(err, errlen, "a session streamed to a relay has no -o%s",
+			 is_snap ? ", and snapshot sessions do not stream to a relay yet" : "");
+		return -EINVAL;
+	}
+	if (net) {
+		struct rtd_session *s = model_session_new(name);
+		if (!s) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		int ret = relay_url(r, s, err, errlen);
+		if (!ret)
+			ret = dp_relay_open(s, err, errlen);
+		if (ret < 0) {
+			model_session_free(s);
+			return ret;
+		}
+		model_current = s;
+		rtp_kv_add(reply, "session", s->name);
+		rtp_kv_add(reply, "output", s->output);
+		fprintf(out, "Tracing session %s created.\n", s->name);
+		fprintf(out, "Traces will be streamed to the relay at %s%s\n", s->output,
+			s->live_delay_us ? " (live)" : "");
+		return 0;
 	}
 	char path[PATH_MAX];
 	if (output) {
@@ -233,6 +321,7 @@ int ctl_session_destroy(struct rtd_session *s, char *err, size_t errlen)
 	dp_kernel_destroy(s);
 	dp_session_destroy(s);
 	ctl_rotation_destroyed(s);
+	dp_relay_close(s);
 	model_session_free(s);
 	return ret;
 }
@@ -276,6 +365,11 @@ int ctl_session_start(struct rtd_session *s, char *err, size_t errlen)
 	if (s->active) {
 		snprintf(err, errlen, "session %s is already started", s->name);
 		return -EALREADY;
+	}
+	if (s->net && s->kchannels) {
+		snprintf(err, errlen, "session %s streams to a relay: its kernel channel cannot "
+			 "(the kernel domain writes local files only)", s->name);
+		return -EOPNOTSUPP;
 	}
 	/* The kernel first: its instance is what may be refused (no access,
 	 * a rule matching no event, a filter ftrace refuses). */
@@ -346,6 +440,7 @@ int ctl_session_snapshot(struct rtd_session *s, const char *dir, uint64_t max_si
 			 "--snapshot)", s->name);
 		return -EOPNOTSUPP;
 	}
+
 	if (!s->ever_started) {
 		snprintf(err, errlen, "session %s has never been started: its buffers are empty",
 			 s->name);

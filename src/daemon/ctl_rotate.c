@@ -66,6 +66,11 @@ static int refused(const struct rtd_session *s, char *err, size_t errlen)
 			 "rotate", s->name);
 		return -EOPNOTSUPP;
 	}
+	if (s->net) {
+		snprintf(err, errlen, "session %s streams to a relay, whose trace chunks are not "
+			 "supported yet: it does not rotate", s->name);
+		return -EOPNOTSUPP;
+	}
 	for (int d = 0; d < 2; d++)
 		for (const struct rtd_channel *c = d ? s->kchannels : s->channels; c; c = c->next)
 			if (c->tracefile_size || c->tracefile_count) {

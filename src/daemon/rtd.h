@@ -148,6 +148,15 @@ struct rtd_session {
 	struct rtd_rotation rot;
 	void *dp;
 	void *kdp;			/* the kernel data plane's */
+	/* Streamed to a relay (create --set-url, --ctrl-url/--data-url,
+	 * --live): `output` then says where, "net://HOST:CTRL:DATA", and
+	 * nothing is written here. */
+	bool net;
+	char relay_host[256];
+	int relay_ctrl_port, relay_data_port;
+	uint32_t live_delay_us;		/* --live: the relay's live timer; 0: not live */
+	uint64_t created;		/* Unix time of `create`: the relay's SESSION-DATE */
+	void *relay;			/* the data plane's connection (dp_relay_open) */
 	struct rtd_session *next;
 };
 
@@ -369,6 +378,16 @@ void dp_user_triggers_changed(void);
 void dp_user_triggers_read(void (*fn)(struct rtd_user_trigger *t, const struct rtp_kv *values,
 				      void *arg),
 			   void *arg);
+
+/* A session streamed to a relay (s->net): connect now, authenticated,
+ * and open the relay's session, so that create reports what is wrong
+ * ("authentication failed: ...", the relay cannot be reached). Later
+ * losses of the relay are the consumers' (counted packets, reconnects).
+ * dp_relay_close: the relay's session closed, after dp_session_destroy.
+ * dp_relay_status: one line about the connection for `status`. */
+int dp_relay_open(struct rtd_session *s, char *err, size_t errlen);
+void dp_relay_close(struct rtd_session *s);
+void dp_relay_status(struct rtd_session *s, char *line, size_t len);
 
 /* The daemon is exiting: stop consumers, flush and close everything. */
 void dp_shutdown(void);

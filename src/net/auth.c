@@ -244,6 +244,7 @@ static int expect(int fd, uint16_t type, uint8_t **p, uint32_t *len, int timeout
 		char msg[RNET_MSG_MAX + 1];
 		rnet_get_u32(&r);
 		rnet_get_u64(&r);
+		rnet_get_u64(&r);
 		rnet_get_str(&r, msg, RNET_MSG_MAX);
 		snprintf(err, errlen, "authentication failed: %s",
 			 rnet_rd_end(&r) == 0 ? msg : "refused by the relay");
@@ -315,7 +316,8 @@ out:
 static void fail(int fd, const char *msg)
 {
 	struct rnet_wr w = { 0 };
-	rnet_put_u32(&w, (uint32_t)EACCES);
+	rnet_put_u32(&w, (uint32_t)-EACCES);
+	rnet_put_u64(&w, 0);
 	rnet_put_u64(&w, 0);
 	rnet_put_str(&w, msg);
 	if (!w.err)

@@ -82,6 +82,8 @@ enum rnet_type {
 	RNET_CLOSE_STREAM = 19,		/* no reply */
 	RNET_CLOSE_SESSION = 20,
 	RNET_CLOCK = 21,		/* NTP-style exchange, CLOCK_REPLY */
+	/* status u32 (0 or a negative errno), value u64, value2 u64,
+	 * message text; AUTH_FAIL has the same fields */
 	RNET_REPLY = 24,
 	RNET_CLOCK_REPLY = 25,
 	/* data connection, daemon -> relay */
@@ -93,6 +95,8 @@ enum rnet_type {
 					 * stream of a live session, each live
 					 * period), so live viewers need not
 					 * wait for it */
+	RNET_DATA_SYNC = 35,		/* REPLY once every packet before it is
+					 * stored */
 	RNET_TYPE_LAST = 63,
 };
 
@@ -184,6 +188,13 @@ int rnet_secret_load(struct rnet_secret *k, bool create, char *err, size_t errle
  * with default port `def`: host into host[hostlen], *port. 0 or
  * -EINVAL. */
 int rnet_parse_hostport(const char *s, int def, char *host, size_t hostlen, int *port);
+/* A relay's URL as `ringtrace create --set-url` takes it (LTTng's):
+ * net://HOST[:CTRL[:DATA]] (also net4://, net6://, and [V6] for an IPv6
+ * address), the ports defaulting to RNET_CTRL_PORT and RNET_DATA_PORT;
+ * with `one_port` (--ctrl-url, --data-url) tcp://HOST[:PORT] or
+ * net://HOST[:PORT] into *ctrl. Host into host[hostlen]. 0 or -EINVAL. */
+int rnet_parse_url(const char *url, bool one_port, char *host, size_t hostlen, int *ctrl,
+		   int *data);
 /* Listen on addr:port (TCP, SO_REUSEADDR, close-on-exec). Returns the
  * socket or -errno (message in err). */
 int rnet_listen(const char *addr, int port, char *err, size_t errlen);

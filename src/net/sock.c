@@ -69,6 +69,54 @@ int rnet_parse_hostport(const char *s, int def, char *host, size_t hostlen, int 
 	return 0;
 }
 
+static int port_of(const char *s, const char **end)
+{
+	char *e;
+	errno = 0;
+	long v = strtol(s, &e, 10);
+	if (errno || e == s || v < 1 || v > 65535 || *s == '-' || *s == '+')
+		return -EINVAL;
+	*end = e;
+	return (int)v;
+}
+
+int rnet_parse_url(const char *url, bool one_port, char *host, size_t hostlen, int *ctrl,
+		   int *data)
+{
+	static const char *const schemes[] = { "net://", "net4://", "net6://", "tcp://",
+					       "tcp4://", "tcp6://" };
+	const char *p = NULL;
+	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]) && !p; i++)
+		if (!strncmp(url, schemes[i], strlen(schemes[i])) && (one_port || i < 3))
+			p = url + strlen(schemes[i]);
+	if (!p)
+		return -EINVAL;
+	const char *end;
+	if (*p == '[') {
+		end = strchr(p, ']');
+		if (!end)
+			return -EINVAL;
+		p++;
+	} else {
+		end = p + strcspn(p, ":/");
+	}
+	size_t n = (size_t)(end - p);
+	if (n == 0 || n >= hostlen)
+		return -EINVAL;
+	memcpy(host, p, n);
+	host[n] = 0;
+	p = *end == ']' ? end + 1 : end;
+	*ctrl = RNET_CTRL_PORT;
+	*data = RNET_DATA_PORT;
+	if (*p == ':' && (*ctrl = port_of(p + 1, &p)) < 0)
+		return -EINVAL;
+	if (!one_port && *p == ':' && (*data = port_of(p + 1, &p)) < 0)
+		return -EINVAL;
+	if (*p == '/' && !p[1])
+		p++;
+	return *p ? -EINVAL : 0;
+}
+
 static int resolve(const char *host, int port, bool passive, struct addrinfo **res)
 {
 	char serv[16];

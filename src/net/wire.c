@@ -22,7 +22,7 @@ uint32_t rnet_type_max(uint16_t type)
 		return 0;
 	case RNET_AUTH_FAIL:
 	case RNET_REPLY:
-		return 4 + 8 + 2 + RNET_MSG_MAX;
+		return 4 + 8 + 8 + 2 + RNET_MSG_MAX;
 	case RNET_CREATE_SESSION:
 		return 2 + RNET_NAME_MAX + 8 + 4 + 4;
 	case RNET_ADD_STREAM:
@@ -48,7 +48,7 @@ uint32_t rnet_type_max(uint16_t type)
 
 static bool type_known(uint16_t type)
 {
-	return type == RNET_AUTH_OK || rnet_type_max(type) > 0;
+	return type == RNET_AUTH_OK || type == RNET_DATA_SYNC || rnet_type_max(type) > 0;
 }
 
 int rnet_frame_decode(const void *buf, size_t len, struct rnet_hdr *h)

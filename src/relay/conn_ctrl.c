@@ -39,17 +39,23 @@ struct ctrl {
 	uint32_t nr;
 };
 
-static int reply(struct ctrl *c, int status, uint64_t value, const char *msg)
+static int reply2(struct ctrl *c, int status, uint64_t value, uint64_t value2, const char *msg)
 {
 	struct rnet_wr w = { 0 };
 	rnet_put_u32(&w, (uint32_t)status);
 	rnet_put_u64(&w, value);
+	rnet_put_u64(&w, value2);
 	char m[RNET_MSG_MAX + 1];
 	snprintf(m, sizeof(m), "%s", msg ? msg : "");
 	rnet_put_str(&w, m);
 	int ret = w.err ? w.err : rnet_send(c->fd, RNET_REPLY, w.p, (uint32_t)w.len, 10000);
 	rnet_wr_free(&w);
 	return ret;
+}
+
+static int reply(struct ctrl *c, int status, uint64_t value, const char *msg)
+{
+	return reply2(c, status, value, 0, msg);
 }
 
 static bool owns(const struct ctrl *c, const struct relay_session *s)
@@ -117,7 +123,13 @@ static int add_stream(struct ctrl *c, struct rnet_rd *r)
 		relay_log("host %s: stream refused: %s", c->host, err);
 		return reply(c, ret, 0, err);
 	}
-	return reply(c, 0, st->id, NULL);
+	/* value2: the last packet's sequence number + 1 (0: none), so
+	 * that a daemon coming back knows which of the packets it sent
+	 * before the relay went away were stored. */
+	pthread_mutex_lock(&st->lock);
+	uint64_t last = st->nr_index ? st->index[st->nr_index - 1].packet_seq_num + 1 : 0;
+	pthread_mutex_unlock(&st->lock);
+	return reply2(c, 0, st->id, last, NULL);
 }
 
 static int metadata(struct ctrl *c, struct rnet_rd *r)

@@ -22,6 +22,7 @@ static int attach(int fd, const char *host, struct rnet_rd *r, struct relay_sess
 	struct rnet_wr w = { 0 };
 	rnet_put_u32(&w, s ? 0 : (uint32_t)-ENOENT);
 	rnet_put_u64(&w, id);
+	rnet_put_u64(&w, 0);
 	rnet_put_str(&w, s ? "" : "no such session of this host");
 	int ret = w.err ? w.err : rnet_send(fd, RNET_REPLY, w.p, (uint32_t)w.len, 10000);
 	rnet_wr_free(&w);
@@ -39,6 +40,19 @@ static struct relay_stream *data_stream(struct relay_session *s, uint64_t id)
 		st = NULL;
 	pthread_mutex_unlock(&relay_lock);
 	return st;
+}
+
+/* Every packet before the SYNC is stored (this thread wrote it). */
+static int synced(int fd, const struct relay_session *s)
+{
+	struct rnet_wr w = { 0 };
+	rnet_put_u32(&w, s ? 0 : (uint32_t)-ENOENT);
+	rnet_put_u64(&w, 0);
+	rnet_put_u64(&w, 0);
+	rnet_put_str(&w, "");
+	int ret = w.err ? w.err : rnet_send(fd, RNET_REPLY, w.p, (uint32_t)w.len, 10000);
+	rnet_wr_free(&w);
+	return ret;
 }
 
 static int packet(struct relay_session *s, struct rnet_rd *r)
@@ -95,6 +109,8 @@ void relay_serve_data(int fd, const char *host)
 		struct rnet_rd r = { .p = p, .len = h.length };
 		if (h.type == RNET_DATA_ATTACH)
 			ret = attach(fd, host, &r, &s);
+		else if (h.type == RNET_DATA_SYNC)
+			ret = synced(fd, s);
 		else if (h.type == RNET_PACKET)
 			ret = packet(s, &r);
 		else if (h.type == RNET_BEACON)

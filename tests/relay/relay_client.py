@@ -136,8 +136,8 @@ class Conn:
 
 
 def reply_decode(p):
-    status, value, n = struct.unpack_from(">iQH", p)
-    return status, value, p[14:14 + n].decode()
+    status, value, value2, n = struct.unpack_from(">iQQH", p)
+    return status, value, p[22:22 + n].decode()
 
 
 def packets(path):

@@ -1,0 +1,129 @@
+/*
+ * consumer_net.h - the consumer's network sink: a session's traces
+ * streamed to ringtrace-relayd (src/net's protocol, docs/relay.md)
+ * instead of written to stream files. Linked only by the daemon
+ * (rt_consumer_net): libringtrace never talks to a relay.
+ *
+ * One struct cons_net per session: its control and data connections,
+ * authenticated with the relay's secret, and the relay's session. One
+ * struct cons_net_trace per trace directory of the session (PATH on the
+ * relay: "ust/uid/0/64-bit"): its metadata stream. One struct
+ * cons_net_sink per channel of a trace: a struct cons_sink whose streams
+ * are relay streams.
+ *
+ * The traced program never waits for the relay: the consumer thread
+ * sends with deadlines (RNET_SEND_MS), and while the relay is away
+ * (refused, reset, too slow) the consumer keeps reading the buffers and
+ * counts each packet it could not send as lost, exactly as a full disk
+ * does for stream files: in the trace (the next packet sent on the
+ * stream is preceded by a header-only packet with the last lost
+ * packet's sequence number, and every later packet's events_discarded
+ * includes the lost events) and in the channel's statistics. A new
+ * connection is tried at most once per RNET_RETRY_MS; once made, the
+ * relay session is opened again (same name and creation time: the same
+ * directory), streams are added again and the metadata is sent again
+ * whole, and streaming goes on in the same files.
+ *
+ * Concurrency: struct cons_net has its own lock, taken by every call
+ * below (the session's consumer threads share it). A cons_net_trace and
+ * its sinks are used by their trace's consumer (its io_lock).
+ */
+#ifndef RINGTRACE_CONSUMER_NET_H
+#define RINGTRACE_CONSUMER_NET_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../net/net.h"
+#include "consumer.h"
+
+#define RNET_SEND_MS 1000
+#define RNET_CONNECT_MS 2000
+#define RNET_RETRY_MS 1000
+
+struct cons_net {
+	pthread_mutex_t lock;
+	char relay[256];		/* host name or address */
+	int ctrl_port, data_port;
+	char host[RNET_HOST_MAX + 1];	/* ours (rnet_hostname) */
+	char session[RNET_NAME_MAX + 1];
+	uint64_t created;		/* the session's creation, Unix s */
+	uint32_t live_delay_us;		/* 0: not live */
+	struct rnet_secret key;
+	int ctrl, data;			/* -1 while not connected */
+	uint64_t relay_session;		/* its id on the relay, while connected */
+	uint64_t epoch;			/* connections made so far */
+	uint64_t retry_ns;		/* no new attempt before (monotonic) */
+	/* The last connection's clock estimate (NTP's four timestamps):
+	 * relay = ours + offset, within +- error (half the round trip). */
+	int64_t clock_offset_ns;
+	uint64_t clock_error_ns;
+	char last_error[256];		/* why the last attempt failed */
+};
+
+/*
+ * Load the secret (rnet_secret_load, not created here), find our host
+ * name, and connect now: control and data connections authenticated, the
+ * relay's session opened. Returns 0, or -EACCES ("authentication failed:
+ * ..."), -ECONNREFUSED and others (the relay cannot be reached), -EINVAL
+ * (our host name), with a message in err; then nothing is left open.
+ */
+int cons_net_open(struct cons_net *n, const char *relay, int ctrl_port, int data_port,
+		  const char *session, uint64_t created, uint32_t live_delay_us, char *err,
+		  size_t errlen);
+/* Return once the relay has stored every packet sent so far (a SYNC on
+ * the data connection, answered after them; at most RNET_SYNC_MS).
+ * 0, -ENOTCONN, -errno (the connection is then closed). */
+#define RNET_SYNC_MS 10000
+int cons_net_sync(struct cons_net *n);
+/* Close the relay's session (its streams end) and the connections. */
+void cons_net_close(struct cons_net *n);
+/* Whether the connections are up now. */
+bool cons_net_connected(struct cons_net *n);
+
+struct cons_net_trace {
+	struct cons_net *net;
+	char path[RNET_PATH_MAX + 1];
+	uint64_t meta_id, meta_epoch;	/* the metadata stream, of that epoch */
+	struct cons_metadata_state meta;	/* what the relay has, this epoch */
+	uint64_t meta_bytes;
+};
+/* path: the trace's directory in its session (checked: rnet_check_path).
+ * 0 or -EINVAL. */
+int cons_net_trace_init(struct cons_net_trace *nt, struct cons_net *n, const char *path);
+/* The metadata before a packet (consumer.h's cons_metadata_fn):
+ * connected (or connecting again, at most once per RNET_RETRY_MS), the
+ * metadata stream added, and what the relay does not have of the
+ * metadata sent. 0, or -ENOTCONN / -errno of the connection. */
+int cons_net_metadata(struct cons_net_trace *nt, const struct cons_trace_desc *t,
+		      const struct cons_channel_desc *const *chans, size_t nr);
+
+struct cons_net_stream {
+	uint64_t id, epoch;		/* on the relay, added in that epoch */
+	uint64_t lost_events;		/* of packets not sent (cumulative) */
+	uint64_t lost_packets;
+	/* Of those, sent but found not stored by the relay at the next
+	 * connection (the consumer counted them written): relaxed atomic,
+	 * read by cons_net_sink_unstored from any thread. */
+	uint64_t unstored_events;
+	bool tomb;			/* a header-only packet is due */
+	struct ctf_packet_header tomb_hdr;
+};
+struct cons_net_sink {
+	struct cons_net_trace *nt;
+	const struct cons_channel_desc *ch;
+	uint32_t nr;
+	struct cons_net_stream *s;	/* [nr] */
+};
+/* 0 or -ENOMEM. */
+int cons_net_sink_init(struct cons_net_sink *ns, struct cons_net_trace *nt,
+		       const struct cons_channel_desc *ch, uint32_t nr);
+void cons_net_sink_free(struct cons_net_sink *ns);
+void cons_net_sink(struct cons_sink *s, struct cons_net_sink *ns);
+/* Events of packets that were sent but that the relay did not store (it
+ * went away with them): lost, and not in the consumer's count of
+ * unwritten events. Any thread. */
+uint64_t cons_net_sink_unstored(const struct cons_net_sink *ns);
+
+#endif /* RINGTRACE_CONSUMER_NET_H */

@@ -1,0 +1,545 @@
+/*
+ * net_sink.c - the consumer's network sink (consumer_net.h): a session's
+ * connections to the relay, its traces' metadata and its channels'
+ * packets sent there, packets that cannot be sent counted as lost.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "consumer_net.h"
+
+/* The packets sent and not yet known to be stored, per stream: after a
+ * new connection the relay says which it has, the others are lost. */
+#define NET_INFLIGHT 512u
+
+/* ---- the connections ---- */
+
+static void disconnect(struct cons_net *n)
+{
+	if (n->ctrl >= 0)
+		close(n->ctrl);
+	if (n->data >= 0)
+		close(n->data);
+	n->ctrl = n->data = -1;
+	n->retry_ns = cons_now_ns() + RNET_RETRY_MS * 1000000ull;
+}
+
+/* A request answered by REPLY: 0 and *value, *value2, or the relay's
+ * negative status (message in err), or -errno of the connection. */
+static int request(int fd, uint16_t type, const struct rnet_wr *w, uint64_t *value,
+		   uint64_t *value2, char *err, size_t errlen)
+{
+	struct rnet_hdr h;
+	uint8_t *p = NULL;
+	int ret = w->err ? w->err : rnet_send(fd, type, w->p, (uint32_t)w->len, RNET_SEND_MS);
+	if (!ret)
+		ret = rnet_recv(fd, &h, &p, RNET_CONNECT_MS);
+	if (!ret && h.type != RNET_REPLY)
+		ret = -EPROTO;
+	if (!ret) {
+		char msg[RNET_MSG_MAX + 1];
+		struct rnet_rd r = { .p = p, .len = h.length };
+		int32_t status = (int32_t)rnet_get_u32(&r);
+		uint64_t v = rnet_get_u64(&r), v2 = rnet_get_u64(&r);
+		rnet_get_str(&r, msg, RNET_MSG_MAX);
+		if (rnet_rd_end(&r) < 0 || status > 0) {
+			ret = -EPROTO;
+		} else if (status < 0) {
+			snprintf(err, errlen, "the relay refused: %s", msg);
+			ret = status;
+		} else {
+			*value = v;
+			if (value2)
+				*value2 = v2;
+		}
+	}
+	free(p);
+	if (ret < 0 && !err[0])
+		snprintf(err, errlen, "%s", strerror(-ret));
+	return ret;
+}
+
+/* NTP's estimate over a few exchanges, the one with the shortest round
+ * trip kept: relay = ours + offset, error half that round trip. */
+static int clock_sync(struct cons_net *n)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 4; i++) {
+		struct rnet_wr w = { 0 };
+		struct rnet_hdr h;
+		uint8_t *p = NULL;
+		uint64_t t1 = rnet_realtime_ns();
+		rnet_put_u64(&w, t1);
+		int ret = w.err ? w.err : rnet_send(n->ctrl, RNET_CLOCK, w.p, (uint32_t)w.len,
+						    RNET_SEND_MS);
+		rnet_wr_free(&w);
+		if (!ret)
+			ret = rnet_recv(n->ctrl, &h, &p, RNET_CONNECT_MS);
+		uint64_t t4 = rnet_realtime_ns();
+		if (!ret && h.type != RNET_CLOCK_REPLY)
+			ret = -EPROTO;
+		if (ret < 0) {
+			free(p);
+			return ret;
+		}
+		struct rnet_rd r = { .p = p, .len = h.length };
+		uint64_t e1 = rnet_get_u64(&r), t2 = rnet_get_u64(&r), t3 = rnet_get_u64(&r);
+		free(p);
+		if (rnet_rd_end(&r) < 0 || e1 != t1 || t3 < t2 || t4 < t1 || t4 - t1 < t3 - t2)
+			return -EPROTO;
+		uint64_t rtt = (t4 - t1) - (t3 - t2);
+		if (rtt < best) {
+			best = rtt;
+			n->clock_offset_ns = ((int64_t)(t2 - t1) + (int64_t)(t3 - t4)) / 2;
+			n->clock_error_ns = rtt / 2 + 1;
+		}
+	}
+	return 0;
+}
+
+/* One authenticated connection of `role` to `port`. */
+static int dial(struct cons_net *n, int port, uint32_t role, char *err, size_t errlen)
+{
+	int fd = rnet_connect(n->relay, port, RNET_CONNECT_MS, err, errlen);
+	if (fd < 0)
+		return fd;
+	char why[256];
+	int ret = rnet_client_handshake(fd, &n->key, role, n->host, RNET_CONNECT_MS, why,
+					sizeof(why));
+	if (ret < 0) {
+		snprintf(err, errlen, "relay at %s port %d: %s", n->relay, port, why);
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+static int connect_locked(struct cons_net *n, char *err, size_t errlen)
+{
+	struct rnet_wr w = { 0 };
+	uint64_t id = 0;
+	err[0] = 0;
+	int ret = n->ctrl = dial(n, n->ctrl_port, RNET_ROLE_CTRL, err, errlen);
+	if (ret >= 0)
+		ret = clock_sync(n);
+	if (ret >= 0) {
+		rnet_put_str(&w, n->session);
+		rnet_put_u64(&w, n->created);
+		rnet_put_u32(&w, n->live_delay_us);
+		rnet_put_u32(&w, 0);
+		ret = request(n->ctrl, RNET_CREATE_SESSION, &w, &id, NULL, err, errlen);
+		rnet_wr_free(&w);
+	}
+	if (ret >= 0)
+		ret = n->data = dial(n, n->data_port, RNET_ROLE_DATA, err, errlen);
+	if (ret >= 0) {
+		rnet_put_u64(&w, id);
+		ret = request(n->data, RNET_DATA_ATTACH, &w, &id, NULL, err, errlen);
+		rnet_wr_free(&w);
+	}
+	if (ret < 0) {
+		if (!err[0])
+			snprintf(err, errlen, "%s", strerror(-ret));
+		snprintf(n->last_error, sizeof(n->last_error), "%s", err);
+		disconnect(n);
+		return ret;
+	}
+	n->relay_session = id;
+	n->epoch++;
+	n->last_error[0] = 0;
+	return 0;
+}
+
+/* Connected, or connecting again when the time has come. */
+static int ensure(struct cons_net *n)
+{
+	char err[256];
+	if (n->ctrl >= 0)
+		return 0;
+	if (cons_now_ns() < n->retry_ns)
+		return -ENOTCONN;
+	return connect_locked(n, err, sizeof(err));
+}
+
+int cons_net_open(struct cons_net *n, const char *relay, int ctrl_port, int data_port,
+		  const char *session, uint64_t created, uint32_t live_delay_us, char *err,
+		  size_t errlen)
+{
+	memset(n, 0, sizeof(*n));
+	n->ctrl = n->data = -1;
+	if (strlen(relay) >= sizeof(n->relay) || rnet_check_name(session, RNET_NAME_MAX) < 0) {
+		snprintf(err, errlen, "bad relay address or session name");
+		return -EINVAL;
+	}
+	snprintf(n->relay, sizeof(n->relay), "%s", relay);
+	snprintf(n->session, sizeof(n->session), "%s", session);
+	n->ctrl_port = ctrl_port;
+	n->data_port = data_port;
+	n->created = created;
+	n->live_delay_us = live_delay_us;
+	int ret = rnet_hostname(n->host, sizeof(n->host), err, errlen);
+	if (!ret)
+		ret = rnet_secret_load(&n->key, false, err, errlen);
+	if (!ret)
+		ret = connect_locked(n, err, errlen);
+	if (ret < 0)
+		return ret;
+	pthread_mutex_init(&n->lock, NULL);
+	return 0;
+}
+
+static int sync_locked(struct cons_net *n)
+{
+	if (n->data < 0)
+		return -ENOTCONN;
+	struct rnet_hdr h;
+	uint8_t *p = NULL;
+	int ret = rnet_send(n->data, RNET_DATA_SYNC, NULL, 0, RNET_SEND_MS);
+	if (!ret)
+		ret = rnet_recv(n->data, &h, &p, RNET_SYNC_MS);
+	if (!ret && h.type != RNET_REPLY)
+		ret = -EPROTO;
+	free(p);
+	if (ret < 0)
+		disconnect(n);
+	return ret;
+}
+
+int cons_net_sync(struct cons_net *n)
+{
+	pthread_mutex_lock(&n->lock);
+	int ret = sync_locked(n);
+	pthread_mutex_unlock(&n->lock);
+	return ret;
+}
+
+void cons_net_close(struct cons_net *n)
+{
+	pthread_mutex_lock(&n->lock);
+	sync_locked(n);
+	if (n->ctrl >= 0) {
+		struct rnet_wr w = { 0 };
+		uint64_t v;
+		char err[256] = "";
+		rnet_put_u64(&w, n->relay_session);
+		request(n->ctrl, RNET_CLOSE_SESSION, &w, &v, NULL, err, sizeof(err));
+		rnet_wr_free(&w);
+	}
+	disconnect(n);
+	pthread_mutex_unlock(&n->lock);
+	pthread_mutex_destroy(&n->lock);
+}
+
+bool cons_net_connected(struct cons_net *n)
+{
+	pthread_mutex_lock(&n->lock);
+	bool up = n->ctrl >= 0;
+	pthread_mutex_unlock(&n->lock);
+	return up;
+}
+
+/* A stream of this trace on the relay (lock held): its id and
+ * value2 (its last stored packet_seq_num + 1, 0: none). */
+static int add_stream(struct cons_net_trace *nt, const char *channel, uint32_t cpu,
+		      bool metadata, uint64_t *id, uint64_t *last)
+{
+	struct cons_net *n = nt->net;
+	struct rnet_wr w = { 0 };
+	char err[256] = "";
+	rnet_put_u64(&w, n->relay_session);
+	rnet_put_str(&w, nt->path);
+	rnet_put_str(&w, channel);
+	rnet_put_u32(&w, cpu);
+	rnet_put_u32(&w, metadata ? 1u : 0u);
+	int ret = request(n->ctrl, RNET_ADD_STREAM, &w, id, last, err, sizeof(err));
+	rnet_wr_free(&w);
+	if (ret < 0)
+		snprintf(n->last_error, sizeof(n->last_error), "%s", err);
+	return ret;
+}
+
+/* ---- metadata ---- */
+
+int cons_net_trace_init(struct cons_net_trace *nt, struct cons_net *n, const char *path)
+{
+	memset(nt, 0, sizeof(*nt));
+	if (rnet_check_path(path) < 0)
+		return -EINVAL;
+	nt->net = n;
+	snprintf(nt->path, sizeof(nt->path), "%s", path);
+	return 0;
+}
+
+static int send_metadata(struct cons_net_trace *nt, const struct cons_trace_desc *t,
+			 const struct cons_channel_desc *const *chans, size_t nr)
+{
+	struct cons_net *n = nt->net;
+	struct cons_metadata_state *st = &nt->meta;
+	if (st->written && t->classes.generation(t->classes.arg) == st->generation)
+		return 0;
+	/* Whole the first time on this connection, then the classes
+	 * registered since appended: the relay's file is the local one. */
+	struct ctf_buf b = { 0 };
+	uint32_t nev = 0;
+	uint64_t gen = 0;
+	int ret = cons_metadata_build(&b, t, chans, nr,
+				      st->written ? CONS_META_EVENTS : CONS_META_ALL,
+				      st->written ? st->nr_events : 0, &nev, &gen);
+	uint64_t off = st->written ? nt->meta_bytes : 0;
+	for (size_t done = 0; !ret && done < b.len;) {
+		size_t len = b.len - done < RNET_METADATA_MAX ? b.len - done : RNET_METADATA_MAX;
+		struct rnet_wr w = { 0 };
+		rnet_put_u64(&w, nt->meta_id);
+		rnet_put_u64(&w, off + done);
+		ret = w.err ? w.err : rnet_send2(n->ctrl, RNET_METADATA, w.p, (uint32_t)w.len,
+						 b.data + done, (uint32_t)len, RNET_SEND_MS);
+		rnet_wr_free(&w);
+		done += len;
+	}
+	if (!ret) {
+		nt->meta_bytes = off + b.len;
+		st->nr_events = (st->written ? st->nr_events : 0) + nev;
+		st->generation = gen;
+		st->written = true;
+	}
+	ctf_buf_free(&b);
+	return ret;
+}
+
+int cons_net_metadata(struct cons_net_trace *nt, const struct cons_trace_desc *t,
+		      const struct cons_channel_desc *const *chans, size_t nr)
+{
+	struct cons_net *n = nt->net;
+	pthread_mutex_lock(&n->lock);
+	int ret = ensure(n);
+	if (!ret && nt->meta_epoch != n->epoch) {
+		uint64_t last;
+		ret = add_stream(nt, "metadata", 0, true, &nt->meta_id, &last);
+		if (!ret) {
+			nt->meta_epoch = n->epoch;
+			nt->meta = (struct cons_metadata_state){ 0 };
+		}
+	}
+	if (!ret)
+		ret = send_metadata(nt, t, chans, nr);
+	if (ret < 0 && ret != -ENOTCONN && n->ctrl >= 0)
+		disconnect(n);
+	pthread_mutex_unlock(&n->lock);
+	return ret;
+}
+
+/* ---- packets ---- */
+
+struct inflight {
+	uint64_t seq, events, ts_begin, ts_end, discarded;
+};
+
+/* The stream's ring of packets sent since its last confirmation. */
+struct net_stream_ring {
+	struct inflight e[NET_INFLIGHT];
+	uint32_t head, nr;
+};
+
+int cons_net_sink_init(struct cons_net_sink *ns, struct cons_net_trace *nt,
+		       const struct cons_channel_desc *ch, uint32_t nr)
+{
+	*ns = (struct cons_net_sink){ .nt = nt, .ch = ch, .nr = nr };
+	ns->s = calloc(nr ? nr : 1, sizeof(*ns->s) + sizeof(struct net_stream_ring));
+	return ns->s ? 0 : -ENOMEM;
+}
+
+void cons_net_sink_free(struct cons_net_sink *ns)
+{
+	free(ns->s);
+	ns->s = NULL;
+}
+
+static struct net_stream_ring *ring_of(struct cons_net_sink *ns, uint32_t stream)
+{
+	return (struct net_stream_ring *)(ns->s + ns->nr) + stream;
+}
+
+static void lose(struct cons_net_stream *s, const char *pkt, uint64_t events)
+{
+	memcpy(&s->tomb_hdr, pkt, sizeof(s->tomb_hdr));
+	s->lost_events += events;
+	s->lost_packets++;
+	s->tomb = true;
+}
+
+/* A new connection: the relay has this stream's packets up to
+ * packet_seq_num `last` - 1 (last 0: none); those sent after it were
+ * lost with the old connection. */
+static void confirm(struct cons_net_stream *s, struct net_stream_ring *r, uint64_t last)
+{
+	bool newer_lost = s->tomb;	/* lost after these were sent */
+	for (uint32_t i = 0; i < r->nr; i++) {
+		const struct inflight *f = &r->e[(r->head + NET_INFLIGHT - r->nr + i) % NET_INFLIGHT];
+		if (last && f->seq < last)
+			continue;
+		s->lost_events += f->events;
+		s->lost_packets++;
+		__atomic_fetch_add(&s->unstored_events, f->events, __ATOMIC_RELAXED);
+		/* The newest lost packet's header stands for them: the
+		 * stream's header with its numbers. */
+		if (!newer_lost) {
+			s->tomb = true;
+			s->tomb_hdr.packet_seq_num = f->seq;
+			s->tomb_hdr.timestamp_begin = f->ts_begin;
+			s->tomb_hdr.timestamp_end = f->ts_end;
+			s->tomb_hdr.events_discarded = f->discarded;
+		}
+	}
+	r->nr = 0;
+}
+
+static int send_packet(struct cons_net *n, uint64_t id, const char *pkt, uint64_t len)
+{
+	struct ctf_packet_header h;
+	memcpy(&h, pkt, sizeof(h));
+	struct rnet_wr w = { 0 };
+	rnet_put_u64(&w, id);
+	rnet_put_u64(&w, h.packet_size);
+	rnet_put_u64(&w, h.content_size);
+	rnet_put_u64(&w, h.timestamp_begin);
+	rnet_put_u64(&w, h.timestamp_end);
+	rnet_put_u64(&w, h.events_discarded);
+	rnet_put_u64(&w, h.stream_id);
+	rnet_put_u64(&w, h.stream_instance_id);
+	rnet_put_u64(&w, h.packet_seq_num);
+	int ret = w.err ? w.err : len > RNET_PACKET_MAX ? -EMSGSIZE
+			 : rnet_send2(n->data, RNET_PACKET, w.p, (uint32_t)w.len, pkt,
+				      (uint32_t)len, RNET_SEND_MS);
+	rnet_wr_free(&w);
+	return ret;
+}
+
+/* A packet sent (its header as written, before events_discarded was
+ * raised): in the ring, and its header the stream's template. */
+static void remember(struct cons_net_stream *s, struct net_stream_ring *r, const char *pkt,
+		     uint64_t events)
+{
+	struct ctf_packet_header h;
+	memcpy(&h, pkt, sizeof(h));
+	if (!s->tomb)
+		s->tomb_hdr = h;
+	r->e[r->head] = (struct inflight){ .seq = h.packet_seq_num, .events = events,
+					   .ts_begin = h.timestamp_begin,
+					   .ts_end = h.timestamp_end,
+					   .discarded = h.events_discarded };
+	r->head = (r->head + 1) % NET_INFLIGHT;
+	if (r->nr < NET_INFLIGHT)
+		r->nr++;
+}
+
+/* Connected, the stream added on this connection (what the relay lost
+ * of the last one counted), and the header-only packet that is due
+ * sent. Lock held. */
+static int stream_ready(struct cons_net_sink *ns, uint32_t stream)
+{
+	struct cons_net_stream *s = &ns->s[stream];
+	struct net_stream_ring *r = ring_of(ns, stream);
+	struct cons_net *n = ns->nt->net;
+	int ret = ensure(n);
+	if (!ret && s->epoch != n->epoch) {
+		uint64_t last = 0;
+		ret = add_stream(ns->nt, ns->ch->name, stream, false, &s->id, &last);
+		if (!ret) {
+			if (s->epoch)
+				confirm(s, r, last);
+			s->epoch = n->epoch;
+		}
+	}
+	if (!ret && s->tomb) {
+		char tomb[CTF_TOMB_SIZE];
+		ctf_tomb_packet(&s->tomb_hdr, s->lost_events, tomb);
+		ret = send_packet(n, s->id, tomb, sizeof(tomb));
+		if (!ret) {
+			s->tomb = false;
+			/* Its events_discarded already counts the lost ones:
+			 * as remembered, it says the packet's own. */
+			memcpy(tomb, &s->tomb_hdr, sizeof(s->tomb_hdr));
+			remember(s, r, tomb, 0);
+		}
+	}
+	if (ret < 0 && ret != -ENOTCONN && n->ctrl >= 0)
+		disconnect(n);
+	return ret;
+}
+
+static int net_write(void *arg, uint32_t stream, char *data, uint64_t len, uint64_t events)
+{
+	struct cons_net_sink *ns = arg;
+	struct cons_net_stream *s = &ns->s[stream];
+	struct net_stream_ring *r = ring_of(ns, stream);
+	struct cons_net *n = ns->nt->net;
+	pthread_mutex_lock(&n->lock);
+	int ret = stream_ready(ns, stream);
+	if (!ret) {
+		struct ctf_packet_header h;
+		memcpy(&h, data, sizeof(h));
+		uint64_t d = h.events_discarded + s->lost_events;
+		memcpy(data + offsetof(struct ctf_packet_header, events_discarded), &d, 8);
+		ret = send_packet(n, s->id, data, len);
+		memcpy(data, &h, sizeof(h));
+		if (!ret)
+			remember(s, r, data, events);
+	}
+	if (ret < 0) {
+		if (ret != -ENOTCONN && n->ctrl >= 0)
+			disconnect(n);
+		lose(s, data, events);
+	}
+	pthread_mutex_unlock(&n->lock);
+	return ret;
+}
+
+static void net_lose(void *arg, uint32_t stream, const char *data, uint64_t events)
+{
+	struct cons_net_sink *ns = arg;
+	lose(&ns->s[stream], data, events);
+}
+
+static void net_lost_events(void *arg, uint32_t stream, uint64_t events)
+{
+	struct cons_net_sink *ns = arg;
+	ns->s[stream].lost_events += events;
+}
+
+/* The end: the header-only packet that is due, if it can go now. */
+static int net_settle(void *arg, uint32_t stream)
+{
+	struct cons_net_sink *ns = arg;
+	struct cons_net *n = ns->nt->net;
+	if (!ns->s[stream].tomb)
+		return 0;
+	pthread_mutex_lock(&n->lock);
+	int ret = stream_ready(ns, stream);
+	pthread_mutex_unlock(&n->lock);
+	return ret;
+}
+
+static const struct cons_sink_ops net_ops = {
+	.write = net_write,
+	.lose = net_lose,
+	.lost_events = net_lost_events,
+	.settle = net_settle,
+	.what = "a packet to the relay",
+};
+
+void cons_net_sink(struct cons_sink *s, struct cons_net_sink *ns)
+{
+	*s = (struct cons_sink){ .ops = &net_ops, .arg = ns };
+}
+
+uint64_t cons_net_sink_unstored(const struct cons_net_sink *ns)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; ns->s && i < ns->nr; i++)
+		n += __atomic_load_n(&ns->s[i].unstored_events, __ATOMIC_RELAXED);
+	return n;
+}

@@ -1,0 +1,55 @@
+/*
+ * consumer_relay.c - rtd.h's dp_relay_* hooks: a session's connection to
+ * ringtrace-relayd (src/consumer's network sink, consumer_net.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../consumer/consumer_net.h"
+#include "rtd.h"
+
+int dp_relay_open(struct rtd_session *s, char *err, size_t errlen)
+{
+	struct cons_net *n = calloc(1, sizeof(*n));
+	if (!n) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	int ret = cons_net_open(n, s->relay_host, s->relay_ctrl_port, s->relay_data_port, s->name,
+				s->created, s->live_delay_us, err, errlen);
+	if (ret < 0) {
+		free(n);
+		return ret;
+	}
+	s->relay = n;
+	return 0;
+}
+
+void dp_relay_close(struct rtd_session *s)
+{
+	if (!s->relay)
+		return;
+	cons_net_close(s->relay);
+	free(s->relay);
+	s->relay = NULL;
+}
+
+void dp_relay_status(struct rtd_session *s, char *line, size_t len)
+{
+	struct cons_net *n = s->relay;
+	if (!n) {
+		snprintf(line, len, "not connected");
+		return;
+	}
+	pthread_mutex_lock(&n->lock);
+	if (n->ctrl >= 0)
+		snprintf(line, len, "connected as host %s (connection %llu), clock offset %lld ns "
+			 "+- %llu ns", n->host, (unsigned long long)n->epoch,
+			 (long long)n->clock_offset_ns, (unsigned long long)n->clock_error_ns);
+	else
+		snprintf(line, len, "not connected (%s); retrying", n->last_error[0] ?
+			 n->last_error : "connection lost");
+	pthread_mutex_unlock(&n->lock);
+}

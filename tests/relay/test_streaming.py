@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""Session daemons streaming to ringtrace-relayd (`create --set-url`):
+several daemons on this machine, each with its own run directory and
+RINGTRACE_HOSTNAME, one relay on loopback. The traces stored per host are
+read back by babeltrace2 and our reader event by event; a relay killed
+and restarted in the middle of a session costs counted events only (the
+events read plus those the trace says were discarded are every event the
+program wrote, and the daemon's count of lost events is the trace's),
+and the program does its work while the relay is away; a daemon without
+the relay's secret is refused at create, and nothing is stored."""
+import glob
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "../support"))
+sys.path.insert(0, HERE)
+import rtfixtures  # noqa: E402
+import relay_client as rc  # noqa: E402
+
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+RELAYD = os.path.join(BUILD, "src/relay/ringtrace-relayd")
+RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
+RINGTRACED = os.path.join(BUILD, "src/daemon/ringtraced")
+BURST = os.path.join(BUILD, "tests/integration/burst")
+APP = os.path.join(BUILD, "tests/daemon/app_prog")
+
+
+class Host:
+    """A daemon of its own (run directory, HOME, host name)."""
+
+    def __init__(self, test, name, secret):
+        self.test, self.name = test, name
+        base = os.path.join(test.tmp, "host-%d" % len(test.hosts))
+        os.makedirs(base)
+        self.env = rtfixtures.private_env(base, RINGTRACE_HOSTNAME=name,
+                                          RINGTRACE_RELAY_SECRET=secret)
+        self.log = open(os.path.join(base, "daemon.log"), "a")
+        self.daemon = rtfixtures.start_daemon(RINGTRACED, self.env, self.log)
+
+    def rt(self, *args, check=True):
+        r = subprocess.run([RINGTRACE, *args], env=self.env, capture_output=True, text=True,
+                           timeout=120)
+        if check and r.returncode != 0:
+            raise AssertionError("ringtrace %s: %s%s" % (" ".join(args), r.stdout, r.stderr))
+        return r
+
+    def stop(self):
+        if self.daemon.poll() is None:
+            self.daemon.send_signal(signal.SIGTERM)
+            self.daemon.wait(timeout=30)
+        self.log.close()
+
+
+class Streaming(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="rt-stream-")
+        self.secret = os.path.join(self.tmp, "secret")
+        self.out = os.path.join(self.tmp, "out")
+        self.relay_log = os.path.join(self.tmp, "relay.log")
+        env = rtfixtures.private_env(os.path.join(self.tmp, "relay"),
+                                     RINGTRACE_RELAY_SECRET=self.secret)
+        self.relay_env = env
+        self.relay, self.ctrl, self.data = rc.start_relay(RELAYD, env, self.out, self.relay_log)
+        self.hosts = []
+        self.url = "net://127.0.0.1:%d:%d" % (self.ctrl, self.data)
+
+    def tearDown(self):
+        for h in self.hosts:
+            h.stop()
+        if self.relay.poll() is None:
+            self.relay.send_signal(signal.SIGTERM)
+            self.relay.wait(timeout=10)
+        if not os.environ.get("RT_KEEP"):
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def host(self, name, secret=None):
+        h = Host(self, name, secret or self.secret)
+        self.hosts.append(h)
+        return h
+
+    def stored(self, host, session):
+        dirs = glob.glob(os.path.join(self.out, host, session + "-*"))
+        self.assertEqual(len(dirs), 1, dirs)
+        return dirs[0]
+
+    def test_hosts_stream_every_event(self):
+        a, b = self.host("hostA"), self.host("hostB")
+        n = {"hostA": 20000, "hostB": 7000}
+        for h in (a, b):
+            r = h.rt("create", "web", "--set-url=" + self.url)
+            self.assertIn("streamed to the relay at " + self.url, r.stdout)
+            h.rt("enable-channel", "-u", "small", "--subbuf-size", "16k")
+            h.rt("enable-event", "-u", "-a", "-c", "small")
+            h.rt("start")
+        for h in (a, b):
+            r = subprocess.run([BURST, str(n[h.name]), "return"], env=h.env, timeout=120)
+            self.assertEqual(r.returncode, 0)
+        for h in (a, b):
+            h.rt("stop")
+            status = h.rt("status").stdout
+            self.assertRegex(status, r"Relay: connected as host %s " % h.name)
+            lost = int(re.search(r"small: .*, events \d+, lost (\d+),", status).group(1))
+            h.rt("destroy")
+            trace = self.stored(h.name, "web")
+            events, discarded, lost_packets = rtfixtures.bt2_read(trace)
+            seqs = [int(e.event.payload_field["seq"]) for e in events
+                    if e.event.name == "burst:ev"]
+            # Every event is there or counted: by the buffer (discard mode
+            # on a busy machine) in the trace's events_discarded.
+            # burst:ev N times, then burst:done.
+            self.assertEqual(len(events) + discarded, n[h.name] + 1, h.name)
+            self.assertEqual(discarded, lost)
+            self.assertEqual(seqs, sorted(seqs))
+            ours = [e for e in rtfixtures.rtr_dump(BUILD, trace) if e["name"] == "burst:ev"]
+            self.assertEqual([e["payload"]["seq"] for e in ours], seqs)
+            self.assertGreater(len(seqs), 0)
+        self.assertEqual(sorted(os.listdir(self.out)), ["hostA", "hostB"])
+
+    def test_wrong_secret_refused_at_create(self):
+        other = os.path.join(self.tmp, "other-secret")
+        with open(os.open(other, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+            f.write(os.urandom(32).hex() + "\n")
+        c = self.host("hostC", other)
+        r = c.rt("create", "web", "--set-url=" + self.url, check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("authentication failed", r.stderr)
+        self.assertNotIn("web", c.rt("list").stdout)
+        self.assertEqual(os.listdir(self.out), [])
+        # No secret at all: said so.
+        os.unlink(other)
+        r = c.rt("create", "web", "--set-url=" + self.url, check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no relay secret", r.stderr)
+        # The relay keeps serving the others.
+        a = self.host("hostA")
+        a.rt("create", "web", "--set-url=" + self.url)
+
+    def test_bad_urls(self):
+        a = self.host("hostA")
+        # What a streamed session cannot do yet is said, not attempted.
+        a.rt("create", "net", "--set-url=" + self.url)
+        r = a.rt("rotate", check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("streams to a relay", r.stderr)
+        a.rt("destroy", "net")
+        for args in (["--set-url=file:///tmp"], ["--set-url=net://"],
+                     ["--set-url=net://h:0"], ["--set-url=net://h:1:2:3"],
+                     ["--ctrl-url=tcp://h:1"], ["--set-url=" + self.url, "-o", "/tmp/x"],
+                     ["--set-url=" + self.url, "--live=0"],
+                     ["--ctrl-url=tcp://a:1", "--data-url=tcp://b:2"]):
+            r = a.rt("create", "x", *args, check=False)
+            self.assertNotEqual(r.returncode, 0, args)
+            self.assertNotIn("x", a.rt("list").stdout.split())
+        bad_host = self.host("..")
+        r = bad_host.rt("create", "x", "--set-url=" + self.url, check=False)
+        self.assertEqual(r.returncode, 2)    # an invalid value
+        self.assertIn("host name '..'", r.stderr)
+        self.assertEqual(os.listdir(self.out), ["hostA"])
+
+    def wait_status(self, h, pattern, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            s = h.rt("status").stdout
+            if re.search(pattern, s):
+                return s
+            time.sleep(0.1)
+        self.fail("status never matched %r: %s" % (pattern, s))
+
+    def test_relay_killed_and_restarted(self):
+        a = self.host("hostA")
+        a.rt("create", "web", "--set-url=" + self.url)
+        a.rt("enable-channel", "-u", "small", "--subbuf-size", "16k", "--num-subbuf", "8")
+        a.rt("enable-event", "-u", "-a", "-c", "small")
+        a.rt("start")
+        # One CPU, so one stream: what is lost is between packets the
+        # relay has (CTF tells a reader of lost events by the difference
+        # between a stream's packets; a stream whose first packets were
+        # lost says nothing of them).
+        cpu = sorted(os.sched_getaffinity(0))[0]
+        app = subprocess.Popen([APP], env=a.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True, preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+
+        def cmd(line):
+            app.stdin.write(line + "\n")
+            app.stdin.flush()
+            return app.stdout.readline().strip()
+
+        self.assertTrue(app.stdout.readline().startswith("ready"))
+        cmd("emit 3000 before")
+        # status writes what the buffers hold: on a relay, stored there.
+        a.rt("status")
+        trace = self.stored("hostA", "web")
+        before, _, _ = rtfixtures.bt2_read(trace)
+        self.assertEqual(len(before), 3000)
+        self.relay.kill()
+        self.relay.wait()
+        # The program works while the relay is away: it is never waited
+        # for (the test would hang here otherwise).
+        spun = int(cmd("spin 300").split()[1])
+        self.assertGreater(spun, 0)
+        self.wait_status(a, r"Relay: not connected")
+        self.relay = rc.restart_relay_on(RELAYD, self.relay_env, self.out, self.relay_log,
+                                         self.ctrl, self.data)
+        self.wait_status(a, r"Relay: connected as host hostA \(connection 2\)")
+        cmd("emit 3000 after")
+        self.assertEqual(cmd("exit"), "")
+        app.wait(timeout=30)
+        # The stop says once that the trace is incomplete, and why.
+        r = a.rt("stop", check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertRegex(r.stderr, r"session web stopped, but its trace is incomplete: cannot "
+                         r"write .* (to the relay )?in net://127\.0\.0\.1:%d:%d/ust/uid/\d+/64-bit: "
+                         r".*; \d+ events in \d+ packets could not be written \(written again "
+                         r"since\)" % (self.ctrl, self.data))
+        status = a.rt("status").stdout
+        lost = int(re.search(r"small: .*, events \d+, lost (\d+),", status).group(1))
+        a.rt("destroy")
+        self.assertEqual(self.stored("hostA", "web"), trace)
+        events, discarded, lost_packets = rtfixtures.bt2_read(trace)
+        tags = {}
+        for e in events:
+            if e.event.name == "app:tick":
+                tags.setdefault(str(e.event.payload_field["tag"]), []).append(
+                    int(e.event.payload_field["seq"]))
+        written = 3000 + spun + 3000
+        self.assertEqual(sum(map(len, tags.values())) + discarded, written)
+        self.assertEqual(discarded, lost)
+        self.assertGreater(discarded, 0)
+        self.assertEqual(tags["after"], list(range(3000)))
+        ours = [e for e in rtfixtures.rtr_dump(BUILD, trace) if e["name"] == "app:tick"]
+        self.assertEqual(len(ours), sum(map(len, tags.values())))
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1] + sys.argv[2:], verbosity=2)
