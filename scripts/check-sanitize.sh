@@ -4,7 +4,8 @@
 # (docs/sanitizers.md).
 #   address: AddressSanitizer, LeakSanitizer and UBSan over the unit,
 #            reader, view, daemon and symbols tests (make check-sanitize)
-#   thread:  ThreadSanitizer over the stress and daemon tests
+#   thread:  ThreadSanitizer over the stress and daemon tests, and the
+#            kernel domain's unit test (per-CPU readers and converters)
 #            (make check-tsan)
 # Every report fails the run:
 #  - the build stops at the first report (-fno-sanitize-recover), and
@@ -32,7 +33,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 fork_test='^daemon_apps_fork$'
 case $kind in
 address) option=ON tests='^(unit_|reader_|view|daemon_|symbols$|analysis_kernel$)' ;;
-thread) option=thread tests='^(stress_|daemon_)' ;;
+thread) option=thread tests='^(stress_|daemon_|unit_kernel_pages$)' ;;
 *) echo "check-sanitize: unknown kind '$kind' (address or thread)" >&2; exit 2 ;;
 esac
 

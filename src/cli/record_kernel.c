@@ -4,9 +4,10 @@
  * into DIR/kernel (src/kernel) while CMD runs, after a state dump of
  * every process of the machine: a reader thread per CPU moves the
  * pages out of the kernel's buffers as they fill
- * (rtk_instance_readers_start) and a thread of `record` converts them
- * into the trace through the consumer (rtk_writer_read) when a reader's
- * queue is a quarter full, and at least every RECORD_KERNEL_POLL_MS;
+ * (rtk_instance_readers_start) and a converter thread per CPU converts
+ * them into the trace through the consumer (rtk_writer_start) when its
+ * reader's queue is a quarter full, and at least every
+ * RECORD_KERNEL_POLL_MS;
  * after CMD ends the instance is stopped, drained (rtk_writer_drain) and
  * removed, and the metadata written again
  * with the clock as calibrated over the whole run. The kernel trace's
@@ -18,7 +19,6 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,9 +36,7 @@
 struct record_kernel {
 	struct rtk_instance *in;
 	struct rtk_writer *trace;
-	pthread_t thread;
-	bool running;
-	int stop;		/* atomic: the main thread asks the poller to end */
+	bool running;		/* converters started */
 	uint8_t clock_uuid[16];
 	char *lists;		/* the globs' storage */
 	struct rtk_probe *probes;
@@ -154,18 +152,6 @@ static struct ctf_clock_info clock_info(const struct record_kernel *k, bool fina
 	return c;
 }
 
-static void *poller(void *arg)
-{
-	struct record_kernel *k = arg;
-	/* Acquire: pairs with the release store in record_kernel_finish;
-	 * nothing is published through it but the request itself. */
-	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE)) {
-		rtk_writer_read(k->trace);
-		rtk_instance_wait(k->in, -1, RECORD_KERNEL_POLL_MS);
-	}
-	return NULL;
-}
-
 static int configure(struct record_kernel *k, const struct record_opts *o, pid_t *pid,
 		     const char *dir)
 {
@@ -255,10 +241,10 @@ int record_kernel_start(struct record_kernel **out, const struct record_opts *o,
 		cli_error("%s", why);
 		return ret;
 	}
-	ret = pthread_create(&k->thread, NULL, poller, k);
-	if (ret) {
-		cli_error("cannot start the kernel trace's reader: %s", strerror(ret));
-		return -ret;
+	ret = rtk_writer_start(k->trace, RECORD_KERNEL_POLL_MS, why, sizeof(why));
+	if (ret < 0) {
+		cli_error("%s", why);
+		return ret;
 	}
 	k->running = true;
 	return 0;
@@ -274,9 +260,7 @@ int record_kernel_finish(struct record_kernel *k)
 		rtk_instance_readers_stop(k->in);
 	}
 	if (k->running) {
-		/* Release: pairs with the poller's acquire load. */
-		__atomic_store_n(&k->stop, 1, __ATOMIC_RELEASE);
-		pthread_join(k->thread, NULL);
+		rtk_writer_stop(k->trace);
 		struct ctf_clock_info c = clock_info(k, true);
 		rtk_writer_drain(k->trace, &c);
 		char msg[1024];

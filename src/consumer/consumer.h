@@ -417,6 +417,14 @@ CONS_HIDDEN void cons_channel_flush(struct cons_channel *c);
  * sink, giving up units stuck for stuck_ms. Returns the most packets read
  * from one stream (for rb_read_wait). */
 CONS_HIDDEN uint32_t cons_channel_read(struct cons_channel *c, uint64_t stuck_ms);
+/* The same for stream `s` alone; returns the packets read. Distinct
+ * streams of a channel may be read by distinct threads at once when the
+ * source's ops and the sink's keep per-stream state only and the
+ * channel's metadata callback is thread-safe (src/kernel's converter per
+ * CPU); a trusted channel's reads share nothing else but its relaxed
+ * statistics and its cons_errors (locked). */
+CONS_HIDDEN uint32_t cons_channel_read_stream(struct cons_channel *c, uint32_t s,
+					      uint64_t stuck_ms);
 /* Read stream `stream`'s packets while its source's bytes_consumed is
  * below `until` (a position: packets that began before it). Returns
  * whether it got there; false when the next packet is not complete yet

@@ -100,26 +100,31 @@ static void write_packet(struct cons_channel *c, uint32_t stream, const struct c
 	stat_add(&c->stats.bytes, len);
 }
 
+uint32_t cons_channel_read_stream(struct cons_channel *c, uint32_t s, uint64_t stuck_ms)
+{
+	struct cons_packet p;
+	/* At most `batch` per stream and call, so that a program that keeps
+	 * its buffer full cannot hold us on one stream (or a drain past its
+	 * deadline). */
+	uint32_t k = 0;
+	for (; k < c->src.batch && c->src.ops->get(c->src.arg, s, &p) == 0; k++) {
+		write_packet(c, s, &p);
+		c->src.ops->put(c->src.arg, s, &p);
+	}
+	/* Nothing more to take: maybe a unit whose writer is gone (the
+	 * source counts it in its subbufs_lost). */
+	if (k < c->src.batch && c->src.ops->skip_stuck)
+		c->src.ops->skip_stuck(c->src.arg, s, cons_now_ns(), stuck_ms * 1000000ull);
+	return k;
+}
+
 uint32_t cons_channel_read(struct cons_channel *c, uint64_t stuck_ms)
 {
 	uint32_t most = 0;
 	for (uint32_t s = 0; s < c->src.nr_streams; s++) {
-		struct cons_packet p;
-		/* At most `batch` per stream and call, so that a program that
-		 * keeps its buffer full cannot hold us on one stream (or a
-		 * drain past its deadline). */
-		uint32_t k = 0;
-		for (; k < c->src.batch && c->src.ops->get(c->src.arg, s, &p) == 0; k++) {
-			write_packet(c, s, &p);
-			c->src.ops->put(c->src.arg, s, &p);
-		}
+		uint32_t k = cons_channel_read_stream(c, s, stuck_ms);
 		if (k > most)
 			most = k;
-		/* Nothing more to take: maybe a unit whose writer is gone
-		 * (the source counts it in its subbufs_lost). */
-		if (k < c->src.batch && c->src.ops->skip_stuck)
-			c->src.ops->skip_stuck(c->src.arg, s, cons_now_ns(),
-					       stuck_ms * 1000000ull);
 	}
 	return most;
 }

@@ -1,30 +1,30 @@
 /*
  * kernel_session.c - the kernel domain's data plane (the dp_kernel_*
  * hooks of rtd.h): a session's kernel channel and rules become a private
- * ftrace instance (src/kernel) at the first start, and a reader thread
- * per session has the consumer write the instance's buffers as CTF under
- * OUTPUT/kernel (rtk_writer: src/consumer's channel, stream files, write
- * errors and metadata) when a CPU's reader (src/kernel's per-CPU threads
- * that empty the buffers as they fill) has queued a quarter of its
- * pages, and at least on the channel's read timer. Snapshot sessions
- * have no reader: their instance runs in overwrite mode and
+ * ftrace instance (src/kernel) at the first start, and the writer's
+ * converter thread per CPU (rtk_writer_start) has the consumer write the
+ * instance's buffers as CTF under OUTPUT/kernel (rtk_writer: src/consumer's
+ * channel, stream files, write errors and metadata) when its CPU's reader
+ * (src/kernel's per-CPU threads that empty the buffers as they fill) has
+ * queued a quarter of its pages, and at least on the channel's read
+ * timer. Snapshot sessions have no readers nor converters: their
+ * instance runs in overwrite mode and
  * dp_kernel_snapshot has the consumer write what it holds. A state dump
  * of every process goes into the buffer at each start, and one is
  * appended to each snapshot after what it read.
  *
- * Concurrency: the hooks run on the main thread with rtd_lock held. The
- * instance and the writer of a session are used by its reader thread and
- * by the hooks (stop, snapshot, statistics), never at once: each use
- * holds the session's `lock`. The reader reads nothing of the model and
- * never takes rtd_lock, so that the main thread may join it while it
- * holds rtd_lock.
+ * Concurrency: the hooks run on the main thread with rtd_lock held; the
+ * hooks' uses of a session's instance and writer (stop, snapshot,
+ * statistics) hold the session's `lock`. The writer's converters run
+ * beside them (the writer takes each CPU's stream from them in turn);
+ * they read nothing of the model and never take rtd_lock, so that the
+ * main thread may join them while it holds rtd_lock.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "../common/rule.h"
@@ -33,14 +33,11 @@
 #include "app.h"
 
 struct kdp_session {
-	pthread_mutex_t lock;		/* in, w */
+	pthread_mutex_t lock;		/* in, w: the hooks' uses */
 	struct rtk_instance *in;
 	struct rtk_writer *w;		/* snapshots only in snapshot sessions */
 	bool snapshot;
-	pthread_t reader;
-	bool reading;			/* main thread only: reader started */
-	bool quit;			/* under lock: the reader returns */
-	int wake;			/* eventfd: the reader polls it */
+	bool readers;			/* main thread: the readers run */
 	uint32_t period_ms;
 	uint64_t buffer_bytes;		/* all CPUs */
 };
@@ -114,62 +111,11 @@ static void log_error(void *arg, int err, const char *line)
 	rt_warn("kernel trace: %s", line);
 }
 
-static void *reader_main(void *arg)
-{
-	struct kdp_session *k = arg;
-	for (;;) {
-		/* Until a CPU's reader has a quarter of its queue, a wake-up
-		 * or the read timer. */
-		if (rtk_instance_wait(k->in, k->wake, (int)k->period_ms) > 0) {
-			uint64_t v;
-			if (read(k->wake, &v, sizeof(v)) < 0)
-				(void)0;	/* drained: a wake-up only */
-		}
-		pthread_mutex_lock(&k->lock);
-		bool quit = k->quit;
-		if (!quit)
-			rtk_writer_read(k->w);
-		pthread_mutex_unlock(&k->lock);
-		if (quit)
-			return NULL;
-	}
-}
-
-static int reader_start(struct kdp_session *k, char *err, size_t errlen)
-{
-	if (k->snapshot || k->reading)
-		return 0;
-	k->quit = false;
-	int ret = pthread_create(&k->reader, NULL, reader_main, k);
-	if (ret) {
-		snprintf(err, errlen, "cannot start the kernel trace's reader: %s", strerror(ret));
-		return -ret;
-	}
-	k->reading = true;
-	return 0;
-}
-
-static void reader_stop(struct kdp_session *k)
-{
-	if (!k->reading)
-		return;
-	pthread_mutex_lock(&k->lock);
-	k->quit = true;
-	pthread_mutex_unlock(&k->lock);
-	uint64_t one = 1;
-	if (write(k->wake, &one, sizeof(one)) < 0)
-		(void)0;	/* the reader wakes at its period anyway */
-	pthread_join(k->reader, NULL);
-	k->reading = false;
-}
-
 static void kdp_free(struct kdp_session *k)
 {
-	reader_stop(k);
+	rtk_writer_stop(k->w);
 	rtk_writer_close(k->w);
 	rtk_instance_destroy(k->in);
-	if (k->wake >= 0)
-		close(k->wake);
 	pthread_mutex_destroy(&k->lock);
 	free(k);
 }
@@ -248,15 +194,10 @@ static int kdp_create(struct rtd_session *s, const struct rtd_channel *c,
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&k->lock, NULL);
-	k->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	k->period_ms = c->read_timer_ms ? c->read_timer_ms : 100;
 	long cpus = sysconf(_SC_NPROCESSORS_CONF);
 	k->buffer_bytes = c->subbuf_size * c->num_subbuf * (uint64_t)(cpus > 0 ? cpus : 1);
-	int ret = k->wake < 0 ? -errno : 0;
-	if (ret < 0) {
-		snprintf(err, errlen, "eventfd: %s", strerror(-ret));
-		goto fail;
-	}
+	int ret;
 	if ((ret = config_of(s, c, &kc, err, errlen)) < 0)
 		goto fail;
 	char why[RTD_ERRLEN];
@@ -350,12 +291,14 @@ int dp_kernel_start(struct rtd_session *s, char *err, size_t errlen)
 	if (!k->snapshot && (ret = rtk_instance_readers_start(k->in, k->period_ms, why,
 							       sizeof(why))) < 0)
 		snprintf(err, errlen, "kernel trace of session %s: %s", s->name, why);
-	if (!ret)
-		ret = reader_start(k, err, errlen);
+	if (!ret && (ret = rtk_writer_start(k->w, k->period_ms, why, sizeof(why))) < 0)
+		snprintf(err, errlen, "kernel trace of session %s: %s", s->name, why);
 	if (ret < 0) {
 		rtk_instance_stop(k->in);
 		rtk_instance_readers_stop(k->in);
+		rtk_writer_stop(k->w);
 	}
+	k->readers = ret == 0 && !k->snapshot;
 	return ret;
 }
 
@@ -364,9 +307,10 @@ int dp_kernel_stop(struct rtd_session *s, char *err, size_t errlen)
 	struct kdp_session *k = s->kdp;
 	if (!k)
 		return 0;
-	reader_stop(k);
 	int ret = rtk_instance_stop(k->in);
 	rtk_instance_readers_stop(k->in);
+	k->readers = false;
+	rtk_writer_stop(k->w);
 	pthread_mutex_lock(&k->lock);
 	rtk_writer_drain(k->w, NULL);
 	pthread_mutex_unlock(&k->lock);
@@ -430,12 +374,13 @@ int dp_kernel_rotate(struct rtd_session *s, const char *root, char *err, size_t 
 		return -ENAMETOOLONG;
 	}
 	/* The rotation point: the per-CPU readers stop after a last sweep of
-	 * their CPU's buffer, and the writer reads their queues, then what
-	 * the buffers hold now (rtk_instance_readers_stop's order), into the
-	 * chunk that ends; then the readers start again for the next. */
-	bool reading = k->reading;
-	reader_stop(k);
+	 * their CPU's buffer, the converters stop, and the writer reads the
+	 * readers' queues, then what the buffers hold now
+	 * (rtk_instance_readers_stop's order), into the chunk that ends;
+	 * then the readers and converters start again for the next. */
+	bool reading = k->readers;
 	rtk_instance_readers_stop(k->in);
+	rtk_writer_stop(k->w);
 	pthread_mutex_lock(&k->lock);
 	int ret = rtk_writer_rotate(k->w, path);
 	pthread_mutex_unlock(&k->lock);
@@ -445,10 +390,12 @@ int dp_kernel_rotate(struct rtd_session *s, const char *root, char *err, size_t 
 		return ret;
 	char why[RTD_ERRLEN];
 	int r = rtk_instance_readers_start(k->in, k->period_ms, why, sizeof(why));
-	if (r < 0)
+	if (!r)
+		r = rtk_writer_start(k->w, k->period_ms, why, sizeof(why));
+	if (r < 0) {
 		snprintf(err, errlen, "kernel trace of session %s: %s", s->name, why);
-	else
-		r = reader_start(k, err, errlen);
+		k->readers = false;
+	}
 	return ret < 0 ? ret : r;
 }
 

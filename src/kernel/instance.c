@@ -572,10 +572,16 @@ static long pages_read(void *arg, unsigned cpu, const void **page, char *err, si
 	return rtk_cpus_read(in->cpus, cpu, page, err, errlen);
 }
 
-static long pages_peek(void *arg, unsigned cpu, size_t i, const void **page)
+static long pages_peek(void *arg, unsigned cpu, size_t i, void *buf)
 {
 	struct rtk_instance *in = arg;
-	return rtk_cpus_peek(in->cpus, cpu, i, page);
+	return rtk_cpus_peek(in->cpus, cpu, i, buf);
+}
+
+static int pages_wait(void *arg, unsigned cpu, int fd, int timeout_ms)
+{
+	struct rtk_instance *in = arg;
+	return rtk_cpus_wait(in->cpus, cpu, fd, timeout_ms);
 }
 
 static uint64_t pages_lost(void *arg, unsigned cpu)
@@ -599,7 +605,7 @@ int rtk_instance_pages(struct rtk_instance *in, struct rtk_pages *p, char *err, 
 			return ret;
 	}
 	*p = (struct rtk_pages){ .read = pages_read, .lost = pages_lost, .dump = pages_dump,
-				 .peek = pages_peek,
+				 .peek = pages_peek, .wait = pages_wait,
 				 .arg = in,
 				 .nr_cpus = in->nr_cpus,
 				 .page_size = in->page_size };
@@ -631,11 +637,6 @@ int rtk_instance_readers_start(struct rtk_instance *in, unsigned period_ms, char
 void rtk_instance_readers_stop(struct rtk_instance *in)
 {
 	rtk_cpus_stop(in->cpus);
-}
-
-int rtk_instance_wait(struct rtk_instance *in, int fd, int timeout_ms)
-{
-	return rtk_cpus_wait(in->cpus, fd, timeout_ms);
 }
 
 static int put_marker(const void *rec, size_t len, void *arg)

@@ -37,10 +37,13 @@
  * instance's pages: the caller serialises the two, rtk_writer_error and
  * rtk_writer_stats included), but for rtk_instance_stop,
  * rtk_instance_readers_stop and rtk_instance_buffer_used, which may run
- * beside the writer's reads;
+ * beside the writer's reads, for a trace's rtk_trace_packet and
+ * rtk_trace_lost_packet of distinct CPUs, which may run at once, and for
+ * a writer's converters (rtk_writer_start), which run beside its calls;
  * distinct ones are independent. An instance's readers
  * (rtk_instance_readers_start) are threads of their own that touch only
- * their CPU's file and queue.
+ * their CPU's file and queue; a writer's converters, one per CPU, read
+ * their CPU's pages into its stream.
  * Nothing here is for a traced program's fast path: every call makes
  * system calls and may allocate.
  */
@@ -296,7 +299,8 @@ struct rtk_event {
 };
 /* Call fn(arg, event) for every event that rtk_trace_packet writes
  * (hidden bookkeeping events and skipped ones not), after it is written
- * into the packet; fn NULL: none. */
+ * into the packet, in the thread converting the page (several at once
+ * when distinct CPUs are converted at once); fn NULL: none. */
 void rtk_trace_watch(struct rtk_trace *t, void (*fn)(void *arg, const struct rtk_event *e),
 		     void *arg);
 /*
@@ -344,13 +348,20 @@ void rtk_trace_close(struct rtk_trace *t);
 struct rtk_pages {
 	long (*read)(void *arg, unsigned cpu, const void **page, char *err, size_t errlen);
 	uint64_t (*lost)(void *arg, unsigned cpu);
-	/* The i-th page of `cpu` the reads will give next (i = 0: the next
-	 * one), looked at without being taken, among those already out of
-	 * the kernel's buffer: its size with *page valid until that page is
-	 * read, 0 when there is none. NULL: no page can be looked at ahead.
-	 * What the conversion uses to name a thread whose creation is
-	 * recorded on another CPU than its first events (trace.c). */
-	long (*peek)(void *arg, unsigned cpu, size_t i, const void **page);
+	/* A copy into buf (page_size bytes) of the i-th page of `cpu` from
+	 * the one its last read gave on (i = 0: that one, or the next when
+	 * it was given back), looked at without being taken, among those
+	 * already out of the kernel's buffer: its size, 0 when there is
+	 * none. Any thread, beside that CPU's reads. NULL: no page can be
+	 * looked at ahead. What the conversion uses to name a thread whose
+	 * creation is recorded on another CPU than its first events
+	 * (trace.c). */
+	long (*peek)(void *arg, unsigned cpu, size_t i, void *buf);
+	/* Sleep until `cpu` has pages worth converting (its reader queued a
+	 * quarter of its queue), `fd` (-1: none) is readable, or timeout_ms
+	 * passed: 1 when fd is readable, else 0. Any thread. NULL: a poll
+	 * of fd alone. */
+	int (*wait)(void *arg, unsigned cpu, int fd, int timeout_ms);
 	/* The state dump, not through the buffers: ftrace pages stamped now
 	 * on the instance's clock, handed to fn one by one with the CPU of
 	 * the stream they go to (rtk_writer_snapshot appends them after what
@@ -386,11 +397,6 @@ int rtk_instance_readers_start(struct rtk_instance *in, unsigned period_ms, char
  * queued is read first, then the buffers directly. May run beside the
  * writer's reads (not beside another start or stop). */
 void rtk_instance_readers_stop(struct rtk_instance *in);
-/* The converter's sleep: until a reader's queue is a quarter full, `fd`
- * (-1: none) is readable, or timeout_ms passed. 1 when fd is readable,
- * else 0. */
-int rtk_instance_wait(struct rtk_instance *in, int fd, int timeout_ms);
-
 /*
  * A kernel trace written by src/consumer: a source (struct cons_source:
  * one stream per CPU, each get reads one page and converts it into one
@@ -410,7 +416,9 @@ int rtk_instance_wait(struct rtk_instance *in, int fd, int timeout_ms);
  *
  * Concurrency: one thread at a time per writer (the caller's lock);
  * rtk_writer_stats reads relaxed counters besides and may be called
- * under the same lock only.
+ * under the same lock only. The writer's converters (rtk_writer_start:
+ * a thread per CPU) run beside the caller's calls, which take each
+ * CPU's stream from them in turn (read, drain, snapshot).
  */
 struct rtk_writer;
 struct rtk_writer_opts {
@@ -435,6 +443,20 @@ int rtk_writer_open(const struct rtk_pages *pages, const struct rtk_formats *f,
  * pages per CPU): the metadata first, then the packets. Returns the most
  * pages read from one CPU. */
 uint32_t rtk_writer_read(struct rtk_writer *w);
+/*
+ * A converter thread per CPU, from now until rtk_writer_stop: each sleeps
+ * until its CPU's reader (rtk_instance_readers_start) has queued a
+ * quarter of its pages, or period_ms passed, and then moves what the CPU
+ * holds into its stream (as rtk_writer_read does for every CPU), so that
+ * each CPU's pages get converted with a CPU share of their own. Not for
+ * snapshot-only writers (0, nothing started). 0 (also when started
+ * already), -ENOMEM, -errno of eventfd or pthread_create, with a message
+ * in err.
+ */
+int rtk_writer_start(struct rtk_writer *w, unsigned period_ms, char *err, size_t errlen);
+/* Wake the converters and join them (at once, even when they sleep);
+ * what they have not read stays for rtk_writer_read or the drain. */
+void rtk_writer_stop(struct rtk_writer *w);
 /* Read everything (after rtk_instance_stop: all that was recorded; bounded
  * as cons_drain is) and settle the stream files, then write the metadata
  * whole with `clock` when not NULL (the clock as calibrated over the
@@ -448,7 +470,8 @@ void rtk_writer_drain(struct rtk_writer *w, const struct ctf_clock_info *clock);
  * mkdir/open/write/rename) with a message in err. */
 int rtk_writer_snapshot(struct rtk_writer *w, const char *dir, uint64_t max_size, char *err,
 			size_t errlen);
-/* Session rotation: what the buffers hold now goes to the trace's
+/* Session rotation (the converters stopped: rtk_writer_stop): what the
+ * buffers hold now goes to the trace's
  * directory, which ends complete (its metadata rewritten), and the trace
  * goes on in `dir` (its metadata written there now): a new trace chunk
  * (consumer.h's cons_rotate). 0, -EINVAL (a writer for snapshots only),

@@ -9,6 +9,7 @@
 #ifndef RINGTRACE_KERNEL_INTERNAL_H
 #define RINGTRACE_KERNEL_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -287,9 +288,10 @@ const struct rt_field_desc *rtk_trace_contexts(const struct rtk_trace *t, uint32
 /*
  * The files per_cpu/cpuN/trace_pipe_raw of N CPUs, read page by page,
  * directly or through one reader thread per CPU (readers.c says how).
- * Concurrency: rtk_cpus_read and rtk_cpus_wait by one thread (the
- * converter); rtk_cpus_start and rtk_cpus_stop by one thread, ordered
- * before the converter's first read (start) and safe beside its reads
+ * Concurrency: rtk_cpus_read of a CPU by one thread at a time (its
+ * converter), distinct CPUs' at once; rtk_cpus_wait and rtk_cpus_peek by
+ * any thread; rtk_cpus_start and rtk_cpus_stop by one thread, ordered
+ * before the converters' first reads (start) and safe beside their reads
  * (stop); open and close alone.
  */
 struct rtk_cpus;
@@ -313,12 +315,14 @@ void rtk_cpus_stop(struct rtk_cpus *cs);
  * a message in err. */
 long rtk_cpus_read(struct rtk_cpus *cs, unsigned cpu, const void **page, char *err,
 		   size_t errlen);
-/* The i-th queued page of cpu after the one read last (rtk_pages'
- * peek); 0 when there is none (or no queue). */
-long rtk_cpus_peek(struct rtk_cpus *cs, unsigned cpu, size_t i, const void **page);
-/* Wait until a queue holds a quarter of its pages, `fd` (-1: none) is
+/* A copy into buf (page_size bytes) of the i-th queued page of cpu from
+ * the one its last read returned on (rtk_pages' peek; i = 0: that one,
+ * or the next to be read when it was given back): its size, 0 when there
+ * is none (or no queue). */
+long rtk_cpus_peek(struct rtk_cpus *cs, unsigned cpu, size_t i, void *buf);
+/* Wait until cpu's queue holds a quarter of its pages, `fd` (-1: none) is
  * readable or timeout_ms passed. 1 when fd is readable, else 0. */
-int rtk_cpus_wait(struct rtk_cpus *cs, int fd, int timeout_ms);
+int rtk_cpus_wait(struct rtk_cpus *cs, unsigned cpu, int fd, int timeout_ms);
 void rtk_cpus_close(struct rtk_cpus *cs);
 
 /* ---- source.c ---- */
@@ -339,6 +343,9 @@ struct rtk_source {
 	struct rtk_trace *trace;	/* converts, packets only */
 	uint64_t packet_size;
 	struct rtk_source_stream *s;	/* [pages.nr_cpus] */
+	size_t page_size;
+	char *ahead;			/* a page looked at ahead (lookahead) */
+	pthread_mutex_t err_lock;	/* err, errmsg */
 	int err;			/* the first read error, not yet taken */
 	char errmsg[256];
 };
@@ -356,6 +363,9 @@ int rtk_source_snap_stage(struct rtk_source *ks);
  * message in err. */
 int rtk_source_snap_page(struct rtk_source *ks, unsigned cpu, const void *page, size_t size,
 			 char *err, size_t errlen);
+/* The first read error not yet taken (take: taken now): its -errno
+ * with "cannot read the kernel's buffers: WHY" in msg, or 0. Any thread. */
+int rtk_source_error(struct rtk_source *ks, bool take, char *msg, size_t len);
 /* Pages skipped because they did not parse (any thread). */
 uint64_t rtk_source_bad_pages(const struct rtk_source *ks);
 /* The formats' classes as the consumer reads them (stream class 0). */

@@ -13,22 +13,25 @@
  * and then reads every page the buffer holds into its queue, a
  * single-producer single-consumer ring of pages; rtk_cpus_read takes the
  * queue's pages, oldest first. The queue's pages are the kernel's, copied
- * as they were: the one converter (trace.c through source.c) still makes
- * every packet. A reader whose queue is full leaves the pages in the
- * kernel's buffer (which then counts its losses as without readers) and
- * retries after RTK_READERS_FULL_MS.
+ * as they were: the CPU's converter (trace.c through source.c, a thread
+ * of writer.c per CPU) makes the packets, and sleeps in rtk_cpus_wait
+ * until its reader says the queue is a quarter full (the CPU's ready
+ * eventfd) or its period passed. A reader whose queue is full leaves the
+ * pages in the kernel's buffer (which then counts its losses as without
+ * readers) and retries after RTK_READERS_FULL_MS.
  *
  * Order: while readers run, the converter reads the queue only; after
  * rtk_cpus_stop (threads joined, each after a last sweep of its CPU's
  * buffer), the queue first and then the file, so pages come out in the
- * kernel's order. The converter may look at the queued pages ahead of
- * its reads (rtk_cpus_peek).
+ * kernel's order. Any thread may look at a CPU's queued pages ahead of
+ * its converter's reads (rtk_cpus_peek: a copy, made under the CPU's
+ * lock, which the converter takes to give a page back).
  *
  * Queue slots: slot i % cap holds the page of sequence number i, len[i %
  * cap] its size. `tail` (written by the reader only) counts the pages
- * queued, `head` (written by the converter only) those given back; the
- * converter holds page head (the page its last read returned) until its
- * next read of that CPU.
+ * queued, `head` (written by the converter only, under the CPU's lock)
+ * those given back; the converter holds page head (the page its last read
+ * returned) until its next read of that CPU.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -50,12 +53,15 @@
 
 struct rtk_cpu {
 	int fd;			/* trace_pipe_raw, O_NONBLOCK; -1: no such CPU */
+	void *page;		/* a direct read's page */
 	/* The queue (readers only). */
 	char *slots;		/* cap pages */
 	uint32_t *len;		/* cap sizes */
-	uint64_t head;		/* converter's; atomic */
+	pthread_mutex_t lock;	/* head's moves against rtk_cpus_peek */
+	uint64_t head;		/* converter's, under lock; atomic */
 	uint64_t tail;		/* reader's; atomic */
-	bool holding;		/* converter: page head is out */
+	bool holding;		/* converter's: page head is out */
+	int ready_fd;		/* eventfd: the queue passed a quarter */
 	int err;		/* reader's first read error; atomic, message in errmsg */
 	char errmsg[160];
 	pthread_t thread;
@@ -67,11 +73,9 @@ struct rtk_cpu {
 struct rtk_cpus {
 	unsigned nr;
 	size_t page_size;
-	void *page;		/* a direct read's page */
 	struct rtk_cpu *c;	/* [nr] */
 	uint32_t cap;		/* pages per queue */
 	int stop_fd;		/* eventfd: readers return (-1: none) */
-	int ready_fd;		/* eventfd: a queue passed a quarter */
 	unsigned period_ms;
 	bool running;		/* atomic: readers started and not yet joined */
 };
@@ -81,17 +85,25 @@ int rtk_cpus_open(struct rtk_cpus **out, unsigned nr, size_t page_size,
 		  char *err, size_t errlen)
 {
 	struct rtk_cpus *cs = calloc(1, sizeof(*cs));
-	if (!cs || !(cs->c = calloc(nr ? nr : 1, sizeof(*cs->c))) ||
-	    !(cs->page = malloc(page_size))) {
-		rtk_cpus_close(cs);
+	if (!cs || !(cs->c = calloc(nr ? nr : 1, sizeof(*cs->c)))) {
+		free(cs);
 		rt_errf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	cs->nr = nr;
 	cs->page_size = page_size;
-	cs->stop_fd = cs->ready_fd = -1;
-	for (unsigned i = 0; i < nr; i++)
-		cs->c[i] = (struct rtk_cpu){ .fd = -1, .all = cs, .cpu = i };
+	cs->stop_fd = -1;
+	for (unsigned i = 0; i < nr; i++) {
+		cs->c[i] = (struct rtk_cpu){ .fd = -1, .ready_fd = -1, .all = cs, .cpu = i };
+		pthread_mutex_init(&cs->c[i].lock, NULL);
+	}
+	cs->nr = nr;
+	for (unsigned i = 0; i < nr; i++) {
+		if (!(cs->c[i].page = malloc(page_size))) {
+			rt_errf(err, errlen, "out of memory");
+			rtk_cpus_close(cs);
+			return -ENOMEM;
+		}
+	}
 	for (unsigned i = 0; i < nr; i++) {
 		char file[4096];
 		int ret = path(i, file, sizeof(file), arg);
@@ -170,7 +182,7 @@ static void *reader_main(void *arg)
 			__atomic_store_n(&c->tail, tail + 1, __ATOMIC_RELEASE);
 			if (tail + 1 - head == quarter) {
 				uint64_t one = 1;
-				if (write(cs->ready_fd, &one, sizeof(one)) < 0)
+				if (write(c->ready_fd, &one, sizeof(one)) < 0)
 					(void)0;	/* the converter wakes at its period */
 			}
 		}
@@ -192,9 +204,12 @@ int rtk_cpus_start(struct rtk_cpus *cs, uint64_t buffer_kb, unsigned period_ms, 
 	int ret = -ENOMEM;
 	if (cs->stop_fd < 0)
 		cs->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (cs->ready_fd < 0)
-		cs->ready_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (cs->stop_fd < 0 || cs->ready_fd < 0) {
+	for (unsigned i = 0; cs->stop_fd >= 0 && i < cs->nr; i++) {
+		if (cs->c[i].ready_fd < 0 &&
+		    (cs->c[i].ready_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+			break;
+	}
+	if (cs->stop_fd < 0 || (cs->nr && cs->c[cs->nr - 1].ready_fd < 0)) {
 		ret = -errno;
 		rt_errf(err, errlen, "eventfd: %s", strerror(errno));
 		return ret;
@@ -258,12 +273,16 @@ long rtk_cpus_read(struct rtk_cpus *cs, unsigned cpu, const void **page, char *e
 	/* Acquire: pairs with rtk_cpus_stop's release. */
 	bool running = __atomic_load_n(&cs->running, __ATOMIC_ACQUIRE);
 	if (c->slots) {
-		uint64_t head = c->head;
+		/* Relaxed: this thread is head's only writer. */
+		uint64_t head = __atomic_load_n(&c->head, __ATOMIC_RELAXED);
 		if (c->holding) {
+			/* Under the lock: a peek copies no page given back. */
+			pthread_mutex_lock(&c->lock);
 			/* Release: pairs with the reader's acquire of head:
 			 * the page given back was read before. */
 			__atomic_store_n(&c->head, ++head, __ATOMIC_RELEASE);
 			c->holding = false;
+			pthread_mutex_unlock(&c->lock);
 		}
 		/* Acquire: pairs with the reader's release of tail. */
 		uint64_t tail = __atomic_load_n(&c->tail, __ATOMIC_ACQUIRE);
@@ -284,37 +303,42 @@ long rtk_cpus_read(struct rtk_cpus *cs, unsigned cpu, const void **page, char *e
 	}
 	if (running)
 		return 0;
-	long n = read_file(c->fd, cs->page, cs->page_size);
+	long n = read_file(c->fd, c->page, cs->page_size);
 	if (n > 0)
-		*page = cs->page;
+		*page = c->page;
 	else if (n < 0)
 		rt_errf(err, errlen, "cannot read the pages of CPU %u: %s", cpu, strerror((int)-n));
 	return n;
 }
 
-long rtk_cpus_peek(struct rtk_cpus *cs, unsigned cpu, size_t i, const void **page)
+long rtk_cpus_peek(struct rtk_cpus *cs, unsigned cpu, size_t i, void *buf)
 {
 	if (cpu >= cs->nr || !cs->c[cpu].slots)
 		return 0;
 	struct rtk_cpu *c = &cs->c[cpu];
-	uint64_t at = c->head + (c->holding ? 1 : 0) + i;
-	/* Acquire: pairs with the reader's release of tail; the slots up to
-	 * it are not written again before head passes them. */
-	if (at >= __atomic_load_n(&c->tail, __ATOMIC_ACQUIRE))
-		return 0;
-	uint32_t k = (uint32_t)(at % cs->cap);
-	*page = c->slots + (size_t)k * cs->page_size;
-	return c->len[k];
+	long n = 0;
+	/* The converter gives no page back while we copy it. */
+	pthread_mutex_lock(&c->lock);
+	uint64_t at = __atomic_load_n(&c->head, __ATOMIC_RELAXED) + i;
+	/* Acquire: pairs with the reader's release of tail; the slots from
+	 * head up to it are not written again before head passes them. */
+	if (at < __atomic_load_n(&c->tail, __ATOMIC_ACQUIRE)) {
+		uint32_t k = (uint32_t)(at % cs->cap);
+		n = c->len[k];
+		memcpy(buf, c->slots + (size_t)k * cs->page_size, (size_t)n);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return n;
 }
 
-int rtk_cpus_wait(struct rtk_cpus *cs, int fd, int timeout_ms)
+int rtk_cpus_wait(struct rtk_cpus *cs, unsigned cpu, int fd, int timeout_ms)
 {
-	struct pollfd p[2] = { { .fd = cs ? cs->ready_fd : -1, .events = POLLIN },
-			       { .fd = fd, .events = POLLIN } };
+	int ready = cs && cpu < cs->nr ? cs->c[cpu].ready_fd : -1;
+	struct pollfd p[2] = { { .fd = ready, .events = POLLIN }, { .fd = fd, .events = POLLIN } };
 	if (poll(p, 2, timeout_ms) <= 0)
 		return 0;
 	uint64_t v;
-	if (p[0].revents && read(cs->ready_fd, &v, sizeof(v)) < 0)
+	if (p[0].revents && read(ready, &v, sizeof(v)) < 0)
 		(void)0;	/* taken by an earlier wait */
 	return p[1].revents ? 1 : 0;
 }
@@ -327,14 +351,15 @@ void rtk_cpus_close(struct rtk_cpus *cs)
 	for (unsigned i = 0; cs->c && i < cs->nr; i++) {
 		if (cs->c[i].fd >= 0)
 			close(cs->c[i].fd);
+		if (cs->c[i].ready_fd >= 0)
+			close(cs->c[i].ready_fd);
+		pthread_mutex_destroy(&cs->c[i].lock);
+		free(cs->c[i].page);
 		free(cs->c[i].slots);
 		free(cs->c[i].len);
 	}
 	if (cs->stop_fd >= 0)
 		close(cs->stop_fd);
-	if (cs->ready_fd >= 0)
-		close(cs->ready_fd);
 	free(cs->c);
-	free(cs->page);
 	free(cs);
 }

@@ -14,6 +14,11 @@
  * name (gone from /proc, its creation recorded on another CPU) is looked
  * for in every CPU's pages still to be read (pages.peek, lookahead).
  *
+ * Threads: get, counts and the snapshot ops of distinct streams may run
+ * at once (a converter per CPU, writer.c): each touches its stream's
+ * state and the trace's conversion of that CPU only; the first read
+ * error is kept under err_lock.
+ *
  * Counts: a packet taken counts packet_size bytes consumed; the stream
  * is said to hold one more unit until a get finds it empty, so that a
  * drain reads until every CPU said so (bounded as cons_drain is).
@@ -46,10 +51,24 @@
 
 static void keep_error(struct rtk_source *ks, int err, const char *msg)
 {
+	pthread_mutex_lock(&ks->err_lock);
 	if (!ks->err) {
 		ks->err = err;
 		snprintf(ks->errmsg, sizeof(ks->errmsg), "%s", msg);
 	}
+	pthread_mutex_unlock(&ks->err_lock);
+}
+
+int rtk_source_error(struct rtk_source *ks, bool take, char *msg, size_t len)
+{
+	pthread_mutex_lock(&ks->err_lock);
+	int ret = ks->err;
+	if (ret)
+		snprintf(msg, len, "cannot read the kernel's buffers: %s", ks->errmsg);
+	if (take)
+		ks->err = 0;
+	pthread_mutex_unlock(&ks->err_lock);
+	return ret;
 }
 
 /* The next packet of `cpu`: a converted page or a loss packet. 0 with
@@ -231,15 +250,18 @@ static const struct cons_source_ops rtk_source_ops = {
 };
 
 /* The creation of `tid` among the pages the reads will give next, every
- * CPU's (rtk_trace_lookahead; pages.peek). */
+ * CPU's (rtk_trace_lookahead; pages.peek). Called within a page's
+ * conversion, under the trace's table lock (trace.c): one at a time, so
+ * the copy `ahead` is this function's alone. */
 static void lookahead(void *arg, int32_t tid)
 {
 	struct rtk_source *ks = arg;
+	if (!ks->ahead && !(ks->ahead = malloc(ks->page_size)))
+		return;
 	for (unsigned c = 0; c < ks->pages.nr_cpus; c++) {
-		const void *page;
 		long n;
-		for (size_t i = 0; (n = ks->pages.peek(ks->pages.arg, c, i, &page)) > 0; i++)
-			if (rtk_trace_learn_creation(ks->trace, page, (size_t)n, tid))
+		for (size_t i = 0; (n = ks->pages.peek(ks->pages.arg, c, i, ks->ahead)) > 0; i++)
+			if (rtk_trace_learn_creation(ks->trace, ks->ahead, (size_t)n, tid))
 				return;
 	}
 }
@@ -248,6 +270,9 @@ int rtk_source_init(struct rtk_source *ks, const struct rtk_pages *pages, struct
 		    uint64_t buffer_size_kb, struct cons_source *src)
 {
 	*ks = (struct rtk_source){ .pages = *pages, .trace = t };
+	pthread_mutex_init(&ks->err_lock, NULL);
+	size_t page = pages->page_size ? pages->page_size : 4096;
+	ks->page_size = page;
 	if (pages->peek)
 		rtk_trace_lookahead(t, lookahead, ks);
 	unsigned n = pages->nr_cpus ? pages->nr_cpus : 1;
@@ -256,7 +281,6 @@ int rtk_source_init(struct rtk_source *ks, const struct rtk_pages *pages, struct
 		return -ENOMEM;
 	for (unsigned c = 0; c < n; c++)
 		ks->s[c].more = true;	/* unknown until a get finds it empty */
-	size_t page = pages->page_size ? pages->page_size : 4096;
 	uint64_t kb = buffer_size_kb ? buffer_size_kb : RTK_DEFAULT_BUFFER_KB;
 	uint64_t per_cpu = kb * 1024 / page + 1;
 	ks->packet_size = CTF_PACKET_HEADER_SIZE + 5 * (uint64_t)page;
@@ -277,6 +301,9 @@ void rtk_source_fini(struct rtk_source *ks)
 		snap_free(&ks->s[c]);
 	free(ks->s);
 	ks->s = NULL;
+	free(ks->ahead);
+	ks->ahead = NULL;
+	pthread_mutex_destroy(&ks->err_lock);
 }
 
 uint64_t rtk_source_bad_pages(const struct rtk_source *ks)

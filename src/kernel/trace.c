@@ -32,9 +32,19 @@
  * never goes back within a stream: a stamp older than the previous one
  * (ftrace's rare "before" stamps of nested events) takes the previous
  * one's value.
+ *
+ * Threads: each CPU's conversion state (its stream, its page walker, the
+ * page's copy, the packet being built, its statistics) is its own, made
+ * at its first page, so that the pages of distinct CPUs are converted at
+ * once by a thread per CPU (writer.c). What they share is constant (the
+ * formats, the contexts) or behind `procs_lock`: the process table that
+ * every CPU's events feed and read, and the walker that looks ahead for a
+ * thread's creation; the lock is held for a whole page's conversion when
+ * the trace has contexts (not at all without: the table is not used).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,20 +73,28 @@ static const struct {
 };
 #define NR_CONTEXTS (sizeof(contexts) / sizeof(contexts[0]))
 
-struct rtk_stream {
+#define RTK_MAX_CPUS 4096u
+
+/* One CPU's conversion: its stream and what converting its pages uses. */
+struct rtk_cpu_conv {
 	uint64_t seq;
 	uint64_t discarded;
 	uint64_t last_ts;
+	struct kbuffer *kbuf;
+	char *page;		/* the copy kbuffer reads */
+	size_t page_cap;
+	char *out;		/* the packet being built */
+	size_t out_cap;
+	struct rtk_trace_stats stats;	/* relaxed atomics: rtk_trace_stats */
 };
 
 struct rtk_trace {
 	const struct rtk_formats *formats;
 	uint8_t uuid[16];
-	struct rtk_stream *streams;
-	unsigned nr_streams, streams_cap;
-	struct kbuffer *kbuf;
-	char *page;		/* the copy kbuffer reads */
-	size_t page_cap;
+	/* [RTK_MAX_CPUS]: each made by its CPU's first page, published with
+	 * a release store (rtk_trace_stats' acquire loads). */
+	struct rtk_cpu_conv **cpu;
+	pthread_mutex_t procs_lock;	/* procs, ahead_* (with contexts) */
 	/* Looking ahead for a thread's creation (rtk_trace_lookahead), in
 	 * the middle of a page's conversion: a walker of its own. */
 	void (*lookahead)(void *arg, int32_t tid);
@@ -84,9 +102,6 @@ struct rtk_trace {
 	struct kbuffer *ahead_kbuf;
 	char *ahead_page;
 	size_t ahead_cap;
-	char *out;		/* the packet being built */
-	size_t out_cap;
-	struct rtk_trace_stats stats;
 	struct rt_field_desc ctx[NR_CONTEXTS];	/* the stream event context */
 	uint32_t nr_ctx;
 	unsigned contexts;		/* enum rtk_context bits */
@@ -117,14 +132,15 @@ int rtk_trace_open(const struct rtk_formats *f, const uint8_t uuid[16], unsigned
 	struct rtk_trace *t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
+	pthread_mutex_init(&t->procs_lock, NULL);
 	t->formats = f;
 	memcpy(t->uuid, uuid, sizeof(t->uuid));
 	t->contexts = ctx_bits & RTK_CTX_ALL;
 	for (size_t i = 0; i < NR_CONTEXTS; i++)
 		if (!contexts[i].bit || (t->contexts & contexts[i].bit))
 			t->ctx[t->nr_ctx++] = contexts[i].desc;
-	t->kbuf = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
-	if (!t->kbuf) {
+	t->cpu = calloc(RTK_MAX_CPUS, sizeof(*t->cpu));
+	if (!t->cpu) {
 		rtk_trace_close(t);
 		return -ENOMEM;
 	}
@@ -132,22 +148,36 @@ int rtk_trace_open(const struct rtk_formats *f, const uint8_t uuid[16], unsigned
 	return 0;
 }
 
-static int stream_of(struct rtk_trace *t, unsigned cpu, struct rtk_stream **out, char *err,
-		     size_t errlen)
+/* CPU cpu's conversion, made at its first use (by the thread that
+ * converts that CPU). */
+static int conv_of(struct rtk_trace *t, unsigned cpu, struct rtk_cpu_conv **out, char *err,
+		   size_t errlen)
 {
-	if (cpu >= 4096) {
+	if (cpu >= RTK_MAX_CPUS) {
 		rt_errf(err, errlen, "CPU %u is out of range", cpu);
 		return -EINVAL;
 	}
-	if (cpu >= t->nr_streams) {
-		if (RT_ARRAY_GROW(t->streams, t->streams_cap, cpu + 1, 8) < 0)
+	/* Relaxed: only this CPU's converting thread stores it. */
+	struct rtk_cpu_conv *c = __atomic_load_n(&t->cpu[cpu], __ATOMIC_RELAXED);
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c || !(c->kbuf = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE))) {
+			free(c);
+			rt_errf(err, errlen, "out of memory");
 			return -ENOMEM;
-		for (unsigned c = t->nr_streams; c <= cpu; c++)
-			t->streams[c] = (struct rtk_stream){ 0 };
-		t->nr_streams = cpu + 1;
+		}
+		/* Release: pairs with rtk_trace_stats' acquire load; the
+		 * zeroed statistics before the pointer. */
+		__atomic_store_n(&t->cpu[cpu], c, __ATOMIC_RELEASE);
 	}
-	*out = &t->streams[cpu];
+	*out = c;
 	return 0;
+}
+
+/* Relaxed: statistics (rtk_trace_stats reads them from any thread). */
+static void stat_add(uint64_t *v, uint64_t n)
+{
+	__atomic_fetch_add(v, n, __ATOMIC_RELAXED);
 }
 
 /* The check stays here, inline: reserve is called per event. */
@@ -526,20 +556,20 @@ int rtk_event_field(const struct rtk_event *e, const char *name, struct rtf_valu
 	return -ENOENT;
 }
 
-/* Close the packet built in t->out (`used` bytes, events included);
+/* Close the packet built in the CPU's out (`used` bytes, events included);
  * `discarded` is the stream's new total. Returns its size (8-byte units,
  * ctf_packet.h). */
-static size_t close_packet(struct rtk_trace *t, struct rtk_stream *s, unsigned cpu,
+static size_t close_packet(struct rtk_trace *t, struct rtk_cpu_conv *s, unsigned cpu,
 			   size_t used, uint64_t begin, uint64_t end, uint64_t discarded)
 {
 	size_t padded = (used + 7) & ~(size_t)7;
-	memset(t->out + used, 0, padded - used);
+	memset(s->out + used, 0, padded - used);
 	struct ctf_stream_info si = { .stream_id = 0, .subbuf_size = padded };
 	memcpy(si.uuid, t->uuid, sizeof(si.uuid));
-	ctf_packet_begin(&si, cpu, t->out, begin, s->seq);
-	ctf_packet_end(&si, cpu, t->out, end, used, discarded);
-	t->stats.lost += discarded - s->discarded;
-	t->stats.packets++;
+	ctf_packet_begin(&si, cpu, s->out, begin, s->seq);
+	ctf_packet_end(&si, cpu, s->out, end, used, discarded);
+	stat_add(&s->stats.lost, discarded - s->discarded);
+	stat_add(&s->stats.packets, 1);
 	s->discarded = discarded;
 	s->seq++;
 	s->last_ts = end;
@@ -580,6 +610,7 @@ void rtk_trace_lookahead(struct rtk_trace *t, void (*fn)(void *arg, int32_t tid)
 	t->lookahead_arg = arg;
 }
 
+/* Called by the lookahead, within a page's conversion: procs_lock held. */
 int rtk_trace_learn_creation(struct rtk_trace *t, const void *page, size_t size, int32_t tid)
 {
 	if (!t->ahead_kbuf &&
@@ -613,34 +644,29 @@ int rtk_trace_learn_creation(struct rtk_trace *t, const void *page, size_t size,
 }
 
 
-long rtk_trace_packet(struct rtk_trace *t, unsigned cpu, const void *page, size_t size,
-		      char **pkt, size_t *len, char *err, size_t errlen)
+/* Convert the page loaded in s->kbuf (s->page, `commit` bytes of events)
+ * into s->out: the packet's size in *len, the events' number, or -errno
+ * with a message in err. procs_lock held when the trace has contexts. */
+static long convert(struct rtk_trace *t, struct rtk_cpu_conv *s, unsigned cpu, uint64_t commit,
+		    size_t *len, char *err, size_t errlen)
 {
-	uint64_t commit;
-	int ret = load_page(t->kbuf, &t->page, &t->page_cap, page, size, &commit, err, errlen);
-	if (ret < 0)
-		return ret;
-	struct rtk_stream *s;
-	ret = stream_of(t, cpu, &s, err, errlen);
-	if (ret < 0)
-		return ret;
-	int missed = kbuffer_missed_events(t->kbuf);
+	int missed = kbuffer_missed_events(s->kbuf);
 	uint64_t lost = missed > 0 ? (uint64_t)missed : missed < 0 ? 1u : 0u;
-	uint64_t begin = kbuffer_subbuf_timestamp(t->kbuf, t->page);
+	uint64_t begin = kbuffer_subbuf_timestamp(s->kbuf, s->page);
 	if (begin < s->last_ts)
 		begin = s->last_ts;
 
-	if (reserve(&t->out, &t->out_cap, CTF_PACKET_HEADER_SIZE) < 0)
+	if (reserve(&s->out, &s->out_cap, CTF_PACKET_HEADER_SIZE) < 0)
 		return -ENOMEM;
 	size_t used = CTF_PACKET_HEADER_SIZE;
 	uint64_t prev = begin, skipped = 0;
 	long nr = 0;
 	unsigned long long ts;
-	const char *end = t->page + RTK_PAGE_HEADER + commit;
-	for (const char *rec = kbuffer_read_event(t->kbuf, &ts); rec;
-	     rec = kbuffer_next_event(t->kbuf, &ts)) {
-		int rsize = kbuffer_event_size(t->kbuf);
-		if (rsize < 2 || rec < t->page + RTK_PAGE_HEADER || rec + rsize > end) {
+	const char *end = s->page + RTK_PAGE_HEADER + commit;
+	for (const char *rec = kbuffer_read_event(s->kbuf, &ts); rec;
+	     rec = kbuffer_next_event(s->kbuf, &ts)) {
+		int rsize = kbuffer_event_size(s->kbuf);
+		if (rsize < 2 || rec < s->page + RTK_PAGE_HEADER || rec + rsize > end) {
 			rt_errf(err, errlen, "CPU %u: an ftrace record outside its page", cpu);
 			return -EINVAL;
 		}
@@ -660,37 +686,54 @@ long rtk_trace_packet(struct rtk_trace *t, unsigned cpu, const void *page, size_
 			continue;
 		}
 		uint64_t when = ts < prev ? prev : ts;
-		if (reserve(&t->out, &t->out_cap, used + CTF_EVENT_HEADER_EXTENDED +
+		if (reserve(&s->out, &s->out_cap, used + CTF_EVENT_HEADER_EXTENDED +
 						     (size_t)bound + 8) < 0)
 			return -ENOMEM;
 		int full = when - prev >= (1ull << CTF_COMPACT_TSC_BITS);
-		char *p = t->out + used;
+		char *p = s->out + used;
 		p += ctf_write_event_header(p, c->ctf_id, when, full);
 		p = put_payload(t, p, c, rec, rsize, cpu);
-		used = (size_t)(p - t->out);
+		used = (size_t)(p - s->out);
 		prev = when;
 		nr++;
 		if (t->watch)
 			watched(t, c, rec, rsize, cpu, when);
 	}
 	*len = close_packet(t, s, cpu, used, begin, prev, s->discarded + lost);
-	*pkt = t->out;
-	t->stats.events += (uint64_t)nr;
-	t->stats.unknown += skipped;
+	stat_add(&s->stats.events, (uint64_t)nr);
+	stat_add(&s->stats.unknown, skipped);
+	return nr;
+}
+
+long rtk_trace_packet(struct rtk_trace *t, unsigned cpu, const void *page, size_t size,
+		      char **pkt, size_t *len, char *err, size_t errlen)
+{
+	struct rtk_cpu_conv *s;
+	int ret = conv_of(t, cpu, &s, err, errlen);
+	uint64_t commit;
+	if (ret < 0 ||
+	    (ret = load_page(s->kbuf, &s->page, &s->page_cap, page, size, &commit, err, errlen)) < 0)
+		return ret;
+	if (t->contexts)
+		pthread_mutex_lock(&t->procs_lock);
+	long nr = convert(t, s, cpu, commit, len, err, errlen);
+	if (t->contexts)
+		pthread_mutex_unlock(&t->procs_lock);
+	*pkt = s->out;
 	return nr;
 }
 
 int rtk_trace_lost_packet(struct rtk_trace *t, unsigned cpu, uint64_t total, char **pkt,
 			  size_t *len, char *err, size_t errlen)
 {
-	struct rtk_stream *s;
-	int ret = stream_of(t, cpu, &s, err, errlen);
+	struct rtk_cpu_conv *s;
+	int ret = conv_of(t, cpu, &s, err, errlen);
 	if (ret < 0 || total <= s->discarded)
 		return ret;
-	if (reserve(&t->out, &t->out_cap, CTF_PACKET_HEADER_SIZE + 8) < 0)
+	if (reserve(&s->out, &s->out_cap, CTF_PACKET_HEADER_SIZE + 8) < 0)
 		return -ENOMEM;
 	*len = close_packet(t, s, cpu, CTF_PACKET_HEADER_SIZE, s->last_ts, s->last_ts, total);
-	*pkt = t->out;
+	*pkt = s->out;
 	return 1;
 }
 
@@ -713,21 +756,38 @@ void rtk_trace_thread(struct rtk_trace *t, int32_t tid, struct rtk_thread *out)
 
 void rtk_trace_stats(const struct rtk_trace *t, struct rtk_trace_stats *s)
 {
-	*s = t->stats;
+	*s = (struct rtk_trace_stats){ 0 };
+	for (unsigned i = 0; t->cpu && i < RTK_MAX_CPUS; i++) {
+		/* Acquire: pairs with conv_of's release store. */
+		const struct rtk_cpu_conv *c = __atomic_load_n(&t->cpu[i], __ATOMIC_ACQUIRE);
+		if (!c)
+			continue;
+		/* Relaxed: statistics. */
+		s->events += __atomic_load_n(&c->stats.events, __ATOMIC_RELAXED);
+		s->lost += __atomic_load_n(&c->stats.lost, __ATOMIC_RELAXED);
+		s->unknown += __atomic_load_n(&c->stats.unknown, __ATOMIC_RELAXED);
+		s->packets += __atomic_load_n(&c->stats.packets, __ATOMIC_RELAXED);
+	}
 }
 
 void rtk_trace_close(struct rtk_trace *t)
 {
 	if (!t)
 		return;
-	if (t->kbuf)
-		kbuffer_free(t->kbuf);
+	for (unsigned i = 0; t->cpu && i < RTK_MAX_CPUS; i++) {
+		struct rtk_cpu_conv *c = t->cpu[i];
+		if (!c)
+			continue;
+		kbuffer_free(c->kbuf);
+		free(c->page);
+		free(c->out);
+		free(c);
+	}
+	free(t->cpu);
 	if (t->ahead_kbuf)
 		kbuffer_free(t->ahead_kbuf);
 	free(t->ahead_page);
-	free(t->streams);
-	free(t->page);
-	free(t->out);
 	rtk_procs_free(&t->procs);
+	pthread_mutex_destroy(&t->procs_lock);
 	free(t);
 }

@@ -19,7 +19,9 @@
  *  - the per-CPU readers (readers.c) over FIFOs standing for the CPUs'
  *    trace_pipe_raw: order, queues, stop;
  *  - a thread named from its creation on another CPU, converted later
- *    (pages looked at ahead).
+ *    (pages looked at ahead);
+ *  - a converter per CPU: one CPU's pages are written while another's
+ *    converter is held.
  * The pages are written as the kernel's are, through the consumer
  * (rtk_writer over pages read from memory instead of an instance), and the
  * traces read back with ringtrace's reader.
@@ -32,6 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -926,12 +930,12 @@ static long two_read(void *arg, unsigned cpu, const void **page, char *err, size
 	return 4096;
 }
 
-static long two_peek(void *arg, unsigned cpu, size_t i, const void **page)
+static long two_peek(void *arg, unsigned cpu, size_t i, void *buf)
 {
 	struct two_cpus *m = arg;
 	if (cpu > 1 || i > 0 || m->taken[cpu])
 		return 0;
-	*page = m->page[cpu];
+	memcpy(buf, m->page[cpu], 4096);
 	return 4096;
 }
 
@@ -1014,6 +1018,165 @@ static void test_lookahead(void)
 	page_add(&b1, 0, nt, sizeof(nt));
 	lookahead_trace(f, b0.page, b1.page, false, child);
 	lookahead_trace(f, b0.page, b1.page, true, child);
+	rtk_formats_free(f);
+}
+
+/* ---- a converter per CPU (rtk_writer_start): while CPU 0's converter
+ * is held inside a read of its pages (a CPU whose conversion gets no CPU
+ * time), CPU 1's converter still writes CPU 1's pages into its stream
+ * file; once released, every page of both CPUs is in the trace, in order,
+ * with the contexts (the process table both converters feed). With one
+ * converting thread for every CPU, CPU 1's pages waited for CPU 0's. ---- */
+
+#define CONV_PAGES 6
+
+struct held_pages {
+	const char *page[2][CONV_PAGES];
+	int next[2];			/* pages read: the CPU's converter writes it */
+	int entered;			/* eventfd: CPU 0's read is held */
+	int release;			/* eventfd: CPU 0's read goes on */
+	bool held;			/* CPU 0's converter only */
+};
+
+static long held_read(void *arg, unsigned cpu, const void **page, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	struct held_pages *m = arg;
+	/* Relaxed: this CPU's converter is the only writer. */
+	int next = cpu > 1 ? CONV_PAGES : __atomic_load_n(&m->next[cpu], __ATOMIC_RELAXED);
+	if (next == CONV_PAGES)
+		return 0;
+	if (cpu == 0 && !m->held) {
+		m->held = true;
+		uint64_t one = 1;
+		CHECK(write(m->entered, &one, 8) == 8, "signal the hold");
+		/* Blocks until the test releases it (which waits 10 s at most
+		 * for CPU 1: 60 s here, so that the test fails rather than
+		 * hangs, and not because this gave up first). */
+		struct pollfd p = { .fd = m->release, .events = POLLIN };
+		CHECK(poll(&p, 1, 60000) == 1, "CPU 0's read was never released");
+	}
+	*page = m->page[cpu][next];
+	/* Relaxed: the test waits for the count, nothing is published. */
+	__atomic_store_n(&m->next[cpu], next + 1, __ATOMIC_RELAXED);
+	return 4096;
+}
+
+static uint64_t held_lost(void *arg, unsigned cpu)
+{
+	(void)arg;
+	(void)cpu;
+	return 0;
+}
+
+static off_t file_size(const char *dir, const char *name)
+{
+	char path[4096];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return stat(path, &st) < 0 ? -1 : st.st_size;
+}
+
+static void test_converters(void)
+{
+	struct rtk_formats *f = load_formats();
+	size_t len;
+	char *text = slurp("task.task_newtask.format", &len);
+	CHECK(rtk_formats_add(f, "task", text, len) == 0, "task_newtask format");
+	free(text);
+	/* Each CPU's pages: write(2) exits of a thread /proc does not know
+	 * (an id above any pid_max), ret = CPU * 1000 + the event's number;
+	 * CPU 1's first page creates CPU 0's thread first (task_newtask,
+	 * named "kid"). */
+	const int32_t tid[2] = { 0x7ffffff4, 0x7ffffff5 }, parent = 0x7ffffff6;
+	static struct page_builder b[2][CONV_PAGES];
+	struct held_pages m = { .entered = eventfd(0, EFD_CLOEXEC),
+				.release = eventfd(0, EFD_CLOEXEC) };
+	CHECK(m.entered >= 0 && m.release >= 0, "eventfd");
+	for (unsigned c = 0; c < 2; c++)
+		for (int i = 0; i < CONV_PAGES; i++) {
+			page_begin(&b[c][i], 1000000 * (uint64_t)(i + 1) + 1000 * c);
+			if (c == 1 && i == 0) {
+				char nt[44] = { 0 };
+				uint16_t nt_id = 205;
+				uint64_t flags = 0x11;
+				memcpy(nt, &nt_id, 2);
+				memcpy(nt + 4, &parent, 4);
+				memcpy(nt + 8, &tid[0], 4);
+				memcpy(nt + 12, "kid", 4);
+				memcpy(nt + 32, &flags, 8);
+				page_add(&b[c][i], 0, nt, sizeof(nt));
+			}
+			for (int e = 0; e < 10; e++) {
+				char rec[24] = { 0 };
+				uint16_t id = 839;
+				int64_t ret = (int64_t)c * 1000 + i * 10 + e;
+				memcpy(rec, &id, 2);
+				memcpy(rec + 4, &tid[c], 4);
+				memcpy(rec + 16, &ret, 8);
+				page_add(&b[c][i], 100, rec, sizeof(rec));
+			}
+			m.page[c][i] = b[c][i].page;
+		}
+	struct rtk_pages pages = { .read = held_read, .lost = held_lost, .arg = &m,
+				   .nr_cpus = 2, .page_size = 4096 };
+	char *dir = tmpdir("conv");
+	struct rtk_writer *w = open_writer(&pages, f, dir, RTK_CTX_ALL);
+	char err[256];
+	CHECK(rtk_writer_start(w, 1, err, sizeof(err)) == 0, "rtk_writer_start: %s", err);
+	/* CPU 0's converter is held: CPU 1's pages reach their file anyway
+	 * (10 s at most: a failure, not a measure). */
+	struct pollfd p = { .fd = m.entered, .events = POLLIN };
+	CHECK(poll(&p, 1, 10000) == 1, "CPU 0's converter never read");
+	off_t one = -1;
+	for (int i = 0; i < 10000 && (one = file_size(dir, "channel0_1")) <= 0; i++)
+		usleep(1000);
+	CHECK(one > 0, "CPU 1's stream file while CPU 0's converter is held: %lld bytes",
+	      (long long)one);
+	CHECK(file_size(dir, "channel0_0") <= 0, "CPU 0's stream file before its release");
+	uint64_t go = 1;
+	CHECK(write(m.release, &go, 8) == 8, "release CPU 0");
+	for (int i = 0; i < 10000 && (__atomic_load_n(&m.next[0], __ATOMIC_RELAXED) < CONV_PAGES ||
+				      __atomic_load_n(&m.next[1], __ATOMIC_RELAXED) < CONV_PAGES);
+	     i++)
+		usleep(1000);
+	rtk_writer_stop(w);
+	rtk_writer_drain(w, NULL);
+	CHECK(rtk_writer_error(w, true, err, sizeof(err)) == 0, "writer error: %s", err);
+	rtk_writer_close(w);
+	/* Every event of both CPUs, each CPU's in order; CPU 0's thread named
+	 * from its creation on CPU 1 (by whichever converter met it first:
+	 * the lookahead when CPU 0's came first). */
+	struct rtr_trace *r = reopen(dir);
+	struct rtr_event ev;
+	int64_t want[2] = { 0, 1000 };
+	int n[2] = { 0, 0 };
+	while (r && rtr_next(r, &ev) == 1) {
+		if (strcmp(ev.cls->name, "syscall_exit_write"))
+			continue;
+		struct rtr_value t, pid, name, ret;
+		const char *nm;
+		CHECK(rtr_scope_field(&ev, RTR_SCOPE_STREAM_EVENT_CONTEXT, 0, &t, &nm) == 0 &&
+		      rtr_scope_field(&ev, RTR_SCOPE_STREAM_EVENT_CONTEXT, 1, &pid, &nm) == 0 &&
+		      rtr_scope_field(&ev, RTR_SCOPE_STREAM_EVENT_CONTEXT, 2, &name, &nm) == 0 &&
+		      rtr_field_by_name(&ev, "ret", &ret) == 0, "fields");
+		unsigned c = t.i == tid[1];
+		CHECK(t.i == tid[c], "tid %lld", (long long)t.i);
+		CHECK(ret.i == want[c], "CPU %u: ret %lld, not %lld", c, (long long)ret.i,
+		      (long long)want[c]);
+		want[c] = ret.i + 1;
+		if (c == 0)
+			CHECK(pid.i == tid[0] && name.s.len == 3 && !memcmp(name.s.p, "kid", 3),
+			      "CPU 0's thread: pid %lld, procname %.*s", (long long)pid.i,
+			      (int)name.s.len, name.s.p);
+		n[c]++;
+	}
+	CHECK(n[0] == 10 * CONV_PAGES && n[1] == 10 * CONV_PAGES, "events: %d and %d", n[0], n[1]);
+	rtr_close(r);
+	rmtrace(dir);
+	close(m.entered);
+	close(m.release);
 	rtk_formats_free(f);
 }
 
@@ -1159,6 +1322,7 @@ int main(int argc, char **argv)
 	test_contexts();
 	test_readers();
 	test_lookahead();
+	test_converters();
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;
