@@ -236,7 +236,7 @@ int record_kernel_start(struct record_kernel **out, const struct record_opts *o,
 	char why[1024];
 	if (rtk_instance_statedump(k->in, why, sizeof(why)) < 0)
 		cli_error("the kernel trace has no state dump: %s", why);
-	ret = rtk_instance_readers_start(k->in, RECORD_KERNEL_POLL_MS, why, sizeof(why));
+	ret = rtk_instance_readers_start(k->in, RECORD_KERNEL_POLL_MS, false, why, sizeof(why));
 	if (ret < 0) {
 		cli_error("%s", why);
 		return ret;

@@ -7,8 +7,9 @@
  * channel, stream files, write errors and metadata) when its CPU's reader
  * (src/kernel's per-CPU threads that empty the buffers as they fill) has
  * queued a quarter of its pages, and at least on the channel's read
- * timer. Snapshot sessions have no readers nor converters: their
- * instance runs in overwrite mode and
+ * timer. Snapshot sessions have no converters: their instance runs in
+ * overwrite mode, their readers keep the newest pages (a window of the
+ * buffer's size that snapshots copy without consuming it) and
  * dp_kernel_snapshot has the consumer write what it holds. A state dump
  * of every process goes into the buffer at each start, and one is
  * appended to each snapshot after what it read.
@@ -212,7 +213,8 @@ static int kdp_create(struct rtd_session *s, const struct rtd_channel *c,
 		goto fail;
 	}
 	k->snapshot = s->snapshot;
-	struct rtk_writer_opts wo = { .dir = s->snapshot ? NULL : dir, .trace_name = s->name,
+	struct rtk_writer_opts wo = { .dir = s->snapshot ? NULL : dir, .window = s->snapshot,
+				      .trace_name = s->name,
 				      .buffer_size_kb = kc.cfg.buffer_size_kb,
 				      .contexts = c->kcontexts,
 				      .log = log_error };
@@ -288,8 +290,9 @@ int dp_kernel_start(struct rtd_session *s, char *err, size_t errlen)
 	rtk_writer_read(k->w);
 	pthread_mutex_unlock(&k->lock);
 	char why[RTD_ERRLEN];
-	if (!k->snapshot && (ret = rtk_instance_readers_start(k->in, k->period_ms, why,
-							       sizeof(why))) < 0)
+	/* A snapshot session's readers keep the newest pages (ring). */
+	if ((ret = rtk_instance_readers_start(k->in, k->period_ms, k->snapshot, why,
+					      sizeof(why))) < 0)
 		snprintf(err, errlen, "kernel trace of session %s: %s", s->name, why);
 	if (!ret && (ret = rtk_writer_start(k->w, k->period_ms, why, sizeof(why))) < 0)
 		snprintf(err, errlen, "kernel trace of session %s: %s", s->name, why);
@@ -298,7 +301,7 @@ int dp_kernel_start(struct rtd_session *s, char *err, size_t errlen)
 		rtk_instance_readers_stop(k->in);
 		rtk_writer_stop(k->w);
 	}
-	k->readers = ret == 0 && !k->snapshot;
+	k->readers = ret == 0;
 	return ret;
 }
 
@@ -355,11 +358,19 @@ int dp_kernel_snapshot(struct rtd_session *s, const char *dir, uint64_t max_size
 		snprintf(err, errlen, "snapshot directory name too long");
 		return -ENAMETOOLONG;
 	}
+	/* The readers stop (each after a last sweep of its buffer) while the
+	 * snapshot copies what they keep: the window stands still. */
+	if (k->snapshot)
+		rtk_instance_readers_stop(k->in);
 	pthread_mutex_lock(&k->lock);
 	int ret = rtk_writer_snapshot(k->w, path, max_size, why, sizeof(why));
 	pthread_mutex_unlock(&k->lock);
 	if (ret < 0)
 		snprintf(err, errlen, "kernel snapshot: %s", why);
+	if (k->snapshot && k->readers &&
+	    rtk_instance_readers_start(k->in, k->period_ms, true, why, sizeof(why)) < 0)
+		rt_warn("session %s: the kernel's readers did not start again after the "
+			"snapshot (the buffers keep the newest events): %s", s->name, why);
 	return ret;
 }
 
@@ -389,7 +400,7 @@ int dp_kernel_rotate(struct rtd_session *s, const char *root, char *err, size_t 
 	if (!reading)
 		return ret;
 	char why[RTD_ERRLEN];
-	int r = rtk_instance_readers_start(k->in, k->period_ms, why, sizeof(why));
+	int r = rtk_instance_readers_start(k->in, k->period_ms, false, why, sizeof(why));
 	if (!r)
 		r = rtk_writer_start(k->w, k->period_ms, why, sizeof(why));
 	if (r < 0) {

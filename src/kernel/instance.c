@@ -557,10 +557,13 @@ static uint64_t cpu_lost(struct rtk_instance *in, unsigned cpu)
 uint64_t rtk_instance_buffer_used(struct rtk_instance *in)
 {
 	long n = sysconf(_SC_NPROCESSORS_CONF);
-	uint64_t used = 0;
+	uint64_t used = 0, cap = in->buffer_size_kb * 1024;
 	for (long c = 0; c < (n > 0 ? n : 1); c++) {
 		char *text = cpu_stats(in, (unsigned)c);
-		used += stats_value(text, "bytes:");
+		/* What the readers queued is not read yet either (a flight
+		 * recorder's window is there): at most the buffer's size. */
+		uint64_t u = stats_value(text, "bytes:") + rtk_cpus_queued(in->cpus, (unsigned)c);
+		used += cap && u > cap ? cap : u;
 		free(text);
 	}
 	return used;
@@ -586,7 +589,8 @@ static int pages_wait(void *arg, unsigned cpu, int fd, int timeout_ms)
 
 static uint64_t pages_lost(void *arg, unsigned cpu)
 {
-	return cpu_lost(arg, cpu);
+	struct rtk_instance *in = arg;
+	return cpu_lost(in, cpu) + rtk_cpus_dropped(in->cpus, cpu);
 }
 
 static long pages_dump(void *arg, int (*fn)(unsigned cpu, const void *page, size_t size,
@@ -615,8 +619,8 @@ int rtk_instance_pages(struct rtk_instance *in, struct rtk_pages *p, char *err, 
 /* The kernel wakes a reader when its CPU's buffer is this full. */
 #define RTK_READERS_PERCENT "25"
 
-int rtk_instance_readers_start(struct rtk_instance *in, unsigned period_ms, char *err,
-			       size_t errlen)
+int rtk_instance_readers_start(struct rtk_instance *in, unsigned period_ms, bool ring,
+			       char *err, size_t errlen)
 {
 	if (!in->cpus) {
 		rt_errf(err, errlen, "the buffers of %s are not open", rtk_instance_name(in));
@@ -631,7 +635,7 @@ int rtk_instance_readers_start(struct rtk_instance *in, unsigned period_ms, char
 		kb = text ? strtoull(text, NULL, 10) : 0;
 		free(text);
 	}
-	return rtk_cpus_start(in->cpus, kb ? kb : 1024, period_ms, err, errlen);
+	return rtk_cpus_start(in->cpus, kb ? kb : 1024, period_ms, ring, err, errlen);
 }
 
 void rtk_instance_readers_stop(struct rtk_instance *in)

@@ -386,13 +386,17 @@ int rtk_instance_pages(struct rtk_instance *in, struct rtk_pages *p, char *err, 
  * buffer holds into a queue in memory as large as the buffer (at most
  * 16 MiB per CPU), which the pages' read takes from: the kernel's buffers
  * are emptied as they fill even when the converter (the writer's reads)
- * is late, e.g. on CPUs busy with other work. Not for snapshot-only
- * instances (their buffers are read at snapshots only). 0 (also when
- * started already), -EINVAL (pages not open), -ENOMEM, -errno, with a
- * message in err.
+ * is late, e.g. on CPUs busy with other work. ring (a flight recorder:
+ * snapshot-only instances): a full queue drops its oldest page (its
+ * events counted lost by the pages' `lost`) and the queues are read by
+ * snapshots only, without being consumed (rtk_writer_opts.window), so
+ * that the queues hold the newest buffer's worth of pages; else a full
+ * queue leaves the pages in the kernel's buffer until the converter
+ * reads it. 0 (also when started already), -EINVAL (pages not open),
+ * -ENOMEM, -errno, with a message in err.
  */
-int rtk_instance_readers_start(struct rtk_instance *in, unsigned period_ms, char *err,
-			       size_t errlen);
+int rtk_instance_readers_start(struct rtk_instance *in, unsigned period_ms, bool ring,
+			       char *err, size_t errlen);
 /* Wake and join the readers (at once, even when they sleep); what they
  * queued is read first, then the buffers directly. May run beside the
  * writer's reads (not beside another start or stop). */
@@ -410,9 +414,12 @@ void rtk_instance_readers_stop(struct rtk_instance *in);
  *
  * What ftrace allows: reads consume (trace_pipe_raw; this kernel's
  * tracefs has no non-consuming raw read), partly filled pages included,
- * so there is no flush; a snapshot reads what the buffers hold (the
- * flight recorder's newest events) and consumes it, keeping the newest
- * packets within its size limit.
+ * so there is no flush. A snapshot of a writer with `window` (a flight
+ * recorder whose readers keep the newest pages: rtk_instance_readers_start
+ * with ring) converts copies of the pages the readers keep, consuming
+ * nothing: a later snapshot holds them again while they are among the
+ * newest; without `window`, it reads what the buffers hold and consumes
+ * it. Both keep the newest packets within the snapshot's size limit.
  *
  * Concurrency: one thread at a time per writer (the caller's lock);
  * rtk_writer_stats reads relaxed counters besides and may be called
@@ -428,6 +435,10 @@ struct rtk_writer_opts {
 	struct ctf_clock_info clock;	/* ticks of the instance's trace_clock */
 	uint64_t buffer_size_kb;	/* per CPU, as configured (0: ftrace's default) */
 	unsigned contexts;		/* enum rtk_context bits, besides tid */
+	/* Snapshots copy the pages the readers keep (pages.peek), without
+	 * consuming them: the readers run with ring and are stopped during
+	 * the snapshot (rtk_writer_snapshot). */
+	bool window;
 	/* Called when writes start failing (err < 0) and when they work again
 	 * (err 0), with the message; NULL: none. Any thread. */
 	void (*log)(void *arg, int err, const char *line);
@@ -466,8 +477,10 @@ void rtk_writer_drain(struct rtk_writer *w, const struct ctf_clock_info *clock);
  * and stream files channel0_CPU), then the pages' state dump (a failure
  * of the dump is logged through the writer's `log`, the snapshot is
  * written without it); the newest packets within max_size bytes (0: no
- * limit). Consumes what it reads. 0 or -errno (-ENOMEM, of
- * mkdir/open/write/rename) with a message in err. */
+ * limit). With `window`, the pages the readers keep (the readers stopped
+ * by the caller, rtk_instance_readers_stop, so that the window stands
+ * still), consuming nothing; else what the buffers hold, consumed. 0 or
+ * -errno (-ENOMEM, of mkdir/open/write/rename) with a message in err. */
 int rtk_writer_snapshot(struct rtk_writer *w, const char *dir, uint64_t max_size, char *err,
 			size_t errlen);
 /* Session rotation (the converters stopped: rtk_writer_stop): what the

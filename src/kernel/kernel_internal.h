@@ -126,6 +126,10 @@ const struct rtk_class *rtk_formats_class(const struct rtk_formats *f, size_t i)
  * 1. NULL fn: none (the thread's pid stays -1).
  */
 void rtk_trace_lookahead(struct rtk_trace *t, void (*fn)(void *arg, int32_t tid), void *arg);
+/* CPU cpu's stream starts again (packet sequence 0, no loss, no time
+ * yet): what a snapshot that converts the same pages again, a flight
+ * recorder's window, begins with. */
+void rtk_trace_restart(struct rtk_trace *t, unsigned cpu);
 /* Learn from the page (without converting it) the creation of `tid`
  * (sched_process_fork, task_newtask naming it), as its conversion would.
  * 1 when found, 0 when not (or the page does not parse). */
@@ -268,6 +272,15 @@ long rtk_statedump_pages(const struct rtk_formats *f, bool clock_tsc,
  * first byte: 0, or -ENOENT when the dump's classes are not declared. */
 int rtk_formats_dump_layout(const struct rtk_formats *f, int *type, int *base);
 
+/* The records (events, not padding nor time stamps) of an ftrace page
+ * of `size` bytes, by its event headers alone (trace.c's layout), or -1
+ * when they do not fit the page. */
+long rtk_page_records(const void *page, size_t size);
+
+/* Whether the ftrace page says events were lost before it (its commit's
+ * missed-events flag, trace.c's layout). */
+bool rtk_page_missed(const void *page, size_t size);
+
 /* The class of the raw record `rec` (`size` bytes: the ftrace event,
  * its common fields first), or NULL: an event of this formats' classes,
  * or a state dump record. */
@@ -303,10 +316,17 @@ int rtk_cpus_open(struct rtk_cpus **out, unsigned nr, size_t page_size,
 		  char *err, size_t errlen);
 /* Start a reader per CPU, its queue of buffer_kb (at most 16 MiB), its
  * period period_ms (it reads every page there is at least this often, and
- * whenever the kernel wakes it). 0 (also when running), -ENOMEM, -errno
- * of eventfd or pthread_create, with a message in err. */
-int rtk_cpus_start(struct rtk_cpus *cs, uint64_t buffer_kb, unsigned period_ms, char *err,
-		   size_t errlen);
+ * whenever the kernel wakes it); ring: a full queue drops its oldest page
+ * (a flight recorder's window, copied by rtk_cpus_peek; no reads while
+ * the readers run), else the reader waits for the converter. 0 (also
+ * when running), -ENOMEM, -errno of eventfd or pthread_create, with a
+ * message in err. */
+int rtk_cpus_start(struct rtk_cpus *cs, uint64_t buffer_kb, unsigned period_ms, bool ring,
+		   char *err, size_t errlen);
+/* The records of the pages a ring dropped on cpu so far. */
+uint64_t rtk_cpus_dropped(struct rtk_cpus *cs, unsigned cpu);
+/* The bytes of pages queued on cpu now (any thread). */
+uint64_t rtk_cpus_queued(struct rtk_cpus *cs, unsigned cpu);
 /* Wake the readers and join them; the pages they queued stay to be read.
  * Prompt: a reader sleeping in poll() wakes at once. */
 void rtk_cpus_stop(struct rtk_cpus *cs);
@@ -345,15 +365,18 @@ struct rtk_source {
 	struct rtk_source_stream *s;	/* [pages.nr_cpus] */
 	size_t page_size;
 	char *ahead;			/* a page looked at ahead (lookahead) */
+	bool window;			/* snapshots copy the readers' pages */
+	char *snap_page;		/* a window's page (snapshots) */
 	pthread_mutex_t err_lock;	/* err, errmsg */
 	int err;			/* the first read error, not yet taken */
 	char errmsg[256];
 };
 
 /* `pages` converted by `t` as a consumer source (*src), its batch and
- * capacity from the buffer's size. 0 or -ENOMEM. */
+ * capacity from the buffer's size; window: snapshots copy the pages the
+ * readers keep (rtk_writer_opts.window). 0 or -ENOMEM. */
 int rtk_source_init(struct rtk_source *ks, const struct rtk_pages *pages, struct rtk_trace *t,
-		    uint64_t buffer_size_kb, struct cons_source *src);
+		    uint64_t buffer_size_kb, bool window, struct cons_source *src);
 void rtk_source_fini(struct rtk_source *ks);
 /* Read every CPU's buffer into the snapshot lists that the next
  * snapshot's snap_range hands out. 0 or -ENOMEM. */

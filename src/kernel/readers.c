@@ -20,6 +20,17 @@
  * pages in the kernel's buffer (which then counts its losses as without
  * readers) and retries after RTK_READERS_FULL_MS.
  *
+ * A flight recorder's readers (rtk_cpus_start's `ring`) keep the newest
+ * pages instead: a reader whose queue is full drops its oldest page (its
+ * records counted in `dropped`, rtk_cpus_dropped) to queue the next, so
+ * that the queue holds the newest buffer's worth of pages, which
+ * snapshots copy (rtk_cpus_peek) without taking them: a second snapshot
+ * still holds what the first did, as far as it is not older than the
+ * window. A page the kernel flags "events missed before" (it overwrote
+ * pages the reader was too late for) drops every older page too, so that
+ * the queue holds a run of the newest pages without a hole, as the
+ * kernel's buffer did. Nothing reads such a queue while its readers run.
+ *
  * Order: while readers run, the converter reads the queue only; after
  * rtk_cpus_stop (threads joined, each after a last sweep of its CPU's
  * buffer), the queue first and then the file, so pages come out in the
@@ -62,6 +73,7 @@ struct rtk_cpu {
 	uint64_t tail;		/* reader's; atomic */
 	bool holding;		/* converter's: page head is out */
 	int ready_fd;		/* eventfd: the queue passed a quarter */
+	uint64_t dropped;	/* ring: records of the pages dropped; atomic */
 	int err;		/* reader's first read error; atomic, message in errmsg */
 	char errmsg[160];
 	pthread_t thread;
@@ -77,6 +89,7 @@ struct rtk_cpus {
 	uint32_t cap;		/* pages per queue */
 	int stop_fd;		/* eventfd: readers return (-1: none) */
 	unsigned period_ms;
+	bool ring;		/* full queues drop their oldest page */
 	bool running;		/* atomic: readers started and not yet joined */
 };
 
@@ -135,6 +148,27 @@ static long read_file(int fd, void *page, size_t size)
 	return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
 }
 
+/* A ring's pages from head up to `to` are dropped (under the lock: no
+ * peek is copying them), their records counted; the new head. */
+static uint64_t drop_older(struct rtk_cpu *c, uint64_t head, uint64_t to)
+{
+	struct rtk_cpus *cs = c->all;
+	uint64_t n = 0;
+	for (uint64_t k = head; k < to; k++) {
+		uint32_t o = (uint32_t)(k % cs->cap);
+		long r = rtk_page_records(c->slots + (size_t)o * cs->page_size, c->len[o]);
+		n += r > 0 ? (uint64_t)r : 0;
+	}
+	pthread_mutex_lock(&c->lock);
+	/* Release: pairs with the acquire loads of head (peek's is under the
+	 * lock anyway). */
+	__atomic_store_n(&c->head, to, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&c->lock);
+	/* Relaxed: a count, read by rtk_cpus_dropped. */
+	__atomic_fetch_add(&c->dropped, n, __ATOMIC_RELAXED);
+	return to;
+}
+
 static void *reader_main(void *arg)
 {
 	struct rtk_cpu *c = arg;
@@ -156,6 +190,11 @@ static void *reader_main(void *arg)
 			 * read. */
 			uint64_t head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
 			uint64_t tail = c->tail;
+			if (tail - head >= cs->cap && cs->ring) {
+				/* The oldest page makes room. */
+				drop_older(c, head, head + 1);
+				continue;
+			}
 			if (tail - head >= cs->cap) {
 				struct pollfd s = { .fd = cs->stop_fd, .events = POLLIN };
 				if (stop || poll(&s, 1, RTK_READERS_FULL_MS) > 0)
@@ -176,6 +215,9 @@ static void *reader_main(void *arg)
 			if (n == 0)
 				break;
 			c->len[i] = (uint32_t)n;
+			if (cs->ring && tail != head && rtk_page_missed(c->slots + (size_t)i * cs->page_size,
+								      (size_t)n))
+				head = drop_older(c, head, tail);
 			/* Release: pairs with the converter's acquire of tail;
 			 * the page and its size are written before it is
 			 * counted. */
@@ -192,11 +234,12 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-int rtk_cpus_start(struct rtk_cpus *cs, uint64_t buffer_kb, unsigned period_ms, char *err,
-		   size_t errlen)
+int rtk_cpus_start(struct rtk_cpus *cs, uint64_t buffer_kb, unsigned period_ms, bool ring,
+		   char *err, size_t errlen)
 {
 	if (__atomic_load_n(&cs->running, __ATOMIC_RELAXED))
 		return 0;
+	cs->ring = ring;
 	uint64_t kb = buffer_kb < RTK_READERS_QUEUE_MAX_KB ? buffer_kb : RTK_READERS_QUEUE_MAX_KB;
 	uint64_t cap = kb * 1024 / cs->page_size;
 	cs->cap = (uint32_t)(cap < 8 ? 8 : cap);
@@ -329,6 +372,22 @@ long rtk_cpus_peek(struct rtk_cpus *cs, unsigned cpu, size_t i, void *buf)
 	}
 	pthread_mutex_unlock(&c->lock);
 	return n;
+}
+
+uint64_t rtk_cpus_dropped(struct rtk_cpus *cs, unsigned cpu)
+{
+	/* Relaxed: a count. */
+	return cs && cpu < cs->nr ? __atomic_load_n(&cs->c[cpu].dropped, __ATOMIC_RELAXED) : 0;
+}
+
+uint64_t rtk_cpus_queued(struct rtk_cpus *cs, unsigned cpu)
+{
+	if (!cs || cpu >= cs->nr || !cs->c[cpu].slots)
+		return 0;
+	/* Acquire: pairs with the releases of tail and head (a count). */
+	uint64_t tail = __atomic_load_n(&cs->c[cpu].tail, __ATOMIC_ACQUIRE);
+	uint64_t head = __atomic_load_n(&cs->c[cpu].head, __ATOMIC_ACQUIRE);
+	return (tail - head) * cs->page_size;
 }
 
 int rtk_cpus_wait(struct rtk_cpus *cs, unsigned cpu, int fd, int timeout_ms)

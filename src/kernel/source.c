@@ -24,11 +24,16 @@
  * drain reads until every CPU said so (bounded as cons_drain is).
  *
  * Snapshots: ftrace has no non-consuming raw read here (no snapshot
- * buffer in this kernel's tracefs), so what each CPU's buffer holds now
- * is read and converted (consuming it) into private copies, staged for
- * every CPU first (rtk_source_snap_stage) so that pages made after the
- * read (the state dump, rtk_source_snap_page) follow it, or by snap_range
- * itself; snap_copy hands them out, oldest first.
+ * buffer in this kernel's tracefs). With `window` (a flight recorder
+ * whose readers keep the newest pages in their queues, readers.c), the
+ * queued pages are copied (pages.peek) and converted, each CPU's stream
+ * starting again (rtk_trace_restart: the same pages may be converted by
+ * every snapshot), consuming nothing; else what each CPU's buffer holds
+ * now is read and converted (consuming it). Either way into private
+ * copies, staged for every CPU first (rtk_source_snap_stage) so that
+ * pages made after the read (the state dump, rtk_source_snap_page)
+ * follow it, or by snap_range itself; snap_copy hands them out, oldest
+ * first.
  *
  * packet_size bounds a converted page: per record, ftrace's header and
  * common fields (4 + 8 bytes at least) become at most 13 + 4 (the
@@ -172,15 +177,44 @@ static int snap_read(struct rtk_source *ks, uint32_t cpu)
 	struct rtk_source_stream *s = &ks->s[cpu];
 	snap_free(s);
 	s->staged = true;
-	char *pkt;
+	char *pkt, msg[256];
 	size_t len;
-	while (next_packet(ks, cpu, &pkt, &len) == 0) {
-		if (snap_append(s, pkt, len) < 0) {
-			snap_free(s);
+	if (ks->window) {
+		if (!ks->snap_page && !(ks->snap_page = malloc(ks->page_size)))
 			return -ENOMEM;
+		rtk_trace_restart(ks->trace, cpu);
+		long n;
+		for (size_t i = 0; ks->pages.peek &&
+				   (n = ks->pages.peek(ks->pages.arg, cpu, i, ks->snap_page)) > 0;
+		     i++) {
+			if (rtk_trace_packet(ks->trace, cpu, ks->snap_page, (size_t)n, &pkt, &len,
+					     msg, sizeof(msg)) < 0) {
+				/* Relaxed: a statistic (rtk_writer_stats). */
+				__atomic_fetch_add(&s->bad, 1, __ATOMIC_RELAXED);
+				keep_error(ks, -EINVAL, msg);
+			} else if (snap_append(s, pkt, len) < 0) {
+				goto oom;
+			}
 		}
+		/* The window's losses: the pages it dropped, what the kernel
+		 * lost (a loss packet, as after a read). */
+		s->lost = ks->pages.lost(ks->pages.arg, cpu);
+		int r = rtk_trace_lost_packet(ks->trace, cpu, s->lost, &pkt, &len, msg,
+					      sizeof(msg));
+		if (r < 0)
+			keep_error(ks, r, msg);
+		if (r == 1 && snap_append(s, pkt, len) < 0)
+			goto oom;
+		return 0;
+	}
+	while (next_packet(ks, cpu, &pkt, &len) == 0) {
+		if (snap_append(s, pkt, len) < 0)
+			goto oom;
 	}
 	return 0;
+oom:
+	snap_free(s);
+	return -ENOMEM;
 }
 
 int rtk_source_snap_stage(struct rtk_source *ks)
@@ -267,9 +301,9 @@ static void lookahead(void *arg, int32_t tid)
 }
 
 int rtk_source_init(struct rtk_source *ks, const struct rtk_pages *pages, struct rtk_trace *t,
-		    uint64_t buffer_size_kb, struct cons_source *src)
+		    uint64_t buffer_size_kb, bool window, struct cons_source *src)
 {
-	*ks = (struct rtk_source){ .pages = *pages, .trace = t };
+	*ks = (struct rtk_source){ .pages = *pages, .trace = t, .window = window };
 	pthread_mutex_init(&ks->err_lock, NULL);
 	size_t page = pages->page_size ? pages->page_size : 4096;
 	ks->page_size = page;
@@ -303,6 +337,8 @@ void rtk_source_fini(struct rtk_source *ks)
 	ks->s = NULL;
 	free(ks->ahead);
 	ks->ahead = NULL;
+	free(ks->snap_page);
+	ks->snap_page = NULL;
 	pthread_mutex_destroy(&ks->err_lock);
 }
 

@@ -59,6 +59,7 @@
 
 #define RTK_PAGE_HEADER 16u
 #define RTK_COMMIT_MASK ((1ull << 30) - 1)	/* below the missed-events flags */
+#define RTK_MISSED_EVENTS (1ull << 31)
 #define RTK_TAIL 64u			/* zeroed bytes past a copied page */
 
 /* Every context, in the order events carry them (tid always first). */
@@ -602,6 +603,72 @@ static int load_page(struct kbuffer *kb, char **copy, size_t *cap, const void *p
 	}
 	*commit = c;
 	return 0;
+}
+
+/* Event header type_len values (ring_buffer.h). */
+#define RTK_TYPE_DATA_MAX 28u	/* 1..28: a record of type_len words */
+#define RTK_TYPE_PADDING 29u	/* array[0]: its length (time_delta 0: the rest) */
+#define RTK_TYPE_TIME_EXTEND 30u
+#define RTK_TYPE_TIME_STAMP 31u
+
+long rtk_page_records(const void *page, size_t size)
+{
+	uint64_t commit;
+	if (size < RTK_PAGE_HEADER)
+		return -1;
+	memcpy(&commit, (const char *)page + 8, 8);
+	commit &= RTK_COMMIT_MASK;
+	if (commit > size - RTK_PAGE_HEADER)
+		return -1;
+	const char *p = (const char *)page + RTK_PAGE_HEADER, *end = p + commit;
+	long n = 0;
+	/* Each event: a u32 header (type_len in its low 5 bits), then:
+	 * type_len 1-28, a record of type_len * 4 bytes; 0, a u32 length
+	 * (counting itself) then the record; 29, padding (a u32 length, or
+	 * the rest of the page when time_delta is 0); 30 and 31, a u32 (the
+	 * time's upper bits): 8 bytes in all. */
+	while (end - p >= 4) {
+		uint32_t h = rd32(p), type = h & 31u;
+		uint64_t len;
+		if (type >= 1 && type <= RTK_TYPE_DATA_MAX) {
+			len = 4 + 4 * (uint64_t)type;
+			n++;
+		} else if (type == RTK_TYPE_TIME_EXTEND || type == RTK_TYPE_TIME_STAMP) {
+			len = 8;
+		} else if (type == RTK_TYPE_PADDING && !(h >> 5)) {
+			break;
+		} else {
+			if (end - p < 8)
+				return -1;
+			len = 4 + (uint64_t)rd32(p + 4);
+			if (type == 0)
+				n++;
+		}
+		if (len > (uint64_t)(end - p))
+			return -1;
+		p += len;
+	}
+	return n;
+}
+
+bool rtk_page_missed(const void *page, size_t size)
+{
+	uint64_t commit;
+	if (size < RTK_PAGE_HEADER)
+		return false;
+	memcpy(&commit, (const char *)page + 8, 8);
+	return (commit & RTK_MISSED_EVENTS) != 0;
+}
+
+void rtk_trace_restart(struct rtk_trace *t, unsigned cpu)
+{
+	struct rtk_cpu_conv *s;
+	char why[64];
+	if (conv_of(t, cpu, &s, why, sizeof(why)) == 0) {
+		s->seq = 0;
+		s->discarded = 0;
+		s->last_ts = 0;
+	}
 }
 
 void rtk_trace_lookahead(struct rtk_trace *t, void (*fn)(void *arg, int32_t tid), void *arg)

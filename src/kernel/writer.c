@@ -129,7 +129,7 @@ int rtk_writer_open(const struct rtk_pages *pages, const struct rtk_formats *f,
 	w->ch.fields = rtk_trace_contexts(w->trace, &w->ch.nr_fields);
 	struct cons_source src;
 	struct cons_sink sink;
-	ret = rtk_source_init(&w->src, pages, w->trace, o->buffer_size_kb, &src);
+	ret = rtk_source_init(&w->src, pages, w->trace, o->buffer_size_kb, o->window, &src);
 	if (!ret)
 		ret = cons_files_init(&w->files, w->dir, &w->ch, pages->nr_cpus);
 	cons_files_sink(&sink, &w->files);

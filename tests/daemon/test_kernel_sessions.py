@@ -445,6 +445,39 @@ class KernelSession(unittest.TestCase):
                                 "one before the first kept may be there) are counted lost")
         self.ok("destroy", "snap")
 
+    def test_snapshots_do_not_consume(self):
+        """Two snapshots in a row of a kernel flight recorder: the second
+        holds the first's writes again (the readers keep the newest pages
+        and snapshots copy them, docs/kernel.md), as babeltrace2 and
+        ringtrace's reader read them. Before, a snapshot consumed the
+        buffers: the second held none of the writes."""
+        snaps = os.path.join(self.tmp, "snaps")
+        self.ok("create", "snap", "--snapshot", "-o", snaps)
+        self.ok("enable-channel", "-k", "channel0", "--subbuf-size", "4k", "--num-subbuf", "2")
+        self.ok("enable-event", "-k", "--syscall", "write")
+        pid, run = self.workload(1, 3000, "pin")
+        self.ok("track", "-k", "--pid", str(pid))
+        self.ok("start")
+        info = run()
+        t = info["threads"][0]
+        got = []
+        for _ in range(2):
+            r = self.ok("snapshot", "record")
+            kdir = os.path.join(r.split("Snapshot recorded in ")[1].strip(), "kernel")
+            events, _ = read_bt2(kdir)
+            counts = self.newest_writes(events, info)
+            self.assertGreater(counts[0], t["base"], "the oldest were overwritten")
+            view = subprocess.run([RINGTRACE, "view", kdir], capture_output=True, text=True,
+                                  timeout=120)
+            self.assertEqual(view.returncode, 0, view.stderr)
+            line = re.compile(r"syscall_entry_write: \{ tid = %d \}, \{ fd = %d, .*count = (\d+)"
+                              % (t["tid"], info["fd"]))
+            self.assertEqual([int(c) for c in line.findall(view.stdout)], counts,
+                             "ringtrace's reader reads the same writes")
+            got.append(counts)
+        self.assertEqual(got[1], got[0], "the second snapshot holds the first's writes")
+        self.ok("destroy", "snap")
+
     def test_snapshot_max_size(self):
         """snapshot record --max-size bounds the kernel part too: its
         stream files hold the newest packets that fit (the state dump

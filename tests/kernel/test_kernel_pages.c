@@ -1262,7 +1262,7 @@ static void test_readers(void)
 	CHECK(rtk_cpus_read(cs, 0, &p, err, sizeof(err)) == 0, "nothing left");
 	CHECK(rtk_cpus_read(cs, 2, &p, err, sizeof(err)) == 0, "no CPU 2");
 	/* Readers with queues of 8 pages and a period of an hour. */
-	ret = rtk_cpus_start(cs, 8 * RD_PAGE / 1024, 3600 * 1000, err, sizeof(err));
+	ret = rtk_cpus_start(cs, 8 * RD_PAGE / 1024, 3600 * 1000, false, err, sizeof(err));
 	CHECK(ret == 0, "rtk_cpus_start: %s", err);
 	for (unsigned c = 0; c < 2; c++)
 		for (uint32_t seq = 1; seq <= 12; seq++)
@@ -1290,7 +1290,7 @@ static void test_readers(void)
 	CHECK(take_page(cs, 1) == 14, "after the stop, in order");
 	CHECK(rtk_cpus_read(cs, 1, &p, err, sizeof(err)) == 0, "nothing left after the stop");
 	/* A second start and stop (a session started again). */
-	ret = rtk_cpus_start(cs, 8 * RD_PAGE / 1024, 3600 * 1000, err, sizeof(err));
+	ret = rtk_cpus_start(cs, 8 * RD_PAGE / 1024, 3600 * 1000, false, err, sizeof(err));
 	CHECK(ret == 0, "second rtk_cpus_start: %s", err);
 	put_page(w[0], 0, 15);
 	CHECK(take_page(cs, 0) == 15, "second start");
