@@ -581,6 +581,16 @@ static long pages_peek(void *arg, unsigned cpu, size_t i, void *buf)
 	return rtk_cpus_peek(in->cpus, cpu, i, buf);
 }
 
+/* A sweep waits this long at most (a reader whose queue is full waits for
+ * its converter). */
+#define RTK_SWEEP_MS 100
+
+static void pages_sweep(void *arg)
+{
+	struct rtk_instance *in = arg;
+	rtk_cpus_sweep(in->cpus, RTK_SWEEP_MS);
+}
+
 static int pages_wait(void *arg, unsigned cpu, int fd, int timeout_ms)
 {
 	struct rtk_instance *in = arg;
@@ -609,7 +619,7 @@ int rtk_instance_pages(struct rtk_instance *in, struct rtk_pages *p, char *err, 
 			return ret;
 	}
 	*p = (struct rtk_pages){ .read = pages_read, .lost = pages_lost, .dump = pages_dump,
-				 .peek = pages_peek, .wait = pages_wait,
+				 .peek = pages_peek, .wait = pages_wait, .sweep = pages_sweep,
 				 .arg = in,
 				 .nr_cpus = in->nr_cpus,
 				 .page_size = in->page_size };

@@ -357,6 +357,11 @@ struct rtk_pages {
 	 * creation is recorded on another CPU than its first events
 	 * (trace.c). */
 	long (*peek)(void *arg, unsigned cpu, size_t i, void *buf);
+	/* Move what every CPU's buffer holds now where peek sees it, waiting
+	 * a bounded time: what the conversion does before it gives up
+	 * looking for a thread's creation (its CPU's reader may not have
+	 * woken yet). Any thread. NULL: nothing to move. */
+	void (*sweep)(void *arg);
 	/* Sleep until `cpu` has pages worth converting (its reader queued a
 	 * quarter of its queue), `fd` (-1: none) is readable, or timeout_ms
 	 * passed: 1 when fd is readable, else 0. Any thread. NULL: a poll

@@ -302,8 +302,8 @@ const struct rt_field_desc *rtk_trace_contexts(const struct rtk_trace *t, uint32
  * The files per_cpu/cpuN/trace_pipe_raw of N CPUs, read page by page,
  * directly or through one reader thread per CPU (readers.c says how).
  * Concurrency: rtk_cpus_read of a CPU by one thread at a time (its
- * converter), distinct CPUs' at once; rtk_cpus_wait and rtk_cpus_peek by
- * any thread; rtk_cpus_start and rtk_cpus_stop by one thread, ordered
+ * converter), distinct CPUs' at once; rtk_cpus_wait, rtk_cpus_peek and
+ * rtk_cpus_sweep by any thread; rtk_cpus_start and rtk_cpus_stop by one thread, ordered
  * before the converters' first reads (start) and safe beside their reads
  * (stop); open and close alone.
  */
@@ -340,6 +340,11 @@ long rtk_cpus_read(struct rtk_cpus *cs, unsigned cpu, const void **page, char *e
  * or the next to be read when it was given back): its size, 0 when there
  * is none (or no queue). */
 long rtk_cpus_peek(struct rtk_cpus *cs, unsigned cpu, size_t i, void *buf);
+/* Have every reader move what its CPU's buffer holds now into its queue,
+ * and wait for them (timeout_ms at most: a reader whose queue is full
+ * waits for its converter). 1 when every reader did (or none runs), 0 at
+ * the timeout. Any thread. */
+int rtk_cpus_sweep(struct rtk_cpus *cs, int timeout_ms);
 /* Wait until cpu's queue holds a quarter of its pages, `fd` (-1: none) is
  * readable or timeout_ms passed. 1 when fd is readable, else 0. */
 int rtk_cpus_wait(struct rtk_cpus *cs, unsigned cpu, int fd, int timeout_ms);

@@ -31,6 +31,12 @@
  * the queue holds a run of the newest pages without a hole, as the
  * kernel's buffer did. Nothing reads such a queue while its readers run.
  *
+ * A sweep (rtk_cpus_sweep) kicks every reader (its kick eventfd) to move
+ * what its CPU's buffer holds now into its queue, and waits until each
+ * says it did (swept, under sweep_lock): what the conversion asks for
+ * before it gives up looking for a thread's creation, recorded on another
+ * CPU whose reader had not woken yet.
+ *
  * Order: while readers run, the converter reads the queue only; after
  * rtk_cpus_stop (threads joined, each after a last sweep of its CPU's
  * buffer), the queue first and then the file, so pages come out in the
@@ -53,6 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kernel_internal.h"
@@ -74,6 +81,8 @@ struct rtk_cpu {
 	bool holding;		/* converter's: page head is out */
 	int ready_fd;		/* eventfd: the queue passed a quarter */
 	uint64_t dropped;	/* ring: records of the pages dropped; atomic */
+	int kick_fd;		/* eventfd: sweep now */
+	uint64_t swept;		/* the last sweep done; under all->sweep_lock */
 	int err;		/* reader's first read error; atomic, message in errmsg */
 	char errmsg[160];
 	pthread_t thread;
@@ -90,6 +99,9 @@ struct rtk_cpus {
 	int stop_fd;		/* eventfd: readers return (-1: none) */
 	unsigned period_ms;
 	bool ring;		/* full queues drop their oldest page */
+	pthread_mutex_t sweep_lock;	/* kicks, each CPU's swept */
+	pthread_cond_t sweep_cond;	/* a reader swept (CLOCK_MONOTONIC) */
+	uint64_t kicks;		/* sweeps asked for; atomic, written under sweep_lock */
 	bool running;		/* atomic: readers started and not yet joined */
 };
 
@@ -99,14 +111,22 @@ int rtk_cpus_open(struct rtk_cpus **out, unsigned nr, size_t page_size,
 {
 	struct rtk_cpus *cs = calloc(1, sizeof(*cs));
 	if (!cs || !(cs->c = calloc(nr ? nr : 1, sizeof(*cs->c)))) {
+		/* Before its locks: nothing else to undo. */
 		free(cs);
 		rt_errf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	cs->page_size = page_size;
 	cs->stop_fd = -1;
+	pthread_mutex_init(&cs->sweep_lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&cs->sweep_cond, &ca);
+	pthread_condattr_destroy(&ca);
 	for (unsigned i = 0; i < nr; i++) {
-		cs->c[i] = (struct rtk_cpu){ .fd = -1, .ready_fd = -1, .all = cs, .cpu = i };
+		cs->c[i] = (struct rtk_cpu){ .fd = -1, .ready_fd = -1, .kick_fd = -1, .all = cs,
+					     .cpu = i };
 		pthread_mutex_init(&cs->c[i].lock, NULL);
 	}
 	cs->nr = nr;
@@ -175,14 +195,20 @@ static void *reader_main(void *arg)
 	struct rtk_cpus *cs = c->all;
 	uint32_t quarter = cs->cap / 4 ? cs->cap / 4 : 1;
 	for (;;) {
-		struct pollfd p[2] = { { .fd = c->fd, .events = POLLIN },
-				       { .fd = cs->stop_fd, .events = POLLIN } };
-		if (poll(p, 2, (int)cs->period_ms) < 0 && errno != EINTR)
+		struct pollfd p[3] = { { .fd = c->fd, .events = POLLIN },
+				       { .fd = cs->stop_fd, .events = POLLIN },
+				       { .fd = c->kick_fd, .events = POLLIN } };
+		if (poll(p, 3, (int)cs->period_ms) < 0 && errno != EINTR)
 			break;
 		/* Stopping: a last sweep of what the buffer holds (tracing is
 		 * off by then), so that the drain sees every CPU's pages in the
 		 * queues (rtk_cpus_peek). */
 		bool stop = p[1].revents != 0;
+		uint64_t v, kick = 0;
+		if (p[2].revents && read(c->kick_fd, &v, sizeof(v)) > 0)
+			/* Acquire: pairs with rtk_cpus_sweep's release (a
+			 * number: the sweep this one answers). */
+			kick = __atomic_load_n(&cs->kicks, __ATOMIC_ACQUIRE);
 		/* Every page there is now, while the queue has room. */
 		for (;;) {
 			/* Acquire: pairs with the converter's release of head
@@ -228,10 +254,52 @@ static void *reader_main(void *arg)
 					(void)0;	/* the converter wakes at its period */
 			}
 		}
+		if (kick) {
+			pthread_mutex_lock(&cs->sweep_lock);
+			if (c->swept < kick)
+				c->swept = kick;
+			pthread_cond_broadcast(&cs->sweep_cond);
+			pthread_mutex_unlock(&cs->sweep_lock);
+		}
 		if (stop)
 			return NULL;
 	}
 	return NULL;
+}
+
+int rtk_cpus_sweep(struct rtk_cpus *cs, int timeout_ms)
+{
+	/* Acquire: pairs with rtk_cpus_start's release (the readers and
+	 * their started flags). */
+	if (!cs || !__atomic_load_n(&cs->running, __ATOMIC_ACQUIRE))
+		return 1;
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	int done = 0;
+	pthread_mutex_lock(&cs->sweep_lock);
+	uint64_t k = cs->kicks + 1;
+	/* Release: pairs with the readers' acquire load. */
+	__atomic_store_n(&cs->kicks, k, __ATOMIC_RELEASE);
+	uint64_t one = 1;
+	for (unsigned i = 0; i < cs->nr; i++)
+		if (cs->c[i].started && write(cs->c[i].kick_fd, &one, sizeof(one)) < 0)
+			(void)0;	/* cannot fail: the counter is far from full */
+	for (;;) {
+		done = 1;
+		for (unsigned i = 0; i < cs->nr; i++)
+			if (cs->c[i].started && cs->c[i].swept < k)
+				done = 0;
+		if (done || pthread_cond_timedwait(&cs->sweep_cond, &cs->sweep_lock, &until))
+			break;
+	}
+	pthread_mutex_unlock(&cs->sweep_lock);
+	return done;
 }
 
 int rtk_cpus_start(struct rtk_cpus *cs, uint64_t buffer_kb, unsigned period_ms, bool ring,
@@ -251,8 +319,11 @@ int rtk_cpus_start(struct rtk_cpus *cs, uint64_t buffer_kb, unsigned period_ms, 
 		if (cs->c[i].ready_fd < 0 &&
 		    (cs->c[i].ready_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
 			break;
+		if (cs->c[i].kick_fd < 0 &&
+		    (cs->c[i].kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+			break;
 	}
-	if (cs->stop_fd < 0 || (cs->nr && cs->c[cs->nr - 1].ready_fd < 0)) {
+	if (cs->stop_fd < 0 || (cs->nr && cs->c[cs->nr - 1].kick_fd < 0)) {
 		ret = -errno;
 		rt_errf(err, errlen, "eventfd: %s", strerror(errno));
 		return ret;
@@ -279,7 +350,9 @@ int rtk_cpus_start(struct rtk_cpus *cs, uint64_t buffer_kb, unsigned period_ms, 
 			ret = -ret;
 			goto fail;
 		}
+		pthread_mutex_lock(&cs->sweep_lock);
 		c->started = true;
+		pthread_mutex_unlock(&cs->sweep_lock);
 	}
 	/* Release: pairs with rtk_cpus_read's acquire (whose caller the
 	 * caller of this function orders after it anyway: kernel.h). */
@@ -300,7 +373,11 @@ void rtk_cpus_stop(struct rtk_cpus *cs)
 	for (unsigned i = 0; i < cs->nr; i++) {
 		if (cs->c[i].started)
 			pthread_join(cs->c[i].thread, NULL);
+		/* Under the lock: a sweep waiting for it stops waiting. */
+		pthread_mutex_lock(&cs->sweep_lock);
 		cs->c[i].started = false;
+		pthread_cond_broadcast(&cs->sweep_cond);
+		pthread_mutex_unlock(&cs->sweep_lock);
 	}
 	/* Release: pairs with rtk_cpus_read's acquire: the joined threads'
 	 * last pages are visible before the file is read directly. */
@@ -412,6 +489,8 @@ void rtk_cpus_close(struct rtk_cpus *cs)
 			close(cs->c[i].fd);
 		if (cs->c[i].ready_fd >= 0)
 			close(cs->c[i].ready_fd);
+		if (cs->c[i].kick_fd >= 0)
+			close(cs->c[i].kick_fd);
 		pthread_mutex_destroy(&cs->c[i].lock);
 		free(cs->c[i].page);
 		free(cs->c[i].slots);
@@ -419,6 +498,8 @@ void rtk_cpus_close(struct rtk_cpus *cs)
 	}
 	if (cs->stop_fd >= 0)
 		close(cs->stop_fd);
+	pthread_cond_destroy(&cs->sweep_cond);
+	pthread_mutex_destroy(&cs->sweep_lock);
 	free(cs->c);
 	free(cs);
 }

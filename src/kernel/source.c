@@ -287,17 +287,30 @@ static const struct cons_source_ops rtk_source_ops = {
  * CPU's (rtk_trace_lookahead; pages.peek). Called within a page's
  * conversion, under the trace's table lock (trace.c): one at a time, so
  * the copy `ahead` is this function's alone. */
+static bool look(struct rtk_source *ks, int32_t tid)
+{
+	for (unsigned c = 0; c < ks->pages.nr_cpus; c++) {
+		long n;
+		for (size_t i = 0; (n = ks->pages.peek(ks->pages.arg, c, i, ks->ahead)) > 0; i++)
+			if (rtk_trace_learn_creation(ks->trace, ks->ahead, (size_t)n, tid))
+				return true;
+	}
+	return false;
+}
+
+/* Not among the queued pages: its creation may still be in its CPU's
+ * buffer (recorded before the thread's events, but that CPU's reader has
+ * not woken since): the readers sweep their buffers, and it is looked for
+ * again. */
 static void lookahead(void *arg, int32_t tid)
 {
 	struct rtk_source *ks = arg;
 	if (!ks->ahead && !(ks->ahead = malloc(ks->page_size)))
 		return;
-	for (unsigned c = 0; c < ks->pages.nr_cpus; c++) {
-		long n;
-		for (size_t i = 0; (n = ks->pages.peek(ks->pages.arg, c, i, ks->ahead)) > 0; i++)
-			if (rtk_trace_learn_creation(ks->trace, ks->ahead, (size_t)n, tid))
-				return;
-	}
+	if (look(ks, tid) || !ks->pages.sweep)
+		return;
+	ks->pages.sweep(ks->pages.arg);
+	look(ks, tid);
 }
 
 int rtk_source_init(struct rtk_source *ks, const struct rtk_pages *pages, struct rtk_trace *t,

@@ -553,12 +553,9 @@ class Record(unittest.TestCase):
             if not name.startswith("syscall_"):
                 continue
             tid = ctx["tid"]
-            if tid == child and ctx["pid"] == -1:
-                # The child may run on another CPU than its parent's
-                # task_newtask, converted after its own events, and be
-                # gone from /proc by then: its process is unknown.
-                want = (-1, "kwrites")
-            elif tid == main or tid == child:
+            # The child, gone from /proc when its events are converted,
+            # is named from its parent's task_newtask (docs/kernel.md).
+            if tid == main or tid == child:
                 want = (tid, "kwrites")
             elif ctx["procname"] == "ringtrace-cons":
                 want = (main, "ringtrace-cons")

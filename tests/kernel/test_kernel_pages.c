@@ -916,6 +916,7 @@ static void test_watch(const struct rtk_formats *f)
 struct two_cpus {
 	const char *page[2];
 	bool taken[2];
+	bool in_kernel;		/* CPU 1's page is not queued until a sweep */
 };
 
 static long two_read(void *arg, unsigned cpu, const void **page, char *err, size_t errlen)
@@ -933,10 +934,16 @@ static long two_read(void *arg, unsigned cpu, const void **page, char *err, size
 static long two_peek(void *arg, unsigned cpu, size_t i, void *buf)
 {
 	struct two_cpus *m = arg;
-	if (cpu > 1 || i > 0 || m->taken[cpu])
+	if (cpu > 1 || i > 0 || m->taken[cpu] || (cpu == 1 && m->in_kernel))
 		return 0;
 	memcpy(buf, m->page[cpu], 4096);
 	return 4096;
+}
+
+static void two_sweep(void *arg)
+{
+	struct two_cpus *m = arg;
+	m->in_kernel = false;
 }
 
 static uint64_t two_lost(void *arg, unsigned cpu)
@@ -947,13 +954,15 @@ static uint64_t two_lost(void *arg, unsigned cpu)
 }
 
 /* Write CPU 0's page p0 and CPU 1's p1 as a trace with the contexts,
- * looking ahead or not, and check the child's write(2). */
+ * looking ahead or not, and check the child's write(2); in_kernel: p1 is
+ * still in its CPU's buffer, queued by a sweep (none without `sweep`). */
 static void lookahead_trace(const struct rtk_formats *f, const char *p0, const char *p1,
-			    bool ahead, int32_t child)
+			    bool ahead, bool in_kernel, bool sweep, int32_t child)
 {
-	struct two_cpus m = { .page = { p0, p1 } };
+	struct two_cpus m = { .page = { p0, p1 }, .in_kernel = in_kernel };
 	struct rtk_pages pages = { .read = two_read, .lost = two_lost,
-				   .peek = ahead ? two_peek : NULL, .arg = &m,
+				   .peek = ahead ? two_peek : NULL,
+				   .sweep = sweep ? two_sweep : NULL, .arg = &m,
 				   .nr_cpus = 2, .page_size = 4096 };
 	char *dir = tmpdir("ahead");
 	struct rtk_writer *w = open_writer(&pages, f, dir, RTK_CTX_ALL);
@@ -972,7 +981,7 @@ static void lookahead_trace(const struct rtk_formats *f, const char *p0, const c
 		      !strcmp(n, "pid") &&
 		      rtr_scope_field(&ev, RTR_SCOPE_STREAM_EVENT_CONTEXT, 2, &name, &n) == 0 &&
 		      !strcmp(n, "procname"), "contexts");
-		if (ahead)
+		if (ahead && (!in_kernel || sweep))
 			CHECK(pid.i == child && name.s.len == 3 && !memcmp(name.s.p, "kid", 3),
 			      "looked ahead: pid %lld, procname %.*s", (long long)pid.i,
 			      (int)name.s.len, name.s.p);
@@ -1016,8 +1025,11 @@ static void test_lookahead(void)
 	memcpy(nt + 12, "kid", 4);
 	memcpy(nt + 32, &flags, 8);
 	page_add(&b1, 0, nt, sizeof(nt));
-	lookahead_trace(f, b0.page, b1.page, false, child);
-	lookahead_trace(f, b0.page, b1.page, true, child);
+	lookahead_trace(f, b0.page, b1.page, false, false, false, child);
+	lookahead_trace(f, b0.page, b1.page, true, false, false, child);
+	/* The creation still in CPU 1's buffer (its reader has not woken
+	 * yet): the readers' sweep queues it (before, pid -1). */
+	lookahead_trace(f, b0.page, b1.page, true, true, true, child);
 	rtk_formats_free(f);
 }
 
@@ -1281,6 +1293,9 @@ static void test_readers(void)
 			long got = take_page(cs, c);
 			CHECK(got == seq, "CPU %u: page %ld, not %ld", c, got, seq);
 		}
+	/* A sweep wakes the readers (asleep for an hour) and returns when
+	 * each has moved what its file holds (1: every one answered). */
+	CHECK(rtk_cpus_sweep(cs, 10000) == 1, "a sweep is answered by every reader");
 	/* Sleeping in poll() for an hour: the stop wakes them (the test's
 	 * timeout would end it otherwise). */
 	rtk_cpus_stop(cs);
