@@ -34,11 +34,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/clock.h"
 #include "../common/warn.h"
 #include "ctl.h"
 
-/* Kernel matches fired by one call of kernel_matches. */
+/* Kernel matches fired by one call of kernel_matches: at most this many,
+ * and no more once this long has passed (one at least). */
 #define CTL_KERNEL_BATCH 16
+#define CTL_KERNEL_BATCH_NS 50000000ull	/* 50 ms */
 
 static int timer_fd = -1;
 static bool timer_armed;
@@ -99,12 +102,14 @@ static void poll_triggers(int fd, short revents, void *arg)
 
 /* The kernel triggers' matches (kernel_triggers.c), oldest first: each
  * fires its trigger, unless it was removed since. At most
- * CTL_KERNEL_BATCH per call, then back to the loop, which answers the
- * commands and signals waiting meanwhile: the reader queues the matches
- * of a frequent event faster than a slow action (a snapshot) runs, and
- * emptying the queue would never return. Every match taken fires (the
- * rate policies count each one); when the batch is full the eventfd is
- * made readable again, so the loop's next round takes the rest. */
+ * CTL_KERNEL_BATCH per call, and none started after CTL_KERNEL_BATCH_NS,
+ * then back to the loop, which answers the commands and signals waiting
+ * meanwhile: the reader queues the matches of a frequent event faster
+ * than a slow action (a snapshot: a kernel flight recorder's converts its
+ * whole window, tens of ms) runs, and emptying the queue would never
+ * return. Every match taken fires (the rate policies count each one);
+ * when the batch ends with matches left the eventfd is made readable
+ * again, so the loop's next round takes the rest. */
 static void kernel_matches(int fd, short revents, void *arg)
 {
 	(void)revents;
@@ -114,7 +119,10 @@ static void kernel_matches(int fd, short revents, void *arg)
 	if (read(fd, &n, sizeof(n)) < 0)
 		(void)0;	/* the queue says what there is */
 	unsigned fired = 0;
-	while (fired < CTL_KERNEL_BATCH && dp_kernel_trigger_take(&id, &values)) {
+	bool more = false;
+	uint64_t until = rt_clock_monotonic_ns() + CTL_KERNEL_BATCH_NS;
+	while ((more = fired < CTL_KERNEL_BATCH && (!fired || rt_clock_monotonic_ns() < until)) &&
+	       dp_kernel_trigger_take(&id, &values)) {
 		struct ctl_trigger *t = ctl_triggers;
 		while (t && t->id != id)
 			t = t->next;
@@ -124,7 +132,7 @@ static void kernel_matches(int fd, short revents, void *arg)
 		fired++;
 	}
 	uint64_t one = 1;
-	if (fired == CTL_KERNEL_BATCH && write(fd, &one, sizeof(one)) < 0)
+	if (!more && write(fd, &one, sizeof(one)) < 0)
 		(void)0;	/* a full counter is readable too */
 }
 
