@@ -96,8 +96,17 @@ void view_stats_print(FILE *f, const struct view_stats *s,
 			st[i].events_discarded, st[i].packets_lost);
 	}
 	fputc('\n', f);
-	for (uint32_t i = 0; i < rtr_trace_count(t); i++)
+	for (uint32_t i = 0; i < rtr_trace_count(t); i++) {
 		fprintf(f, "trace %" PRIu32 ": %s\n", i, rtr_trace_path(t, i));
+		/* Streamed to a relay: its clock was put on the relay's. */
+		const struct rtr_env *off = rtr_trace_env_get(t, i, "relay_clock_offset_ns");
+		const struct rtr_env *err = rtr_trace_env_get(t, i, "relay_clock_error_ns");
+		const struct rtr_env *host = rtr_trace_env_get(t, i, "hostname");
+		if (off && err && !off->is_string && !err->is_string)
+			fprintf(f, "         host %s: clock put on the relay's by %+" PRId64
+				" ns, estimated error +-%" PRId64 " ns\n",
+				host && host->is_string ? host->s : "?", off->i, err->i);
+	}
 }
 
 void view_stats_free(struct view_stats *s)

@@ -147,6 +147,14 @@ struct cons_trace_desc {
 	int64_t vpid;
 	const char *trace_name;
 	struct cons_classes classes;
+	/* env hostname: NULL is gethostname's (a trace streamed to a relay
+	 * says the name it authenticated with). */
+	const char *hostname;
+	/* A trace streamed to a relay: `clock` already corrected to the
+	 * relay's (ctf_trace_info's relay_* say by how much). */
+	bool relay_clock;
+	int64_t relay_offset_ns;
+	uint64_t relay_error_ns;
 };
 
 /* ---- metadata (metadata.c) ---- */

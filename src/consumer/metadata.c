@@ -25,7 +25,10 @@ static int build_header(struct ctf_buf *out, const struct cons_trace_desc *t)
 	gethostname(host, sizeof(host) - 1);
 	struct ctf_trace_info ti = {
 		.domain = t->domain,
-		.hostname = host,
+		.hostname = t->hostname ? t->hostname : host,
+		.relay_clock = t->relay_clock,
+		.relay_offset_ns = t->relay_offset_ns,
+		.relay_error_ns = t->relay_error_ns,
 		.procname = t->procname,
 		.vpid = t->vpid,
 		.trace_name = t->trace_name,

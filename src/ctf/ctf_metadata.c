@@ -174,6 +174,9 @@ int ctf_metadata_build(struct ctf_buf *b, const struct ctf_trace_info *t,
 		put_quoted(b, t->procname);
 		ctf_buf_printf(b, ";\n\tvpid = %lld", (long long)t->vpid);
 	}
+	if (t->relay_clock)
+		ctf_buf_printf(b, ";\n\trelay_clock_offset_ns = %lld;\n\trelay_clock_error_ns = %llu",
+			       (long long)t->relay_offset_ns, (unsigned long long)t->relay_error_ns);
 	ctf_buf_printf(b, ";\n\ttrace_name = ");
 	put_quoted(b, t->trace_name);
 	ctf_buf_printf(b, ";\n};\n\n");
@@ -253,4 +256,22 @@ int ctf_metadata_events(struct ctf_buf *b, const struct ctf_event_class *events,
 		ctf_buf_printf(b, "\t} align(8);\n};\n\n");
 	}
 	return b->err;
+}
+
+void ctf_clock_shift(struct ctf_clock_info *c, int64_t ns)
+{
+	uint64_t freq = c->freq ? c->freq : 1000000000ull;
+	/* Whole seconds, then the rest (0 <= rest < 1 s) as cycles. */
+	int64_t sec = ns / 1000000000ll, rest = ns % 1000000000ll;
+	if (rest < 0) {
+		rest += 1000000000ll;
+		sec--;
+	}
+	uint64_t cycles = (uint64_t)((unsigned __int128)(uint64_t)rest * freq / 1000000000ull);
+	c->offset_s += sec + (int64_t)(c->offset / freq);
+	c->offset = c->offset % freq + cycles;
+	if (c->offset >= freq) {
+		c->offset -= freq;
+		c->offset_s++;
+	}
 }

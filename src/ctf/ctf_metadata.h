@@ -70,7 +70,19 @@ struct ctf_trace_info {
 	const char *trace_name;
 	const char *tracer_version;
 	struct ctf_clock_info clock;
+	/* A trace streamed to a relay: the clock's offset was corrected by
+	 * relay_offset_ns to the relay's clock, an estimate within
+	 * +- relay_error_ns (env relay_clock_offset_ns and
+	 * relay_clock_error_ns), so that the traces of several hosts merge
+	 * on one wall clock. */
+	bool relay_clock;
+	int64_t relay_offset_ns;
+	uint64_t relay_error_ns;
 };
+
+/* Add `ns` nanoseconds (any sign) to a clock's offset (offset_s seconds
+ * plus offset cycles at freq), keeping 0 <= offset < freq. */
+void ctf_clock_shift(struct ctf_clock_info *c, int64_t ns);
 
 /* Append the whole metadata to `out`. Returns 0 or -ENOMEM, -EINVAL (a
  * field type unknown to this version). */

@@ -236,7 +236,19 @@ static int relay_trace(struct cons_dtrace *ct)
 	ct->net = malloc(sizeof(*ct->net));
 	if (!ct->net)
 		return -ENOMEM;
-	return cons_net_trace_init(ct->net, s->relay, path);
+	/* On the relay's clock, as estimated by the session's connection
+	 * (the first one's estimate stays the trace's: its metadata says
+	 * it once). */
+	struct cons_net *net = s->relay;
+	pthread_mutex_lock(&net->lock);
+	ct->desc.hostname = net->host;
+	ct->desc.relay_clock = net->clock_error_ns != 0;
+	ct->desc.relay_offset_ns = net->clock_offset_ns;
+	ct->desc.relay_error_ns = net->clock_error_ns;
+	pthread_mutex_unlock(&net->lock);
+	if (ct->desc.relay_clock)
+		ctf_clock_shift(&ct->desc.clock, ct->desc.relay_offset_ns);
+	return cons_net_trace_init(ct->net, net, path);
 }
 
 /* Errors: -ENOMEM; -errno of pthread_create or of the metadata's first

@@ -122,6 +122,18 @@ class Streaming(unittest.TestCase):
             ours = [e for e in rtfixtures.rtr_dump(BUILD, trace) if e["name"] == "burst:ev"]
             self.assertEqual([e["payload"]["seq"] for e in ours], seqs)
             self.assertGreater(len(seqs), 0)
+            # The host's name and its clock, put on the relay's: on one
+            # machine the true offset is 0, so the estimate is within its
+            # error (NTP's bound: half the round trip).
+            tenv = events[0].event.stream.trace.environment
+            self.assertEqual(str(tenv["hostname"]), h.name)
+            off, err = int(tenv["relay_clock_offset_ns"]), int(tenv["relay_clock_error_ns"])
+            self.assertGreater(err, 0)
+            self.assertLessEqual(abs(off), err)
+            stats = subprocess.run([RINGTRACE, "view", "--stats", trace], capture_output=True,
+                                   text=True, timeout=60).stdout
+            self.assertIn("host %s: clock put on the relay's by %+d ns, estimated error +-%d ns"
+                          % (h.name, off, err), stats)
         self.assertEqual(sorted(os.listdir(self.out)), ["hostA", "hostB"])
 
     def test_wrong_secret_refused_at_create(self):

@@ -2,6 +2,8 @@
  * test_ctf_walk.c - ctf_stream_cut_torn: a stream file left in the middle
  * of a packet is cut back to its last whole packet, a whole one is left
  * as it is, and a file whose first header is damaged or short is emptied.
+ * ctf_clock_shift: a clock's offset moved by a relay's correction, in
+ * seconds and cycles, both signs, with carries.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -10,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ctf/ctf_metadata.h"
 #include "ctf/ctf_walk.h"
 #include "unit.h"
 
@@ -60,8 +63,30 @@ static void check(const char *what, unsigned whole, unsigned extra, uint32_t mag
 	close(fd);
 }
 
+/* The clock's offset in ns (exact for these frequencies). */
+static int64_t offset_ns(const struct ctf_clock_info *c)
+{
+	return c->offset_s * 1000000000ll + (int64_t)(c->offset * 1000000000ull / c->freq);
+}
+
+static void shift(const char *what, uint64_t freq, int64_t s, uint64_t cycles, int64_t by)
+{
+	unit_case = what;
+	struct ctf_clock_info c = { .freq = freq, .offset_s = s, .offset = cycles };
+	int64_t before = offset_ns(&c);
+	ctf_clock_shift(&c, by);
+	CHECK_EQ(offset_ns(&c), before + by);
+	CHECK(c.offset < freq, "offset %llu not below freq", (unsigned long long)c.offset);
+}
+
 int main(void)
 {
+	shift("ns clock, forward", 1000000000ull, 100, 999999000, 2500);
+	shift("ns clock, back across a second", 1000000000ull, 100, 1000, -2500);
+	shift("ns clock, back by seconds", 1000000000ull, 100, 0, -3000000001ll);
+	shift("4 GHz clock, forward", 4000000000ull, 7, 3999999996ull, 1);
+	shift("4 GHz clock, back", 4000000000ull, 7, 0, -1);
+	shift("offset past freq", 1000000000ull, 5, 2500000000ull, 0);
 	check("whole packets", 3, 0, CTF_MAGIC, 3 * PKT);
 	check("torn in the events", 3, PKT - 10, CTF_MAGIC, 3 * PKT);
 	check("torn in the header", 3, CTF_PACKET_HEADER_SIZE - 1, CTF_MAGIC, 3 * PKT);
