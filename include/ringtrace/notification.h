@@ -33,7 +33,9 @@
  *   then what the condition reports: session, channel, domain,
  *   buffer-usage (0 to 1), consumed-size (bytes); pid and tid of the
  *   program where an event matched; capture entries "FIELD=VALUE" (one
- *   per --capture, in order); and snapshot (the directory written by a
+ *   per --capture, in order; FIELD[INDEX] an element's value), a
+ *   byte sequence's as capture-bytes "FIELD=HEX" (its bytes, two
+ *   lowercase hexadecimal digits each); and snapshot (the directory written by a
  *   snapshot-session action that ran before the notify action).
  * Keys not listed may appear in later versions: skip what you do not know.
  *

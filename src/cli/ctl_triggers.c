@@ -17,6 +17,7 @@
 #include <ringtrace/notification.h>
 
 #include "../analysis/analysis.h"
+#include "../common/hex.h"
 #include "../proto/proto.h"
 #include "../trigger/trigger.h"
 #include "cli.h"
@@ -110,7 +111,7 @@ static void print_json(const struct rt_notification *n)
 	size_t pos = 0;
 	const char *k, *v;
 	while (rt_notification_next(n, &pos, &k, &v)) {
-		if (!strcmp(k, "capture"))
+		if (!strcmp(k, "capture") || !strcmp(k, "capture-bytes"))
 			continue;
 		have_pid |= !strcmp(k, "pid");
 		have_tid |= !strcmp(k, "tid");
@@ -139,14 +140,26 @@ static void print_json(const struct rt_notification *n)
 	bool cfirst = true;
 	pos = 0;
 	while (rt_notification_next(n, &pos, &k, &v)) {
-		const char *eq = strcmp(k, "capture") ? NULL : strchr(v, '=');
+		bool bytes = !strcmp(k, "capture-bytes");
+		const char *eq = strcmp(k, "capture") && !bytes ? NULL : strchr(v, '=');
 		if (!eq)
 			continue;
 		fputs(cfirst ? "" : ",", stdout);
 		cfirst = false;
 		ra_json_string(stdout, v, (size_t)(eq - v));
 		fputc(':', stdout);
-		json_value(eq + 1, true);
+		if (!bytes) {
+			json_value(eq + 1, true);
+			continue;
+		}
+		/* A byte sequence: an array of its bytes (hexadecimal on
+		 * the wire). */
+		fputc('[', stdout);
+		for (const char *h = eq + 1; rt_hex_digit(h[0]) >= 0 && rt_hex_digit(h[1]) >= 0;
+		     h += 2)
+			printf("%s%d", h == eq + 1 ? "" : ",",
+			       rt_hex_digit(h[0]) * 16 + rt_hex_digit(h[1]));
+		fputc(']', stdout);
 	}
 	fputs("}}\n", stdout);
 	fflush(stdout);

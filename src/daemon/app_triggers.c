@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../common/array.h"
+#include "../common/hex.h"
 #include "../common/warn.h"
 #include "../proto/proto.h"
 #include "../proto/trig_ring.h"
@@ -196,6 +197,15 @@ static void add_capture(struct rtp_kv *kv, const char *name, const struct rttr_v
 			if (!s[i])
 				s[i] = '?';
 		rtp_kv_addf(kv, "capture", "%s=%s", name, s);
+		break;
+	}
+	case RTTR_BYTES: {
+		/* A byte sequence: its bytes in hexadecimal, under its own
+		 * key (notification.h). */
+		char hex[2 * RTTR_SLOT_MAX + 1];
+		size_t n = v->s.len < RTTR_SLOT_MAX ? v->s.len : RTTR_SLOT_MAX;
+		rt_hex_encode((const uint8_t *)v->s.p, n, hex);
+		rtp_kv_addf(kv, "capture-bytes", "%s=%s", name, hex);
 		break;
 	}
 	default:

@@ -62,6 +62,7 @@
 
 #include "../common/array.h"
 #include "../common/clock.h"
+#include "../common/hex.h"
 #include "../common/warn.h"
 #include "../filter/filter.h"
 #include "../kernel/kernel.h"
@@ -130,38 +131,63 @@ static struct {
 } kt = { .lock = PTHREAD_MUTEX_INITIALIZER, .polled = PTHREAD_COND_INITIALIZER, .ready = -1,
 	  .wake = -1 };
 
-/* The value of capture `cap` of event e as text into buf: 0, or -ENOENT
- * when the event has no such field or context. */
-static int capture_value(const struct rtk_event *e, const char *cap, char *buf, size_t len)
+/* Capture `cap` of event e as an entry of kv: "capture" FIELD=VALUE (a
+ * number or a string; FIELD[INDEX]: that byte of an array of bytes) or
+ * "capture-bytes" FIELD=HEX (an array of bytes); nothing when the event
+ * has no such field, context or element. */
+static void add_capture(struct rtp_kv *kv, const struct rtk_event *e, const char *cap)
 {
+	char buf[4096];
 	if (!strncmp(cap, "$ctx.", 5)) {
 		const char *c = cap + 5;
 		if (!strcmp(c, "tid") || !strcmp(c, "vtid"))
-			snprintf(buf, len, "%d", (int)e->tid);
+			snprintf(buf, sizeof(buf), "%d", (int)e->tid);
 		else if ((!strcmp(c, "pid") || !strcmp(c, "vpid")) && e->pid >= 0)
-			snprintf(buf, len, "%d", (int)e->pid);
+			snprintf(buf, sizeof(buf), "%d", (int)e->pid);
 		else if (!strcmp(c, "procname") && e->procname[0])
-			snprintf(buf, len, "%s", e->procname);
+			snprintf(buf, sizeof(buf), "%s", e->procname);
 		else if (!strcmp(c, "prio") && e->prio != RTK_PRIO_UNKNOWN)
-			snprintf(buf, len, "%d", (int)e->prio);
+			snprintf(buf, sizeof(buf), "%d", (int)e->prio);
 		else if (!strcmp(c, "cpu_id"))
-			snprintf(buf, len, "%u", e->cpu);
+			snprintf(buf, sizeof(buf), "%u", e->cpu);
 		else
-			return -ENOENT;
-		return 0;
+			return;
+		rtp_kv_addf(kv, "capture", "%s=%s", cap, buf);
+		return;
 	}
-	if (strchr(cap, '['))
-		return -ENOENT;		/* no kernel field is an array of numbers here */
+	const uint8_t *b;
+	size_t n;
+	const char *open = strchr(cap, '[');
+	if (open) {
+		/* FIELD[INDEX] (trigger_parse checked the digits). */
+		char name[256];
+		char *end;
+		unsigned long long i = strtoull(open + 1, &end, 10);
+		if ((size_t)(open - cap) >= sizeof(name))
+			return;
+		memcpy(name, cap, (size_t)(open - cap));
+		name[open - cap] = '\0';
+		if (*end == ']' && rtk_event_bytes(e, name, &b, &n) == 0 && i < n)
+			rtp_kv_addf(kv, "capture", "%s=%u", cap, (unsigned)b[i]);
+		return;
+	}
 	struct rtf_value v;
-	if (rtk_event_field(e, cap, &v) < 0)
-		return -ENOENT;
+	int ret = rtk_event_field(e, cap, &v);
+	if (ret == -EINVAL && rtk_event_bytes(e, cap, &b, &n) == 0) {
+		if (n > (sizeof(buf) - 1) / 2)
+			n = (sizeof(buf) - 1) / 2;
+		rt_hex_encode(b, n, buf);
+		rtp_kv_addf(kv, "capture-bytes", "%s=%s", cap, buf);
+		return;
+	}
+	if (ret < 0)
+		return;
 	if (v.type == RTF_INT)
-		snprintf(buf, len, "%lld", (long long)v.i);
+		rtp_kv_addf(kv, "capture", "%s=%lld", cap, (long long)v.i);
 	else if (v.type == RTF_UINT)
-		snprintf(buf, len, "%llu", (unsigned long long)v.u);
+		rtp_kv_addf(kv, "capture", "%s=%llu", cap, (unsigned long long)v.u);
 	else
-		snprintf(buf, len, "%.*s", (int)v.s.len, v.s.p);
-	return 0;
+		rtp_kv_addf(kv, "capture", "%s=%.*s", cap, (int)v.s.len, v.s.p);
 }
 
 /* rtk_trace_watch's callback: every event of a trigger's instance is a
@@ -191,11 +217,8 @@ static void on_event(void *arg, const struct rtk_event *ev)
 	if (e->procname[0])
 		rtp_kv_add(&m->values, "procname", e->procname);
 	rtp_kv_addf(&m->values, "cpu", "%u", e->cpu);
-	for (size_t i = 0; i < k->nr_captures; i++) {
-		char val[4096];
-		if (capture_value(e, k->captures[i], val, sizeof(val)) == 0)
-			rtp_kv_addf(&m->values, "capture", "%s=%s", k->captures[i], val);
-	}
+	for (size_t i = 0; i < k->nr_captures; i++)
+		add_capture(&m->values, e, k->captures[i]);
 }
 
 /* Whether the queue has room for one more page's matches. When the main

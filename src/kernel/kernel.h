@@ -312,6 +312,12 @@ void rtk_trace_watch(struct rtk_trace *t, void (*fn)(void *arg, const struct rtk
  */
 struct rtf_value;
 int rtk_event_field(const struct rtk_event *e, const char *name, struct rtf_value *v);
+/* The bytes of e's field `name` when it is an array of bytes (fixed or
+ * dynamic, as the trace records it): 0 with *p (into the record) and
+ * *len, -ENOENT (no such field) or -EINVAL (another kind of field, or
+ * one outside the record). */
+int rtk_event_bytes(const struct rtk_event *e, const char *name, const uint8_t **p,
+		    size_t *len);
 
 struct rtk_trace_stats {
 	uint64_t events;	/* converted */
@@ -327,7 +333,7 @@ void rtk_trace_stats(const struct rtk_trace *t, struct rtk_trace_stats *s);
  * is fed by the conversion of the pages with contexts: a caller may keep
  * a trace whose instance holds the thread-table events only and look the
  * threads of other instances' events up in it (the daemon's kernel
- * triggers). Same thread as the conversion. */
+ * triggers). Any thread (under the table's lock). */
 struct rtk_thread {
 	int32_t pid;
 	int32_t prio;

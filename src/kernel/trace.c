@@ -557,6 +557,27 @@ int rtk_event_field(const struct rtk_event *e, const char *name, struct rtf_valu
 	return -ENOENT;
 }
 
+int rtk_event_bytes(const struct rtk_event *e, const char *name, const uint8_t **p,
+		    size_t *len)
+{
+	const struct rtk_class *c = e->cls;
+	for (uint32_t i = 0; i < c->nr_fields; i++) {
+		if (strcmp(c->descs[i].name, name))
+			continue;
+		const struct rtk_field *fl = &c->fields[i];
+		int off = fl->offset, n = fl->size;
+		if (fl->kind == RTK_BYTES_DYN && (n = dyn_span(fl, e->rec, e->size, &off)) < 0)
+			return -EINVAL;
+		if ((fl->kind != RTK_BYTES && fl->kind != RTK_BYTES_DYN) || off < 0 || n < 0 ||
+		    off + n > e->size)
+			return -EINVAL;
+		*p = (const uint8_t *)e->rec + off;
+		*len = (size_t)n;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 /* Close the packet built in the CPU's out (`used` bytes, events included);
  * `discarded` is the stream's new total. Returns its size (8-byte units,
  * ctf_packet.h). */
@@ -813,12 +834,16 @@ const struct rt_field_desc *rtk_trace_contexts(const struct rtk_trace *t, uint32
 void rtk_trace_thread(struct rtk_trace *t, int32_t tid, struct rtk_thread *out)
 {
 	*out = (struct rtk_thread){ .pid = -1, .prio = RTK_PRIO_UNKNOWN };
-	const struct rtk_proc *p = tid > 0 ? rtk_procs_resolve(&t->procs, tid) : NULL;
-	if (!p)
+	if (tid <= 0)
 		return;
-	out->pid = p->pid;
-	out->prio = p->prio;
-	memcpy(out->comm, p->comm, sizeof(out->comm));
+	pthread_mutex_lock(&t->procs_lock);
+	const struct rtk_proc *p = rtk_procs_resolve(&t->procs, tid);
+	if (p) {
+		out->pid = p->pid;
+		out->prio = p->prio;
+		memcpy(out->comm, p->comm, sizeof(out->comm));
+	}
+	pthread_mutex_unlock(&t->procs_lock);
 }
 
 void rtk_trace_stats(const struct rtk_trace *t, struct rtk_trace_stats *s)

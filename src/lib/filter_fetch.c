@@ -65,6 +65,47 @@ void rt_fref_bind(const struct rt_event_class *c, const struct rtf_ref *r, struc
 	}
 }
 
+void rt_fref_bind_capture(const struct rt_event_class *c, const struct rtf_ref *r,
+			  bool has_index, uint32_t index, struct rt_fref *out)
+{
+	rt_fref_bind(c, r, out);
+	if (r->scope == RTF_SCOPE_FIELD || r->scope == RTF_SCOPE_PAYLOAD) {
+		for (uint32_t i = 0; i < c->nr_fields && i <= UINT16_MAX; i++) {
+			if (strcmp(c->field_names[i], r->name) || c->fields[i].type != RT_TYPE_BYTES)
+				continue;
+			*out = (struct rt_fref){ .kind = has_index ? RT_FREF_ELEMENT : RT_FREF_BYTES,
+						 .type = RT_TYPE_BYTES, .field = (uint16_t)i,
+						 .offset = UINT32_MAX, .index = index };
+			return;
+		}
+	}
+	if (has_index)
+		out->kind = RT_FREF_MISSING;
+}
+
+/* The bytes of a sequence part as the probe writes them (write_parts:
+ * its length word, then what fits the part's size). */
+static int part_bytes(const struct rt_fref *r, const struct rt_filter_event *e,
+		      const uint8_t **p, uint32_t *len)
+{
+	if (e->flat || !e->parts || r->field >= e->nr)
+		return -ENOENT;
+	const struct rt_part *pt = &e->parts[r->field];
+	if (pt->kind != RT_PART_BYTES || pt->size < sizeof(uint32_t))
+		return -ENOENT;
+	const struct rt_bytes *b = (const struct rt_bytes *)pt->ptr;
+	uint32_t room = pt->size - (uint32_t)sizeof(uint32_t);
+	*p = b->ptr;
+	*len = b->len < room ? b->len : room;
+	return *len && !*p ? -ENOENT : 0;
+}
+
+int rt_fref_bytes(const struct rt_fref *r, const struct rt_filter_event *e, const uint8_t **p,
+		  uint32_t *len)
+{
+	return r->kind == RT_FREF_BYTES ? part_bytes(r, e, p, len) : -ENOENT;
+}
+
 int rt_filter_bind(const struct rt_event_class *c, const struct rtf_program *prog,
 		   struct rt_filter **out)
 {
@@ -203,6 +244,15 @@ int rt_fref_fetch(const struct rt_fref *r, const struct rt_filter_event *e,
 		return fetch_field(r, e, v);
 	case RT_FREF_CTX:
 		return fetch_ctx(e, tname, r->type, v);
+	case RT_FREF_ELEMENT: {
+		const uint8_t *p;
+		uint32_t len;
+		if (part_bytes(r, e, &p, &len) < 0 || r->index >= len)
+			return -ENOENT;
+		v->type = RTF_UINT;
+		v->u = p[r->index];
+		return 0;
+	}
 	default:
 		return -ENOENT;
 	}

@@ -53,6 +53,9 @@ enum rt_fref_kind {
 	RT_FREF_MISSING,
 	RT_FREF_FIELD,		/* payload field `field` of type `type` */
 	RT_FREF_CTX,		/* context `type` (enum rt_context) */
+	/* Captures only (rt_fref_bind_capture): a byte sequence field */
+	RT_FREF_BYTES,		/* whole (rt_fref_bytes) */
+	RT_FREF_ELEMENT,	/* its byte `index`, an unsigned integer */
 };
 
 struct rt_fref {
@@ -61,6 +64,7 @@ struct rt_fref {
 	uint16_t field;		/* index among the class's fields (parts) */
 	uint32_t offset;	/* byte offset in a flat payload (fixed-size
 				 * fields before it only; else UINT32_MAX) */
+	uint32_t index;		/* RT_FREF_ELEMENT */
 };
 
 /* A program bound to a class. `simple`: it is comparisons of references
@@ -98,6 +102,18 @@ RT_HIDDEN int rt_filter_bind(const struct rt_event_class *c, const struct rtf_pr
  * a program's; triggers' --capture descriptors too). */
 RT_HIDDEN void rt_fref_bind(const struct rt_event_class *c, const struct rtf_ref *r,
 			    struct rt_fref *out);
+/* A trigger's --capture descriptor bound to class c: r (the descriptor's
+ * name, without its [INDEX]) as rt_fref_bind binds it, but a byte
+ * sequence field is RT_FREF_BYTES (whole) or, with an index (has_index),
+ * RT_FREF_ELEMENT; an index on anything else is missing (LTTng: not
+ * available). */
+RT_HIDDEN void rt_fref_bind_capture(const struct rt_event_class *c, const struct rtf_ref *r,
+				    bool has_index, uint32_t index, struct rt_fref *out);
+/* The bytes of an RT_FREF_BYTES reference in event e (what the trace
+ * gets): 0 with *p and *len, or -ENOENT. Same guarantees as
+ * rt_filter_pass. */
+RT_HIDDEN int rt_fref_bytes(const struct rt_fref *r, const struct rt_filter_event *e,
+			    const uint8_t **p, uint32_t *len);
 /* The value reference r reads in event e: 0 and *v, or -ENOENT when it
  * is missing. A procname's value points into tname. Same guarantees as
  * rt_filter_pass. */

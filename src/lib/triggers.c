@@ -43,6 +43,8 @@ struct trig_rule {
 	const struct rtf_program *prog;	/* loaded; kept for ever once bound */
 	uint32_t nr_captures;
 	struct rtf_ref caps[RTP_APP_MAX_CAPTURES];
+	bool cap_has_index[RTP_APP_MAX_CAPTURES];	/* FIELD[INDEX] */
+	uint32_t cap_index[RTP_APP_MAX_CAPTURES];
 	char *cap_names;		/* the refs' names point here */
 	uint8_t *selects;		/* by class index: 1 if the rule selects it */
 	uint32_t nr_selects;
@@ -90,10 +92,23 @@ void rt_triggers_drop_all(void)
 	ring_this_connection = false;
 }
 
-/* "$ctx.NAME" is a context, anything else a payload field (an index
- * "[N]" makes it a name no field has: not available). */
-static void cap_ref(char *name, struct rtf_ref *r)
+/* "$ctx.NAME" is a context, anything else a payload field; a trailing
+ * "[N]" (decimal, below 2^32) is an element's index, cut off the name
+ * (*has_index); any other '[' leaves a name no field has: not
+ * available. */
+static void cap_ref(char *name, struct rtf_ref *r, bool *has_index, uint32_t *index)
 {
+	*has_index = false;
+	char *open = strchr(name, '['), *end;
+	if (open && open[1] >= '0' && open[1] <= '9' && strlen(open) <= 12) {
+		errno = 0;
+		unsigned long long n = strtoull(open + 1, &end, 10);
+		if (!errno && end[0] == ']' && !end[1] && n <= UINT32_MAX) {
+			*open = '\0';
+			*has_index = true;
+			*index = (uint32_t)n;
+		}
+	}
 	if (!strncmp(name, "$ctx.", 5)) {
 		r->scope = RTF_SCOPE_CTX;
 		r->name = name + 5;
@@ -132,7 +147,7 @@ static int decode_rule(const struct rtp_app_trigger_in *in, struct trig_rule *r,
 	for (uint32_t i = 0; i < in->nr_captures; i++) {
 		size_t n = strlen(in->captures[i]) + 1;
 		memcpy(p, in->captures[i], n);
-		cap_ref(p, &r->caps[i]);
+		cap_ref(p, &r->caps[i], &r->cap_has_index[i], &r->cap_index[i]);
 		p += n;
 	}
 	r->nr_captures = in->nr_captures;
@@ -194,7 +209,8 @@ static int build(const struct rt_event_class *c, const struct trig_rule *rules, 
 		u->captures = cap;
 		u->nr_captures = r->nr_captures;
 		for (uint32_t k = 0; k < r->nr_captures; k++)
-			rt_fref_bind(c, &r->caps[k], cap++);
+			rt_fref_bind_capture(c, &r->caps[k], r->cap_has_index[k], r->cap_index[k],
+					     cap++);
 	}
 	*out = s;
 	return 0;
@@ -319,6 +335,16 @@ void rt_triggers_eval(const struct rt_trig_set *s, const struct rt_filter_event 
 			struct rttr_value *out = &rec.captures[k];
 			struct rtf_value v;
 			out->type = RTTR_NONE;
+			if (u->captures[k].kind == RT_FREF_BYTES) {
+				const uint8_t *b;
+				uint32_t n;
+				if (rt_fref_bytes(&u->captures[k], e, &b, &n) == 0) {
+					out->type = RTTR_BYTES;
+					out->s.p = (const char *)b;
+					out->s.len = n;
+				}
+				continue;
+			}
 			if (rt_fref_fetch(&u->captures[k], e, tname, &v) < 0)
 				continue;
 			switch (v.type) {

@@ -125,7 +125,7 @@ static uint32_t write_captures(char *p, uint32_t room, const struct rttr_record 
 		uint8_t type = (uint8_t)v->type;
 		const void *src = &v->u;
 		size_t len = 8, left = room - pos - RTTR_CAPTURE_HEADER;
-		if (v->type == RTTR_STRING) {
+		if (v->type == RTTR_STRING || v->type == RTTR_BYTES) {
 			src = v->s.p;
 			len = v->s.len < left ? v->s.len : left;
 			if (len > UINT16_MAX)
@@ -229,7 +229,8 @@ static int parse(const char *c, uint32_t slot_size, struct rttr_record *rec)
 			memcpy(&v->u, p + pos, 8);
 			break;
 		case RTTR_STRING:
-			v->type = RTTR_STRING;
+		case RTTR_BYTES:
+			v->type = (enum rttr_type)type;
 			v->s.p = p + pos;
 			v->s.len = l;
 			break;

@@ -33,7 +33,8 @@
  *        0  u8   type (enum rttr_type)
  *        1  u8   reserved, 0
  *        2  u16  value length L: 8 for the numbers, the bytes of a
- *                string (no NUL; cut to what fits the slot)
+ *                string (no NUL) or of a byte sequence (cut to what
+ *                fits the slot)
  *        4  L bytes of value (u64 / i64 / double as 8 bytes)
  *
  * Writer (the traced program, rttr_write): takes ticket T = head with a
@@ -88,6 +89,7 @@ enum rttr_type {
 	RTTR_U64 = 2,
 	RTTR_DOUBLE = 3,
 	RTTR_STRING = 4,
+	RTTR_BYTES = 5,		/* a byte sequence (s.p, s.len) */
 };
 
 /* A ring as one side sees it: its own copy of the geometry. */

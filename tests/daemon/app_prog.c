@@ -3,6 +3,8 @@
  * on stdin (each command answers one line on stdout when done):
  *   emit N TAG     N events app:tick { seq = 0..N-1, tag = TAG, value = 3*seq }
  *   warn N         N events app:warn (log level WARNING) { seq }
+ *   blob N         N events app:blob { seq = 0..N-1, data = seq % 6 bytes,
+ *                  byte j being (seq + 3 * j) & 0xff }
  *   fork N TAG     fork; the child waits (up to 10 s) until it registered
  *                  again (its registration runs in the background and
  *                  ends with the start of the "rt-listener" thread),
@@ -197,6 +199,14 @@ int main(void)
 	while (fgets(line, sizeof(line), stdin)) {
 		if (sscanf(line, "emit %llu %63s", &n, tag) == 2) {
 			emit(n, tag);
+			printf("ok\n");
+		} else if (sscanf(line, "blob %llu", &n) == 1) {
+			for (uint64_t i = 0; i < n; i++) {
+				uint8_t data[6];
+				for (unsigned j = 0; j < sizeof(data); j++)
+					data[j] = (uint8_t)((i + 3 * j) & 0xff);
+				rt_event(app, blob, seq, i, data, rt_bytes(data, (size_t)(i % 6)));
+			}
 			printf("ok\n");
 		} else if (sscanf(line, "warn %llu", &n) == 1) {
 			for (uint64_t i = 0; i < n; i++)

@@ -155,6 +155,28 @@ class TestSyscallConditions(KernelTriggerCase):
         self.assertEqual(wret["captures"], {"ret": 1234})
         self.assertEqual(int(self.triggers()["w"]["fired"]), 1)
 
+    def test_byte_array_captures(self):
+        """--capture of an array of bytes (inet_sock_set_state's daddr: the
+        JSON line's array), of its elements (FIELD[INDEX]), an index past
+        its end and one of a field that is not an array (left out)."""
+        import socket
+        srv = socket.socket()
+        self.addCleanup(srv.close)
+        srv.bind(("127.0.0.1", 0))
+        srv.listen()
+        port = srv.getsockname()[1]
+        self.add("--name=tcp", "--condition=event-rule-matches", "--type=kernel",
+                 "--name=sock:inet_sock_set_state", f"--filter=dport == {port} && newstate == 2",
+                 "--capture=daddr", "--capture=daddr[0]", "--capture=daddr[3]",
+                 "--capture=daddr[4]", "--capture=dport[0]", "--capture=dport",
+                 "--action=notify")
+        cmd = self.notifications("tcp")
+        cli = socket.create_connection(("127.0.0.1", port))   # SYN_SENT (2)
+        cli.close()
+        n = json.loads(cmd.line())
+        self.assertEqual(n["captures"], {"daddr": [127, 0, 0, 1], "daddr[0]": 127,
+                                         "daddr[3]": 1, "dport": port})
+
     def test_procname_is_the_current_threads(self):
         """$ctx.procname in a trigger's filter is the emitting thread's
         name, not signal_generate's comm (the target's): the SIGTERM this

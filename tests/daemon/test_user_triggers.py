@@ -144,6 +144,27 @@ class TestEvaluated(UserTriggerCase):
             self.assertLess(abs(n["event_time_ns"] - n["time_ns"]), 60 * 10**9)
         self.assertEqual(len({n["pid"] for n in got}), 1)
 
+    def test_byte_sequence_captures(self):
+        """--capture of a byte sequence field (the JSON line's array of its
+        bytes, as the trace has them), of one of its elements
+        (FIELD[INDEX]), an index past its end and an index of a field that
+        is not a sequence (both left out)."""
+        caps = ["--capture=data", "--capture=data[2]", "--capture=data[4]", "--capture=seq[0]",
+                "--capture=seq"]
+        self.rt("add-trigger", "--name=b", "--condition=event-rule-matches", "--type=user",
+                "--name=app:blob", "--filter=seq == 4 || seq == 6 || seq == 11", *caps,
+                "--action=notify")
+        cmd = self.notifications("b")
+        prog = self.program()
+        prog.cmd("blob 12")
+        got = [self.notification(cmd)["captures"] for _ in range(3)]
+        # blob N: event seq has seq % 6 bytes, byte j = seq + 3 * j.
+        self.assertEqual(got, [
+            {"data": [4, 7, 10, 13], "data[2]": 10, "seq": 4},
+            {"data": [], "seq": 6},
+            {"data": [11, 14, 17, 20, 23], "data[2]": 17, "data[4]": 23, "seq": 11},
+        ])
+
     def test_library_loaded_later(self):
         """A library's events registered after the program's start
         (dlopen) get the triggers that select them."""

@@ -47,12 +47,13 @@ static void test_round_trip(void)
 	make(&w, &r, 8, 128);
 	struct rttr_reader *rd = calloc(1, sizeof(*rd));
 	struct rttr_record rec = { .token = 77, .time_ns = 123456789, .pid = 10, .tid = 11,
-				   .nr_captures = 5 };
+				   .nr_captures = 6 };
 	rec.captures[0] = (struct rttr_value){ .type = RTTR_S64, .i = -5 };
 	rec.captures[1] = (struct rttr_value){ .type = RTTR_U64, .u = UINT64_MAX };
 	rec.captures[2] = (struct rttr_value){ .type = RTTR_DOUBLE, .d = 2.5 };
 	rec.captures[3] = (struct rttr_value){ .type = RTTR_STRING, .s = { "hello", 5 } };
 	rec.captures[4] = (struct rttr_value){ .type = RTTR_NONE };
+	rec.captures[5] = (struct rttr_value){ .type = RTTR_BYTES, .s = { "\0\1\377", 3 } };
 	CHECK(rttr_write(&w, &rec), "write");
 	/* The documented layout: slot 0 at 256; commit 1, token, time, pid,
 	 * tid, len, nr, then records type/0/len16/value. */
@@ -68,11 +69,12 @@ static void test_round_trip(void)
 	memcpy(&v32, s + 28, 4);
 	CHECK_EQ(v32, 11);
 	memcpy(&v32, s + 32, 4);
-	CHECK_EQ(v32, 3 * 12 + 4 + 5 + 4);
+	CHECK_EQ(v32, 3 * 12 + 4 + 5 + 4 + 4 + 3);
 	memcpy(&v32, s + 36, 4);
-	CHECK_EQ(v32, 5);
+	CHECK_EQ(v32, 6);
 	CHECK(s[40] == RTTR_S64 && s[41] == 0 && s[42] == 8 && s[43] == 0, "first record header");
 	CHECK(s[76] == RTTR_STRING && s[78] == 5 && !memcmp(s + 80, "hello", 5), "string record");
+	CHECK(s[89] == RTTR_BYTES && s[91] == 3 && !memcmp(s + 93, "\0\1\377", 3), "bytes record");
 	CHECK_EQ(*hdr_word(&r, 64), 1);
 
 	struct rttr_record got;
@@ -80,13 +82,15 @@ static void test_round_trip(void)
 	CHECK(rttr_read(&r, rd, 0, &got) == 1, "read");
 	CHECK(got.token == 77 && got.time_ns == 123456789 && got.pid == 10 && got.tid == 11,
 	      "fixed fields");
-	CHECK_EQ(got.nr_captures, 5);
+	CHECK_EQ(got.nr_captures, 6);
 	CHECK(got.captures[0].type == RTTR_S64 && got.captures[0].i == -5, "s64");
 	CHECK(got.captures[1].type == RTTR_U64 && got.captures[1].u == UINT64_MAX, "u64");
 	CHECK(got.captures[2].type == RTTR_DOUBLE && got.captures[2].d == 2.5, "double");
 	CHECK(got.captures[3].type == RTTR_STRING && got.captures[3].s.len == 5 &&
 		      !memcmp(got.captures[3].s.p, "hello", 5), "string");
 	CHECK(got.captures[4].type == RTTR_NONE, "none");
+	CHECK(got.captures[5].type == RTTR_BYTES && got.captures[5].s.len == 3 &&
+		      !memcmp(got.captures[5].s.p, "\0\1\377", 3), "bytes");
 	CHECK_EQ(*hdr_word(&r, 128), 1);
 	CHECK(rttr_read(&r, rd, 0, &got) == 0, "nothing more");
 
