@@ -136,6 +136,21 @@ class Streaming(unittest.TestCase):
                           % (h.name, off, err), stats)
         self.assertEqual(sorted(os.listdir(self.out)), ["hostA", "hostB"])
 
+    def test_rotation_refused(self):
+        """A streamed session does not rotate (yet): `rotate` and
+        `enable-rotation` say so and do nothing (the rotation would
+        otherwise take the URL for a local directory)."""
+        a = self.host("hostA")
+        a.rt("create", "web", "--set-url=" + self.url)
+        a.rt("enable-event", "-u", "-a")
+        a.rt("start")
+        for args in (["rotate"], ["enable-rotation", "--size=1M"]):
+            r = a.rt(*args, check=False)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn("streams to a relay", r.stderr)
+        self.assertNotIn("Automatic rotation", a.rt("list", "web").stdout)
+        a.rt("destroy")
+
     def test_wrong_secret_refused_at_create(self):
         other = os.path.join(self.tmp, "other-secret")
         with open(os.open(other, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
