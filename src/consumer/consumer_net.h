@@ -77,6 +77,15 @@ int cons_net_open(struct cons_net *n, const char *relay, int ctrl_port, int data
  * 0, -ENOTCONN, -errno (the connection is then closed). */
 #define RNET_SYNC_MS 10000
 int cons_net_sync(struct cons_net *n);
+/* Send a complete trace directory written here (a snapshot: `local`
+ * holds traces, each a directory with `metadata` and CHANNEL_CPU stream
+ * files of whole packets) to the relay, as `prefix`/REL in the session
+ * (prefix: one name, e.g. "snapshot-1-20261125-101500"), and return once
+ * the relay has stored it. Connects again first if needed (not waiting
+ * for RNET_RETRY_MS: the caller asked now). 0 or -errno with a message in
+ * err. */
+int cons_net_upload(struct cons_net *n, const char *local, const char *prefix, char *err,
+		    size_t errlen);
 /* Close the relay's session (its streams end) and the connections. */
 void cons_net_close(struct cons_net *n);
 /* Whether the connections are up now. */

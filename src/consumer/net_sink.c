@@ -8,7 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <unistd.h>
+
+#include <sys/stat.h>
 
 #include "consumer_net.h"
 
@@ -542,4 +547,162 @@ uint64_t cons_net_sink_unstored(const struct cons_net_sink *ns)
 	for (uint32_t i = 0; ns->s && i < ns->nr; i++)
 		n += __atomic_load_n(&ns->s[i].unstored_events, __ATOMIC_RELAXED);
 	return n;
+}
+
+/* ---- uploading a trace directory (snapshots) ---- */
+
+struct upload {
+	struct cons_net *n;
+	char *err;
+	size_t errlen;
+	char *buf;			/* one packet */
+	size_t cap;
+};
+
+/* A stream file, packet by packet: each its header's packet_size. */
+static int upload_stream(struct upload *u, int dirfd, const char *name, const char *path)
+{
+	const char *us = strrchr(name, '_');
+	char channel[RNET_NAME_MAX + 1], *end;
+	if (!us || us == name || (size_t)(us - name) > RNET_NAME_MAX)
+		return 0;	/* not a stream file */
+	unsigned long cpu = strtoul(us + 1, &end, 10);
+	if (*end || us[1] < '0' || us[1] > '9' || cpu > UINT32_MAX)
+		return 0;
+	memcpy(channel, name, (size_t)(us - name));
+	channel[us - name] = 0;
+	struct cons_net_trace nt;
+	uint64_t id, last;
+	int ret = cons_net_trace_init(&nt, u->n, path);
+	if (!ret)
+		ret = add_stream(&nt, channel, (uint32_t)cpu, false, &id, &last);
+	if (ret < 0)
+		return ret;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (uint64_t off = 0;;) {
+		struct ctf_packet_header h;
+		ssize_t r = pread(fd, &h, sizeof(h), (off_t)off);
+		if (r == 0)
+			break;
+		if (r != (ssize_t)sizeof(h) || h.magic != CTF_MAGIC || h.packet_size % 8 ||
+		    h.packet_size / 8 < sizeof(h) || h.packet_size / 8 > RNET_PACKET_MAX) {
+			ret = -EBADMSG;
+			break;
+		}
+		size_t len = (size_t)(h.packet_size / 8);
+		if (len > u->cap) {
+			char *b = realloc(u->buf, len);
+			if (!b) {
+				ret = -ENOMEM;
+				break;
+			}
+			u->buf = b;
+			u->cap = len;
+		}
+		if (pread(fd, u->buf, len, (off_t)off) != (ssize_t)len) {
+			ret = -EBADMSG;
+			break;
+		}
+		ret = send_packet(u->n, id, u->buf, len);
+		if (ret < 0)
+			break;
+		off += len;
+	}
+	close(fd);
+	if (ret == -EBADMSG)
+		snprintf(u->err, u->errlen, "snapshot stream file %s/%s is not whole packets", path,
+			 name);
+	return ret;
+}
+
+/* The trace directory `rel` (under the upload's root dirfd) and below. */
+static int upload_dir(struct upload *u, int dirfd, const char *rel, int depth)
+{
+	DIR *d = fdopendir(dirfd);
+	if (!d) {
+		close(dirfd);
+		return -errno;
+	}
+	int ret = 0;
+	struct stat st;
+	/* The metadata first: a stream's packets need it. */
+	if (fstatat(dirfd, "metadata", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+		struct cons_net_trace nt;
+		uint64_t id, last;
+		int fd = openat(dirfd, "metadata", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		ret = fd < 0 ? -errno : cons_net_trace_init(&nt, u->n, rel);
+		if (!ret)
+			ret = add_stream(&nt, "metadata", 0, true, &id, &last);
+		char buf[65536];
+		for (uint64_t off = 0; !ret;) {
+			ssize_t r = read(fd, buf, sizeof(buf));
+			if (r <= 0) {
+				ret = r < 0 ? -errno : 0;
+				break;
+			}
+			struct rnet_wr w = { 0 };
+			rnet_put_u64(&w, id);
+			rnet_put_u64(&w, off);
+			ret = w.err ? w.err : rnet_send2(u->n->ctrl, RNET_METADATA, w.p,
+							 (uint32_t)w.len, buf, (uint32_t)r,
+							 RNET_SEND_MS);
+			rnet_wr_free(&w);
+			off += (uint64_t)r;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	struct dirent *e;
+	while (!ret && (e = readdir(d))) {
+		if (e->d_name[0] == '.' || !strcmp(e->d_name, "metadata") ||
+		    fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		char sub[RNET_PATH_MAX + 1];
+		if (S_ISDIR(st.st_mode) && depth < 8 && strcmp(e->d_name, "index")) {
+			if (snprintf(sub, sizeof(sub), "%s/%s", rel, e->d_name) >= (int)sizeof(sub))
+				continue;
+			int fd = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					O_CLOEXEC);
+			ret = fd < 0 ? -errno : upload_dir(u, fd, sub, depth + 1);
+		} else if (S_ISREG(st.st_mode)) {
+			ret = upload_stream(u, dirfd, e->d_name, rel);
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
+int cons_net_upload(struct cons_net *n, const char *local, const char *prefix, char *err,
+		    size_t errlen)
+{
+	struct upload u = { .n = n, .err = err, .errlen = errlen };
+	err[0] = 0;
+	if (rnet_check_name(prefix, RNET_NAME_MAX) < 0) {
+		snprintf(err, errlen, "bad snapshot name %s", prefix);
+		return -EINVAL;
+	}
+	int fd = open(local, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(err, errlen, "cannot open %s: %s", local, strerror(e));
+		return -e;
+	}
+	pthread_mutex_lock(&n->lock);
+	int ret = n->ctrl >= 0 ? 0 : connect_locked(n, err, errlen);
+	if (!ret)
+		ret = upload_dir(&u, fd, prefix, 0);
+	else
+		close(fd);
+	if (!ret)
+		ret = sync_locked(n);
+	else if (n->ctrl >= 0 && ret != -EBADMSG && ret != -ENOMEM)
+		disconnect(n);
+	pthread_mutex_unlock(&n->lock);
+	free(u.buf);
+	if (ret < 0 && !err[0])
+		snprintf(err, errlen, "cannot send the snapshot to the relay at %s: %s", n->relay,
+			 n->last_error[0] ? n->last_error : strerror(-ret));
+	return ret;
 }

@@ -5,7 +5,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/fs_util.h"
 
 #include "../consumer/consumer_net.h"
 #include "rtd.h"
@@ -52,4 +57,22 @@ void dp_relay_status(struct rtd_session *s, char *line, size_t len)
 		snprintf(line, len, "not connected (%s); retrying", n->last_error[0] ?
 			 n->last_error : "connection lost");
 	pthread_mutex_unlock(&n->lock);
+}
+
+int dp_relay_upload(struct rtd_session *s, const char *local, const char *name, char *err,
+		    size_t errlen)
+{
+	if (!s->relay) {
+		snprintf(err, errlen, "session %s has no relay connection", s->name);
+		return -ENOTCONN;
+	}
+	int ret = cons_net_upload(s->relay, local, name, err, errlen);
+	/* Sent or not, the copy here goes: snapshots live on the relay. */
+	int fd = open(local, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		rt_remove_traces(fd, 8);
+		close(fd);
+		rmdir(local);
+	}
+	return ret;
 }

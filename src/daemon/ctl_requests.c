@@ -234,9 +234,8 @@ int ctl_create(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *e
 	}
 	bool net = ctl_get(r, "set-url") || ctl_get(r, "ctrl-url") || ctl_get(r, "data-url") ||
 		   ctl_get(r, "live");
-	if (net && (output || is_snap || is_flat)) {
-		snprintf(err, errlen, "a session streamed to a relay has no -o%s",
-			 is_snap ? ", and snapshot sessions do not stream to a relay yet" : "");
+	if (net && (output || is_flat)) {
+		snprintf(err, errlen, "a session streamed to a relay has no -o");
 		return -EINVAL;
 	}
 	if (net) {
@@ -245,6 +244,7 @@ int ctl_create(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *e
 			snprintf(err, errlen, "out of memory");
 			return -ENOMEM;
 		}
+		s->snapshot = is_snap;
 		int ret = relay_url(r, s, err, errlen);
 		if (!ret)
 			ret = dp_relay_open(s, err, errlen);
@@ -255,9 +255,10 @@ int ctl_create(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *e
 		model_current = s;
 		rtp_kv_add(reply, "session", s->name);
 		rtp_kv_add(reply, "output", s->output);
-		fprintf(out, "Tracing session %s created.\n", s->name);
-		fprintf(out, "Traces will be streamed to the relay at %s%s\n", s->output,
-			s->live_delay_us ? " (live)" : "");
+		fprintf(out, "%s session %s created.\n", is_snap ? "Snapshot" : "Tracing",
+			s->name);
+		fprintf(out, "%s to the relay at %s%s\n", is_snap ? "Snapshots will be sent"
+			: "Traces will be streamed", s->output, s->live_delay_us ? " (live)" : "");
 		return 0;
 	}
 	char path[PATH_MAX];
@@ -432,6 +433,24 @@ static int ctl_stop(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, ch
 	return ret;
 }
 
+/* RUNDIR/snapshots, where a relay's snapshots are written before they
+ * are sent (the private run directory: no other user sees them). */
+static int relay_staging(char *out, size_t len, char *err, size_t errlen)
+{
+	char rundir[PATH_MAX], why[CTL_ERRLEN];
+	if (rtp_rundir(rundir, sizeof(rundir)) < 0 ||
+	    snprintf(out, len, "%s/snapshots", rundir) >= (int)len) {
+		snprintf(err, errlen, "run directory path too long");
+		return -ENAMETOOLONG;
+	}
+	int ret = rt_mkdir_p(out, why, sizeof(why));
+	if (ret < 0 && ret != -EEXIST) {
+		snprintf(err, errlen, "cannot make %s: %s", out, why);
+		return ret;
+	}
+	return 0;
+}
+
 int ctl_session_snapshot(struct rtd_session *s, const char *dir, uint64_t max_size,
 			 char *out_path, size_t out_len, char *err, size_t errlen)
 {
@@ -446,12 +465,32 @@ int ctl_session_snapshot(struct rtd_session *s, const char *dir, uint64_t max_si
 			 s->name);
 		return -ENODATA;
 	}
+	/* A session streamed to a relay: written in the private run
+	 * directory, then sent there (and removed here). */
+	char staging[PATH_MAX];
+	bool to_relay = s->net && !dir;
+	if (to_relay) {
+		int r = relay_staging(staging, sizeof(staging), err, errlen);
+		if (r < 0)
+			return r;
+		dir = staging;
+	}
 	/* The kernel's trace shares max_size with the programs'. */
 	uint64_t share = max_size;
 	int ret = dp_snapshot_record(s, dir, max_size, s->kdp ? 1 : 0, &share, out_path, out_len,
 				     err, errlen);
 	if (ret < 0 || (ret = dp_kernel_snapshot(s, out_path, share, err, errlen)) < 0)
 		return ret;
+	if (to_relay) {
+		const char *name = strrchr(out_path, '/') + 1;
+		ret = dp_relay_upload(s, out_path, name, err, errlen);
+		if (ret < 0)
+			return ret;
+		char sent[PATH_MAX];
+		snprintf(sent, sizeof(sent), "%s (on the relay, under %s's directory)", name,
+			 s->name);
+		snprintf(out_path, out_len, "%s", sent);
+	}
 	return 0;
 }
 

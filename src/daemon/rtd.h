@@ -386,6 +386,11 @@ void dp_user_triggers_read(void (*fn)(struct rtd_user_trigger *t, const struct r
  * dp_relay_close: the relay's session closed, after dp_session_destroy.
  * dp_relay_status: one line about the connection for `status`. */
 int dp_relay_open(struct rtd_session *s, char *err, size_t errlen);
+/* Send the complete trace directory `local` (a snapshot written there) to
+ * the session's relay as `name` (one path component), then remove it
+ * here. 0 or -errno with a message in err. */
+int dp_relay_upload(struct rtd_session *s, const char *local, const char *name, char *err,
+		    size_t errlen);
 void dp_relay_close(struct rtd_session *s);
 void dp_relay_status(struct rtd_session *s, char *line, size_t len);
 

@@ -192,6 +192,50 @@ class Streaming(unittest.TestCase):
         self.assertIn("host name '..'", r.stderr)
         self.assertEqual(os.listdir(self.out), ["hostA"])
 
+    def test_snapshots_sent_to_the_relay(self):
+        a = self.host("hostA")
+        r = a.rt("create", "fl", "--snapshot", "--set-url=" + self.url)
+        self.assertIn("Snapshots will be sent to the relay at " + self.url, r.stdout)
+        a.rt("enable-event", "-u", "-a")
+        a.rt("start")
+        self.assertEqual(subprocess.run([BURST, "1000", "return"], env=a.env,
+                                        timeout=60).returncode, 0)
+        r = a.rt("snapshot", "record")
+        first = re.search(r"Snapshot recorded in (snapshot-0-\d{8}-\d{6}) \(on the relay",
+                          r.stdout).group(1)
+        self.assertEqual(subprocess.run([BURST, "500", "return"], env=a.env,
+                                        timeout=60).returncode, 0)
+        r = a.rt("snapshot", "record")
+        second = re.search(r"(snapshot-1-\d{8}-\d{6})", r.stdout).group(1)
+        session = self.stored("hostA", "fl")
+        self.assertEqual(sorted(os.listdir(session)), [first, second])
+        # A flight recorder: the first holds the first run, the second both.
+        for snap, want in ((first, [1000]), (second, [1000, 500])):
+            events, discarded, _ = rtfixtures.bt2_read(os.path.join(session, snap))
+            self.assertEqual(discarded, 0)
+            runs, seqs = [], []
+            for e in events:
+                if e.event.name == "burst:done":
+                    runs.append(int(e.event.payload_field["count"]))
+                    self.assertEqual(seqs, list(range(runs[-1])))
+                    seqs = []
+                else:
+                    seqs.append(int(e.event.payload_field["seq"]))
+            self.assertEqual(runs, want)
+            ours = rtfixtures.rtr_dump(BUILD, os.path.join(session, snap))
+            self.assertEqual(len(ours), len(events))
+        # Nothing stays here: the copy was in the private run directory.
+        staging = os.path.join(a.env["RINGTRACE_RUNDIR"], "snapshots")
+        self.assertEqual(os.listdir(staging), [])
+        # Relay gone: the snapshot is refused with the reason, the
+        # session goes on.
+        self.relay.kill()
+        self.relay.wait()
+        r = a.rt("snapshot", "record", check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("relay", r.stderr)
+        self.assertEqual(os.listdir(staging), [])
+
     def wait_status(self, h, pattern, timeout=30):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
