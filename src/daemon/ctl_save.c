@@ -57,7 +57,10 @@ static void ctl_save_session(FILE *out, const struct rtd_session *s)
 {
 	fprintf(out, "create");
 	put_value(out, "name", s->name);
-	put_value(out, "output", s->output);
+	/* A session streamed to a relay: where, as create takes it. */
+	put_value(out, s->net ? "set-url" : "output", s->output);
+	if (s->net && s->live_delay_us)
+		put_u64(out, "live", s->live_delay_us);
 	if (s->snapshot)
 		fprintf(out, " snapshot=1");
 	fputc('\n', out);
@@ -407,6 +410,7 @@ int ctl_load(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err
 			while (nmade > 0) {
 				struct rtd_session *s = made[--nmade];
 				dp_session_destroy(s);
+				dp_relay_close(s);
 				model_session_free(s);
 			}
 			while (ntrig > 0) {

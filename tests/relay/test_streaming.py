@@ -192,6 +192,28 @@ class Streaming(unittest.TestCase):
         self.assertIn("host name '..'", r.stderr)
         self.assertEqual(os.listdir(self.out), ["hostA"])
 
+    def test_save_and_load(self):
+        a = self.host("hostA")
+        a.rt("create", "web", "--set-url=" + self.url, "--live=200000")
+        a.rt("enable-event", "-u", "-a")
+        saved = os.path.join(self.tmp, "web.session")
+        a.rt("save", "web", "-o", saved)
+        with open(saved) as f:
+            text = f.read()
+        self.assertIn("set-url=" + self.url, text)
+        self.assertIn("live=200000", text)
+        a.rt("destroy", "web")
+        a.rt("load", saved)
+        status = a.rt("status", "web").stdout
+        self.assertIn("Trace output: " + self.url, status)
+        self.assertRegex(status, r"Relay: connected as host hostA")
+        a.rt("start", "web")
+        self.assertEqual(subprocess.run([BURST, "100", "return"], env=a.env,
+                                        timeout=60).returncode, 0)
+        a.rt("destroy", "web")
+        events, _, _ = rtfixtures.bt2_read(self.out)
+        self.assertEqual(len(events), 101)
+
     def test_snapshots_sent_to_the_relay(self):
         a = self.host("hostA")
         r = a.rt("create", "fl", "--snapshot", "--set-url=" + self.url)
