@@ -480,9 +480,10 @@ CONS_HIDDEN int cons_packet_trim(const struct cons_channel *c, uint32_t stream,
  * that began before the rotation point (the bytes its writers had
  * reserved just before that flush) is read into the sink, then settled;
  * then sink.ops->rotate(dir) sends the later packets to the next chunk.
- * Bounded like cons_drain: a unit left incomplete for CONS_DRAIN_STUCK_MS
- * is given up (counted in subbufs_skipped), everything after
- * CONS_DRAIN_MAX_MS. Caller holds what serialises the channels. Returns
+ * Bounded: a unit left incomplete for CONS_STUCK_MS is given up as the
+ * read timer gives it up (the source counts it; the writers are alive, so
+ * not the drain's shorter CONS_DRAIN_STUCK_MS), and after
+ * CONS_DRAIN_MAX_MS what is left goes to the next chunk. Caller holds what serialises the channels. Returns
  * 0, -EOPNOTSUPP (a sink without rotate) or the first -errno of a sink's
  * rotate (the others still rotate).
  */

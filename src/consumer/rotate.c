@@ -64,12 +64,14 @@ static bool pass(struct cons_channel *const *chs, size_t nr, struct rot_stream *
 				r->done = true;
 				continue;
 			}
-			/* A unit whose writer died mid-commit is given up as
-			 * the drain would (counted by the source); past the
-			 * deadline what is left goes to the next chunk. */
+			/* A unit whose writer died mid-commit is given up
+			 * after CONS_STUCK_MS, as the read timer would (counted
+			 * by the source), not the drain's CONS_DRAIN_STUCK_MS:
+			 * the writers are alive, and one preempted in the
+			 * middle of an event is only late. Past the deadline
+			 * what is left goes to the next chunk. */
 			if (c->src.ops->skip_stuck)
-				c->src.ops->skip_stuck(c->src.arg, s, now,
-						       CONS_DRAIN_STUCK_MS * 1000000ull);
+				c->src.ops->skip_stuck(c->src.arg, s, now, CONS_STUCK_MS * 1000000ull);
 			if (deadline)
 				r->done = true;
 			else

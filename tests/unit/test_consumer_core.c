@@ -51,6 +51,8 @@ struct fake_stream {
 	uint32_t n, next;
 	uint64_t reserved, consumed;
 	int stuck_calls, flush_calls;
+	uint64_t stuck_after;		/* the longest `after` asked of skip_stuck */
+	uint32_t late;			/* the unit at n completes after this many gets */
 };
 
 struct fake {
@@ -95,6 +97,10 @@ static void fake_fill(struct fake *f, uint32_t stream, uint32_t n, int wrong)
 static int f_get(void *arg, uint32_t stream, struct cons_packet *p)
 {
 	struct fake_stream *s = &((struct fake *)arg)->s[stream];
+	if (s->next >= s->n && s->late && --s->late == 0) {
+		make_packet(s->pkts[s->n], stream, s->n, 0);
+		s->n++;
+	}
 	if (s->next >= s->n)
 		return -EAGAIN;
 	*p = (struct cons_packet){ .data = s->pkts[s->next], .size = UNIT, .seq = s->next,
@@ -114,8 +120,10 @@ static void f_put(void *arg, uint32_t stream, const struct cons_packet *p)
 static int f_skip_stuck(void *arg, uint32_t stream, uint64_t now, uint64_t after)
 {
 	(void)now;
-	(void)after;
-	((struct fake *)arg)->s[stream].stuck_calls++;
+	struct fake_stream *s = &((struct fake *)arg)->s[stream];
+	s->stuck_calls++;
+	if (after > s->stuck_after)
+		s->stuck_after = after;
 	return 0;
 }
 
@@ -402,6 +410,46 @@ static void test_drain_gives_up(void)
 	teardown(&st);
 }
 
+/* Rotation: each stream's packets up to the rotation point go to the
+ * current directory, waiting for a writer that is only late (the
+ * source's stuck skip is asked with the read timer's CONS_STUCK_MS, not
+ * the drain's 100 ms: a live writer preempted mid-event lost its
+ * sub-buffer before), then the next packets to the next chunk, their
+ * sequence going on. */
+static void test_rotate(void)
+{
+	struct setup st;
+	setup(&st, false, MAX_PKTS);
+	fake_fill(&st.f, 0, 3, -1);
+	fake_fill(&st.f, 1, 2, -1);
+	st.f.s[0].reserved = 4 * UNIT;	/* a 4th packet being written */
+	st.f.s[0].late = 50;
+	char next[96];
+	snprintf(next, sizeof(next), "%s/next", st.dir);
+	struct cons_channel *c = &st.ch;
+	CHECK(cons_rotate(&c, 1, next) == 0, "rotate");
+	struct ctf_packet_header h[8];
+	CHECK(packets_of(st.dir, "ch_0", h, 8) == 4 && h[3].packet_seq_num == 3,
+	      "the late packet is in the chunk that ends");
+	CHECK(packets_of(st.dir, "ch_1", h, 8) == 2, "ch_1 before the rotation");
+	CHECK(st.f.s[0].flush_calls == 1 && st.f.s[1].flush_calls == 1, "one flush each");
+	CHECK(st.f.s[0].stuck_after >= CONS_STUCK_MS * 1000000ull,
+	      "a late writer's unit given up after %llu ns only",
+	      (unsigned long long)st.f.s[0].stuck_after);
+	CHECK(st.ch.stats.subbufs_skipped == 0, "nothing given up");
+	/* Later packets: the next chunk. */
+	struct fake_stream *s1 = &st.f.s[1];
+	make_packet(s1->pkts[2], 1, 2, 0);
+	make_packet(s1->pkts[3], 1, 3, 0);
+	s1->n = 4;
+	s1->reserved = 4 * UNIT;
+	cons_channel_read(&st.ch, CONS_STUCK_MS);
+	CHECK(packets_of(next, "ch_1", h, 8) == 2 && h[0].packet_seq_num == 2 &&
+	      h[1].packet_seq_num == 3, "the next chunk's packets, the sequence going on");
+	CHECK(packets_of(st.dir, "ch_1", h, 8) == 2, "the ended chunk unchanged");
+	teardown(&st);
+}
+
 static void test_snapshot_newest_run(void)
 {
 	struct setup st;
@@ -679,6 +727,7 @@ int main(void)
 	test_untrusted_drops_damaged();
 	test_metadata_failure_counted_in_trace();
 	test_drain_gives_up();
+	test_rotate();
 	test_snapshot_newest_run();
 	test_snapshot_writer_laps();
 	test_trace_dir_generation_after_failure();
