@@ -141,7 +141,8 @@ static int command(struct lv_viewer *v, uint32_t cmd, const uint8_t *payload, si
 	uint8_t b[LV_HDR_SIZE + 32];
 	struct lv_hdr h = { .data_size = len, .cmd = cmd, .version = 0 };
 	size_t n = lv_put_hdr(b, &h);
-	memcpy(b + n, payload, len);
+	if (len)
+		memcpy(b + n, payload, len);
 	return send_all(v, b, n + len);
 }
 

@@ -17,7 +17,7 @@
  * connection, logged, and the relay goes on serving the others.
  * Differences from lttng-relayd: several viewers may follow one session;
  * a stream with nothing new is INACTIVE up to its sender's last beacon
- * (RNET_BEACON), else RETRY.
+ * (RNET_BEACON) when that is later than what it gave, else RETRY.
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -42,6 +42,7 @@
 struct vstream {
 	struct relay_stream *st;
 	uint64_t next;		/* data: next index entry */
+	uint64_t last_end;	/* data: timestamp_end of the last one given */
 	uint64_t sent;		/* metadata: bytes given */
 };
 
@@ -122,6 +123,7 @@ static int unannounced(struct live_conn *c, struct relay_session *s, bool take, 
 		v->st = st;
 		v->sent = 0;
 		v->next = 0;
+		v->last_end = 0;
 		if (last && !st->metadata) {
 			pthread_mutex_lock(&st->lock);
 			v->next = st->nr_index;
@@ -332,14 +334,18 @@ static int cmd_next_index(struct live_conn *c, const uint8_t *p)
 					       .discarded = ix.events_discarded,
 					       .stream_class = ix.stream_id, .status = LV_INDEX_OK };
 			v->next++;
+			v->last_end = ix.ts_end;
 		} else if (r == -ENODATA) {
 			x.status = LV_INDEX_HUP;
 		} else {
 			pthread_mutex_lock(&v->st->lock);
 			uint64_t beacon = v->st->beacon;
 			pthread_mutex_unlock(&v->st->lock);
-			x.status = beacon ? LV_INDEX_INACTIVE : LV_INDEX_RETRY;
-			x.ts_end = beacon;
+			/* A beacon older than what was given says nothing new
+			 * (babeltrace2 refuses a time before one it showed). */
+			bool news = beacon > v->last_end;
+			x.status = news ? LV_INDEX_INACTIVE : LV_INDEX_RETRY;
+			x.ts_end = news ? beacon : 0;
 		}
 		x.flags = flags_for(c, v->st);
 	}

@@ -133,6 +133,68 @@ class RelayLive(rc.RelayCase, unittest.TestCase):
         self.assertEqual(len(bt.lines), len(bl.stdout.splitlines()))
         self.assertEqual(sorted(bt.lines), sorted(l + "\n" for l in bl.stdout.splitlines()))
 
+    def test_beacons(self):
+        """An idle stream is INACTIVE up to its beacon; once packets past the
+        beacon were given, the old beacon is not told again (babeltrace2
+        stops at a time before one it showed)."""
+        trace = rc.recorded_trace(self.tmp, RINGTRACE, BURST, 4000)
+        c, d, sid = self.session("beacons")
+        stid, pkts = max(rc.add_trace(c, sid, trace), key=lambda s: len(s[1]))
+        self.assertGreaterEqual(len(pkts), 2)
+        v = socket.create_connection(("127.0.0.1", self.live), timeout=30)
+
+        def cmd(n, payload, reply):
+            v.sendall(struct.pack(">QII", len(payload), n, 0) + payload)
+            got = b""
+            while len(got) < reply:
+                chunk = v.recv(reply - len(got))
+                self.assertTrue(chunk, "the relay closed the connection")
+                got += chunk
+            return got
+
+        def next_index():
+            return struct.unpack(">7QII", cmd(4, struct.pack(">Q", stid), 64))
+
+        cmd(1, struct.pack(">QIII", 0, 2, 4, 1), 20)
+        cmd(8, b"", 4)
+        st, n = struct.unpack(">II", cmd(3, struct.pack(">QQI", sid, 0, 1), 8))
+        self.assertEqual(st, 1)
+        v.settimeout(30)
+        cmd_streams = b""
+        while len(cmd_streams) < n * 4371:
+            cmd_streams += v.recv(n * 4371 - len(cmd_streams))
+        self.assertEqual(next_index()[7], 2)            # RETRY: nothing yet
+        d.packet(stid, pkts[0])
+        end0 = rc.PKT_HDR.unpack_from(pkts[0])[5]
+        d.send(BEACON, struct.pack(">QQ", stid, end0 + 1))
+        for _ in range(600):                            # the relay has them
+            x = next_index()
+            if x[7] != 2:
+                break
+            time.sleep(0.05)
+        self.assertEqual(x[7], 1)                       # OK: the first packet
+        self.assertEqual(x[4], end0)
+        for _ in range(600):                            # the beacon too
+            x = next_index()
+            if x[7] != 2:
+                break
+            time.sleep(0.05)
+        self.assertEqual((x[7], x[4]), (5, end0 + 1))   # INACTIVE up to the beacon
+        for p in pkts[1:]:
+            d.packet(stid, p)
+        given = 1
+        for _ in range(600):
+            x = next_index()
+            if x[7] == 1:
+                given += 1
+            elif given == len(pkts):
+                break
+            else:
+                time.sleep(0.05)
+        self.assertEqual(given, len(pkts))
+        self.assertEqual(x[7], 2, x)                    # RETRY, not the stale beacon
+        v.close()
+
     def test_session_list(self):
         c, d, sid = self.session("listed")
         r = subprocess.run([RINGTRACE, "view", "--live", self.url()], env=self.env,
