@@ -46,7 +46,8 @@ NAMES = {
 MICRO_ORDER = ["empty", "rt-off", "lw-tsc", "rt", "rt-daemon", "lw-clock", "rt-disk",
                "rt-atomic", "printf", "lttng", "marker"]
 PAYLOAD_NAMES = {"p4": "4 bytes (one int32)", "p32": "32-byte sequence",
-                 "str64": "64-byte string", "f8": "8 int32 fields"}
+                 "str64": "64-byte string", "f8": "8 int32 fields",
+                 "printf1": 'printf-style "value %d" (rt_printf / tracef)'}
 MACRO_NAMES = {
     "none": "not instrumented",
     "rt-off": "ringtrace, instrumented, not recording",
@@ -410,13 +411,18 @@ def main():
     P("")
     P("| payload | ringtrace p50 ns | LTTng-UST p50 ns | ratio | ringtrace batch ns | LTTng-UST batch ns | ratio |")
     P("|---|---:|---:|---:|---:|---:|---:|")
-    for c in ["p4", "p32", "str64", "f8"]:
+    for c in ["p4", "p32", "str64", "f8", "printf1"]:
         sec = "micro" if c == "p4" else "payload"
         r50, l50 = runs.metric(sec, "rt", c, 1, "p50"), runs.metric(sec, "lttng", c, 1, "p50")
         rb, lb_ = runs.metric(sec, "rt", c, 1, "batch_ns"), runs.metric(sec, "lttng", c, 1, "batch_ns")
         P(f"| {PAYLOAD_NAMES[c]} | {fmt(r50)} | {fmt(l50)} | "
           f"{fmt(rep_ratio('rt', 'lttng', 'p50', sec, c), 2)} | "
           f"{fmt(rb, 2)} | {fmt(lb_, 2)} | {fmt(rep_ratio('rt', 'lttng', 'batch_ns', sec, c), 2)} |")
+    P("")
+    pf, ev = runs.metric("payload", "rt", "printf1", 1, "p50"), runs.metric("micro", "rt", "p4", 1, "p50")
+    P(f"rt_printf(\"value %d\", v) against rt_event with the same int32 (p4): p50 "
+      f"{fmt(pf)} ns against {fmt(ev)} ns; LTTng's tracef formats the text at each call "
+      f"(vasprintf), rt_printf records the int and one byte, the format is in the metadata.")
     P("")
 
     # --- bytes ----------------------------------------------------------------------

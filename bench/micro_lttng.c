@@ -11,6 +11,8 @@
 #define _LGPL_SOURCE
 #include <string.h>
 
+#include <lttng/tracef.h>
+
 #include "lttng_tp.h"
 
 #include "bench.h"
@@ -22,12 +24,16 @@ BENCH_DEFINE(p4, tracepoint(rtbench, p4, v))
 BENCH_DEFINE(p32, tracepoint(rtbench, p32, blob, (uint32_t)sizeof(blob)))
 BENCH_DEFINE(str64, tracepoint(rtbench, str64, str64))
 BENCH_DEFINE(f8, tracepoint(rtbench, f8, v, v, v, v, v, v, v, v))
+/* LTTng's printf-style event: vasprintf at each call, the text recorded
+ * (lttng_ust_tracef:event). */
+BENCH_DEFINE(printf1, tracef("value %d", v))
 
 static const struct bench_case cases[] = {
 	BENCH_CASE(p4, NULL, "one int32_t field (4 bytes)"),
 	BENCH_CASE(p32, NULL, "a 32-byte sequence (uint32_t length)"),
 	BENCH_CASE(str64, NULL, "a 64-byte string (63 characters + NUL)"),
 	BENCH_CASE(f8, NULL, "eight int32_t fields"),
+	BENCH_CASE(printf1, NULL, "tracef(\"value %d\", v): formatted at each call"),
 };
 
 int main(int argc, char **argv)

@@ -19,12 +19,16 @@ BENCH_DEFINE(p32, rt_event(rtbench, p32, data, rt_bytes(blob, sizeof(blob))))
 BENCH_DEFINE(str64, rt_event(rtbench, str64, s, (const char *)str64))
 BENCH_DEFINE(f8, rt_event(rtbench, f8, a, v, b, v, c, v, d, v, e, v, f, v,
 			  g, v, h, v))
+/* printf-style: the message formatted at read time (against p4, the same
+ * int32_t as rt_event, and LTTng's tracef, which formats at run time). */
+BENCH_DEFINE(printf1, rt_printf(rtbench, printf1, "value %d", v))
 
 static const struct bench_case cases[] = {
 	BENCH_CASE(p4, NULL, "one int32_t field (4 bytes)"),
 	BENCH_CASE(p32, NULL, "a 32-byte sequence (rt_bytes)"),
 	BENCH_CASE(str64, NULL, "a 64-byte string (63 characters + NUL)"),
 	BENCH_CASE(f8, NULL, "eight int32_t fields"),
+	BENCH_CASE(printf1, NULL, "rt_printf(\"value %d\", v): formatted when read"),
 };
 
 int main(int argc, char **argv)

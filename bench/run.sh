@@ -167,6 +167,7 @@ lttng_session() {
 		lt lttng create "$1" --output="$LH/traces/$1" &&
 		lt lttng enable-channel -u -s "$1" "--$2" --subbuf-size "$3" --num-subbuf "$4" ch0 &&
 		lt lttng enable-event -u -s "$1" -c ch0 'rtbench:*' "${filter[@]}" &&
+		{ [ -n "${5:-}" ] || lt lttng enable-event -u -s "$1" -c ch0 'lttng_ust_tracef:*'; } &&
 		lt lttng start "$1") >>"$ERRLOG" 2>&1 || die "lttng: cannot set up session $1"
 }
 lttng_stop() { (cd "$LH" && lt lttng stop "$1") >>"$ERRLOG" 2>&1 || true; }
@@ -320,7 +321,7 @@ fi
 # --- 1. micro benchmark, payloads, threads, breakdown: interleaved reps --------
 MICRO1="empty rt-off rt rt-daemon rt-atomic rt-disk lttng lw-tsc lw-clock printf marker"
 SCAL="rt rt-atomic lttng lw-tsc lw-clock printf marker rt-off empty"
-PAYLOADS="p32 str64 f8"
+PAYLOADS="p32 str64 f8 printf1"
 # filters (v is the loop counter, from 0): rejected by one comparison,
 # passed by one, rejected by two
 FILTERS="reject pass reject2"

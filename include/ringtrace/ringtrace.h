@@ -27,6 +27,14 @@
  * A program built against this header keeps tracing with later versions
  * of the library (RT_ABI_VERSION, ringtrace_types.h).
  *
+ * rt_printf(provider, event, "format", args...) records a printf-style
+ * event whose formatting is left to the reader (`ringtrace view` shows it
+ * as a field `msg`): the format goes once into the trace's metadata, the
+ * arguments are recorded as fields arg1, arg2, ... of the types rt_event
+ * infers, at rt_event's cost. The format is a string literal (at most
+ * RT_PRINTF_FORMAT_MAX bytes), checked against the arguments at compile
+ * time as printf's is (-Wformat); at most RT_MAX_FIELDS - 1 arguments.
+ *
  * Everything named rt__* or RT__* (and the headers under internal/) is
  * what rt_event expands to: not API, free to change with RT_ABI_VERSION.
  */
@@ -113,7 +121,13 @@ RT_API void rt__unregister(struct rt_event_desc *const *begin,
 		char *: RT_TYPE_STRING,                                        \
 		const char *: RT_TYPE_STRING,                                  \
 		struct rt_bytes: RT_TYPE_BYTES,                                \
+		struct rt__printf_format: RT_TYPE_FORMAT,                      \
 		default: RT_TYPE_POINTER)
+
+/* rt_printf's first field: one byte, 0 (its type carries the format). */
+struct rt__printf_format {
+	unsigned char zero;
+};
 
 static inline size_t rt__size_fixed(const void *v, size_t n)
 {
@@ -230,6 +244,36 @@ static inline size_t rt__size_bytes(const void *v, size_t n)
 
 #define rt_event(provider, event, ...)                                         \
 	rt_event_loglevel(RT_LOGLEVEL_INFO, provider, event, ##__VA_ARGS__)
+
+/* Never called: lets the compiler check rt_printf's arguments against
+ * its format (-Wformat). */
+static inline __attribute__((format(printf, 1, 2), unused)) void
+rt__printf_check(const char *fmt, ...)
+{
+	(void)fmt;
+}
+
+/* rt_event with the format as a first field whose name is the literal
+ * (RT_TYPE_FORMAT) and the arguments as fields arg1, arg2, ... */
+#define rt_printf_loglevel(level, provider, event, fmt, ...)                   \
+	do {                                                                   \
+		_Static_assert(sizeof("" fmt "") <= RT_PRINTF_FORMAT_MAX + 1,  \
+			       "rt_printf: the format is a string literal of " \
+			       "at most 255 bytes");                           \
+		_Static_assert(RT__NARGS(__VA_ARGS__) < RT_MAX_FIELDS,         \
+			       "rt_printf: at most 31 arguments");             \
+		if (0)                                                         \
+			rt__printf_check(fmt, ##__VA_ARGS__);                  \
+		RT__EVENT_EXPANDED(level, provider, event, fmt,                \
+				   ((struct rt__printf_format){ 0 })           \
+					   RT__NUMBERED(__VA_ARGS__));         \
+	} while (0)
+/* rt_event_loglevel with its arguments expanded first (RT__NUMBERED's
+ * commas separate arguments). */
+#define RT__EVENT_EXPANDED(...) rt_event_loglevel(__VA_ARGS__)
+
+#define rt_printf(provider, event, fmt, ...)                                   \
+	rt_printf_loglevel(RT_LOGLEVEL_INFO, provider, event, fmt, ##__VA_ARGS__)
 
 /* Each executable or shared object that includes this header registers
  * the events of its rt_events section once (weak hidden: one copy per

@@ -81,7 +81,16 @@ enum rt_field_type {
 	RT_TYPE_STRING,
 	RT_TYPE_POINTER,
 	RT_TYPE_BYTES,
+	/* rt_printf's format: one byte (0) in the payload, always the first
+	 * field; its `name` is the format as the call site's string literal
+	 * spells it (the preprocessor's stringizing of it: quotes, escapes,
+	 * adjacent literals), which the library decodes once. A library
+	 * older than this type refuses such a call site with a warning
+	 * (a bad field), as it would any unknown type. */
+	RT_TYPE_FORMAT,
 };
+/* The longest rt_printf format, decoded (bytes, without the NUL). */
+#define RT_PRINTF_FORMAT_MAX 255
 
 struct rt_field_desc {
 	const char *name;

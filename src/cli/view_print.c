@@ -18,6 +18,10 @@
 
 /* Payload values decoded per rtr_fields call. */
 #define FIELD_BATCH 16
+/* An rt_printf message: at most this many arguments (RT_MAX_FIELDS - 1)
+ * and bytes. */
+#define RTR_PRINTF_MAX_ARGS 31
+#define RTR_PRINTF_MAX_MSG 4096
 
 /* Values nest at most this deep in the output (deeper: "..."). */
 #define MAX_DEPTH 32
@@ -221,7 +225,16 @@ struct view_layout {
 	} *piece;		/* owned; nr_fields + 3 entries */
 	bool has_context;	/* events of the class have context fields (the
 				 * scopes' layouts are per class) */
+	bool printf;		/* an rt_printf event: its first field, the
+				 * format, is shown as the message `msg` */
 };
+
+/* Whether events of class c are rt_printf's: the first payload field is
+ * the format (ctf_metadata.h's CTF_PRINTF_FORMAT_FIELD, an enum). */
+static bool printf_class(const struct rtr_event_class *c)
+{
+	return c->nr_fields && c->fields[0].type == RTR_ENUM && !strcmp(c->fields[0].name, "fmt");
+}
 
 struct layout_builder {
 	struct fmt_out o;	/* collects the text */
@@ -264,8 +277,9 @@ __attribute__((noinline)) static int build_layout(struct view_printer *pr,
 		put_lit(&b.o, c->nr_fields ? " {" : "");
 	}
 	end_piece(&b, l, 1);
+	l->printf = printf_class(c);
 	for (uint32_t i = 0; i < c->nr_fields; i++) {
-		const char *name = c->fields[i].name;
+		const char *name = l->printf && !i ? "msg" : c->fields[i].name;
 		if (pr->json) {
 			put_lit(&b.o, i ? "," : "");
 			fmt_json_string(&b.o, name, strlen(name));
@@ -348,6 +362,23 @@ int view_printer_reset(struct view_printer *p, size_t nr_classes)
 	return 0;
 }
 
+/* The message of an rt_printf event (rtr_printf: its format, the first
+ * field's label, applied to the fields after it), as a string value. */
+static void put_message(struct fmt_out *o, const struct rtr_event *ev, bool json)
+{
+	struct rtr_value args[RTR_PRINTF_MAX_ARGS + 1];
+	char msg[RTR_PRINTF_MAX_MSG];
+	int n = rtr_fields(ev, 0, args, RTR_PRINTF_MAX_ARGS + 1);
+	if (n < 1 || args[0].type != RTR_ENUM || !args[0].label) {
+		put_lit(o, json ? "null" : "<undecodable>");
+		return;
+	}
+	struct rtr_value v = { .type = RTR_STRING };
+	v.s.p = msg;
+	v.s.len = rtr_printf(args[0].label, args + 1, (size_t)n - 1, msg, sizeof(msg));
+	put_value(o, &v, 10, json, 0);
+}
+
 /* Event name and payload, from the class layout. */
 static void put_event(struct view_printer *pr, const struct view_event *e)
 {
@@ -376,6 +407,11 @@ static void put_event(struct view_printer *pr, const struct view_event *e)
 		const struct rtr_value *v = &vals[b];
 		bool ok = (int)b < got;
 		uint32_t n = l->piece[i + 2].len;
+		if (l->printf && !i) {
+			put_piece(o, l, i + 2);
+			put_message(o, ev, pr->json);
+			continue;
+		}
 		if (ok && (v->type == RTR_INT || v->type == RTR_UINT) && n <= SHORT_PIECE) {
 			/* The common case in one reservation: label and integer. */
 			char *p = fmt_reserve(o, FMT_MIN_ROOM + INT_ROOM);

@@ -130,6 +130,14 @@ static int put_field(struct ctf_buf *b, const struct rt_field_desc *f)
 			       "\t\tinteger { size = %zu; align = 8; signed = false; encoding = none; base = 16; } _%s;\n",
 			       sizeof(void *) * 8, f->name);
 		return 0;
+	case RT_TYPE_FORMAT:
+		/* rt_printf: the format is the one label of a one-byte enum
+		 * (recorded 0), so that it is in the metadata once and any
+		 * CTF reader shows it; `view` formats the message from it. */
+		ctf_buf_printf(b, "\t\tenum : uint8_t { ");
+		put_quoted(b, f->name);
+		ctf_buf_printf(b, " = 0 } _" CTF_PRINTF_FORMAT_FIELD ";\n");
+		return 0;
 	case RT_TYPE_BYTES:
 		ctf_buf_printf(b, "\t\tuint32_t __%s_length;\n", f->name);
 		ctf_buf_printf(b,

@@ -15,6 +15,12 @@
 
 #include <ringtrace/ringtrace_types.h>
 
+/* The payload field of an rt_printf event that carries its format
+ * (RT_TYPE_FORMAT): `enum : uint8_t { "FORMAT" = 0 } _fmt;`, recorded 0,
+ * then the arguments as arg1, arg2, ... Readers format the message from
+ * the label (`ringtrace view`'s msg). */
+#define CTF_PRINTF_FORMAT_FIELD "fmt"
+
 /* A growable string; `data` is NUL-terminated. */
 struct ctf_buf {
 	char *data;

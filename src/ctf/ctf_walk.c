@@ -27,7 +27,7 @@ static uint64_t field_size(uint32_t type, const char *p, const char *end)
 		[RT_TYPE_U16] = 2, [RT_TYPE_S32] = 4, [RT_TYPE_U32] = 4,
 		[RT_TYPE_S64] = 8, [RT_TYPE_U64] = 8, [RT_TYPE_FLOAT] = 4,
 		[RT_TYPE_DOUBLE] = 8, [RT_TYPE_BOOL] = 1,
-		[RT_TYPE_POINTER] = sizeof(void *),
+		[RT_TYPE_POINTER] = sizeof(void *), [RT_TYPE_FORMAT] = 1,
 	};
 	uint64_t room = (uint64_t)(end - p);
 	if (type == RT_TYPE_STRING)

@@ -339,13 +339,15 @@ static void signature(const struct app_event *e, char *buf, size_t len)
 		[RT_TYPE_S64] = "s64", [RT_TYPE_U64] = "u64", [RT_TYPE_FLOAT] = "float",
 		[RT_TYPE_DOUBLE] = "double", [RT_TYPE_BOOL] = "bool",
 		[RT_TYPE_STRING] = "string", [RT_TYPE_POINTER] = "pointer",
-		[RT_TYPE_BYTES] = "bytes",
+		[RT_TYPE_BYTES] = "bytes", [RT_TYPE_FORMAT] = "format",
 	};
 	size_t pos = 0;
 	buf[0] = '\0';
 	for (uint32_t i = 0; i < e->nr_fields && pos < len; i++) {
+		/* A format's name is the format: "fmt:format" says it. */
 		int n = snprintf(buf + pos, len - pos, "%s%s:%s", i ? "," : "",
-				 e->fields[i].name, types[e->fields[i].type]);
+				 e->fields[i].type == RT_TYPE_FORMAT ? "fmt" : e->fields[i].name,
+				 types[e->fields[i].type]);
 		if (n < 0)
 			break;
 		pos += (size_t)n;

@@ -19,7 +19,7 @@
 static uint32_t fixed_size(uint32_t type)
 {
 	switch (type) {
-	case RT_TYPE_S8: case RT_TYPE_U8: case RT_TYPE_BOOL:
+	case RT_TYPE_S8: case RT_TYPE_U8: case RT_TYPE_BOOL: case RT_TYPE_FORMAT:
 		return 1;
 	case RT_TYPE_S16: case RT_TYPE_U16:
 		return 2;
@@ -50,7 +50,8 @@ void rt_fref_bind(const struct rt_event_class *c, const struct rtf_ref *r, struc
 	uint32_t offset = 0;
 	for (uint32_t i = 0; i < c->nr_fields && i <= UINT16_MAX; i++) {
 		uint32_t type = c->fields[i].type, size = fixed_size(type);
-		if (!strcmp(c->field_names[i], r->name)) {
+		/* A format's name is its text, no field a filter names. */
+		if (type != RT_TYPE_FORMAT && !strcmp(c->field_names[i], r->name)) {
 			if (type != RT_TYPE_BYTES && (size || type == RT_TYPE_STRING)) {
 				out->kind = RT_FREF_FIELD;
 				out->type = (uint8_t)type;

@@ -27,15 +27,26 @@ static size_t nr_classes, cap_classes;
 static struct rt_event_desc **sites;	/* registered call sites */
 static size_t nr_sites, cap_sites;
 
+/* The name of field i of d as the class keeps it: an rt_printf format
+ * decoded into buf (desc_ok checked it decodes), else as it is. */
+static const char *field_name(const struct rt_event_desc *d, uint32_t i, char *buf,
+			      size_t len)
+{
+	if (d->fields[i].type != RT_TYPE_FORMAT)
+		return d->fields[i].name;
+	return rt_printf_format_decode(d->fields[i].name, buf, len) < 0 ? "" : buf;
+}
+
 static bool same_class(const struct rt_event_class *c,
 		       const struct rt_event_desc *d)
 {
+	char fmt[RT_PRINTF_FORMAT_MAX + 1];
 	if (c->loglevel != d->loglevel || c->nr_fields != d->nr_fields ||
 	    strcmp(c->provider, d->provider) || strcmp(c->name, d->name))
 		return false;
 	for (uint32_t i = 0; i < c->nr_fields; i++)
 		if (c->fields[i].type != d->fields[i].type ||
-		    strcmp(c->fields[i].name, d->fields[i].name))
+		    strcmp(c->fields[i].name, field_name(d, i, fmt, sizeof(fmt))))
 			return false;
 	return true;
 }
@@ -67,7 +78,8 @@ static struct rt_event_class *new_class(const struct rt_event_desc *d)
 		goto err;
 	c->nr_fields = d->nr_fields;
 	for (uint32_t i = 0; i < d->nr_fields; i++) {
-		c->field_names[i] = strdup(d->fields[i].name);
+		char fmt[RT_PRINTF_FORMAT_MAX + 1];
+		c->field_names[i] = strdup(field_name(d, i, fmt, sizeof(fmt)));
 		if (!c->field_names[i])
 			goto err;
 		c->fields[i].type = d->fields[i].type;
@@ -136,8 +148,13 @@ static bool desc_ok(const struct rt_event_desc *d)
 		return false;
 	}
 	for (uint32_t i = 0; i < d->nr_fields; i++) {
-		if (!d->fields[i].name || !rtp_app_identifier_ok(d->fields[i].name) ||
-		    d->fields[i].type < RT_TYPE_S8 || d->fields[i].type > RT_TYPE_BYTES) {
+		/* rt_printf's format: the first field, a literal that decodes. */
+		char fmt[RT_PRINTF_FORMAT_MAX + 1];
+		bool format = d->fields[i].type == RT_TYPE_FORMAT;
+		if (!d->fields[i].name ||
+		    (format ? i || rt_printf_format_decode(d->fields[i].name, fmt, sizeof(fmt)) < 0
+			    : !rtp_app_identifier_ok(d->fields[i].name)) ||
+		    d->fields[i].type < RT_TYPE_S8 || d->fields[i].type > RT_TYPE_FORMAT) {
 			rt_warn("event %s:%s: bad field %u; ignored", d->provider,
 				d->name, i);
 			return false;

@@ -67,6 +67,11 @@ struct rt_event_class {
 RT_HIDDEN bool rt_fast_site_init(struct rt_fast_site *s, const struct rb *rb,
 				 uint32_t id);
 
+/* rt_printf's format field's name (the literal as stringized,
+ * RT_TYPE_FORMAT) decoded into out[len]: 0, or -EINVAL (not string
+ * literals, too long for len, not rtp_app_format_ok). printf_format.c. */
+RT_HIDDEN int rt_printf_format_decode(const char *lit, char *out, size_t len);
+
 /* Registry (registry.c). */
 RT_HIDDEN extern pthread_mutex_t rt_registry_lock;
 /* Incremented (release) after each new event class: the consumer

@@ -129,21 +129,38 @@ bool rtp_app_identifier_ok(const char *s)
 	return true;
 }
 
-/* A string into out[RTP_APP_STR_MAX + 1], checked to be an identifier. */
-static int get_ident(struct rtp_app_cursor *c, char *out)
+bool rtp_app_format_ok(const char *s)
+{
+	size_t n = 0;
+	for (; s[n]; n++)
+		if (((unsigned char)s[n] < 0x20 && s[n] != '\t' && s[n] != '\n') || s[n] == 0x7f)
+			return false;
+	return n >= 1 && n <= RT_PRINTF_FORMAT_MAX;
+}
+
+/* A string into out[RTP_APP_STR_MAX + 1], checked to be an identifier
+ * (format: an rt_printf format instead). */
+static int get_name(struct rtp_app_cursor *c, char *out, bool format)
 {
 	uint8_t n;
 	if (get_u8(c, &n) < 0 || n == 0 || get(c, out, n) < 0)
 		return -EPROTO;
 	out[n] = '\0';
+	if (format)
+		return memchr(out, '\0', n) == NULL && rtp_app_format_ok(out) ? 0 : -EPROTO;
 	return rtp_app_identifier_ok(out) ? 0 : -EPROTO;
+}
+
+static int get_ident(struct rtp_app_cursor *c, char *out)
+{
+	return get_name(c, out, false);
 }
 
 /* --- event lists ------------------------------------------------------ */
 
 static bool field_type_ok(uint32_t t)
 {
-	return t >= RT_TYPE_S8 && t <= RT_TYPE_BYTES;
+	return t >= RT_TYPE_S8 && t <= RT_TYPE_FORMAT;
 }
 
 void rtp_app_event_list_encode(struct rtp_app_buf *b, uint32_t n)
@@ -189,8 +206,10 @@ int rtp_app_event_decode(struct rtp_app_cursor *c, struct rtp_app_event_in *e)
 	e->loglevel = (int32_t)ll;
 	e->nr_fields = nf;
 	for (uint32_t i = 0; i < nf; i++) {
+		/* A format (rt_printf) is the first field only. */
 		if (get_u8(c, &e->fields[i].type) < 0 || !field_type_ok(e->fields[i].type) ||
-		    get_ident(c, e->fields[i].name) < 0)
+		    (e->fields[i].type == RT_TYPE_FORMAT && i) ||
+		    get_name(c, e->fields[i].name, e->fields[i].type == RT_TYPE_FORMAT) < 0)
 			return -EPROTO;
 	}
 	return 0;

@@ -216,6 +216,10 @@ int rtp_app_end(const struct rtp_app_cursor *c);
 
 /* A C identifier (as the registry requires of names). */
 bool rtp_app_identifier_ok(const char *s);
+/* An rt_printf format as the registry keeps it (the name of an
+ * RT_TYPE_FORMAT field, decoded): 1..RT_PRINTF_FORMAT_MAX bytes, none a
+ * control character but tab and newline. */
+bool rtp_app_format_ok(const char *s);
 
 /* --- event lists (REGISTER, EVENTS) ---------------------------------- */
 

@@ -222,6 +222,18 @@ int rtr_field(const struct rtr_event *ev, uint32_t index, struct rtr_value *v);
  * written (n, or fewer when the payload has fewer fields), or -EINVAL
  * (as rtr_field: not the current event, or a damaged payload). */
 int rtr_fields(const struct rtr_event *ev, uint32_t first, struct rtr_value *v, uint32_t n);
+
+/*
+ * The message of an rt_printf event: `fmt` (its payload field "fmt", an
+ * enum whose one label is the format) with printf's conversions applied
+ * to args[0..nargs) (the fields after it), into out (at most len - 1
+ * bytes and a NUL, cut there). Never fails: an argument whose type does
+ * not match its conversion is written as its own type (a number, a
+ * string), a missing one as "<missing>", %n writes nothing, widths and
+ * precisions are capped at 1024. Returns the length written.
+ */
+size_t rtr_printf(const char *fmt, const struct rtr_value *args, size_t nargs, char *out,
+		  size_t len);
 /* Same, by name (see struct rtr_field_class); -ENOENT if no such field. */
 int rtr_field_by_name(const struct rtr_event *ev, const char *name,
 		      struct rtr_value *v);

@@ -251,7 +251,7 @@ static void test_bad_events(void)
 		{ "name not an identifier", 18, ' ' },
 		{ "33 fields", 22, 33 },
 		{ "field type 0", 23, 0 },
-		{ "field type past bytes", 23, RT_TYPE_BYTES + 1 },
+		{ "field type past the last", 23, RT_TYPE_FORMAT + 1 },
 		{ "field name empty", 24, 0 },
 		{ "field name not an identifier", 25, '.' },
 	};
@@ -330,6 +330,15 @@ static void test_bad_events(void)
 		  .fields = (const struct rt_field_desc[]){ { "v", 0 } } },
 		{ .provider = "p", .name = "n", .nr_fields = 1,
 		  .fields = (const struct rt_field_desc[]){ { "v w", RT_TYPE_U8 } } },
+		/* rt_printf's format: the first field only, no control byte
+		 * but tab and newline. */
+		{ .provider = "p", .name = "n", .nr_fields = 2,
+		  .fields = (const struct rt_field_desc[]){ { "v", RT_TYPE_U8 },
+							    { "x=%d", RT_TYPE_FORMAT } } },
+		{ .provider = "p", .name = "n", .nr_fields = 1,
+		  .fields = (const struct rt_field_desc[]){ { "a\x01b", RT_TYPE_FORMAT } } },
+		{ .provider = "p", .name = "n", .nr_fields = 1,
+		  .fields = (const struct rt_field_desc[]){ { "a\x7f", RT_TYPE_FORMAT } } },
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		struct rtp_app_buf e = { 0 };
@@ -339,6 +348,18 @@ static void test_bad_events(void)
 		CHECK(decode(RTP_APP_EVENTS, e.data, e.len) == -EPROTO, "event %zu accepted", i);
 		rtp_app_buf_free(&e);
 	}
+	/* A format is any text (tab, newline, quotes, UTF-8) as the first
+	 * field. */
+	struct rtp_app_event_out fmt = {
+		.provider = "p", .name = "n", .nr_fields = 2,
+		.fields = (const struct rt_field_desc[]){
+			{ "x=%d \"q\"\t\n\xc3\xa9", RT_TYPE_FORMAT }, { "arg1", RT_TYPE_S32 } }
+	};
+	struct rtp_app_buf fb = { 0 };
+	rtp_app_event_list_encode(&fb, 1);
+	rtp_app_event_encode(&fb, &fmt);
+	CHECK(fb.err == 0 && decode(RTP_APP_EVENTS, fb.data, fb.len) == 0, "a format refused");
+	rtp_app_buf_free(&fb);
 	char longname[RTP_APP_STR_MAX + 2];
 	memset(longname, 'a', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = '\0';
