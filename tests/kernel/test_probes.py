@@ -227,7 +227,8 @@ class Probes(unittest.TestCase):
         child = None
         try:
             deadline = time.monotonic() + 60
-            while not ours_of(rec.pid) and time.monotonic() < deadline:
+            # Both defined (one write to uprobe_events each), CMD started.
+            while len(ours_of(rec.pid)) < 2 and time.monotonic() < deadline:
                 time.sleep(0.05)
             self.assertEqual(len(ours_of(rec.pid)), 2, "add_entry and add_return defined")
             while child is None and time.monotonic() < deadline:
