@@ -24,6 +24,13 @@ int cmd_analyze(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
+int cmd_recover(int argc, char **argv);
+
+/* Create the output directory `dir` (mkdir -p, fs_util.h's checks) or
+ * check that it is empty and writable: a command's output never mixes
+ * with what is there (record.c). Returns 0 or -errno (message printed:
+ * -EEXIST when not empty). */
+int cli_output_dir(const char *dir);
 struct ra_explain_target;
 /* The interval of `--interval A,B --tid TID` (explain's and report's
  * --explain-interval: times as view's --begin/--end, relative ones from

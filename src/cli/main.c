@@ -52,6 +52,7 @@ static const struct {
 	{ "export", cmd_export, "convert traces to Chrome trace-event JSON (Perfetto)" },
 	{ "report", cmd_report, "write a self-contained HTML report of a trace" },
 	{ "explain", cmd_explain, "why a slow interval of a thread was slow (kernel events)" },
+	{ "recover", cmd_recover, "write the trace a crashed program left in its --shm-path buffers" },
 };
 
 static void usage(FILE *f)

@@ -88,13 +88,17 @@ static void record_usage(FILE *f)
 		"      --kernel-context TYPE  record context TYPE with each kernel event\n"
 		"                          (repeatable, comma lists; pid procname prio;\n"
 		"                          tid: always)\n"
+		"      --shm-path DIR      keep the buffers in files under DIR (created,\n"
+		"                          private), where `ringtrace recover` finds what\n"
+		"                          a program that died had not written out\n"
+		"                          (embedded mode)\n"
 		"  -q, --quiet             no summary\n"
 		"  -h, --help              this help\n");
 }
 
 enum { OPT_OVERWRITE = 256, OPT_SUBBUF_SIZE, OPT_NUM_SUBBUF, OPT_SWITCH_TIMER,
        OPT_READ_TIMER, OPT_LOGLEVEL, OPT_CLOCK, OPT_EMBEDDED, OPT_NO_INHERIT,
-       OPT_SYSCALL, OPT_ALL_PROCESSES, OPT_KERNEL_CONTEXT, OPT_PROBE };
+       OPT_SYSCALL, OPT_ALL_PROCESSES, OPT_KERNEL_CONTEXT, OPT_PROBE, OPT_SHM_PATH };
 
 static const struct option record_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -114,6 +118,7 @@ static const struct option record_opts[] = {
 	{ "probe", required_argument, NULL, OPT_PROBE },
 	{ "all-processes", no_argument, NULL, OPT_ALL_PROCESSES },
 	{ "kernel-context", required_argument, NULL, OPT_KERNEL_CONTEXT },
+	{ "shm-path", required_argument, NULL, OPT_SHM_PATH },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -131,30 +136,35 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 		kill(child, sig);
 }
 
+int cli_output_dir(const char *out)
+{
+	char err[PATH_MAX + 256];
+	bool created;
+	int fd = rt_dir_open(out, RT_DIR_CREATE, &created, err, sizeof(err));
+	if (fd < 0) {
+		cli_error("cannot use output directory %s: %s", out, err);
+		return fd;
+	}
+	int ret = created ? 1 : rt_dir_is_empty(fd);
+	if (ret == 1 && faccessat(fd, ".", W_OK, AT_EACCESS) < 0)
+		ret = -errno;
+	close(fd);
+	if (ret == 0) {
+		cli_error("output directory %s is not empty; not overwriting it", out);
+		return -EEXIST;
+	}
+	if (ret < 0)
+		cli_error("cannot use output directory %s: %s", out, strerror(-ret));
+	return ret < 0 ? ret : 0;
+}
+
 /* Create the trace directory (never reusing one that holds anything). */
 static int prepare_dir(const char *want, const char *cmd, char *out, size_t len)
 {
 	if (want) {
 		if (snprintf(out, len, "%s", want) >= (int)len)
 			return -ENAMETOOLONG;
-		char err[PATH_MAX + 256];
-		bool created;
-		int fd = rt_dir_open(out, RT_DIR_CREATE, &created, err, sizeof(err));
-		if (fd < 0) {
-			cli_error("cannot use output directory %s: %s", out, err);
-			return fd;
-		}
-		int ret = created ? 1 : rt_dir_is_empty(fd);
-		if (ret == 1 && faccessat(fd, ".", W_OK, AT_EACCESS) < 0)
-			ret = -errno;
-		close(fd);
-		if (ret == 0) {
-			cli_error("output directory %s is not empty; not overwriting it", out);
-			return -EEXIST;
-		}
-		if (ret < 0)
-			cli_error("cannot use output directory %s: %s", out, strerror(-ret));
-		return ret < 0 ? ret : 0;
+		return cli_output_dir(out);
 	}
 	char stamp[32];
 	time_t now = time(NULL);
@@ -289,6 +299,10 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		case OPT_ALL_PROCESSES:
 			o->all_processes = true;
 			break;
+		case OPT_SHM_PATH:
+			o->shm_path = optarg;
+			o->embedded = true;	/* the daemon's sessions: not yet */
+			break;
 		case OPT_KERNEL_CONTEXT: {
 			char list[256], *save = NULL;
 			snprintf(list, sizeof(list), "%s", optarg);
@@ -371,6 +385,28 @@ static void set_child_env(const struct record_opts *o, const char *dir)
 		setenv("RINGTRACE_TRACE_UUID", hex, 1);
 	}
 	setenv("RINGTRACE_CONTEXTS", o->contexts[0] ? o->contexts : "none", 1);
+	if (o->shm_path)
+		setenv("RINGTRACE_SHM_PATH", o->shm_abs, 1);
+}
+
+/* --shm-path: the directory created (private) or checked now, so that a
+ * bad one is our error, not the program's; its absolute path (the
+ * program may change directory). Returns 0 or -errno (message printed). */
+static int prepare_shm_path(struct record_opts *o)
+{
+	char err[PATH_MAX + 256];
+	int fd = rt_dir_open(o->shm_path, RT_DIR_CREATE | RT_DIR_PRIVATE, NULL, err, sizeof(err));
+	if (fd < 0) {
+		cli_error("cannot use --shm-path %s: %s", o->shm_path, err);
+		return fd;
+	}
+	close(fd);
+	if (!realpath(o->shm_path, o->shm_abs)) {
+		int e = errno;
+		cli_error("cannot resolve %s: %s", o->shm_path, strerror(e));
+		return -e;
+	}
+	return 0;
 }
 
 pid_t record_spawn(char **cmd, const struct record_opts *o, const char *embedded_dir,
@@ -675,6 +711,12 @@ static void report_lost(const struct record_opts *o, const char *cmd, int status
 			 strsignal(WTERMSIG(status)));
 	else
 		snprintf(what, sizeof(what), "ended without stopping the trace (_exit?)");
+	if (o->shm_path) {
+		cli_error("'%s' %s: the events still in its buffers are kept in %s: "
+			  "'ringtrace recover %s -o DIR' writes them out", cmd, what, o->shm_abs,
+			  o->shm_abs);
+		return;
+	}
 	cli_error("'%s' %s: in embedded mode, the events still in its buffers (up to "
 		  "%u x %llu bytes per CPU) were lost; the trace keeps what was written "
 		  "before. Through ringtraced (daemon mode) they are kept.", cmd, what,
@@ -689,6 +731,8 @@ int cmd_record(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	char **cmd = argv + first;
 	ctf_uuid_generate(o.trace_uuid);
+	if (o.shm_path && prepare_shm_path(&o) < 0)
+		return CLI_EXIT_FAILURE;
 
 	char dir[PATH_MAX];
 	if (prepare_dir(o.output, cmd[0], dir, sizeof(dir)) < 0)

@@ -35,6 +35,8 @@ struct record_opts {
 	bool have_kernel_contexts;
 	uint8_t trace_uuid[16];				/* embedded mode's trace (and
 							 * its clock's) uuid */
+	const char *shm_path;				/* --shm-path as given, or NULL */
+	char shm_abs[4096];				/* its absolute path */
 };
 
 /* The contexts `record` records unless -t says otherwise: each event's

@@ -9,6 +9,8 @@ add_library(rt_consumer STATIC
   ${CMAKE_CURRENT_LIST_DIR}/metadata.c
   ${CMAKE_CURRENT_LIST_DIR}/packet.c
   ${CMAKE_CURRENT_LIST_DIR}/rb_source.c
+  ${CMAKE_CURRENT_LIST_DIR}/recover.c
+  ${CMAKE_CURRENT_LIST_DIR}/recovery.c
   ${CMAKE_CURRENT_LIST_DIR}/read.c
   ${CMAKE_CURRENT_LIST_DIR}/rotate.c
   ${CMAKE_CURRENT_LIST_DIR}/snapshot.c

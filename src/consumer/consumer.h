@@ -287,6 +287,10 @@ struct rb_stuck;
 struct cons_rb_source {
 	struct rb *rb;
 	struct rb_stuck *stuck;		/* [rb->nr_cpus]: the reader's */
+	/* The writers are all gone (recovery.h; false from init, set after):
+	 * a unit incomplete now is given up at once, and a flush closes the
+	 * open packet as rb_close_dead does. */
+	bool dead;
 };
 /* Fill *s with the ring buffer `rb` as a source. 0 or -ENOMEM. */
 CONS_HIDDEN int cons_rb_source_init(struct cons_rb_source *rs, struct rb *rb,
@@ -455,6 +459,12 @@ CONS_HIDDEN void cons_channel_stats(const struct cons_channel *c, struct cons_st
  * says where the events end), 0 if it does not decode. */
 CONS_HIDDEN uint64_t cons_packet_events(const struct cons_channel *c, const char *data,
 					uint64_t size);
+/* The time of the last event of the packet at `data` whose events end
+ * `used` bytes in (a packet not closed yet: its end fields are not
+ * read), timestamp_begin when it has none. Returns 0 or -EBADMSG (they do
+ * not decode). */
+CONS_HIDDEN int cons_packet_last_time(const struct cons_channel *c, const char *data,
+				      uint64_t used, uint64_t *ts);
 /*
  * Trim a packet (packet.c): `shared` (`size` bytes) is copied into `copy`
  * (private, `size` bytes; copy == shared for a trusted packet, trimmed in

@@ -41,9 +41,10 @@ static bool class_fields(void *arg, uint32_t id, const struct rt_field_desc **fi
 	return a->cl->fields(a->cl->arg, a->stream_id, id, fields, nr);
 }
 
-/* Events from `data` + header to `end`, -1 if they do not decode. */
-static int64_t walk(const struct cons_channel *c, const char *data, const char *end,
-		    const struct ctf_packet_header *h)
+/* Events from `data` + header to `end` (*last: the last one's time,
+ * may be NULL), -1 if they do not decode. */
+static int64_t walk_last(const struct cons_channel *c, const char *data, const char *end,
+			 const struct ctf_packet_header *h, uint64_t *last)
 {
 	const struct cons_channel_desc *ch = c->desc;
 	const struct cons_classes *cl = &c->trace->classes;
@@ -55,9 +56,26 @@ static int64_t walk(const struct cons_channel *c, const char *data, const char *
 	struct class_arg a = { .cl = cl, .stream_id = ch->stream_id };
 	cl->lock(cl->arg);
 	int64_t n = ctf_walk_events(data + CTF_PACKET_HEADER_SIZE, end, ctx, nc, class_fields,
-				    &a, h->timestamp_begin, h->timestamp_end);
+				    &a, h->timestamp_begin, h->timestamp_end, last);
 	cl->unlock(cl->arg);
 	return n;
+}
+
+static int64_t walk(const struct cons_channel *c, const char *data, const char *end,
+		    const struct ctf_packet_header *h)
+{
+	return walk_last(c, data, end, h, NULL);
+}
+
+int cons_packet_last_time(const struct cons_channel *c, const char *data, uint64_t used,
+			  uint64_t *ts)
+{
+	struct ctf_packet_header h;
+	if (used < CTF_PACKET_HEADER_SIZE)
+		return -EBADMSG;
+	memcpy(&h, data, sizeof(h));
+	h.timestamp_end = UINT64_MAX;
+	return walk_last(c, data, data + used, &h, ts) < 0 ? -EBADMSG : 0;
 }
 
 uint64_t cons_packet_events(const struct cons_channel *c, const char *data, uint64_t size)

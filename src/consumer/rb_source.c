@@ -34,12 +34,20 @@ static void src_put(void *arg, uint32_t cpu, const struct cons_packet *p)
 static int src_skip_stuck(void *arg, uint32_t cpu, uint64_t now_ns, uint64_t after_ns)
 {
 	struct cons_rb_source *rs = arg;
+	/* No writer left: what is incomplete now stays so (rb_skip_stuck
+	 * wants to see it twice, at least `after` apart). */
+	if (rs->dead)
+		after_ns = 0;
 	return rb_skip_stuck(rs->rb, cpu, &rs->stuck[cpu], now_ns, after_ns);
 }
 
 static int src_flush(void *arg, uint32_t cpu, bool final)
 {
 	struct cons_rb_source *rs = arg;
+	if (rs->dead) {
+		uint64_t outstanding;
+		return rb_close_dead(rs->rb, cpu, &outstanding);
+	}
 	return rb_flush_cpu(rs->rb, cpu, final);
 }
 
@@ -79,6 +87,7 @@ static const struct cons_source_ops rb_source_ops = {
 int cons_rb_source_init(struct cons_rb_source *rs, struct rb *rb, struct cons_source *s)
 {
 	rs->rb = rb;
+	rs->dead = false;
 	rs->stuck = calloc(rb->nr_cpus ? rb->nr_cpus : 1, sizeof(*rs->stuck));
 	if (!rs->stuck)
 		return -ENOMEM;

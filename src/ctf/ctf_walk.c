@@ -69,7 +69,7 @@ static bool skip_fields(const char **pp, const char *end, const uint32_t *types,
 
 int64_t ctf_walk_events(const char *p, const char *end, const uint32_t *ctx_types,
 			uint32_t nr_ctx, ctf_class_fn fn, void *arg, uint64_t ts_begin,
-			uint64_t ts_end)
+			uint64_t ts_end, uint64_t *last_ts)
 {
 	uint64_t now = ts_begin;
 	int64_t n = 0;
@@ -100,6 +100,8 @@ int64_t ctf_walk_events(const char *p, const char *end, const uint32_t *ctx_type
 			return -EBADMSG;
 		n++;
 	}
+	if (last_ts)
+		*last_ts = now;
 	return n;
 }
 

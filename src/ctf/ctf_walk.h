@@ -29,11 +29,13 @@ typedef bool (*ctf_class_fn)(void *arg, uint32_t id, const struct rt_field_desc 
  * the payload of its class. Every event must decode, the last one ending
  * exactly at `end`, and its time (compact headers' low bits extended as
  * CTF says) must be at least the previous event's (ts_begin for the first)
- * and at most ts_end. Returns the number of events or -EBADMSG.
+ * and at most ts_end. *last_ts (unless NULL) receives the last event's
+ * time (ts_begin when there is none) when all decode. Returns the number
+ * of events or -EBADMSG.
  */
 int64_t ctf_walk_events(const char *p, const char *end, const uint32_t *ctx_types,
 			uint32_t nr_ctx, ctf_class_fn fn, void *arg, uint64_t ts_begin,
-			uint64_t ts_end);
+			uint64_t ts_end, uint64_t *last_ts);
 
 /*
  * A stream file being appended to. A packet that cannot be written (disk

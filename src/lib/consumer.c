@@ -35,6 +35,7 @@
 #include "../common/config_parse.h"
 #include "../common/owned_fd.h"
 #include "../consumer/consumer.h"
+#include "../consumer/recovery.h"
 #include "../consumer/trace_dir.h"
 #include "rt_internal.h"
 
@@ -62,10 +63,16 @@ struct rt_consumer {
 	/* A fork child's state dump is the thread's (set before it is
 	 * created; the first process dumps at its start, session.c). */
 	bool dump_pending;
+	/* --shm-path: held while cons.trace's clock is set and the
+	 * description written (the consumer thread, rt_consumer_start and
+	 * rt_consumer_new_events on the registering thread); `described`:
+	 * the first description is written. */
+	pthread_mutex_t desc_lock;
+	bool described;
 };
 
 static struct rt_consumer cons = { .wake_r = RT_OWNED_FD_NONE, .wake_w = RT_OWNED_FD_NONE,
-				   .error_fd = -1 };
+				   .error_fd = -1, .desc_lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* One line to `ringtrace record`, if it listens (never blocks). */
 static void tell_record(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -157,9 +164,24 @@ static uint64_t registry_generation(void *arg)
 	return __atomic_load_n(&rt_registry_generation, __ATOMIC_ACQUIRE);
 }
 
-/* This process's declarations and the trace's metadata (trace_dir.h),
- * with the clock's calibration now (`final`: at the end). 0 or -errno. */
-static int write_metadata(bool final)
+/* With --shm-path: the buffer set's description beside its file, for
+ * `ringtrace recover` (recovery.h), from cons.trace as write_metadata
+ * last set it. 0 or -errno (reported here). */
+static int describe_buffers(void)
+{
+	if (!rt_cfg.shm_path)
+		return 0;
+	char err[PATH_MAX + 256];
+	int ret = cons_recovery_describe(rt_cfg.shm_path, cons.ch->shm_name, &cons.trace,
+					 &cons.desc, err, sizeof(err));
+	if (ret < 0)
+		rt_warn("%s", err);
+	return ret;
+}
+
+/* The clock's calibration now (`final`: at the end) and this process
+ * in cons.trace. */
+static void describe_clock(bool final)
 {
 	struct rt_clock_desc clk;
 	rt_clock_describe(&clk, final);
@@ -168,8 +190,28 @@ static int write_metadata(bool final)
 		.offset_s = clk.offset_s, .offset = clk.offset, .precision = clk.precision,
 	};
 	cons.trace.vpid = getpid();
-	return cons_trace_dir_metadata(&cons.trace, &cons.desc, cons.ch->slot,
-				       &cons.ch->fragment, &cons.generation);
+}
+
+/* This process's declarations and the trace's metadata (trace_dir.h),
+ * with the clock's calibration now (`final`: at the end). 0 or -errno. */
+static int write_metadata(bool final)
+{
+	pthread_mutex_lock(&cons.desc_lock);
+	describe_clock(final);
+	int ret = cons_trace_dir_metadata(&cons.trace, &cons.desc, cons.ch->slot,
+					  &cons.ch->fragment, &cons.generation);
+	if (ret == 0)
+		ret = describe_buffers();
+	pthread_mutex_unlock(&cons.desc_lock);
+	return ret;
+}
+
+void rt_consumer_new_events(void)
+{
+	pthread_mutex_lock(&cons.desc_lock);
+	if (cons.described)
+		describe_buffers();
+	pthread_mutex_unlock(&cons.desc_lock);
 }
 
 static void write_metadata_or_report(bool final)
@@ -201,6 +243,16 @@ static void final_flush(void)
 	/* No fsync: the program's exit must not wait for the disk; the
 	 * page cache has the data. */
 	cons_files_close(&cons.files);
+	/* --shm-path: the buffers are no longer needed once everything in
+	 * them was written out; a drain that gave some up keeps them for
+	 * `ringtrace recover`. */
+	struct cons_stats st = { 0 };
+	cons_channel_stats(c, &st);
+	if (rt_cfg.shm_path && st.subbufs_skipped == 0)
+		cons_recovery_remove(rt_cfg.shm_path, cons.ch->shm_name);
+	else if (rt_cfg.shm_path)
+		rt_warn("buffers kept in %s/%s" CONS_RING_SUFFIX " for ringtrace recover",
+			rt_cfg.shm_path, cons.ch->shm_name);
 }
 
 /* CLOCK_MONOTONIC in milliseconds. */
@@ -308,6 +360,17 @@ int rt_consumer_start(struct rt_channel *ch)
 					&cons.errors, false);
 	if (ret < 0)
 		goto fail;
+	/* The description is there before the first event can be: a
+	 * program that dies at once still leaves recoverable buffers. */
+	if (rt_cfg.shm_path) {
+		pthread_mutex_lock(&cons.desc_lock);
+		describe_clock(false);
+		ret = describe_buffers();
+		cons.described = ret == 0;
+		pthread_mutex_unlock(&cons.desc_lock);
+		if (ret < 0)
+			goto fail;
+	}
 	cons.cc.metadata = metadata_before_packet;
 	int wake[2];
 	if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) < 0) {
@@ -355,7 +418,8 @@ void rt_consumer_fork_child(void)
 	/* The child reports its own write errors to `record` too. */
 	int error_fd = cons.error_fd;
 	cons = (struct rt_consumer){ .wake_r = RT_OWNED_FD_NONE, .wake_w = RT_OWNED_FD_NONE,
-				     .error_fd = error_fd, .dump_pending = true };
+				     .error_fd = error_fd, .dump_pending = true,
+				     .desc_lock = PTHREAD_MUTEX_INITIALIZER };
 }
 
 void rt_consumer_stop(void)

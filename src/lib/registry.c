@@ -254,8 +254,10 @@ void rt__register(struct rt_event_desc *const *begin,
 		 * classes are in the array before it rereads it. */
 		__atomic_fetch_add(&rt_registry_generation, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&rt_registry_lock);
-	if (added)
+	if (added) {
+		rt_consumer_new_events();
 		rt_daemon_client_new_events();
+	}
 	/* An object loaded after the state dump: say where it is. */
 	if (begin < end)
 		rt_statedump_module(begin);

@@ -105,6 +105,8 @@ struct rt_config {
 	bool no_rseq;
 	uint8_t ctx[RT_CTX_COUNT];	/* contexts recorded with each event */
 	uint32_t nr_ctx;
+	char *shm_path;			/* buffers in files there (recovery.h),
+					 * or NULL: in a memfd */
 };
 
 /* The channel events are written to. Owner: the session; lives until
@@ -123,6 +125,9 @@ struct rt_channel {
 	uint32_t slot;
 	struct rt_owned_fd fragment;
 	struct rt_owned_fd memfd;	/* the buffers' (rb.fd) */
+	/* With rt_cfg.shm_path: the buffer set's name there (recovery.h),
+	 * "" until created. */
+	char shm_name[208];
 };
 
 /* The embedded session (session.c). Set once tracing starts (release),
@@ -144,6 +149,12 @@ RT_HIDDEN void rt_consumer_stop(void);
 /* Called from a signal handler: ask the consumer to stop and then
  * re-raise `sig` with its default action. */
 RT_HIDDEN void rt_consumer_signal_stop(int sig);
+/* New event classes were registered (rt__register, after it released
+ * the registry's lock): with --shm-path, the buffers' description is
+ * written again at once, so that a program killed before its consumer's
+ * next metadata write leaves buffers whose events recover can decode.
+ * Any thread but the consumer's. */
+RT_HIDDEN void rt_consumer_new_events(void);
 
 /* Thread names (thread_name.c): incremented (release) each time
  * pthread_setname_np set a thread's name. Comm is 16 bytes with the NUL. */

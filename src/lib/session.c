@@ -22,6 +22,10 @@
  *   RINGTRACE_CONTEXTS        contexts recorded with each event
  *                             (vtid,procname; default none)
  *   RINGTRACE_NO_INHERIT      1: trace this process only (see below)
+ *   RINGTRACE_SHM_PATH        keep the buffers in files of this
+ *                             directory (created private if missing),
+ *                             for `ringtrace recover` after a crash
+ *                             (docs/recovery.md); removed at a clean end
  *   RINGTRACE_DONE_FD         a file descriptor (`ringtrace record`'s
  *                             pipe): each traced process writes 's' and
  *                             its pid (int32) when its tracing starts,
@@ -62,6 +66,7 @@
 #include "../common/hex.h"
 #include "../common/rule.h"
 #include "rt_internal.h"
+#include "../consumer/recovery.h"
 #include "../consumer/trace_dir.h"
 
 #define RT_DEFAULT_SUBBUF_SIZE (256 * 1024)
@@ -192,6 +197,8 @@ static int config_from_env(struct rt_config *cfg)
 	}
 	if ((v = getenv("RINGTRACE_EVENTS")) && *v && split_patterns(v, cfg) < 0)
 		return -ENOMEM;
+	if ((v = getenv("RINGTRACE_SHM_PATH")) && *v && !(cfg->shm_path = strdup(v)))
+		return -ENOMEM;
 	cfg->output = strdup(getenv("RINGTRACE_OUTPUT"));
 	return cfg->output ? 0 : -ENOMEM;
 }
@@ -249,6 +256,30 @@ void rt_session_fork_parent(void)
 	pthread_mutex_unlock(&stop_lock);
 }
 
+_Static_assert(sizeof(((struct rt_channel *)0)->shm_name) > CONS_RECOVERY_NAME_MAX,
+	       "shm_name holds a buffer set's name");
+
+/* The buffers of ch in a new file of rt_cfg.shm_path (recovery.h), named
+ * after this process. Returns 0 or -errno (message printed). */
+static int buffers_in_file(struct rt_channel *ch, const struct rb_config *rc,
+			   const struct rb_client *client)
+{
+	char prefix[32], err[PATH_MAX + 256];
+	snprintf(prefix, sizeof(prefix), "ust-%d", (int)getpid());
+	int fd = cons_recovery_create(rt_cfg.shm_path, prefix, ch->shm_name, err, sizeof(err));
+	if (fd < 0) {
+		rt_warn("RINGTRACE_SHM_PATH: %s", err);
+		return fd;
+	}
+	int ret = rb_create_in(&ch->rb, rc, client, fd);
+	if (ret < 0) {
+		close(fd);
+		cons_recovery_remove(rt_cfg.shm_path, ch->shm_name);
+		ch->shm_name[0] = '\0';
+	}
+	return ret;
+}
+
 /* Set up channel ch for this process: its slot (0 when `first` and free,
  * else the pid or one of the next numbers), fragment, stream class and
  * buffers. Returns 0 or -errno (message printed). */
@@ -289,7 +320,7 @@ static int channel_open(struct rt_channel *ch, bool first, const uint8_t uuid[16
 		.clock_read = rt_clock_read_ordered,
 		.priv = &ch->stream,
 	};
-	ret = rb_create(&ch->rb, &rc, &client);
+	ret = rt_cfg.shm_path ? buffers_in_file(ch, &rc, &client) : rb_create(&ch->rb, &rc, &client);
 	if (ret == 0)
 		ret = rt_owned_fd_take(&ch->memfd, ch->rb.fd);
 	if (ret < 0)
@@ -468,7 +499,7 @@ __attribute__((constructor)) static void rt_lib_init(void)
 		"RINGTRACE_OVERWRITE", "RINGTRACE_SWITCH_TIMER_MS",
 		"RINGTRACE_READ_TIMER_MS", "RINGTRACE_EVENTS", "RINGTRACE_LOGLEVEL",
 		"RINGTRACE_CLOCK", "RINGTRACE_RSEQ", "RINGTRACE_CONTEXTS",
-		"RINGTRACE_TRACE_UUID",
+		"RINGTRACE_TRACE_UUID", "RINGTRACE_SHM_PATH",
 		"RINGTRACE_DONE_FD",
 	};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)

@@ -50,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define RB_NOINLINE __attribute__((noinline))
@@ -284,34 +285,23 @@ int rb_check_sealed(int fd)
 	return (seals & RB_SEALS) == RB_SEALS ? 0 : -EPERM;
 }
 
-int rb_create(struct rb *rb, const struct rb_config *cfg,
-	      const struct rb_client *client)
+/* Lay a new buffer set out in `fd` (sized `total` by the caller) with
+ * the geometry of `cfg`; on success rb owns fd. Returns 0 or -ENOMEM,
+ * -errno of mmap (rb->fd is then -1 and fd the caller's). */
+static int rb_init_in(struct rb *rb, const struct rb_config *cfg,
+		      const struct rb_client *client, int fd, size_t ctl_stride,
+		      size_t data_stride, size_t total)
 {
-	size_t ctl_stride, data_stride, total;
-	int ret = rb_layout(cfg, &ctl_stride, &data_stride, &total);
-	if (ret)
-		return ret;
-
+	int ret;
 	memset(rb, 0, sizeof(*rb));
-	rb->fd = memfd_create("ringtrace-buffer", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (rb->fd < 0)
-		return -errno;
-	/* Sealed at its size: every process that maps it (producers,
-	 * consumers) can rely on its pages staying there, a truncation
-	 * would turn their next access into SIGBUS (rb_check_sealed). */
-	if (ftruncate(rb->fd, (off_t)total) < 0 ||
-	    fcntl(rb->fd, F_ADD_SEALS, RB_SEALS | F_SEAL_SEAL) < 0) {
-		ret = -errno;
-		goto err_close;
-	}
+	rb->fd = -1;
 	/* MAP_POPULATE allocates and maps every page now: steady-state
 	 * tracing takes no page fault. */
 	void *map = mmap(NULL, total, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_POPULATE, rb->fd, 0);
-	if (map == MAP_FAILED) {
-		ret = -errno;
-		goto err_close;
-	}
+			 MAP_SHARED | MAP_POPULATE, fd, 0);
+	if (map == MAP_FAILED)
+		return -errno;
+	rb->fd = fd;
 
 	struct rb_shm_header *h = map;
 	memcpy(h->magic, RB_SHM_MAGIC, sizeof(h->magic));
@@ -363,9 +353,59 @@ int rb_create(struct rb *rb, const struct rb_config *cfg,
 
 err_unmap:
 	munmap(map, total);
-err_close:
-	close(rb->fd);
 	rb->fd = -1;
+	return ret;
+}
+
+int rb_create(struct rb *rb, const struct rb_config *cfg,
+	      const struct rb_client *client)
+{
+	size_t ctl_stride, data_stride, total;
+	int ret = rb_layout(cfg, &ctl_stride, &data_stride, &total);
+	if (ret)
+		return ret;
+	int fd = memfd_create("ringtrace-buffer", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	/* Sealed at its size: every process that maps it (producers,
+	 * consumers) can rely on its pages staying there, a truncation
+	 * would turn their next access into SIGBUS (rb_check_sealed). */
+	if (ftruncate(fd, (off_t)total) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, RB_SEALS | F_SEAL_SEAL) < 0) {
+		ret = -errno;
+		goto err_close;
+	}
+	ret = rb_init_in(rb, cfg, client, fd, ctl_stride, data_stride, total);
+	if (ret < 0)
+		goto err_close;
+	return 0;
+
+err_close:
+	close(fd);
+	return ret;
+}
+
+int rb_create_in(struct rb *rb, const struct rb_config *cfg,
+		 const struct rb_client *client, int fd)
+{
+	size_t ctl_stride, data_stride, total;
+	int ret = rb_layout(cfg, &ctl_stride, &data_stride, &total);
+	if (ret)
+		return ret;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_size != 0)
+		return -EINVAL;
+	/* Blocks allocated now (posix_fallocate returns the error itself):
+	 * a full file system fails here, not as SIGBUS at some later
+	 * event's first touch of a page. */
+	ret = posix_fallocate(fd, 0, (off_t)total);
+	if (ret)
+		return -ret;
+	ret = rb_init_in(rb, cfg, client, fd, ctl_stride, data_stride, total);
+	if (ret < 0 && ftruncate(fd, 0) < 0)
+		ret = -errno;
 	return ret;
 }
 
@@ -1209,4 +1249,24 @@ int rb_snapshot_copy(const struct rb *rb, uint32_t cpu, uint64_t off, void *dst,
 		return -EAGAIN;
 	*seq = rb_packet_seq(rb, off);
 	return 0;
+}
+
+int rb_close_dead(struct rb *rb, uint32_t cpu, uint64_t *outstanding)
+{
+	if (cpu >= rb->nr_cpus)
+		return -EINVAL;
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	/* Relaxed: no writer is left (the caller's promise); the words are
+	 * only compared. */
+	uint64_t out = __atomic_load_n(&c->announced, __ATOMIC_RELAXED) -
+		       __atomic_load_n(&c->committed, __ATOMIC_RELAXED) -
+		       __atomic_load_n(&c->committed_remote, __ATOMIC_RELAXED);
+	*outstanding = out;
+	if (out)
+		return 0;
+	/* A writer that died between its commit and the completion test
+	 * left passes complete but unpublished. */
+	rb_complete_behind(rb, cpu);
+	/* SMP mode: no rseq section of anyone runs here any more. */
+	return rb_force_switch(rb, cpu, false, true);
 }

@@ -347,6 +347,21 @@ int rb_create(struct rb *rb, const struct rb_config *cfg,
 	      const struct rb_client *client);
 void rb_destroy(struct rb *rb);
 
+/*
+ * rb_create_in: as rb_create, but in `fd`, a new empty regular file open
+ * for reading and writing (`--shm-path`: the buffers outlive the
+ * process, for `ringtrace recover`). Its blocks are allocated first
+ * (posix_fallocate), so a full file system fails here and never as a
+ * SIGBUS on an event's first touch of a page. A file cannot be sealed:
+ * whoever can write it can truncate it under the mapping (only the
+ * owner can: the caller creates it 0600 in a private directory). On
+ * success rb owns fd (rb_destroy closes it). Returns 0 or -EINVAL (bad
+ * geometry, fd not an empty regular file), -ENOSPC, -ENOMEM, -errno of
+ * fstat/posix_fallocate/mmap.
+ */
+int rb_create_in(struct rb *rb, const struct rb_config *cfg,
+		 const struct rb_client *client, int fd);
+
 /* Validate and adopt an existing mapping (another process's buffers). Every
  * offset and size in the header is checked against `size`.
  * Returns 0 or -EINVAL (not a ringtrace buffer, bad layout), -EPROTO
@@ -496,6 +511,24 @@ struct rb_stats {
 					 * mode) or given up (rb_skip_stuck) */
 };
 void rb_get_stats(const struct rb *rb, uint32_t cpu, struct rb_stats *st);
+
+/*
+ * Recovery (`ringtrace recover`): close the buffer of a CPU whose writers
+ * are all gone (the process died; `rb` maps a private copy of its
+ * buffers, with rb->client set by the caller). *outstanding receives the
+ * work announced and never committed: 0 when every writer finished its
+ * event; then the passes write_count left are completed (a writer may
+ * have died between its commit and the completion test) and the open
+ * packet is closed at write_count (subbuf_end, an SMP reservation: no
+ * rseq section runs), so rb_get_subbuf hands out everything committed.
+ * Otherwise a writer died between reserving and committing: somewhere in
+ * the passes not complete lies a slot never (or partly) written, which
+ * nothing locates, so nothing is done and those passes stay incomplete
+ * (rb_skip_stuck gives them up: never a torn event read).
+ * Concurrency: the buffer's only user. Returns 0, -EAGAIN (the close
+ * could not finish: damaged counters), -EINVAL (cpu).
+ */
+int rb_close_dead(struct rb *rb, uint32_t cpu, uint64_t *outstanding);
 
 /* Count an event as lost on a CPU's buffer (async-signal-safe). */
 void rb_count_lost(struct rb *rb, uint32_t cpu);

@@ -9,6 +9,7 @@
  *   burst N threads        prints how many threads the process has
  *   burst N _exit          _exit(0): no atexit handler runs
  *   burst N abort          abort(): killed by SIGABRT
+ *   burst N pause          prints "recorded" and waits to be killed
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -77,6 +78,12 @@ int main(int argc, char **argv)
 	if (!strcmp(how, "sigint") || !strcmp(how, "sigterm"))
 		for (;;)
 			pause();
+	if (!strcmp(how, "pause")) {
+		printf("recorded\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
 	if (!strcmp(how, "threads"))
 		printf("threads %d\n", count_threads());
 	return 0;
