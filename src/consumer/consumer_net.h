@@ -130,6 +130,11 @@ int cons_net_sink_init(struct cons_net_sink *ns, struct cons_net_trace *nt,
 		       const struct cons_channel_desc *ch, uint32_t nr);
 void cons_net_sink_free(struct cons_net_sink *ns);
 void cons_net_sink(struct cons_sink *s, struct cons_net_sink *ns);
+/* Tell the relay that `stream` has no event before clock value `ts`
+ * but in the packets sent (RNET_BEACON: a live session's idle stream).
+ * Connected and the stream added first, like a packet; nothing is sent
+ * while the relay is away. 0, -ENOTCONN, -errno of the connection. */
+int cons_net_sink_beacon(struct cons_net_sink *ns, uint32_t stream, uint64_t ts);
 /* Events of packets that were sent but that the relay did not store (it
  * went away with them): lost, and not in the consumer's count of
  * unwritten events. Any thread. */

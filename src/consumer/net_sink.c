@@ -528,6 +528,25 @@ static int net_settle(void *arg, uint32_t stream)
 	return ret;
 }
 
+int cons_net_sink_beacon(struct cons_net_sink *ns, uint32_t stream, uint64_t ts)
+{
+	struct cons_net *n = ns->nt->net;
+	pthread_mutex_lock(&n->lock);
+	int ret = stream_ready(ns, stream);
+	if (!ret) {
+		struct rnet_wr w = { 0 };
+		rnet_put_u64(&w, ns->s[stream].id);
+		rnet_put_u64(&w, ts);
+		ret = w.err ? w.err : rnet_send(n->data, RNET_BEACON, w.p, (uint32_t)w.len,
+						 RNET_SEND_MS);
+		rnet_wr_free(&w);
+		if (ret < 0 && n->ctrl >= 0)
+			disconnect(n);
+	}
+	pthread_mutex_unlock(&n->lock);
+	return ret;
+}
+
 static const struct cons_sink_ops net_ops = {
 	.write = net_write,
 	.lose = net_lose,

@@ -27,6 +27,27 @@ static uint64_t read_period_ns(const struct rtd_channel *ch)
 	       1000000ull;
 }
 
+/* The switch timer's period of buffer set cb, 0 for none: its channel's
+ * --switch-timer, and for a live session on a relay at most the live
+ * delay (LTTng's live timer), so that an event reaches live viewers
+ * within about that delay even when no sub-buffer fills. The flush
+ * closes only a packet that holds events (rb_flush_cpu). */
+static uint32_t live_delay_us(const struct cons_dtrace *ct)
+{
+	return ct->net && ct->t->session ? ct->t->session->live_delay_us : 0;
+}
+
+static uint64_t switch_period_ns(const struct cons_dtrace *ct, const struct cons_bufset *cb)
+{
+	uint64_t ns = (uint64_t)cb->b->channel->switch_timer_ms * 1000000ull;
+	if (live_delay_us(ct)) {
+		uint64_t live = (uint64_t)live_delay_us(ct) * 1000ull;
+		if (!ns || live < ns)
+			ns = live;
+	}
+	return ns;
+}
+
 static bool is_snapshot(const struct dp_trace *t)
 {
 	return t->session && t->session->snapshot;
@@ -66,6 +87,23 @@ static int metadata_before_packet(void *arg)
 	return metadata_update(arg, false);
 }
 
+/* A live session's switch timer, after its flush and read: each stream
+ * of cb with nothing unread (all it reserved consumed, so sent) gets a
+ * beacon saying it has no event before `t`, the trace clock read before
+ * the flush (a later event's timestamp is not below it), so that live
+ * viewers are told it is inactive instead of waiting for it (LTTng's
+ * live timer). */
+static void send_beacons(struct cons_bufset *cb, uint64_t t)
+{
+	const struct cons_source *src = &cb->ch.src;
+	for (uint32_t s = 0; src->ops->counts && s < src->nr_streams; s++) {
+		struct cons_counts c;
+		src->ops->counts(src->arg, s, &c);
+		if (c.bytes_reserved == c.bytes_consumed)
+			cons_net_sink_beacon(&cb->net, s, t);
+	}
+}
+
 /* One pass of the timers whose time has come; returns the next deadline.
  * Caller holds io_lock. Snapshot sessions keep their overwrite channels'
  * data in the buffers (written by consumer_snapshot): only the switch
@@ -78,11 +116,19 @@ static uint64_t run_timers(struct cons_dtrace *ct)
 		if (!cb->live)
 			continue;
 		const struct rtd_channel *ch = cb->b->channel;
+		bool beacons = false;
+		uint64_t t = 0;
 		if (cb->next_switch_ns && now >= cb->next_switch_ns) {
+			beacons = live_delay_us(ct) && streams(ct, cb);
+			if (beacons)
+				t = cb->b->rb.client.clock_read();
 			/* rb_flush_cpu pins this thread to the CPU for a
 			 * moment in rseq mode and restores its affinity. */
 			cons_channel_flush(&cb->ch);
-			cb->next_switch_ns = now + (uint64_t)ch->switch_timer_ms * 1000000ull;
+			cb->next_switch_ns = now + switch_period_ns(ct, cb);
+			/* The packets just closed go out now, not a read
+			 * period later. */
+			cb->next_read_ns = now;
 		}
 		bool stream = streams(ct, cb);
 		if (stream && now >= cb->next_read_ns) {
@@ -95,6 +141,8 @@ static uint64_t run_timers(struct cons_dtrace *ct)
 							cb->b->rb.num_subbuf);
 			cb->next_read_ns = now + cb->read_wait_ns;
 		}
+		if (beacons)
+			send_beacons(cb, t);
 		if (stream && cb->next_read_ns < next)
 			next = cb->next_read_ns;
 		if (cb->next_switch_ns && cb->next_switch_ns < next)
@@ -209,8 +257,9 @@ static int setup_bufset(struct cons_dtrace *ct, struct cons_bufset *cb, uint64_t
 	cb->live = true;
 	ct->live[ct->nr_live++] = &cb->ch;
 	cb->next_read_ns = now + read_period_ns(cb->b->channel);
-	if (cb->b->channel->switch_timer_ms)
-		cb->next_switch_ns = now + (uint64_t)cb->b->channel->switch_timer_ms * 1000000ull;
+	uint64_t period = switch_period_ns(ct, cb);
+	if (period)
+		cb->next_switch_ns = now + period;
 	return 0;
 }
 

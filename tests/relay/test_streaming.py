@@ -267,6 +267,47 @@ class Streaming(unittest.TestCase):
             time.sleep(0.1)
         self.fail("status never matched %r: %s" % (pattern, s))
 
+    def test_live_event_seen_while_the_program_runs(self):
+        """A live session of a program that writes one event and then
+        waits: the live timer closes its packet and the idle streams'
+        relay stores it while the program still runs (no sub-buffer ever
+        fills)."""
+        a = self.host("hostA")
+        a.rt("create", "web", "--set-url=" + self.url, "--live=100000")
+        a.rt("enable-event", "-u", "-a")
+        a.rt("start")
+        app = subprocess.Popen([APP], env=a.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True)
+        try:
+            self.assertTrue(app.stdout.readline().startswith("ready"))
+            app.stdin.write("emit 1 live-one\n")
+            app.stdin.flush()
+            self.assertEqual(app.stdout.readline().strip(), "ok")
+            # The live timer's flush sends the packet: the relay stores it
+            # while the program still runs (a bounded wait).
+            trace, tags = None, []
+            deadline = time.monotonic() + 60
+            while not tags and time.monotonic() < deadline:
+                time.sleep(0.1)
+                dirs = glob.glob(os.path.join(self.out, "hostA", "web-*"))
+                if not dirs:
+                    continue
+                trace = dirs[0]
+                try:
+                    events = rtfixtures.bt2_read(trace)[0]
+                except Exception:  # noqa: BLE001 - not every file there yet
+                    continue
+                tags = [str(e.event.payload_field["tag"]) for e in events
+                        if e.event.name == "app:tick"]
+            self.assertEqual(tags, ["live-one"])
+            self.assertIsNone(app.poll())
+        finally:
+            app.stdin.close()
+            app.wait(timeout=30)
+            app.stdout.close()
+        a.rt("stop")
+        a.rt("destroy")
+
     def test_relay_killed_and_restarted(self):
         a = self.host("hostA")
         a.rt("create", "web", "--set-url=" + self.url)
