@@ -22,7 +22,7 @@ cmake_log := --log-level=WARNING
 build_flags :=
 endif
 
-.PHONY: all build deps demo check install bench clean
+.PHONY: all build deps demo check install bench clean model
 
 all: build
 
@@ -53,6 +53,15 @@ install: deps-build build
 
 bench: deps-bench build
 	$(Q)bench/run.sh $(BUILD) $(if $(QUICK),--quick,)
+
+# The ring buffer's model in every configuration and mutation
+# (tests/model, docs/reliability.md); make check runs all but the
+# snapshot configuration.
+model:
+	$(Q)tests/model/run_model.sh "" "!M_COMPLETE_IGNORES_ANNOUNCED" "!M_NO_ANNOUNCE_SLOW" \
+		"!M_FAST_NO_ANNOUNCE" "!M_COMPLETE_ORDER" "!M_CLOCK_OUTSIDE" "!M_CS_NO_HOT_CHECK" \
+		"OVERWRITE,PREFILL,LIB_SZ=2" "!OVERWRITE,PREFILL,LIB_SZ=2,M_PUSH_UNCOUNTED" \
+		"OVERWRITE,PREFILL,LIB_SZ=2,SNAPSHOT" "!OVERWRITE,PREFILL,LIB_SZ=2,SNAPSHOT,M_SNAPSHOT_NO_RECHECK"
 
 clean:
 	$(say) "  CLEAN     $(BUILD)"

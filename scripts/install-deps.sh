@@ -10,7 +10,8 @@
 #   demo   build + babeltrace2 (make demo)
 #   check  demo + what the tests use: python3-bt2, LTTng (the comparison
 #          tests), clang, man-db and bash-completion (the install test reads
-#          the man pages and completes commands), and chromium, which only
+#          the man pages and completes commands), spin (the ring buffer's
+#          model, tests/model), and chromium, which only
 #          the report test needs (it skips with exit status 77 without it)
 #   bench  build + babeltrace2, python3-bt2 and LTTng-UST, and the kernel
 #          tracers the kernel domain is measured against: trace-cmd,
@@ -27,7 +28,7 @@ build=(build-essential cmake pkg-config liburcu-dev libtracefs-dev libtraceevent
        libdw-dev libssl-dev python3 go-md2man)
 demo=("${build[@]}" babeltrace2)
 check=("${demo[@]}" python3-bt2 lttng-tools liblttng-ust-dev liburcu-dev clang
-       man-db bash-completion chromium)
+       man-db bash-completion chromium spin)
 bench=("${build[@]}" babeltrace2 python3-bt2 lttng-tools liblttng-ust-dev liburcu-dev
        trace-cmd strace linux-perf)
 case $step in
