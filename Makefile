@@ -22,7 +22,7 @@ cmake_log := --log-level=WARNING
 build_flags :=
 endif
 
-.PHONY: all build deps demo check install bench clean model
+.PHONY: all build deps demo check install bench clean model fuzz
 
 all: build
 
@@ -53,6 +53,12 @@ install: deps-build build
 
 bench: deps-bench build
 	$(Q)bench/run.sh $(BUILD) $(if $(QUICK),--quick,)
+
+# The libFuzzer harnesses (tests/fuzz), FUZZ_SECONDS each, built with clang
+# in build-fuzz/ (docs/reliability.md); make check replays their corpora.
+FUZZ_SECONDS ?= 60
+fuzz:
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh build-fuzz
 
 # The ring buffer's model in every configuration and mutation
 # (tests/model, docs/reliability.md); make check runs all but the
