@@ -11,6 +11,8 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build-fuzz}
 shift || true
+mkdir -p "$build"
+build=$(cd "$build" && pwd)
 secs=${FUZZ_SECONDS:-60}
 jobs=${FUZZ_JOBS:-1}
 names=("$@")
@@ -29,10 +31,14 @@ for n in "${names[@]}"; do
 	mkdir -p "$build/fuzz-corpus/$n" "$build/fuzz-findings/$n"
 	log="$build/fuzz-findings/$n/fuzz.log"
 	echo "  FUZZ      $n (${secs}s)"
-	if ! "$build/tests/fuzz/fuzz_$n" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-		-print_final_stats=1 -jobs="$jobs" -workers="$jobs" \
+	par=()
+	[ "$jobs" -gt 1 ] && par=(-jobs="$jobs" -workers="$jobs")
+	# From the findings directory: with -jobs, libFuzzer writes each
+	# worker's log (fuzz-N.log) in the current directory.
+	if ! (cd "$build/fuzz-findings/$n" && "$build/tests/fuzz/fuzz_$n" -max_total_time="$secs" \
+		-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "${par[@]}" \
 		-artifact_prefix="$build/fuzz-findings/$n/" \
-		"$build/fuzz-corpus/$n" "$src/tests/fuzz/corpus/$n" >"$log" 2>&1; then
+		"$build/fuzz-corpus/$n" "$src/tests/fuzz/corpus/$n") >"$log" 2>&1; then
 		echo "fuzz: $n found something: $build/fuzz-findings/$n/ ($log)" >&2
 		grep -m 5 -E "ERROR|SUMMARY|harness check" "$log" >&2 || true
 		status=1
