@@ -425,6 +425,42 @@ def main():
       f"(vasprintf), rt_printf records the int and one byte, the format is in the metadata.")
     P("")
 
+    # --- LD_PRELOAD helpers -------------------------------------------------------------
+    if runs.has("preload", "pl-none", "malloc"):
+        P("## LD_PRELOAD helpers")
+        P("")
+        P("One program linked with no tracer (bench/preload_bench.c), bare, with ringtrace's helper "
+          "preloaded (embedded mode, overwrite, no context) and with LTTng-UST's "
+          "(liblttng-ust-libc-wrapper, -pthread-wrapper, -cyg-profile; a session enabling their "
+          "events, overwrite, no context), alternated in each repetition. ns per iteration "
+          "(malloc + free: 2 events; mutex lock + unlock: 3; an instrumented call: 2); "
+          "overhead: traced - bare in the same repetition, median over the repetitions; "
+          f"ratio: ringtrace's overhead / LTTng-UST's. Load average when the run ended: "
+          f"{meta.get('loadavg', '?')} on {meta.get('cpus', '?')} CPUs (shared machine: "
+          "other jobs ran meanwhile, so absolute numbers are noisy; the ratios compare "
+          "neighbours).")
+        P("")
+        P("| case | bare batch ns | ringtrace batch ns | LTTng-UST batch ns | ringtrace overhead | "
+          "LTTng-UST overhead | ratio | ringtrace p50 ns | LTTng-UST p50 ns |")
+        P("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+        def overhead(t, c):
+            a = runs.per_rep("preload", t, c, 1, "batch_ns")
+            b = runs.per_rep("preload", "pl-none", c, 1, "batch_ns")
+            return {r: a[r] - b[r] for r in a if r in b}
+
+        for c, what in (("malloc", "malloc + free"), ("mutex", "mutex lock + unlock"),
+                        ("func", "instrumented function")):
+            ort, olt = overhead("pl-rt", c), overhead("pl-lttng", c)
+            rat = med([ort[r] / olt[r] for r in ort if r in olt and olt[r] > 0])
+            P(f"| {what} | {fmt(runs.metric('preload', 'pl-none', c, 1, 'batch_ns'), 1)} | "
+              f"{fmt(runs.metric('preload', 'pl-rt', c, 1, 'batch_ns'), 1)} | "
+              f"{fmt(runs.metric('preload', 'pl-lttng', c, 1, 'batch_ns'), 1)} | "
+              f"{fmt(med(list(ort.values())), 1)} | {fmt(med(list(olt.values())), 1)} | "
+              f"{fmt(rat, 2)} | {fmt(runs.metric('preload', 'pl-rt', c, 1, 'p50'))} | "
+              f"{fmt(runs.metric('preload', 'pl-lttng', c, 1, 'p50'))} |")
+        P("")
+
     # --- bytes ----------------------------------------------------------------------
     P("## Bytes per event on disk")
     P("")

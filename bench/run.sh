@@ -60,7 +60,7 @@ if [ "$MODE" != smoke ]; then
 	cmake --build "$BUILD" --target bench_programs -j "$(nproc)" >/dev/null ||
 		die "build failed (cmake --build $BUILD --target bench_programs)"
 fi
-for p in micro_base micro_rt breakdown trace_stats macro_none macro_rt kload; do
+for p in micro_base micro_rt breakdown trace_stats macro_none macro_rt kload preload_bench; do
 	[ -x "$B/$p" ] || die "$B/$p is missing (cmake --build $BUILD --target bench_programs)"
 done
 
@@ -141,7 +141,7 @@ lttng_setup() {
 	fi
 	LH=$T/lttng
 	mkdir -p "$LH/bin" "$LH/traces"
-	cp "$B/micro_lttng" "$B/macro_lttng" "$LH/bin/"
+	cp "$B/micro_lttng" "$B/macro_lttng" "$B/preload_bench" "$LH/bin/"
 	local uid
 	uid=$(id -u)
 	if [ "$uid" = 0 ]; then
@@ -159,15 +159,16 @@ lttng_setup() {
 	LTTNG_OK=1
 }
 
-# lttng_session NAME overwrite|discard SUBBUF NUM_SUBBUF [FILTER]
+# lttng_session NAME overwrite|discard SUBBUF NUM_SUBBUF [FILTER]: the
+# events LT_EVENTS (default rtbench:*)
 lttng_session() {
 	local filter=()
 	[ -n "${5:-}" ] && filter=(--filter "$5")
 	(cd "$LH" &&
 		lt lttng create "$1" --output="$LH/traces/$1" &&
 		lt lttng enable-channel -u -s "$1" "--$2" --subbuf-size "$3" --num-subbuf "$4" ch0 &&
-		lt lttng enable-event -u -s "$1" -c ch0 'rtbench:*' "${filter[@]}" &&
-		{ [ -n "${5:-}" ] || lt lttng enable-event -u -s "$1" -c ch0 'lttng_ust_tracef:*'; } &&
+		lt lttng enable-event -u -s "$1" -c ch0 "${LT_EVENTS:-rtbench:*}" "${filter[@]}" &&
+		{ [ -n "${5:-}" ] || [ -n "${LT_EVENTS:-}" ] || lt lttng enable-event -u -s "$1" -c ch0 'lttng_ust_tracef:*'; } &&
 		lt lttng start "$1") >>"$ERRLOG" 2>&1 || die "lttng: cannot set up session $1"
 }
 lttng_stop() { (cd "$LH" && lt lttng stop "$1") >>"$ERRLOG" 2>&1 || true; }
@@ -254,6 +255,20 @@ marker_setup() {
 	fi
 }
 
+# --- the LD_PRELOAD helpers: pl_helper rt|lttng CASE -> the library -----------
+LTTNG_LIBDIR=$(dirname "$(ldconfig -p 2>/dev/null | awk '/liblttng-ust\.so / { print $NF; exit }')")
+pl_helper() {
+	local rt lt
+	case $2 in
+	malloc) rt=libringtrace-libc-wrapper.so lt=liblttng-ust-libc-wrapper.so ;;
+	mutex) rt=libringtrace-pthread-wrapper.so lt=liblttng-ust-pthread-wrapper.so ;;
+	func) rt=libringtrace-cyg-profile.so lt=liblttng-ust-cyg-profile.so ;;
+	*) die "no helper for case $2" ;;
+	esac
+	if [ "$1" = rt ]; then echo "$BUILD/src/preload/$rt"
+	elif [ -e "$LTTNG_LIBDIR/$lt" ]; then echo "$LTTNG_LIBDIR/$lt"; fi
+}
+
 # --- one measurement ----------------------------------------------------------
 RUN_ID=0
 # run_micro SECTION TRACER CASE THREADS REP
@@ -282,12 +297,18 @@ run_micro() {
 		# (smoke: no session daemon, the tracepoints are disabled)
 		if [ "$MODE" = smoke ]; then prog=$B/micro_lttng label=lttng-off; else prog=$LH/bin/micro_lttng as=(lt); fi ;;
 	bd) prog=$B/breakdown env=(RINGTRACE_OUTPUT="$dir" RINGTRACE_OVERWRITE=1) ;;
+	pl-none) prog=$B/preload_bench ;;
+	pl-rt) prog=$B/preload_bench
+		env=(LD_PRELOAD="$(pl_helper rt "$case")" RINGTRACE_OUTPUT="$dir" RINGTRACE_OVERWRITE=1) ;;
+	pl-lttng)
+		[ "$LTTNG_OK" = 1 ] && [ -n "$(pl_helper lttng "$case")" ] || return 0
+		prog=$LH/bin/preload_bench as=(lt) env=(LD_PRELOAD="$(pl_helper lttng "$case")") ;;
 	bd-ctl) # controls for the thread scaling (private buffers, no consumer)
 		prog=$B/breakdown case=inline,floor ;;
 	*) die "unknown tracer $tracer" ;;
 	esac
 	local out rc=0
-	out=$(cd "${LH:-$T}" && "${as[@]}" env "${env[@]}" taskset -c "$CONS_CPU" "$prog" \
+	out=$(cd "${LH:-$T}" && "${as[@]}" taskset -c "$CONS_CPU" env "${env[@]}" "$prog" \
 		--section "$section" --tracer "$label" --case "$case" --threads "$threads" \
 		--rep "$rep" --cpus "$(cpu_list "$threads")" --batch-ms "$BATCH_MS" \
 		--samples "$SAMPLES" --warm-ms "$WARM_MS" --warm-cap-ms "$WARM_CAP" \
@@ -362,6 +383,25 @@ for ((rep = 1; rep <= REPS; rep++)); do
 			lttng_end filt
 		fi
 	done
+done
+
+# --- 1b. the LD_PRELOAD helpers: malloc+free, mutex lock+unlock and an
+# instrumented function, bare, with ringtrace's helpers (embedded mode,
+# overwrite, no context) and with LTTng-UST's (a session enabling their
+# events, overwrite, no context); alternated in each repetition ----------------
+PL_CASES="malloc mutex func"
+for ((rep = 1; rep <= REPS; rep++)); do
+	say "LD_PRELOAD helpers: repetition $rep of $REPS"
+	[ "$LTTNG_OK" = 1 ] &&
+		LT_EVENTS='lttng_ust_libc:*,lttng_ust_pthread:*,lttng_ust_cyg_profile:*' \
+			lttng_session preload overwrite 256k 4
+	for c in $PL_CASES; do
+		for t in pl-none pl-rt pl-lttng; do run_micro preload "$t" "$c" 1 "$rep"; done
+	done
+	if [ "$LTTNG_OK" = 1 ]; then lttng_stop preload; lttng_end preload; fi
+done
+[ "$LTTNG_OK" = 1 ] && for c in $PL_CASES; do
+	[ -n "$(pl_helper lttng "$c")" ] || note "LTTng-UST: no helper for $c in $LTTNG_LIBDIR; its row is skipped"
 done
 
 # --- 2. sustained throughput to disk, discard mode ----------------------------
@@ -504,6 +544,7 @@ DATE=$(date +%F)
 	echo "elapsed_s=$ELAPSED"
 	echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
 	echo "cpus=$NCPU"
+	echo "loadavg=$(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "hypervisor=$(grep -qw hypervisor /proc/cpuinfo && echo yes || echo no)"
 	echo "kernel=$(uname -r)"
 	echo "clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)"

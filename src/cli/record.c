@@ -36,7 +36,8 @@ static void record_usage(FILE *f)
 	fprintf(f,
 		"usage: ringtrace record [OPTIONS] -- CMD [ARGS...]\n"
 		"\n"
-		"Run CMD with tracing on; CMD must be linked with libringtrace.\n"
+		"Run CMD with tracing on; CMD must be linked with libringtrace\n"
+		"(or traced through --preload).\n"
 		"The trace is written as CTF to DIR, and a summary is printed on\n"
 		"stderr when CMD ends. CMD's exit status is passed through.\n"
 		"\n"
@@ -92,13 +93,19 @@ static void record_usage(FILE *f)
 		"                          private), where `ringtrace recover` finds what\n"
 		"                          a program that died had not written out\n"
 		"                          (embedded mode)\n"
+		"      --preload HELPERS   run CMD with these LD_PRELOAD helpers (comma\n"
+		"                          lists, repeatable): libc (malloc...), pthread\n"
+		"                          (mutexes), dl (dlopen), func (functions built\n"
+		"                          with -finstrument-functions); CMD then need not\n"
+		"                          be linked with libringtrace\n"
 		"  -q, --quiet             no summary\n"
 		"  -h, --help              this help\n");
 }
 
 enum { OPT_OVERWRITE = 256, OPT_SUBBUF_SIZE, OPT_NUM_SUBBUF, OPT_SWITCH_TIMER,
        OPT_READ_TIMER, OPT_LOGLEVEL, OPT_CLOCK, OPT_EMBEDDED, OPT_NO_INHERIT,
-       OPT_SYSCALL, OPT_ALL_PROCESSES, OPT_KERNEL_CONTEXT, OPT_PROBE, OPT_SHM_PATH };
+       OPT_SYSCALL, OPT_ALL_PROCESSES, OPT_KERNEL_CONTEXT, OPT_PROBE, OPT_SHM_PATH,
+       OPT_PRELOAD };
 
 static const struct option record_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -116,6 +123,7 @@ static const struct option record_opts[] = {
 	{ "kernel", required_argument, NULL, 'k' },
 	{ "syscall", required_argument, NULL, OPT_SYSCALL },
 	{ "probe", required_argument, NULL, OPT_PROBE },
+	{ "preload", required_argument, NULL, OPT_PRELOAD },
 	{ "all-processes", no_argument, NULL, OPT_ALL_PROCESSES },
 	{ "kernel-context", required_argument, NULL, OPT_KERNEL_CONTEXT },
 	{ "shm-path", required_argument, NULL, OPT_SHM_PATH },
@@ -277,6 +285,10 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		case OPT_EMBEDDED:
 			o->embedded = true;
 			break;
+		case OPT_PRELOAD:
+			if (record_preload_add(o, optarg, err, sizeof(err)) < 0)
+				goto bad;
+			break;
 		case OPT_NO_INHERIT:
 			o->no_inherit = true;
 			break;
@@ -340,6 +352,17 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	}
 	if (!have_contexts)
 		snprintf(o->contexts, sizeof(o->contexts), "%s", RECORD_DEFAULT_CONTEXTS);
+	/* The helpers' addresses (callers, functions, loaded objects) are
+	 * resolved with the state dump: record it too (rule.h). */
+	if (o->preload[0]) {
+		size_t l = strlen(o->events);
+		if (snprintf(o->events + l, sizeof(o->events) - l, "%s%s",
+			     l ? "," : "*,", RECORD_PRELOAD_STATEDUMP) >=
+		    (int)(sizeof(o->events) - l)) {
+			snprintf(err, sizeof(err), "too many event patterns with --preload");
+			goto bad;
+		}
+	}
 	if (optind >= argc) {
 		cli_usage_error("no command to run: ringtrace record [OPTIONS] -- CMD [ARGS]");
 		return -EINVAL;
@@ -461,8 +484,12 @@ pid_t record_spawn(char **cmd, const struct record_opts *o, const char *embedded
 			setenv("RINGTRACE_NO_INHERIT", "1", 1);
 		else
 			unsetenv("RINGTRACE_NO_INHERIT");
-		execvp(cmd[0], cmd);
-		int e = errno;
+		/* (Fails only without memory: reported as exec's error.) */
+		int e = -record_preload_env(o);
+		if (!e) {
+			execvp(cmd[0], cmd);
+			e = errno;
+		}
 		ssize_t n = write(pfd[1], &e, sizeof(e));
 		(void)n;
 		_exit(127);

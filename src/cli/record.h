@@ -33,6 +33,8 @@ struct record_opts {
 	unsigned kernel_contexts;			/* --kernel-context: enum
 							 * rtk_context bits */
 	bool have_kernel_contexts;
+	char preload[4096];				/* --preload: the helpers'
+							 * paths, ':'-separated */
 	uint8_t trace_uuid[16];				/* embedded mode's trace (and
 							 * its clock's) uuid */
 	const char *shm_path;				/* --shm-path as given, or NULL */
@@ -43,6 +45,8 @@ struct record_opts {
  * process id, thread id and thread name (a traced process tree's
  * children share the trace). */
 #define RECORD_DEFAULT_CONTEXTS "vpid,vtid,procname"
+/* The state dump's events, which --preload adds to the patterns. */
+#define RECORD_PRELOAD_STATEDUMP "lttng_ust_statedump:*,lttng_ust_dl:*"
 
 /*
  * Start CMD. In the child: when `hold` (a pipe) is given, wait until a
@@ -72,6 +76,16 @@ int record_wait(pid_t pid, int exec_fd, int *status);
  */
 int record_via_daemon(const struct record_opts *o, char **cmd, const char *dir,
 		      int *status, int *exec_err, bool *incomplete);
+
+/*
+ * --preload (record_preload.c): add the helpers of `list` (comma
+ * separated: libc, pthread, dl, func) to o->preload, found beside this
+ * program. 0, or -errno with the message in err.
+ */
+int record_preload_add(struct record_opts *o, const char *list, char *err, size_t errlen);
+/* In CMD's process: LD_PRELOAD = the user's entries, then o->preload's.
+ * 0 or -errno. */
+int record_preload_env(const struct record_opts *o);
 
 /*
  * The kernel side of `record -k` (record_kernel.c): a private tracefs

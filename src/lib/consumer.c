@@ -38,6 +38,7 @@
 #include "../consumer/recovery.h"
 #include "../consumer/trace_dir.h"
 #include "rt_internal.h"
+#include "tracer_thread.h"
 
 extern char *program_invocation_short_name;
 
@@ -264,6 +265,7 @@ static uint64_t now_ms(void)
 static void *consumer_main(void *arg)
 {
 	(void)arg;
+	rt__tracer_thread = 1;
 	/* The read timer's period, shorter while buffers fill (rb_read_wait).
 	 * With the default timer the first read comes after a millisecond (a
 	 * program often traces most right after it starts), with a timer the

@@ -51,6 +51,7 @@
 
 #include "../proto/proto.h"
 #include "daemon_client.h"
+#include "tracer_thread.h"
 #include "../common/owned_fd.h"
 
 #define RT_DC_TIMEOUT_MS 50	/* connect + register + reply, in all; also
@@ -511,6 +512,7 @@ static void backoff_sleep(unsigned ms, unsigned *seed)
  */
 static void *listener(void *arg)
 {
+	rt__tracer_thread = 1;
 	int fd = (int)(intptr_t)arg;
 	unsigned delay = RT_DC_BACKOFF_MIN_MS;
 	unsigned seed = (unsigned)getpid() ^ (unsigned)now_ms();

@@ -68,7 +68,9 @@
 #include "daemon_client.h"
 #include "filter_fetch.h"
 #include "rt_internal.h"
+#include "tracer_thread.h"
 
+__thread int rt__tracer_thread __attribute__((tls_model("initial-exec")));
 static __thread int32_t rt_pid __attribute__((tls_model("initial-exec")));
 static __thread int32_t rt_tid __attribute__((tls_model("initial-exec")));
 static __thread int32_t rt_prio __attribute__((tls_model("initial-exec")));

@@ -20,7 +20,8 @@ fail() { echo "install test: $*"; exit 1; }
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
 for f in bin/ringtrace bin/ringtraced bin/ringtrace-relayd lib/libringtrace.so include/ringtrace/ringtrace.h \
 	lib/pkgconfig/ringtrace.pc share/bash-completion/completions/ringtrace \
-	share/doc/ringtrace/recording.md; do
+	share/doc/ringtrace/recording.md lib/libringtrace-libc-wrapper.so \
+	lib/libringtrace-pthread-wrapper.so lib/libringtrace-dl.so lib/libringtrace-cyg-profile.so; do
 	[ -e "$prefix/$f" ] || fail "missing $f after install"
 done
 
