@@ -21,7 +21,8 @@ cmake --install "$build" --prefix "$prefix" > "$work/install.log"
 for f in bin/ringtrace bin/ringtraced bin/ringtrace-relayd lib/libringtrace.so include/ringtrace/ringtrace.h \
 	lib/pkgconfig/ringtrace.pc share/bash-completion/completions/ringtrace \
 	share/doc/ringtrace/recording.md lib/libringtrace-libc-wrapper.so \
-	lib/libringtrace-pthread-wrapper.so lib/libringtrace-dl.so lib/libringtrace-cyg-profile.so; do
+	lib/libringtrace-pthread-wrapper.so lib/libringtrace-dl.so lib/libringtrace-cyg-profile.so \
+	lib/python3/dist-packages/ringtrace/__init__.py lib/python3/dist-packages/ringtrace/_build.py; do
 	[ -e "$prefix/$f" ] || fail "missing $f after install"
 done
 
