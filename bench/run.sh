@@ -18,7 +18,9 @@
 #            fails only if a program fails or prints no numbers.
 #
 # Environment: TMPDIR (where traces are written; the disk-mode numbers
-# depend on it), RTBENCH_REPS (override the number of repetitions).
+# depend on it), RTBENCH_REPS (override the number of repetitions),
+# RTBENCH_KERNEL=0 (leave out bench/kernel.sh: it needs the machine's
+# tracefs to itself).
 set -euo pipefail
 
 die() { echo "bench: $*" >&2; exit 1; }
@@ -521,7 +523,9 @@ done
 
 # --- 5. the kernel domain: bench/kernel.sh (its own report, its tables on
 # stderr so that the headline stays last); smoke: its workloads once -------
-if [ "$MODE" = smoke ]; then
+if [ "${RTBENCH_KERNEL:-1}" = 0 ] && [ "$MODE" != smoke ]; then
+	note "RTBENCH_KERNEL=0: the kernel domain's benchmark (bench/kernel.sh) was not run"
+elif [ "$MODE" = smoke ]; then
 	"$B/kload" syscall 5 | grep -q '^KSYS,[0-9]*,[0-9.]*,[0-9]*$' || die "kload syscall printed no numbers"
 	"$B/kload" pingpong 20 1 0 | grep -q '^KLOAD,[0-9]*,[0-9]*,[0-9]*$' ||
 		die "kload pingpong printed no numbers"
