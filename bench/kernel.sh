@@ -30,7 +30,9 @@
 #
 # Writes bench/results/DATE-COMMIT-kernel.md (-quick with --quick) and
 # .csv, and prints the tables. Environment: TMPDIR (where traces go),
-# RTBENCH_KREPS (repetitions), RTBENCH_KBASE (another build directory
+# RTBENCH_KREPS (repetitions), RTBENCH_KPACED (the paced trials'
+# fractions of the untraced rate, "0.3 0.6" in full mode; empty: none),
+# RTBENCH_KBASE (another build directory
 # whose `ringtrace record -k` is recorded too, as ringtrace-base, in the
 # same alternation: a change measured against the code before it).
 set -euo pipefail
@@ -61,6 +63,7 @@ full) REPS=7 LOAD_MS=1000 SYS_MS=400 PAIRS=2 FRACTIONS="0.3 0.6" ;;
 quick) REPS=3 LOAD_MS=300 SYS_MS=100 PAIRS=2 FRACTIONS="" ;;
 esac
 REPS=${RTBENCH_KREPS:-$REPS}
+FRACTIONS=${RTBENCH_KPACED-$FRACTIONS}
 BUF_KB=4096 # ftrace buffer per CPU: record -k's, and trace-cmd's -b
 TR=/sys/kernel/tracing
 KEVENTS=(sched:sched_switch sched:sched_waking syscalls:sys_enter_read syscalls:sys_exit_read
