@@ -22,6 +22,9 @@
  * libraries, and libraries loaded later with dlopen), and unregister when
  * a library is unloaded.
  *
+ * The same header and line in C (C99 and later) and C++ (C++17 and later;
+ * ringtrace/internal/cxx.h has what differs).
+ *
  * Link with `pkg-config --libs ringtrace`. Safe in signal handlers and in
  * any thread; never blocks, never allocates, never makes a system call.
  * A program built against this header keeps tracing with later versions
@@ -102,6 +105,9 @@ RT_API void rt__unregister(struct rt_event_desc *const *begin,
 
 /* --- type inference ------------------------------------------------- */
 
+/* C++ has its own (ringtrace/internal/cxx.h): templates where C has
+ * _Generic, `auto` for __auto_type. */
+#ifndef __cplusplus
 #define RT__TYPE(x)                                                            \
 	_Generic((x),                                                          \
 		_Bool: RT_TYPE_BOOL,                                           \
@@ -123,6 +129,16 @@ RT_API void rt__unregister(struct rt_event_desc *const *begin,
 		struct rt_bytes: RT_TYPE_BYTES,                                \
 		struct rt__printf_format: RT_TYPE_FORMAT,                      \
 		default: RT_TYPE_POINTER)
+
+#define RT__DISPATCH(x, fixed, str, bytes)                                     \
+	_Generic((x), char *: str, const char *: str, struct rt_bytes: bytes,  \
+		 default: fixed)
+
+/* A value rt_event can record: RT__TYPE's default is only for pointers. */
+#define RT__SUPPORTED(v)                                                       \
+	(RT__TYPE(v) != RT_TYPE_POINTER || __builtin_classify_type(v) == 5)
+#define RT__AUTO __extension__ __auto_type
+#endif /* !__cplusplus */
 
 /* rt_printf's first field: one byte, 0 (its type carries the format). */
 struct rt__printf_format {
@@ -148,16 +164,11 @@ static inline size_t rt__size_bytes(const void *v, size_t n)
 	return sizeof(uint32_t) + ((const struct rt_bytes *)v)->len;
 }
 
-#define RT__DISPATCH(x, fixed, str, bytes)                                     \
-	_Generic((x), char *: str, const char *: str, struct rt_bytes: bytes,  \
-		 default: fixed)
-
 /* Per field: evaluate once, check the type, size it. */
 #define RT__DECL(i, name, value)                                               \
-	__auto_type rt__v##i = (value);                                        \
-	_Static_assert(RT__TYPE(rt__v##i) != RT_TYPE_POINTER ||                \
-			       __builtin_classify_type(rt__v##i) == 5,         \
-		       "rt_event: field '" #name "' has an unsupported type");  \
+	RT__AUTO rt__v##i = (value);                                           \
+	RT__STATIC_ASSERT(RT__SUPPORTED(rt__v##i),                             \
+			  "rt_event: field '" #name "' has an unsupported type"); \
 	const size_t rt__n##i = RT__DISPATCH(rt__v##i, rt__size_fixed,         \
 					     rt__size_str, rt__size_bytes)(    \
 		&rt__v##i, sizeof(rt__v##i));
@@ -170,7 +181,7 @@ static inline size_t rt__size_bytes(const void *v, size_t n)
 /* Sizes past 4 GiB are clamped: such an event is dropped (larger than any
  * sub-buffer), never cut. */
 #define RT__PART(i, name, value)                                               \
-	{ &rt__v##i, rt__n##i > 0xffffffffu ? 0xffffffffu : (uint32_t)rt__n##i,  \
+	{ &rt__v##i, rt__n##i > 0xffffffffu ? 0xffffffffu : (uint32_t)rt__n##i, \
 	  RT__KIND(rt__v##i) },
 /* Fixed-size fields only (the branch that uses it is dead code for
  * events with strings or sequences). */
@@ -179,50 +190,63 @@ static inline size_t rt__size_bytes(const void *v, size_t n)
 	rt__p += sizeof(rt__v##i);
 
 /* The section that lists a module's events; its bounds are defined by the
- * linker for each executable and shared object. */
+ * linker for each executable and shared object. A C call site puts its
+ * descriptor's address there (C++ registers each call site by itself:
+ * ringtrace/internal/cxx.h). */
 #define RT__SECTION "rt_events"
+#ifndef __cplusplus
+#define RT__SITE(ev)                                                           \
+	static struct rt_event_desc *const rt__evp                             \
+		__attribute__((used, section(RT__SECTION),                     \
+			       aligned(sizeof(void *)))) = &ev;
+#endif
 
 /* Misuses of rt_event that must fail to compile with one message saying
  * why: a provider or event given as a string (pasting it to an
  * identifier is the error; the result is only stringified, so nothing
  * else fails), an odd number of field arguments. */
 #define RT__CHECK_ARGS(provider, event, ...)                                   \
-	_Static_assert(RT__NARGS(__VA_ARGS__) % 2 == 0,                        \
-		       "rt_event: fields come in name, value pairs: "          \
-		       "rt_event(provider, event, name1, value1, ...)");       \
+	RT__STATIC_ASSERT(RT__COUNT(__VA_ARGS__) % 2 == 1,                     \
+			  "rt_event: fields come in name, value pairs: "       \
+			  "rt_event(provider, event, name1, value1, ...)");    \
 	(void)sizeof(RT__STR(RT__CAT_(rt_event_provider_must_be_an_identifier_, \
 				      provider)));                             \
 	(void)sizeof(RT__STR(RT__CAT_(rt_event_event_must_be_an_identifier_,   \
 				      event)));
 
-#define rt_event_loglevel(level, provider, event, ...)                         \
+/* The arguments end with a sentinel, so that the field arguments are
+ * never empty, which ISO C and C++ require of a variadic macro
+ * (ringtrace_pp.h): rt_event(app, ev) compiles with -std=c11 or c++17
+ * -pedantic, and needs no GNU ', ##'. */
+#define rt_event_loglevel(...) RT__EVENT(__VA_ARGS__, rt__end)
+#define rt_event(...) RT__EVENT(RT_LOGLEVEL_INFO, __VA_ARGS__, rt__end)
+
+#define RT__EVENT(level, provider, event, ...)                                 \
 	do {                                                                   \
-		RT__CHECK_ARGS(provider, event, ##__VA_ARGS__)                 \
+		RT__CHECK_ARGS(provider, event, __VA_ARGS__)                   \
 		static const struct rt_field_desc rt__fields[] = {             \
-			RT__PAIRS(RT__FIELD, ##__VA_ARGS__){ NULL, 0 }         \
+			RT__PAIRS(RT__FIELD, __VA_ARGS__){ NULL, 0 }           \
 		};                                                             \
 		static struct rt_event_desc rt__ev = {                         \
 			0, RT_ABI_VERSION, #provider, #event, (level),         \
 			(uint32_t)(sizeof(rt__fields) / sizeof(rt__fields[0]) - 1), \
 			rt__fields, __FILE__, __LINE__, NULL, NULL             \
 		};                                                             \
-		static struct rt_event_desc *const rt__evp                     \
-			__attribute__((used, section(RT__SECTION),             \
-				       aligned(sizeof(void *)))) = &rt__ev;     \
+		RT__SITE(rt__ev)                                               \
 		if (__builtin_expect(__atomic_load_n(&rt__ev.enabled,          \
 						     __ATOMIC_RELAXED), 0)) {  \
-			RT__PAIRS(RT__DECL, ##__VA_ARGS__)                     \
-			if (!(0 RT__PAIRS(RT__VARIABLE, ##__VA_ARGS__))) {     \
+			RT__PAIRS(RT__DECL, __VA_ARGS__)                       \
+			if (!(0 RT__PAIRS(RT__VARIABLE, __VA_ARGS__))) {       \
 				/* Fixed-size fields only: serialize on the    \
 				 * stack, record inline or with one call. */   \
-				/* Rounded up to 4 bytes, as rt__fast_record \
+				/* Rounded up to 4 bytes, as rt__fast_record   \
 				 * reads it; the first byte set for events     \
 				 * without fields (the first field overwrites  \
 				 * it: no store remains). */                   \
-				char rt__b[(4 RT__PAIRS(RT__SIZEOF, ##__VA_ARGS__)) & ~3]; \
+				char rt__b[(4 RT__PAIRS(RT__SIZEOF, __VA_ARGS__)) & ~3]; \
 				char *rt__p = rt__b;                           \
 				rt__b[0] = 0;                                  \
-				RT__PAIRS(RT__WRITE, ##__VA_ARGS__)            \
+				RT__PAIRS(RT__WRITE, __VA_ARGS__)              \
 				if (!rt__fast_record(&rt__ev, rt__b,           \
 						     (uint32_t)(rt__p - rt__b))) \
 					rt__record(&rt__ev, rt__b,             \
@@ -232,7 +256,7 @@ static inline size_t rt__size_bytes(const void *v, size_t n)
 				 * each field once it knows where (the last    \
 				 * entry only keeps the array non-empty). */   \
 				const struct rt_part rt__parts[] = {           \
-					RT__PAIRS(RT__PART, ##__VA_ARGS__)     \
+					RT__PAIRS(RT__PART, __VA_ARGS__)       \
 					{ NULL, 0, 0 }                         \
 				};                                             \
 				rt__record_parts(&rt__ev, rt__parts,           \
@@ -242,9 +266,7 @@ static inline size_t rt__size_bytes(const void *v, size_t n)
 		}                                                              \
 	} while (0)
 
-#define rt_event(provider, event, ...)                                         \
-	rt_event_loglevel(RT_LOGLEVEL_INFO, provider, event, ##__VA_ARGS__)
-
+#ifndef __cplusplus
 /* Never called: lets the compiler check rt_printf's arguments against
  * its format (-Wformat). */
 static inline __attribute__((format(printf, 1, 2), unused)) void
@@ -254,16 +276,20 @@ rt__printf_check(const char *fmt, ...)
 }
 
 /* rt_event with the format as a first field whose name is the literal
- * (RT_TYPE_FORMAT) and the arguments as fields arg1, arg2, ... */
-#define rt_printf_loglevel(level, provider, event, fmt, ...)                   \
+ * (RT_TYPE_FORMAT) and the arguments as fields arg1, arg2, ... The
+ * arguments end with rt_event's sentinel (ringtrace_pp.h). C only for now:
+ * the format's field is a compound literal. */
+#define rt_printf_loglevel(level, provider, ...)                               \
+	RT__PRINTF(level, provider, __VA_ARGS__, rt__end)
+#define RT__PRINTF(level, provider, event, fmt, ...)                           \
 	do {                                                                   \
 		_Static_assert(sizeof("" fmt "") <= RT_PRINTF_FORMAT_MAX + 1,  \
 			       "rt_printf: the format is a string literal of " \
 			       "at most 255 bytes");                           \
-		_Static_assert(RT__NARGS(__VA_ARGS__) < RT_MAX_FIELDS,         \
+		_Static_assert(RT__COUNT(__VA_ARGS__) <= RT_MAX_FIELDS,        \
 			       "rt_printf: at most 31 arguments");             \
 		if (0)                                                         \
-			rt__printf_check(fmt, ##__VA_ARGS__);                  \
+			rt__printf_check(fmt RT__UNTIL_END(__VA_ARGS__));      \
 		RT__EVENT_EXPANDED(level, provider, event, fmt,                \
 				   ((struct rt__printf_format){ 0 })           \
 					   RT__NUMBERED(__VA_ARGS__));         \
@@ -272,8 +298,8 @@ rt__printf_check(const char *fmt, ...)
  * commas separate arguments). */
 #define RT__EVENT_EXPANDED(...) rt_event_loglevel(__VA_ARGS__)
 
-#define rt_printf(provider, event, fmt, ...)                                   \
-	rt_printf_loglevel(RT_LOGLEVEL_INFO, provider, event, fmt, ##__VA_ARGS__)
+#define rt_printf(...) rt_printf_loglevel(RT_LOGLEVEL_INFO, __VA_ARGS__)
+#endif /* !__cplusplus */
 
 /* Each executable or shared object that includes this header registers
  * the events of its rt_events section once (weak hidden: one copy per
@@ -302,6 +328,7 @@ __attribute__((destructor, weak, visibility("hidden"))) void rt__module_fini(voi
 
 #ifdef __cplusplus
 }
+#include <ringtrace/internal/cxx.h>
 #endif
 
 #endif /* RINGTRACE_RINGTRACE_H */

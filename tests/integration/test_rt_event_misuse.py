@@ -1,9 +1,12 @@
 #!/usr/bin/python3
 """rt_event misuses fail to compile with one readable message: a provider
-or event given as a string, an odd number of field arguments. Correct uses
-next to them compile without a warning.
+or event given as a string, an odd number of field arguments, a value of a
+type it cannot record. Correct uses next to them compile without a
+warning, in GNU C, in ISO C with -pedantic, and in ISO C++17 with
+-pedantic with each C++ compiler given (tests/cxx builds a program in each
+standard).
 
-usage: test_rt_event_misuse.py SOURCE_DIR C_COMPILER
+usage: test_rt_event_misuse.py SOURCE_DIR C_COMPILER [CXX_COMPILER...]
 """
 import os
 import subprocess
@@ -13,6 +16,8 @@ import unittest
 
 SRC = os.path.abspath(sys.argv.pop(1))
 CC = sys.argv.pop(1)
+CXXS = sys.argv[1:]
+del sys.argv[1:]
 
 GOOD = ("rt_event(app, ev)", "rt_event(app, ev, x, 1)",
         'rt_event(app, ev, x, 1, s, "text", d, 2.5)',
@@ -23,33 +28,46 @@ BAD = (('rt_event("app", ev, x, 1)', "rt_event_provider_must_be_an_identifier_")
        ("rt_event(app, ev, x)", "rt_event: fields come in name, value pairs"),
        ("rt_event(app, ev, x, 1, y)", "rt_event: fields come in name, value pairs"),
        ("rt_event_loglevel(RT_LOGLEVEL_DEBUG, app, ev, x, 1, y)",
-        "rt_event: fields come in name, value pairs"))
+        "rt_event: fields come in name, value pairs"),
+       ("rt_event(app, ev, d, (long double)1)", "has an unsupported type"))
+# C++ only: classes are refused too (std::string's c_str() is a string).
+BAD_CXX = (('rt_event(app, ev, s, std::string("x"))',
+            "rt_event: field 's' has an unsupported type"),
+           ("rt_event(app, ev, n, nullptr)", "rt_event: field 'n' has an unsupported type"))
+# (GCC's C front end shows the quotes of the C message escaped.)
+# (compiler, language, flags)
+LANGS = [(CC, "c", ["-std=gnu11"]), (CC, "c", ["-std=c11", "-pedantic"])]
+for cxx in CXXS:
+    LANGS.append((cxx, "c++", ["-std=c++17", "-pedantic"]))
 
 
-def compile_use(use):
+def compile_use(use, compiler, lang, flags):
     with tempfile.TemporaryDirectory(prefix="rt-misuse-") as d:
-        src = os.path.join(d, "use.c")
+        src = os.path.join(d, "use." + ("cpp" if lang == "c++" else "c"))
         with open(src, "w") as f:
-            f.write("#include <ringtrace/ringtrace.h>\n"
-                    "int main(void)\n{\n\t%s;\n\treturn 0;\n}\n" % use)
-        return subprocess.run([CC, "-std=gnu11", "-Wall", "-Wextra", "-fsyntax-only",
+            f.write("%s#include <ringtrace/ringtrace.h>\n"
+                    "int main(void)\n{\n\t%s;\n\treturn 0;\n}\n"
+                    % ("#include <string>\n" if lang == "c++" else "", use))
+        return subprocess.run([compiler, *flags, "-Wall", "-Wextra", "-fsyntax-only",
                                "-I", os.path.join(SRC, "include"), src],
                               capture_output=True, text=True, timeout=60)
 
 
 class Misuse(unittest.TestCase):
     def test_good_uses_compile(self):
-        for use in GOOD:
-            r = compile_use(use)
-            self.assertEqual((r.returncode, r.stderr), (0, ""), use)
+        for compiler, lang, flags in LANGS:
+            for use in GOOD:
+                r = compile_use(use, compiler, lang, flags)
+                self.assertEqual((r.returncode, r.stderr), (0, ""), (use, compiler, flags))
 
     def test_bad_uses_give_one_message(self):
-        for use, says in BAD:
-            r = compile_use(use)
-            self.assertNotEqual(r.returncode, 0, use)
-            errors = [line for line in r.stderr.splitlines() if "error:" in line]
-            self.assertEqual(len(errors), 1, "%s:\n%s" % (use, r.stderr))
-            self.assertIn(says, errors[0], use)
+        for compiler, lang, flags in LANGS:
+            for use, says in BAD + (BAD_CXX if lang == "c++" else ()):
+                r = compile_use(use, compiler, lang, flags)
+                self.assertNotEqual(r.returncode, 0, use)
+                errors = [line for line in r.stderr.splitlines() if "error:" in line]
+                self.assertEqual(len(errors), 1, "%s %s %s:\n%s" % (use, compiler, flags, r.stderr))
+                self.assertIn(says, errors[0], (use, compiler, flags))
 
 
 if __name__ == "__main__":
