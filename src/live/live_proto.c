@@ -3,7 +3,6 @@
  * frames (layouts in live_proto.h) and the viewer URL parser.
  */
 #define _GNU_SOURCE
-#include <endian.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,35 +10,9 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "../common/be.h"
 #include "live_proto.h"
 
-static void put64(uint8_t *p, uint64_t v)
-{
-	v = htobe64(v);
-	memcpy(p, &v, 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	v = htobe32(v);
-	memcpy(p, &v, 4);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return be64toh(v);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return be32toh(v);
-}
-
-/* A fixed-size NUL-padded field: written with its padding zeroed. */
 static void put_str(uint8_t *p, size_t size, const char *s)
 {
 	size_t n = strnlen(s, size - 1);
@@ -59,9 +32,9 @@ static void get_str(const uint8_t *p, size_t size, char *out)
 
 size_t lv_put_hdr(uint8_t *b, const struct lv_hdr *h)
 {
-	put64(b, h->data_size);
-	put32(b + 8, h->cmd);
-	put32(b + 12, h->version);
+	rt_put_be64(b, h->data_size);
+	rt_put_be32(b + 8, h->cmd);
+	rt_put_be32(b + 12, h->version);
 	return LV_HDR_SIZE;
 }
 
@@ -69,18 +42,18 @@ int lv_get_hdr(const uint8_t *b, size_t len, struct lv_hdr *h)
 {
 	if (len != LV_HDR_SIZE)
 		return -EINVAL;
-	h->data_size = get64(b);
-	h->cmd = get32(b + 8);
-	h->version = get32(b + 12);
+	h->data_size = rt_get_be64(b);
+	h->cmd = rt_get_be32(b + 8);
+	h->version = rt_get_be32(b + 12);
 	return 0;
 }
 
 size_t lv_put_connect(uint8_t *b, const struct lv_connect *c)
 {
-	put64(b, c->viewer_session_id);
-	put32(b + 8, c->major);
-	put32(b + 12, c->minor);
-	put32(b + 16, c->type);
+	rt_put_be64(b, c->viewer_session_id);
+	rt_put_be32(b + 8, c->major);
+	rt_put_be32(b + 12, c->minor);
+	rt_put_be32(b + 16, c->type);
 	return LV_CONNECT_SIZE;
 }
 
@@ -88,19 +61,19 @@ int lv_get_connect(const uint8_t *b, size_t len, struct lv_connect *c)
 {
 	if (len != LV_CONNECT_SIZE)
 		return -EINVAL;
-	c->viewer_session_id = get64(b);
-	c->major = get32(b + 8);
-	c->minor = get32(b + 12);
-	c->type = get32(b + 16);
+	c->viewer_session_id = rt_get_be64(b);
+	c->major = rt_get_be32(b + 8);
+	c->minor = rt_get_be32(b + 12);
+	c->type = rt_get_be32(b + 16);
 	return 0;
 }
 
 size_t lv_put_session(uint8_t *b, const struct lv_session *s)
 {
-	put64(b, s->id);
-	put32(b + 8, s->live_timer);
-	put32(b + 12, s->clients);
-	put32(b + 16, s->streams);
+	rt_put_be64(b, s->id);
+	rt_put_be32(b + 8, s->live_timer);
+	rt_put_be32(b + 12, s->clients);
+	rt_put_be32(b + 16, s->streams);
 	put_str(b + 20, LV_HOST_MAX, s->hostname);
 	put_str(b + 84, LV_NAME_MAX, s->name);
 	return LV_SESSION_SIZE;
@@ -110,10 +83,10 @@ int lv_get_session(const uint8_t *b, size_t len, struct lv_session *s)
 {
 	if (len != LV_SESSION_SIZE)
 		return -EINVAL;
-	s->id = get64(b);
-	s->live_timer = get32(b + 8);
-	s->clients = get32(b + 12);
-	s->streams = get32(b + 16);
+	s->id = rt_get_be64(b);
+	s->live_timer = rt_get_be32(b + 8);
+	s->clients = rt_get_be32(b + 12);
+	s->streams = rt_get_be32(b + 16);
 	get_str(b + 20, LV_HOST_MAX, s->hostname);
 	get_str(b + 84, LV_NAME_MAX, s->name);
 	return 0;
@@ -121,9 +94,9 @@ int lv_get_session(const uint8_t *b, size_t len, struct lv_session *s)
 
 size_t lv_put_attach(uint8_t *b, const struct lv_attach *a)
 {
-	put64(b, a->session_id);
-	put64(b + 8, a->offset);
-	put32(b + 16, a->seek);
+	rt_put_be64(b, a->session_id);
+	rt_put_be64(b + 8, a->offset);
+	rt_put_be32(b + 16, a->seek);
 	return LV_ATTACH_SIZE;
 }
 
@@ -131,17 +104,17 @@ int lv_get_attach(const uint8_t *b, size_t len, struct lv_attach *a)
 {
 	if (len != LV_ATTACH_SIZE)
 		return -EINVAL;
-	a->session_id = get64(b);
-	a->offset = get64(b + 8);
-	a->seek = get32(b + 16);
+	a->session_id = rt_get_be64(b);
+	a->offset = rt_get_be64(b + 8);
+	a->seek = rt_get_be32(b + 16);
 	return 0;
 }
 
 size_t lv_put_stream(uint8_t *b, const struct lv_stream *s)
 {
-	put64(b, s->id);
-	put64(b + 8, s->ctf_trace_id);
-	put32(b + 16, s->metadata_flag);
+	rt_put_be64(b, s->id);
+	rt_put_be64(b + 8, s->ctf_trace_id);
+	rt_put_be32(b + 16, s->metadata_flag);
 	put_str(b + 20, LV_PATH_MAX, s->path);
 	put_str(b + 4116, LV_NAME_MAX, s->channel);
 	return LV_STREAM_SIZE;
@@ -151,9 +124,9 @@ int lv_get_stream(const uint8_t *b, size_t len, struct lv_stream *s)
 {
 	if (len != LV_STREAM_SIZE)
 		return -EINVAL;
-	s->id = get64(b);
-	s->ctf_trace_id = get64(b + 8);
-	s->metadata_flag = get32(b + 16);
+	s->id = rt_get_be64(b);
+	s->ctf_trace_id = rt_get_be64(b + 8);
+	s->metadata_flag = rt_get_be32(b + 16);
 	get_str(b + 20, LV_PATH_MAX, s->path);
 	get_str(b + 4116, LV_NAME_MAX, s->channel);
 	return 0;
@@ -161,15 +134,15 @@ int lv_get_stream(const uint8_t *b, size_t len, struct lv_stream *s)
 
 size_t lv_put_index(uint8_t *b, const struct lv_index *x)
 {
-	put64(b, x->offset);
-	put64(b + 8, x->packet_size);
-	put64(b + 16, x->content_size);
-	put64(b + 24, x->ts_begin);
-	put64(b + 32, x->ts_end);
-	put64(b + 40, x->discarded);
-	put64(b + 48, x->stream_class);
-	put32(b + 56, x->status);
-	put32(b + 60, x->flags);
+	rt_put_be64(b, x->offset);
+	rt_put_be64(b + 8, x->packet_size);
+	rt_put_be64(b + 16, x->content_size);
+	rt_put_be64(b + 24, x->ts_begin);
+	rt_put_be64(b + 32, x->ts_end);
+	rt_put_be64(b + 40, x->discarded);
+	rt_put_be64(b + 48, x->stream_class);
+	rt_put_be32(b + 56, x->status);
+	rt_put_be32(b + 60, x->flags);
 	return LV_INDEX_SIZE;
 }
 
@@ -177,23 +150,23 @@ int lv_get_index(const uint8_t *b, size_t len, struct lv_index *x)
 {
 	if (len != LV_INDEX_SIZE)
 		return -EINVAL;
-	x->offset = get64(b);
-	x->packet_size = get64(b + 8);
-	x->content_size = get64(b + 16);
-	x->ts_begin = get64(b + 24);
-	x->ts_end = get64(b + 32);
-	x->discarded = get64(b + 40);
-	x->stream_class = get64(b + 48);
-	x->status = get32(b + 56);
-	x->flags = get32(b + 60);
+	x->offset = rt_get_be64(b);
+	x->packet_size = rt_get_be64(b + 8);
+	x->content_size = rt_get_be64(b + 16);
+	x->ts_begin = rt_get_be64(b + 24);
+	x->ts_end = rt_get_be64(b + 32);
+	x->discarded = rt_get_be64(b + 40);
+	x->stream_class = rt_get_be64(b + 48);
+	x->status = rt_get_be32(b + 56);
+	x->flags = rt_get_be32(b + 60);
 	return 0;
 }
 
 size_t lv_put_get_packet(uint8_t *b, const struct lv_get_packet *g)
 {
-	put64(b, g->stream_id);
-	put64(b + 8, g->offset);
-	put32(b + 16, g->len);
+	rt_put_be64(b, g->stream_id);
+	rt_put_be64(b + 8, g->offset);
+	rt_put_be32(b + 16, g->len);
 	return LV_GET_PACKET_SIZE;
 }
 
@@ -201,15 +174,15 @@ int lv_get_get_packet(const uint8_t *b, size_t len, struct lv_get_packet *g)
 {
 	if (len != LV_GET_PACKET_SIZE)
 		return -EINVAL;
-	g->stream_id = get64(b);
-	g->offset = get64(b + 8);
-	g->len = get32(b + 16);
+	g->stream_id = rt_get_be64(b);
+	g->offset = rt_get_be64(b + 8);
+	g->len = rt_get_be32(b + 16);
 	return 0;
 }
 
 size_t lv_put_u64(uint8_t *b, uint64_t v)
 {
-	put64(b, v);
+	rt_put_be64(b, v);
 	return 8;
 }
 
@@ -217,13 +190,13 @@ int lv_get_u64(const uint8_t *b, size_t len, uint64_t *v)
 {
 	if (len != 8)
 		return -EINVAL;
-	*v = get64(b);
+	*v = rt_get_be64(b);
 	return 0;
 }
 
 size_t lv_put_u32(uint8_t *b, uint32_t v)
 {
-	put32(b, v);
+	rt_put_be32(b, v);
 	return 4;
 }
 
@@ -231,15 +204,15 @@ int lv_get_u32(const uint8_t *b, size_t len, uint32_t *v)
 {
 	if (len != 4)
 		return -EINVAL;
-	*v = get32(b);
+	*v = rt_get_be32(b);
 	return 0;
 }
 
 size_t lv_put_packet_reply(uint8_t *b, const struct lv_reply *r)
 {
-	put32(b, r->status);
-	put32(b + 4, (uint32_t)r->len);
-	put32(b + 8, r->flags);
+	rt_put_be32(b, r->status);
+	rt_put_be32(b + 4, (uint32_t)r->len);
+	rt_put_be32(b + 8, r->flags);
 	return LV_PACKET_REPLY_SIZE;
 }
 
@@ -247,16 +220,16 @@ int lv_get_packet_reply(const uint8_t *b, size_t len, struct lv_reply *r)
 {
 	if (len != LV_PACKET_REPLY_SIZE)
 		return -EINVAL;
-	r->status = get32(b);
-	r->len = get32(b + 4);
-	r->flags = get32(b + 8);
+	r->status = rt_get_be32(b);
+	r->len = rt_get_be32(b + 4);
+	r->flags = rt_get_be32(b + 8);
 	return 0;
 }
 
 size_t lv_put_metadata_reply(uint8_t *b, const struct lv_reply *r)
 {
-	put64(b, r->len);
-	put32(b + 8, r->status);
+	rt_put_be64(b, r->len);
+	rt_put_be32(b + 8, r->status);
 	return LV_METADATA_REPLY_SIZE;
 }
 
@@ -264,16 +237,16 @@ int lv_get_metadata_reply(const uint8_t *b, size_t len, struct lv_reply *r)
 {
 	if (len != LV_METADATA_REPLY_SIZE)
 		return -EINVAL;
-	r->len = get64(b);
-	r->status = get32(b + 8);
+	r->len = rt_get_be64(b);
+	r->status = rt_get_be32(b + 8);
 	r->flags = 0;
 	return 0;
 }
 
 size_t lv_put_streams_reply(uint8_t *b, const struct lv_reply *r)
 {
-	put32(b, r->status);
-	put32(b + 4, (uint32_t)r->len);
+	rt_put_be32(b, r->status);
+	rt_put_be32(b + 4, (uint32_t)r->len);
 	return LV_STREAMS_REPLY_SIZE;
 }
 
@@ -281,8 +254,8 @@ int lv_get_streams_reply(const uint8_t *b, size_t len, struct lv_reply *r)
 {
 	if (len != LV_STREAMS_REPLY_SIZE)
 		return -EINVAL;
-	r->status = get32(b);
-	r->len = get32(b + 4);
+	r->status = rt_get_be32(b);
+	r->len = rt_get_be32(b + 4);
 	r->flags = 0;
 	return 0;
 }

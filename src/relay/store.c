@@ -15,6 +15,7 @@
 
 #include <sys/stat.h>
 
+#include "../common/be.h"
 #include "../common/fs_util.h"
 #include "relay.h"
 
@@ -128,36 +129,23 @@ void relay_session_end(struct relay_session *s)
 	pthread_mutex_unlock(&relay_lock);
 }
 
-static void put_be64(uint8_t *p, uint64_t v)
-{
-	v = htobe64(v);
-	memcpy(p, &v, 8);
-}
-
-static uint64_t get_be64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return be64toh(v);
-}
-
 static void index_encode(const struct relay_index *ix, uint8_t *b)
 {
 	const uint64_t f[9] = { ix->offset, ix->packet_size, ix->content_size, ix->ts_begin,
 				ix->ts_end, ix->events_discarded, ix->stream_id,
 				ix->stream_instance_id, ix->packet_seq_num };
 	for (int i = 0; i < 9; i++)
-		put_be64(b + 8 * i, f[i]);
+		rt_put_be64(b + 8 * i, f[i]);
 }
 
 static void index_decode(const uint8_t *b, struct relay_index *ix)
 {
 	*ix = (struct relay_index){
-		.offset = get_be64(b), .packet_size = get_be64(b + 8),
-		.content_size = get_be64(b + 16), .ts_begin = get_be64(b + 24),
-		.ts_end = get_be64(b + 32), .events_discarded = get_be64(b + 40),
-		.stream_id = get_be64(b + 48), .stream_instance_id = get_be64(b + 56),
-		.packet_seq_num = get_be64(b + 64),
+		.offset = rt_get_be64(b), .packet_size = rt_get_be64(b + 8),
+		.content_size = rt_get_be64(b + 16), .ts_begin = rt_get_be64(b + 24),
+		.ts_end = rt_get_be64(b + 32), .events_discarded = rt_get_be64(b + 40),
+		.stream_id = rt_get_be64(b + 48), .stream_instance_id = rt_get_be64(b + 56),
+		.packet_seq_num = rt_get_be64(b + 64),
 	};
 }
 
