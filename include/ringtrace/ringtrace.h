@@ -22,8 +22,8 @@
  * libraries, and libraries loaded later with dlopen), and unregister when
  * a library is unloaded.
  *
- * The same header and line in C (C99 and later) and C++ (C++17 and later;
- * ringtrace/internal/cxx.h has what differs).
+ * The same header and lines (rt_event, rt_printf) in C (C99 and later) and
+ * C++ (C++17 and later; ringtrace/internal/cxx.h has what differs).
  *
  * Link with `pkg-config --libs ringtrace`. Safe in signal handlers and in
  * any thread; never blocks, never allocates, never makes a system call.
@@ -266,7 +266,6 @@ static inline size_t rt__size_bytes(const void *v, size_t n)
 		}                                                              \
 	} while (0)
 
-#ifndef __cplusplus
 /* Never called: lets the compiler check rt_printf's arguments against
  * its format (-Wformat). */
 static inline __attribute__((format(printf, 1, 2), unused)) void
@@ -275,23 +274,30 @@ rt__printf_check(const char *fmt, ...)
 	(void)fmt;
 }
 
+/* rt_printf's first field's value: a compound literal in C, a braced
+ * initializer in C++ (which has no compound literal); both constants. */
+#ifdef __cplusplus
+#define RT__PRINTF_FORMAT_VALUE (rt__printf_format{ 0 })
+#else
+#define RT__PRINTF_FORMAT_VALUE ((struct rt__printf_format){ 0 })
+#endif
+
 /* rt_event with the format as a first field whose name is the literal
  * (RT_TYPE_FORMAT) and the arguments as fields arg1, arg2, ... The
- * arguments end with rt_event's sentinel (ringtrace_pp.h). C only for now:
- * the format's field is a compound literal. */
+ * arguments end with rt_event's sentinel (ringtrace_pp.h). */
 #define rt_printf_loglevel(level, provider, ...)                               \
 	RT__PRINTF(level, provider, __VA_ARGS__, rt__end)
 #define RT__PRINTF(level, provider, event, fmt, ...)                           \
 	do {                                                                   \
-		_Static_assert(sizeof("" fmt "") <= RT_PRINTF_FORMAT_MAX + 1,  \
-			       "rt_printf: the format is a string literal of " \
-			       "at most 255 bytes");                           \
-		_Static_assert(RT__COUNT(__VA_ARGS__) <= RT_MAX_FIELDS,        \
-			       "rt_printf: at most 31 arguments");             \
+		RT__STATIC_ASSERT(sizeof("" fmt "") <= RT_PRINTF_FORMAT_MAX + 1, \
+				  "rt_printf: the format is a string literal " \
+				  "of at most 255 bytes");                     \
+		RT__STATIC_ASSERT(RT__COUNT(__VA_ARGS__) <= RT_MAX_FIELDS,     \
+				  "rt_printf: at most 31 arguments");          \
 		if (0)                                                         \
 			rt__printf_check(fmt RT__UNTIL_END(__VA_ARGS__));      \
 		RT__EVENT_EXPANDED(level, provider, event, fmt,                \
-				   ((struct rt__printf_format){ 0 })           \
+				   RT__PRINTF_FORMAT_VALUE                     \
 					   RT__NUMBERED(__VA_ARGS__));         \
 	} while (0)
 /* rt_event_loglevel with its arguments expanded first (RT__NUMBERED's
@@ -299,7 +305,6 @@ rt__printf_check(const char *fmt, ...)
 #define RT__EVENT_EXPANDED(...) rt_event_loglevel(__VA_ARGS__)
 
 #define rt_printf(...) rt_printf_loglevel(RT_LOGLEVEL_INFO, __VA_ARGS__)
-#endif /* !__cplusplus */
 
 /* Each executable or shared object that includes this header registers
  * the events of its rt_events section once (weak hidden: one copy per

@@ -3,7 +3,9 @@
  * functions, templates, an inline function emitted by two translation
  * units, a class's member function, a lambda, enumerations (recorded as
  * their underlying type), std::string through c_str(), an event without
- * fields and one with a log level. tests/cxx/test_cxx.py builds it with
+ * fields and one with a log level; rt_printf's events (a format without
+ * arguments, one with several types, one in a template, one in a lambda,
+ * one with a log level). tests/cxx/test_cxx.py builds it with
  * each C++ compiler and standard, records it and checks every event.
  *
  * usage: cxx_events N
@@ -21,6 +23,11 @@ enum plain { minus_three = -3, seven = 7 };
 template <typename T> static void generic(T v, int i)
 {
 	rt_event(cxx, generic, v, v, i, i);
+}
+
+template <typename T> static void generic_printf(T v)
+{
+	rt_printf(cxx, printf_generic, "twice %d is %ld", v, 2L * v);
 }
 
 class counter {
@@ -61,6 +68,14 @@ int main(int argc, char **argv)
 		c.bump();
 		auto lambda = [i](int twice) { rt_event(cxx, lambda, i, i, twice, twice); };
 		lambda(2 * i);
+		rt_printf(cxx, printf_none, "no arguments");
+		rt_printf(cxx, printf, "i=%d u64=%llu s=%s d=%.2f c=%c p=%p", i,
+			  (unsigned long long)UINT64_C(1) << 63 | (unsigned)i, s.c_str(), 0.25 * i,
+			  (char)('a' + i % 26), (void *)(uintptr_t)(0x1000 + i));
+		rt_printf_loglevel(RT_LOGLEVEL_DEBUG, cxx, printf_debug, "[%5d|%-4s]", -i, "ab");
+		generic_printf(i);
+		auto lambda_printf = [&s](int k) { rt_printf(cxx, printf_lambda, "%s#%d", s.c_str(), k); };
+		lambda_printf(i);
 		shared_event("main", i);
 	}
 	other_unit(n);

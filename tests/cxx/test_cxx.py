@@ -1,15 +1,19 @@
 #!/usr/bin/python3
 """rt_event from C++: cxx_events (every field type, templates, an inline
 function emitted by two translation units, a member function, a lambda,
-enumerations, an event without fields, a log level) is built with each
+enumerations, an event without fields, a log level, rt_printf's events)
+is built with each
 C++ compiler given, in C++17, C++20 and C++23, with -Wall -Wextra -Werror
 -pedantic, recorded by `ringtrace record` with the default contexts (the
 library's path) and with none (the call sites' inline path), and every
 event is read back with babeltrace2 and with our reader and compared with
-the values the program computed.
+the values the program computed; rt_printf's formats are the labels of
+their field fmt (babeltrace2) and `ringtrace view` prints each formatted
+message (its field msg).
 
 usage: test_cxx.py SOURCE_DIR BUILD_DIR CXX...
 """
+import json
 import os
 import subprocess
 import sys
@@ -58,9 +62,40 @@ def expected():
         evs.append(("cxx:generic", {"v": "item-%d" % i, "i": i}))
         evs.append(("cxx:method", {"n": -5 + 10 * (i + 1)}))
         evs.append(("cxx:lambda", {"i": i, "twice": 2 * i}))
+        evs.append(("cxx:printf_none", {"fmt": 0}))
+        evs.append(("cxx:printf", {"fmt": 0, "arg1": i, "arg2": (1 << 63) | i,
+                                   "arg3": "item-%d" % i, "arg4": 0.25 * i,
+                                   "arg5": ord("a") + i % 26, "arg6": 0x1000 + i}))
+        evs.append(("cxx:printf_debug", {"fmt": 0, "arg1": -i, "arg2": "ab"}))
+        evs.append(("cxx:printf_generic", {"fmt": 0, "arg1": i, "arg2": 2 * i}))
+        evs.append(("cxx:printf_lambda", {"fmt": 0, "arg1": "item-%d" % i, "arg2": i}))
         evs.append(("cxx:shared", {"unit": "main", "k": i}))
     evs.extend(("cxx:shared", {"unit": "other", "k": i}) for i in range(N))
     return evs
+
+
+# rt_printf's events: the format of each, and the message printf makes of
+# iteration i's arguments.
+FORMATS = {
+    "cxx:printf_none": "no arguments",
+    "cxx:printf": "i=%d u64=%llu s=%s d=%.2f c=%c p=%p",
+    "cxx:printf_debug": "[%5d|%-4s]",
+    "cxx:printf_generic": "twice %d is %ld",
+    "cxx:printf_lambda": "%s#%d",
+}
+
+
+def messages():
+    """[(event name, msg)] of rt_printf's events, in order."""
+    msgs = []
+    for i in range(N):
+        msgs += [("cxx:printf_none", "no arguments"),
+                 ("cxx:printf", "i=%d u64=%d s=item-%d d=%.2f c=%c p=%#x" % (
+                     i, (1 << 63) | i, i, 0.25 * i, chr(ord("a") + i % 26), 0x1000 + i)),
+                 ("cxx:printf_debug", "[%5d|%-4s]" % (-i, "ab")),
+                 ("cxx:printf_generic", "twice %d is %d" % (i, 2 * i)),
+                 ("cxx:printf_lambda", "item-%d#%d" % (i, i))]
+    return msgs
 
 
 def bt2_events(trace):
@@ -97,6 +132,12 @@ class Cxx(unittest.TestCase):
         levels = {m.event.name: m.event.cls.log_level for m in events}
         self.assertEqual(levels["cxx:debug"], bt2.EventClassLogLevel.DEBUG)
         self.assertEqual(levels["cxx:types"], bt2.EventClassLogLevel.INFO)
+        self.assertEqual(levels["cxx:printf_debug"], bt2.EventClassLogLevel.DEBUG)
+        self.assertEqual(levels["cxx:printf"], bt2.EventClassLogLevel.INFO)
+        for m in events:
+            if m.event.name in FORMATS:
+                self.assertEqual(list(m.event.payload_field["fmt"].labels),
+                                 [FORMATS[m.event.name]], m.event.name)
         ids = {}
         for m in events:
             ids.setdefault(m.event.name, set()).add(m.event.cls.id)
@@ -106,6 +147,12 @@ class Cxx(unittest.TestCase):
         self.assertEqual(len(mine), len(want))
         for k, (g, w) in enumerate(zip(mine, want)):
             self.assertEqual(g, w, "event %d (our reader)" % k)
+        view = subprocess.run([RINGTRACE, "view", "--format=json", trace], capture_output=True,
+                              text=True, timeout=60)
+        self.assertEqual(view.returncode, 0, view.stderr)
+        msgs = [(e["name"], e["fields"]["msg"]) for e in map(json.loads, view.stdout.splitlines())
+                if e["name"] in FORMATS]
+        self.assertEqual(msgs, messages())
 
     def test_compilers_and_standards(self):
         variants = []

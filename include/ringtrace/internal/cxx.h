@@ -5,7 +5,8 @@
  * table is a class template here, looked up with the value's decayed type
  * (decltype), and `auto` stands for __auto_type. Every value type is
  * recorded as in C (docs/instrumenting.md), and an enumeration as its
- * underlying integer type (C's enumerations are integers already). Any
+ * underlying integer type (C's enumerations are integers already);
+ * rt_printf's format field (struct rt__printf_format) as in C. Any
  * other type (a class such as std::string, long double, nullptr, wchar_t,
  * char8_t to char32_t) is refused at compile time with rt_event's message
  * "field 'NAME' has an unsupported type".
@@ -64,6 +65,7 @@ RT__CXX_TYPE(double, RT_TYPE_DOUBLE)
 RT__CXX_TYPE(char *, RT_TYPE_STRING)
 RT__CXX_TYPE(const char *, RT_TYPE_STRING)
 RT__CXX_TYPE(struct rt_bytes, RT_TYPE_BYTES)
+RT__CXX_TYPE(struct rt__printf_format, RT_TYPE_FORMAT)
 #undef RT__CXX_TYPE
 
 /* What ringtrace.h's C branch defines with _Generic (see there). */
