@@ -257,8 +257,10 @@ struct cons_source_ops {
 	 * incomplete for `after_ns` (time in CLOCK_MONOTONIC ns): 1 given up
 	 * (the source counts it in subbufs_lost), else 0. */
 	int (*skip_stuck)(void *src, uint32_t stream, uint64_t now_ns, uint64_t after_ns);
-	/* Close the open packet (`final`: the last one): 0, -EAGAIN (could
-	 * not finish, e.g. no room: read and flush again). */
+	/* Close the open packet (`final`: the last one, which also closes
+	 * the source: what is reserved after it is not recorded, exact
+	 * stop): 0, -EAGAIN (could not finish, e.g. no room: read and flush
+	 * again). */
 	int (*flush)(void *src, uint32_t stream, bool final);
 	void (*counts)(void *src, uint32_t stream, struct cons_counts *c);
 	/* Non-destructive read: the offsets [*first, *end) in steps of

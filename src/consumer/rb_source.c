@@ -48,7 +48,9 @@ static int src_flush(void *arg, uint32_t cpu, bool final)
 		uint64_t outstanding;
 		return rb_close_dead(rs->rb, cpu, &outstanding);
 	}
-	return rb_flush_cpu(rs->rb, cpu, final);
+	/* The final flush of a drain (stop, destroy, exit) closes the
+	 * buffer: nothing reserved after it lands (exact stop). */
+	return final ? rb_close_cpu(rs->rb, cpu) : rb_flush_cpu(rs->rb, cpu, false);
 }
 
 static void src_counts(void *arg, uint32_t cpu, struct cons_counts *c)

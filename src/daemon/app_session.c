@@ -23,6 +23,12 @@ int dp_session_start(struct rtd_session *s, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	app_clock_prepare();
+	/* The last stop's drain closed the buffers (rb_close_cpu): open
+	 * them before any program records again. */
+	for (struct dp_trace *t = ((struct app_session *)s->dp)->traces; t; t = t->next)
+		for (uint32_t i = 0; i < t->nr_bufsets; i++)
+			if (t->bufsets[i].rb.cpus)
+				rb_reopen(&t->bufsets[i].rb);
 	int ret = 0;
 	for (struct app *a = app_list; a; a = a->next)
 		if (app_sync_session(a, s, true) < 0)
@@ -40,7 +46,9 @@ int dp_session_stop(struct rtd_session *s, char *err, size_t errlen)
 	for (struct app *a = app_list; a; a = a->next)
 		app_disable_session(a, s);
 	/* Once every program applied the disabling, what they recorded is
-	 * committed (but for probes already past their target lookup). */
+	 * reserved, but for probes already past their target lookup: the
+	 * drain closes the buffers first, so those never land after it
+	 * (rb_close_cpu: they are counted as discarded). */
 	app_sync_all();
 	struct app_session *as = s->dp;
 	for (struct dp_trace *t = as ? as->traces : NULL; t; t = t->next)

@@ -68,6 +68,7 @@
 #include "daemon_client.h"
 #include "filter_fetch.h"
 #include "rt_internal.h"
+#include "test_hook.h"
 #include "tracer_thread.h"
 
 __thread int rt__tracer_thread __attribute__((tls_model("initial-exec")));
@@ -287,8 +288,10 @@ one_reserve(const struct rt_one *o, uintptr_t ip, struct rb_ctx *ctx)
 	ctx->payload_size = (uint32_t)size;
 	ctx->hdr_compact = o->hdr_compact;
 	ctx->hdr_full = CTF_EVENT_HEADER_EXTENDED;
+	RT_TEST_HOOK(RT_TEST_BEFORE_RESERVE);
 	if (__builtin_expect(rb_reserve(o->rb, ctx, rt_clock_read) != 0, 0))
 		return NULL;
+	RT_TEST_HOOK(RT_TEST_RESERVED);
 	char *p = ctx->r.addr + ctf_write_event_header(ctx->r.addr, o->id, ctx->r.tsc,
 						     ctx->full_tsc);
 	if (o->nr_ctx)

@@ -115,6 +115,42 @@ aborted:
 }
 
 /*
+ * rb_rseq_cmpeq_store for a writer: the same section also reads
+ * *closed first and stores nothing when it is nonzero (the reader's final
+ * flush closed the buffer). A final flush sets closed, then runs on the
+ * CPU (rb_flush_cpu pins itself there), which aborts every section in
+ * progress on it: a section sees closed, or ends before the flush runs.
+ * Returns 0 on success, 1 if *v != expect, 2 if closed, -1 if the thread
+ * is not on `cpu` or the section was aborted.
+ */
+static inline int rb_rseq_open_cmpeq_store(uint64_t *v, const uint64_t *closed,
+					   uint64_t expect, uint64_t newv, int32_t cpu,
+					   ptrdiff_t off)
+{
+	__asm__ goto(RT__RSEQ_CS_DESC("3", "1", "2", "4")
+		     RB_RSEQ_ENTER("3", "1", "4")
+		     "cmpq $0, %[closed]\n\t"
+		     "jnz %l[shut]\n\t"
+		     "cmpq %[expect], (%[ctl])\n\t"
+		     "jnz %l[differ]\n\t"
+		     "movq %[newv], (%[ctl])\n"
+		     "2:\n\t"
+		     RT__RSEQ_ABORT("4", "aborted")
+		     : "+m"(*v)
+		     : [ctl] "r"(v), [off] "r"(off), [cpu] "r"(cpu), [closed] "m"(*closed),
+		       [expect] "r"(expect), [newv] "r"(newv)
+		     : "cc", "rax"
+		     : differ, shut, aborted);
+	return 0;
+differ:
+	return 1;
+shut:
+	return 2;
+aborted:
+	return -1;
+}
+
+/*
  * Local add: if the thread runs on `cpu`, *v += inc as one instruction
  * inside a critical section. Returns 0, or -1 if the thread is not on
  * `cpu` (then nothing was added). Desnoyers & Dagenais 2012, Algorithm 3

@@ -342,6 +342,7 @@ static int rb_init_in(struct rb *rb, const struct rb_config *cfg,
 		c->hot_off = 0;
 		c->announced = 0;
 		c->committed = 0;
+		c->closed = 0;
 		c->committed_remote = 0;
 		for (uint32_t i = 0; i < rb->num_subbuf; i++) {
 			c->sb[i].commit_seq = start_commit;
@@ -711,11 +712,18 @@ static void rb_ctx_place(struct rb *rb, struct rb_ctx *ctx, uint32_t cpu,
  * with the slot's use after it, and pairs with the acquire loads of the
  * completion test. */
 static int rb_cas_announce(struct rb *rb, uint32_t cpu, uint64_t old, uint64_t new,
-			   uint64_t units)
+			   uint64_t units, bool writer)
 {
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
-	uint64_t a = __atomic_load_n(&c->announced, __ATOMIC_RELAXED);
+	uint64_t a = __atomic_load_n(&c->announced, __ATOMIC_ACQUIRE);
 	for (;;) {
+		/* A writer refuses a closed buffer. Acquire, after the load of
+		 * announced: pairs with the closing flush, which stores closed
+		 * and then adds to announced (rb_close_smp); a CAS from an
+		 * announced read before that add fails, and its retry reads
+		 * closed. */
+		if (writer && __atomic_load_n(&c->closed, __ATOMIC_ACQUIRE))
+			return 2;
 		uint64_t lo = old, hi = a;
 		bool ok;
 		__asm__ __volatile__("lock cmpxchg16b %[m]"
@@ -734,12 +742,18 @@ static int rb_cas_announce(struct rb *rb, uint32_t cpu, uint64_t old, uint64_t n
 /* Elsewhere: announce, then CAS write_count; if the CAS fails, void the
  * announcement with a commit, as the rseq path does. Seq-cst: the
  * announcement is visible before the reservation (the completion test
- * reads write_count, then announced). */
+ * reads write_count, then announced). A writer refuses a closed buffer
+ * (checked after its announcement: seq-cst, as the closing flush's store
+ * of closed and its add to announced). */
 static int rb_cas_announce(struct rb *rb, uint32_t cpu, uint64_t old, uint64_t new,
-			   uint64_t units)
+			   uint64_t units, bool writer)
 {
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
 	__atomic_fetch_add(&c->announced, units, __ATOMIC_SEQ_CST);
+	if (writer && __atomic_load_n(&c->closed, __ATOMIC_SEQ_CST)) {
+		rb_commit_units(rb, true, cpu, units);
+		return 2;
+	}
 	if (__atomic_compare_exchange_n(&c->write_count, &old, new, false,
 					__ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 		return 0;
@@ -753,31 +767,38 @@ static int rb_cas_announce(struct rb *rb, uint32_t cpu, uint64_t old, uint64_t n
  * (rb_subbuf_try_complete): rseq mode, two sections on the owning CPU, the
  * announcement (a local add) and the compare-and-store, whose failure
  * voids the announcement (a commit); SMP-atomic mode (or `smp`), one SMP
- * compare-and-swap of both words. Returns 0 when reserved and announced,
- * -1 (rseq: not on `cpu`) or 1 (write_count moved) when neither: retry.
+ * compare-and-swap of both words. A `writer` (not the flush's own
+ * reservations) also refuses a closed buffer (ringbuffer.h, closed).
+ * Returns 0 when reserved and announced, -1 (rseq: not on `cpu`) or 1
+ * (write_count moved) when neither: retry; 2 (closed) when neither: give
+ * up.
  * The slow path does not use rb_rseq_reserve's single 16-byte store:
  * its reservations may leave a sub-buffer, and a reader on another CPU
  * must not see write_count leave before the announcement (the two halves
  * of a plain 16-byte store are only atomic on CPUs that promise it).
  */
 static int rb_lcas_announce(struct rb *rb, bool smp, struct rb_cpu_ctl *c,
-			    uint32_t cpu, uint64_t old, uint64_t new, uint64_t units)
+			    uint32_t cpu, uint64_t old, uint64_t new, uint64_t units,
+			    bool writer)
 {
 #if RB_HAVE_RSEQ
 	if (rb->rseq && !smp) {
 		if (rb_rseq_add(&c->announced, units, (int32_t)cpu, rb_rseq_off()) != 0)
 			return -1;
-		if (rb_rseq_cmpeq_store(&c->write_count, old, new, (int32_t)cpu,
-					rb_rseq_off()) == 0)
+		int r = writer ? rb_rseq_open_cmpeq_store(&c->write_count, &c->closed, old, new,
+							  (int32_t)cpu, rb_rseq_off())
+			       : rb_rseq_cmpeq_store(&c->write_count, old, new, (int32_t)cpu,
+						     rb_rseq_off());
+		if (r == 0)
 			return 0;
 		rb_commit_units(rb, smp, cpu, units);
-		return 1;
+		return r == 2 ? 2 : 1;
 	}
 #else
 	(void)smp;
 	(void)c;
 #endif
-	return rb_cas_announce(rb, cpu, old, new, units);
+	return rb_cas_announce(rb, cpu, old, new, units, writer);
 }
 
 /* The CPU to reserve on, or -1 if this thread may not write (rseq mode
@@ -837,7 +858,8 @@ static void rb_close_packet(struct rb *rb, uint32_t cpu, uint64_t at,
  */
 /* rb_reserve_on flags. */
 #define RB_RES_SMP 0x1		/* SMP CAS even in rseq mode (CPU unusable) */
-#define RB_RES_QUIET 0x2	/* failure is not an event lost (flush) */
+#define RB_RES_QUIET 0x2	/* the flush's own reservation: failure is not an
+				 * event lost, and a closed buffer takes it */
 
 static void rb_lost_unless(struct rb *rb, uint32_t cpu, unsigned flags)
 {
@@ -928,7 +950,16 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 		 * slot and, when packets are closed or opened below, one unit
 		 * for their header writes (rb_subbuf_try_complete). */
 		const uint64_t job = switch_old || switch_new;
-		if (rb_lcas_announce(rb, smp, c, (uint32_t)cpu, wc, end, slot + job) != 0) {
+		int l = rb_lcas_announce(rb, smp, c, (uint32_t)cpu, wc, end, slot + job,
+					 !(flags & RB_RES_QUIET));
+		/* Closed (rb_close_cpu): not recorded, counted as discarded
+		 * (the next packet of the CPU's stream, or the header-only
+		 * packet of the next final flush, carries the count). */
+		if (l == 2) {
+			rb_lost_unless(rb, (uint32_t)cpu, flags);
+			return -ESHUTDOWN;
+		}
+		if (l != 0) {
 			if (want_cpu >= 0 && rb->rseq && !smp &&
 			    rb_rseq_cpu(rb_rseq_off()) != want_cpu)
 				return -EAGAIN;
@@ -1035,7 +1066,7 @@ static int rb_force_switch(struct rb *rb, uint32_t cpu, bool final, bool smp)
 		uint64_t tsc = rb->client.clock_read();
 		uint64_t next = rb_mask_high_u64(wc, rb->geom.sbfbits) + S;
 		/* One unit of announced work: closing the packet. */
-		if (rb_lcas_announce(rb, smp, c, cpu, wc, next, 1) != 0)
+		if (rb_lcas_announce(rb, smp, c, cpu, wc, next, 1, false) != 0)
 			continue;
 		rb_close_packet(rb, cpu, next, in_sb, tsc);
 		rb_commit_units(rb, smp, cpu, 1);
@@ -1045,17 +1076,48 @@ static int rb_force_switch(struct rb *rb, uint32_t cpu, bool final, bool smp)
 	return -EAGAIN;
 }
 
-int rb_flush_cpu(struct rb *rb, uint32_t cpu, bool final)
+/* Atomic mode's grace period for a closing flush: one unit announced and
+ * committed, so that every writer whose compare-and-swap of
+ * {write_count, announced} read announced before (and closed before its
+ * store) fails and reads closed on its retry (rb_cas_announce).
+ * Seq-cst: after the store of closed. */
+static void rb_close_smp(struct rb *rb, uint32_t cpu)
+{
+	__atomic_fetch_add(&rb_cpu(rb, cpu)->announced, 1, __ATOMIC_SEQ_CST);
+	rb_commit_units(rb, true, cpu, 1);
+}
+
+void rb_reopen(struct rb *rb)
+{
+	/* Release: the reader's reads of the closed buffer (its drain) come
+	 * before writers may open packets again. */
+	for (uint32_t cpu = 0; cpu < rb->nr_cpus; cpu++)
+		__atomic_store_n(&rb_cpu(rb, cpu)->closed, 0, __ATOMIC_RELEASE);
+}
+
+/* rb_flush_cpu, and with `close` rb_close_cpu (a final flush that
+ * closes the buffer first). */
+static int rb_flush(struct rb *rb, uint32_t cpu, bool final, bool close)
 {
 	if (cpu >= rb->nr_cpus)
 		return -EINVAL;
-	if (!rb->rseq)
-		return rb_force_switch(rb, cpu, final, true);
-	/* Nothing open and nothing to report: spare the two affinity
-	 * changes (the common case for idle CPUs on every switch timer). */
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
-	if (rb_flush_idle(rb, c, __atomic_load_n(&c->write_count, __ATOMIC_RELAXED),
-			  final))
+	/* Seq-cst: before the grace period below (the pinned run on the CPU
+	 * in rseq mode, rb_close_smp in atomic mode), which every writer
+	 * that did not see it is waited for by. */
+	if (close)
+		__atomic_store_n(&c->closed, 1, __ATOMIC_SEQ_CST);
+	if (!rb->rseq) {
+		if (close)
+			rb_close_smp(rb, cpu);
+		return rb_force_switch(rb, cpu, final, true);
+	}
+	/* Nothing open and nothing to report: spare the two affinity
+	 * changes (the common case for idle CPUs on every switch timer). A
+	 * close always runs on the CPU: that run is its grace period (every
+	 * section in progress there is aborted). */
+	if (!close && rb_flush_idle(rb, c, __atomic_load_n(&c->write_count, __ATOMIC_RELAXED),
+				    final))
 		return 0;
 
 	cpu_set_t saved;
@@ -1077,6 +1139,16 @@ int rb_flush_cpu(struct rb *rb, uint32_t cpu, bool final)
 	}
 	sched_setaffinity(0, sizeof(saved), &saved);
 	return ret;
+}
+
+int rb_flush_cpu(struct rb *rb, uint32_t cpu, bool final)
+{
+	return rb_flush(rb, cpu, final, false);
+}
+
+int rb_close_cpu(struct rb *rb, uint32_t cpu)
+{
+	return rb_flush(rb, cpu, true, true);
 }
 
 /* READ_GETSUBBUF (Algorithm 6). */

@@ -138,7 +138,8 @@ struct rb_subbuf_ctl {
  *   24  u64  hot_tag            | and commit read and write (the
  *   32  u64  committed          | fast paths)
  *   40  u64  hot_off            |
- *   48  u8[16] padding         /
+ *   48  u64  closed             |
+ *   56  u8[8] padding          /
  *   64  u64  read_count, 72 u64 reader_subbuf, 80 u8[48]  (line 1: reader)
  *  128  u64  events_lost, 136 u64 subbufs_lost,
  *  144  u64  records_lost_reported, 152 u8[40]         (line 2: statistics)
@@ -186,6 +187,12 @@ struct rb_subbuf_ctl {
  *    the fast path to the slow path, which stores it again. hot_tag starts
  *    at RB_HOT_TAG_NONE (matches nothing). Atomic mode has no fast path:
  *    plain stores.
+ *  closed: nonzero once the reader closed the buffer (rb_close_cpu,
+ *    the drain of stop, destroy and exit; docs/ring-buffer.md "Exact
+ *    stop"): a reservation that would open a packet refuses it, inside
+ *    its compare-and-store section (rseq mode) or before each CAS attempt
+ *    (atomic mode), until rb_reopen. Written by the reader only (SMP
+ *    stores), read by writers; 0 in buffers of older versions (padding).
  *  read_count: bytes consumed; SMP CAS by the reader (Algorithm 7) and by
  *    writers pushing the reader in overwrite mode.
  *  reader_subbuf: physical index of the reader's spare (overwrite mode);
@@ -203,7 +210,8 @@ struct rb_cpu_ctl {
 	uint64_t hot_tag;
 	uint64_t committed;
 	uint64_t hot_off;
-	uint8_t pad0[16];
+	uint64_t closed;
+	uint8_t pad0[8];
 	uint64_t read_count;
 	uint64_t reader_subbuf;
 	uint8_t pad1[48];
@@ -496,6 +504,26 @@ static inline uint64_t rb_read_wait(uint64_t wait, uint64_t max, uint64_t min,
  * could not be flushed now (rseq mode and the CPU is not usable).
  */
 int rb_flush_cpu(struct rb *rb, uint32_t cpu, bool final);
+
+/*
+ * Exact stop (docs/ring-buffer.md): close the CPU's buffer, then flush it
+ * as rb_flush_cpu with `final` does. From then on no reservation opens a
+ * packet there until rb_reopen: the writers that try are refused (not
+ * recorded, counted as discarded: the next final flush or the next packet
+ * carries the count). The flush runs on the CPU even when nothing is open,
+ * which is the grace period: every rseq section in progress there aborts
+ * and retries into the closed buffer; in atomic mode one unit announced
+ * and committed makes every pending compare-and-swap retry. So an event
+ * not reserved before the close never lands after its flush. A CPU this
+ * thread cannot run on (outside its affinity, offline) is closed by an
+ * SMP compare-and-swap, which covers only the writers that cannot run
+ * there either. Concurrency: the CPU's reader. Returns as rb_flush_cpu.
+ */
+int rb_close_cpu(struct rb *rb, uint32_t cpu);
+
+/* Open every CPU's buffer again after rb_close_cpu (a session started
+ * again). Any thread; the caller orders it before enabling events. */
+void rb_reopen(struct rb *rb);
 
 /* The counters of one CPU's buffer a consumer reads: each a relaxed load
  * (statistics, no ordering with the data, no two of them read at one

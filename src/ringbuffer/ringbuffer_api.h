@@ -212,7 +212,9 @@ rb_fast_commit(struct rb *rb, const struct rb_slot *f, uint64_t units)
  * out-of-line path for everything else (switches, full timestamps,
  * SMP-atomic mode, retries). Returns 0 with ctx filled, or a negative
  * errno (event dropped and counted): -ENOBUFS buffer full (discard mode)
- * or not yet committed, -EMSGSIZE event larger than a sub-buffer.
+ * or not yet committed, -EMSGSIZE event larger than a sub-buffer;
+ * -ESHUTDOWN the buffer was closed (rb_close_cpu) before this event's
+ * reservation.
  */
 static inline __attribute__((always_inline)) int rb_reserve(struct rb *rb, struct rb_ctx *ctx,
 			     uint64_t (*clock)(void))

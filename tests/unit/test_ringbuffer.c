@@ -241,6 +241,7 @@ struct world {
 	/* reader side */
 	char *prev_end;		/* end of the last slot reserved */
 	uint64_t held_seq;	/* packet with an uncommitted slot, or ~0 */
+	bool closed;		/* rb_close_cpu since the last rb_reopen */
 	uint64_t next_seq;	/* seq the reader expects next (discard) */
 	uint64_t lost_seen;	/* events_lost as last seen by the model */
 };
@@ -370,6 +371,8 @@ static int emit(struct world *w, uint32_t payload, bool commit,
 		else if (w->held_seq != UINT64_MAX &&
 			 begin / S >= w->held_seq + w->N)
 			exp_ret = -ENOBUFS;	/* equation (3) */
+		else if (w->closed)
+			exp_ret = -ESHUTDOWN;	/* rb_close_cpu */
 	}
 	uint64_t start = new_pkt ? begin + HDR_SIZE : begin;
 	uint64_t end = start + slot;
@@ -1551,6 +1554,70 @@ static void test_flush(const struct variant *v, enum rb_mode mode)
 	free(w);
 }
 
+/* rb_close_cpu (exact stop): the open packet is closed, a reservation
+ * after it is refused and counted as discarded, which the next close
+ * reports in a header-only packet; rb_reopen lets writers in again. */
+static void test_close(const struct variant *v, enum rb_mode mode)
+{
+	set_case(v, mode == RB_MODE_DISCARD ? "close/discard" : "close/overwrite");
+	struct world *w = calloc(1, sizeof(*w));
+	if (world_init(w, v, mode, 4096, 4, 27) != 0) {
+		free(w);
+		return;
+	}
+	fake_now++;
+	CHECK_EQ(emit(w, 100, true, NULL), 0);
+	unsigned b0 = nbegin, e0 = nend;
+	fake_now += 5;
+	CHECK_EQ(rb_close_cpu(&w->rb, 0), 0);
+	w->closed = true;
+	model_flush(w);
+	CHECK(nbegin == b0 && nend == e0 + 1, "close: %u begin/%u end, want 0/1",
+	      nbegin - b0, nend - e0);
+	CHECK_EQ(drain(w), 1);
+	/* refused (emit checks: nothing reserved, no callback, one lost) */
+	fake_now++;
+	CHECK_EQ(emit(w, 100, true, NULL), (uint64_t)-ESHUTDOWN);
+	CHECK_EQ(emit(w, 200, true, NULL), (uint64_t)-ESHUTDOWN);
+	CHECK_EQ(events_lost0(w), 2);
+	/* closing again (a drain flushes until it settles) reports them in
+	 * a header-only packet, its own reservation not refused */
+	b0 = nbegin;
+	e0 = nend;
+	fake_now += 10;
+	CHECK_EQ(rb_close_cpu(&w->rb, 0), 0);
+	CHECK(nbegin == b0 + 1 && nend == e0 + 1, "close with losses: %u begin/%u end",
+	      nbegin - b0, nend - e0);
+	uint64_t seq = w->pos / w->S;
+	if (seq < MAXSEQ) {
+		w->used[seq] = HDR_SIZE;
+		w->nev[seq] = 0;
+	}
+	w->pos += w->S;
+	w->last_tsc = fake_now;
+	struct pkt p;
+	CHECK_EQ(read_one(w, &p), 0);
+	CHECK_EQ(p.nev, 0);
+	CHECK_EQ(p.lost, 2);
+	w->next_seq = seq + 1;
+	/* still closed */
+	fake_now++;
+	CHECK_EQ(emit(w, 100, true, NULL), (uint64_t)-ESHUTDOWN);
+	CHECK_EQ(events_lost0(w), 3);
+	/* reopened: recorded again, the count in the next packet */
+	rb_reopen(&w->rb);
+	w->closed = false;
+	fake_now++;
+	CHECK_EQ(emit(w, 100, true, NULL), 0);
+	CHECK_EQ(rb_flush_cpu(&w->rb, 0, false), 0);
+	model_flush(w);
+	CHECK_EQ(read_one(w, &p), 0);
+	CHECK_EQ(p.nev, 1);
+	CHECK_EQ(p.lost, 3);
+	world_fini(w);
+	free(w);
+}
+
 /* Timestamps: non-decreasing, full header on a jump >= 2^tsc_bits. */
 static void test_timestamps(const struct variant *v)
 {
@@ -2413,6 +2480,8 @@ int main(void)
 		test_final_flush_full(v);
 		test_flush(v, RB_MODE_DISCARD);
 		test_flush(v, RB_MODE_OVERWRITE);
+		test_close(v, RB_MODE_DISCARD);
+		test_close(v, RB_MODE_OVERWRITE);
 		test_timestamps(v);
 		test_overwrite(v);
 		test_attach(v);
