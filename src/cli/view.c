@@ -340,9 +340,7 @@ static int run_loop(struct view_run *r)
 		if (ev.ns > end)
 			return 0;
 		if (r->live) {
-			/* Events appear as they come; new metadata adds classes. */
-			if (fmt_flush(&r->out) < 0)
-				return 0;	/* reported by the caller */
+			/* New metadata adds classes. */
 			const struct rtr_event_class *base;
 			size_t n = rtr_event_classes(r->t, &base);
 			if ((base != r->cls_base || n != r->nr_classes) && sync_classes(r) < 0)
@@ -361,6 +359,10 @@ static int run_loop(struct view_run *r)
 		} else {
 			view_print(&r->printer, &e);
 		}
+		/* Live, each event is written out as it comes (the next one
+		 * may take long to come). */
+		if (r->live && !o->stats && fmt_flush(&r->out) == 0 && fflush(r->out.f) != 0)
+			r->out.err = errno ? -errno : -EIO;
 		if (fmt_failed(&r->out))
 			return 0;	/* reported by the caller */
 		if (++shown == o->limit)

@@ -91,20 +91,30 @@ void cons_net_close(struct cons_net *n);
 /* Whether the connections are up now. */
 bool cons_net_connected(struct cons_net *n);
 
+struct cons_net_sink;
 struct cons_net_trace {
 	struct cons_net *net;
 	char path[RNET_PATH_MAX + 1];
 	uint64_t meta_id, meta_epoch;	/* the metadata stream, of that epoch */
 	struct cons_metadata_state meta;	/* what the relay has, this epoch */
 	uint64_t meta_bytes;
+	/* Its channels' sinks (cons_net_sink_init adds, _free removes):
+	 * their streams are added to the relay before the metadata stream,
+	 * which the relay's live port takes for "the trace's streams are
+	 * all there" (LTTng's relay publishes them together): a live viewer
+	 * never learns of one stream of a trace long after the others, and
+	 * so never gets events older than those it already showed. */
+	struct cons_net_sink **sinks;
+	size_t nr_sinks, cap_sinks;
 };
 /* path: the trace's directory in its session (checked: rnet_check_path).
  * 0 or -EINVAL. */
 int cons_net_trace_init(struct cons_net_trace *nt, struct cons_net *n, const char *path);
 /* The metadata before a packet (consumer.h's cons_metadata_fn):
  * connected (or connecting again, at most once per RNET_RETRY_MS), the
- * metadata stream added, and what the relay does not have of the
- * metadata sent. 0, or -ENOTCONN / -errno of the connection. */
+ * streams of the trace's sinks then its metadata stream added, and what
+ * the relay does not have of the metadata sent. 0, or -ENOTCONN /
+ * -errno of the connection. */
 int cons_net_metadata(struct cons_net_trace *nt, const struct cons_trace_desc *t,
 		      const struct cons_channel_desc *const *chans, size_t nr);
 
@@ -125,13 +135,15 @@ struct cons_net_sink {
 	uint32_t nr;
 	struct cons_net_stream *s;	/* [nr] */
 };
-/* 0 or -ENOMEM. */
+/* The sink of channel ch's nr streams in trace nt (which keeps a
+ * pointer to ns until cons_net_sink_free). 0 or -ENOMEM. */
 int cons_net_sink_init(struct cons_net_sink *ns, struct cons_net_trace *nt,
 		       const struct cons_channel_desc *ch, uint32_t nr);
 void cons_net_sink_free(struct cons_net_sink *ns);
 void cons_net_sink(struct cons_sink *s, struct cons_net_sink *ns);
 /* Tell the relay that `stream` has no event before clock value `ts`
- * but in the packets sent (RNET_BEACON: a live session's idle stream).
+ * but in the packets sent (RNET_BEACON, with the channel's CTF stream
+ * class: a live session's idle stream).
  * Connected and the stream added first, like a packet; nothing is sent
  * while the relay is away. 0, -ENOTCONN, -errno of the connection. */
 int cons_net_sink_beacon(struct cons_net_sink *ns, uint32_t stream, uint64_t ts);

@@ -15,6 +15,7 @@
 
 #include <sys/stat.h>
 
+#include "../common/array.h"
 #include "consumer_net.h"
 
 /* The packets sent and not yet known to be stored, per stream: after a
@@ -315,6 +316,8 @@ static int send_metadata(struct cons_net_trace *nt, const struct cons_trace_desc
 	return ret;
 }
 
+static int stream_add(struct cons_net_sink *ns, uint32_t stream);
+
 int cons_net_metadata(struct cons_net_trace *nt, const struct cons_trace_desc *t,
 		      const struct cons_channel_desc *const *chans, size_t nr)
 {
@@ -322,8 +325,14 @@ int cons_net_metadata(struct cons_net_trace *nt, const struct cons_trace_desc *t
 	pthread_mutex_lock(&n->lock);
 	int ret = ensure(n);
 	if (!ret && nt->meta_epoch != n->epoch) {
+		/* The data streams first: the metadata stream says they are
+		 * all there (consumer_net.h). */
+		for (size_t k = 0; !ret && k < nt->nr_sinks; k++)
+			for (uint32_t i = 0; !ret && i < nt->sinks[k]->nr; i++)
+				ret = stream_add(nt->sinks[k], i);
 		uint64_t last;
-		ret = add_stream(nt, "metadata", 0, true, &nt->meta_id, &last);
+		if (!ret)
+			ret = add_stream(nt, "metadata", 0, true, &nt->meta_id, &last);
 		if (!ret) {
 			nt->meta_epoch = n->epoch;
 			nt->meta = (struct cons_metadata_state){ 0 };
@@ -353,12 +362,28 @@ int cons_net_sink_init(struct cons_net_sink *ns, struct cons_net_trace *nt,
 		       const struct cons_channel_desc *ch, uint32_t nr)
 {
 	*ns = (struct cons_net_sink){ .nt = nt, .ch = ch, .nr = nr };
+	if (RT_ARRAY_GROW(nt->sinks, nt->cap_sinks, nt->nr_sinks + 1, 4) < 0)
+		return -ENOMEM;
 	ns->s = calloc(nr ? nr : 1, sizeof(*ns->s) + sizeof(struct net_stream_ring));
-	return ns->s ? 0 : -ENOMEM;
+	if (!ns->s)
+		return -ENOMEM;
+	nt->sinks[nt->nr_sinks++] = ns;
+	return 0;
 }
 
 void cons_net_sink_free(struct cons_net_sink *ns)
 {
+	struct cons_net_trace *nt = ns->nt;
+	for (size_t k = 0; nt && k < nt->nr_sinks; k++)
+		if (nt->sinks[k] == ns) {
+			nt->sinks[k] = nt->sinks[--nt->nr_sinks];
+			break;
+		}
+	if (nt && !nt->nr_sinks) {
+		free(nt->sinks);
+		nt->sinks = NULL;
+		nt->cap_sinks = 0;
+	}
 	free(ns->s);
 	ns->s = NULL;
 }
@@ -441,24 +466,34 @@ static void remember(struct cons_net_stream *s, struct net_stream_ring *r, const
 		r->nr++;
 }
 
-/* Connected, the stream added on this connection (what the relay lost
- * of the last one counted), and the header-only packet that is due
- * sent. Lock held. */
+/* The stream added on this connection (once), what the relay lost of
+ * the last one counted. Connected, lock held. 0 or -errno. */
+static int stream_add(struct cons_net_sink *ns, uint32_t stream)
+{
+	struct cons_net_stream *s = &ns->s[stream];
+	struct cons_net *n = ns->nt->net;
+	if (s->epoch == n->epoch)
+		return 0;
+	uint64_t last = 0;
+	int ret = add_stream(ns->nt, ns->ch->name, stream, false, &s->id, &last);
+	if (!ret) {
+		if (s->epoch)
+			confirm(s, ring_of(ns, stream), last);
+		s->epoch = n->epoch;
+	}
+	return ret;
+}
+
+/* Connected, the stream added on this connection (stream_add), and the
+ * header-only packet that is due sent. Lock held. */
 static int stream_ready(struct cons_net_sink *ns, uint32_t stream)
 {
 	struct cons_net_stream *s = &ns->s[stream];
 	struct net_stream_ring *r = ring_of(ns, stream);
 	struct cons_net *n = ns->nt->net;
 	int ret = ensure(n);
-	if (!ret && s->epoch != n->epoch) {
-		uint64_t last = 0;
-		ret = add_stream(ns->nt, ns->ch->name, stream, false, &s->id, &last);
-		if (!ret) {
-			if (s->epoch)
-				confirm(s, r, last);
-			s->epoch = n->epoch;
-		}
-	}
+	if (!ret)
+		ret = stream_add(ns, stream);
 	if (!ret && s->tomb) {
 		char tomb[CTF_TOMB_SIZE];
 		ctf_tomb_packet(&s->tomb_hdr, s->lost_events, tomb);
@@ -537,6 +572,7 @@ int cons_net_sink_beacon(struct cons_net_sink *ns, uint32_t stream, uint64_t ts)
 		struct rnet_wr w = { 0 };
 		rnet_put_u64(&w, ns->s[stream].id);
 		rnet_put_u64(&w, ts);
+		rnet_put_u64(&w, ns->ch->stream_id);
 		ret = w.err ? w.err : rnet_send(n->data, RNET_BEACON, w.p, (uint32_t)w.len,
 						 RNET_SEND_MS);
 		rnet_wr_free(&w);

@@ -92,15 +92,17 @@ static int metadata_before_packet(void *arg)
  * beacon saying it has no event before `t`, the trace clock read before
  * the flush (a later event's timestamp is not below it), so that live
  * viewers are told it is inactive instead of waiting for it (LTTng's
- * live timer). */
+ * live timer). Stream s says t - s, as true: streams never tell the
+ * same time (babeltrace2 warns, each period, that it cannot order two
+ * inactive streams of the same time). */
 static void send_beacons(struct cons_bufset *cb, uint64_t t)
 {
 	const struct cons_source *src = &cb->ch.src;
-	for (uint32_t s = 0; src->ops->counts && s < src->nr_streams; s++) {
+	for (uint32_t s = 0; src->ops->counts && s < src->nr_streams && s < t; s++) {
 		struct cons_counts c;
 		src->ops->counts(src->arg, s, &c);
 		if (c.bytes_reserved == c.bytes_consumed)
-			cons_net_sink_beacon(&cb->net, s, t);
+			cons_net_sink_beacon(&cb->net, s, t - s);
 	}
 }
 

@@ -90,11 +90,11 @@ enum rnet_type {
 	RNET_DATA_ATTACH = 32,		/* answered by REPLY */
 	RNET_PACKET = 33,		/* no reply */
 	RNET_BEACON = 34,		/* no reply: u64 stream id, u64 clock
-					 * value T: the stream has no event
-					 * before T but in packets sent (an idle
-					 * stream of a live session, each live
-					 * period), so live viewers need not
-					 * wait for it */
+					 * value T, u64 CTF stream class: the
+					 * stream has no event before T but in
+					 * packets sent (an idle stream of a
+					 * live session, each live period), so
+					 * live viewers need not wait for it */
 	RNET_DATA_SYNC = 35,		/* REPLY once every packet before it is
 					 * stored */
 	RNET_TYPE_LAST = 63,

@@ -34,7 +34,7 @@ uint32_t rnet_type_max(uint16_t type)
 	case RNET_DATA_ATTACH:
 		return 8;
 	case RNET_BEACON:
-		return 8 + 8;
+		return 3 * 8;
 	case RNET_CLOCK:
 		return 8;
 	case RNET_CLOCK_REPLY:

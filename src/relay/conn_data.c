@@ -83,15 +83,17 @@ static int packet(struct relay_session *s, struct rnet_rd *r)
 /* An idle stream's beacon: kept when it is later than the last one. */
 static int beacon(struct relay_session *s, struct rnet_rd *r)
 {
-	uint64_t id = rnet_get_u64(r), ts = rnet_get_u64(r);
+	uint64_t id = rnet_get_u64(r), ts = rnet_get_u64(r), cls = rnet_get_u64(r);
 	if (rnet_rd_end(r) < 0 || !s)
 		return -EBADMSG;
 	struct relay_stream *st = data_stream(s, id);
 	if (!st)
 		return -ENOENT;
 	pthread_mutex_lock(&st->lock);
-	if (ts > st->beacon)
+	if (ts > st->beacon) {
 		st->beacon = ts;
+		st->beacon_class = cls;
+	}
 	pthread_mutex_unlock(&st->lock);
 	return 0;
 }

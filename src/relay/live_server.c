@@ -103,14 +103,28 @@ static struct relay_stream *metadata_of(const struct relay_stream *st)
 	return NULL;
 }
 
-/* Streams of s the viewer was not told of and can read (their trace has
- * its metadata stream), relay_lock held: how many, and appended to c's
- * list (with the entry to start from) when `take`. -ENOMEM/-ENOSPC. */
+/* Whether st's trace has a data stream (relay_lock held). */
+static bool has_data(const struct relay_stream *st)
+{
+	for (struct relay_stream *d = st->session->streams; d; d = d->next)
+		if (!d->metadata && d->trace_id == st->trace_id)
+			return true;
+	return false;
+}
+
+/* Streams of s the viewer was not told of and can read, relay_lock held:
+ * how many, and appended to c's list (with the entry to start from) when
+ * `take`. -ENOMEM/-ENOSPC. A trace's streams are told once it has its
+ * metadata stream, which its sender adds after the trace's data streams
+ * (LTTng's relay publishes a trace's streams together): a viewer that
+ * learnt of one stream long before another could have shown events
+ * later than the other's first ones (babeltrace2 then stops), and
+ * babeltrace2 drops a trace it was told of without data streams. */
 static int unannounced(struct live_conn *c, struct relay_session *s, bool take, bool last)
 {
 	int n = 0;
 	for (struct relay_stream *st = s->streams; st; st = st->next) {
-		if (vs_find(c, st->id) || (!st->metadata && !metadata_of(st)))
+		if (vs_find(c, st->id) || !(st->metadata ? has_data(st) : metadata_of(st) != NULL))
 			continue;
 		n++;
 		if (!take)
@@ -339,13 +353,16 @@ static int cmd_next_index(struct live_conn *c, const uint8_t *p)
 			x.status = LV_INDEX_HUP;
 		} else {
 			pthread_mutex_lock(&v->st->lock);
-			uint64_t beacon = v->st->beacon;
+			uint64_t beacon = v->st->beacon, cls = v->st->beacon_class;
 			pthread_mutex_unlock(&v->st->lock);
 			/* A beacon older than what was given says nothing new
-			 * (babeltrace2 refuses a time before one it showed). */
+			 * (babeltrace2 refuses a time before one it showed).
+			 * Its stream class is the packets' (babeltrace2
+			 * aborts on another). */
 			bool news = beacon > v->last_end;
 			x.status = news ? LV_INDEX_INACTIVE : LV_INDEX_RETRY;
 			x.ts_end = news ? beacon : 0;
+			x.stream_class = news ? cls : 0;
 		}
 		x.flags = flags_for(c, v->st);
 	}

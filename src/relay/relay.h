@@ -102,6 +102,7 @@ struct relay_stream {
 	uint64_t beacon;		/* [S] the last RNET_BEACON's clock value
 					 * (no event before it but in packets
 					 * indexed), 0: none */
+	uint64_t beacon_class;		/* [S] and its CTF stream class */
 	struct relay_stream *next;	/* [L] in its session, creation order */
 };
 

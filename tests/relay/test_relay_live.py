@@ -103,7 +103,8 @@ class RelayLive(rc.RelayCase, unittest.TestCase):
         for stid, pkts in streams:
             half = pkts[:len(pkts) // 2]
             te = rc.PKT_HDR.unpack_from(half[-1])[5] if half else 1
-            d.send(BEACON, struct.pack(">QQ", stid, te))
+            cls = rc.PKT_HDR.unpack_from(pkts[0])[2] if pkts else 0   # its stream class
+            d.send(BEACON, struct.pack(">QQQ", stid, te, cls))
         self.assertGreater(view.wait_lines(1), 0, "nothing shown while the session runs")
         self.assertGreater(bt.wait_lines(1), 0, "babeltrace2 shows nothing while it runs")
         for stid, pkts in streams:
@@ -166,7 +167,8 @@ class RelayLive(rc.RelayCase, unittest.TestCase):
         self.assertEqual(next_index()[7], 2)            # RETRY: nothing yet
         d.packet(stid, pkts[0])
         end0 = rc.PKT_HDR.unpack_from(pkts[0])[5]
-        d.send(BEACON, struct.pack(">QQ", stid, end0 + 1))
+        cls = rc.PKT_HDR.unpack_from(pkts[0])[2]
+        d.send(BEACON, struct.pack(">QQQ", stid, end0 + 1, cls))
         for _ in range(600):                            # the relay has them
             x = next_index()
             if x[7] != 2:
@@ -180,6 +182,7 @@ class RelayLive(rc.RelayCase, unittest.TestCase):
                 break
             time.sleep(0.05)
         self.assertEqual((x[7], x[4]), (5, end0 + 1))   # INACTIVE up to the beacon
+        self.assertEqual(x[6], cls)                     # of the beacon's stream class
         for p in pkts[1:]:
             d.packet(stid, p)
         given = 1
