@@ -17,6 +17,8 @@ Row types of RUNS.csv (first column):
          not counted; else from `ringtrace summary`)
   BYTES  tracer,emitted,counted,bytes,discarded
   M      tracer,threads,rep,items,events,elapsed_ns,checksum,discarded
+  CONS   tracer,rep,emitted,writer_cpu_ns,consumer_cpu_ns,bytes,recorded,
+         elapsed_ns                            (bench/consumer.sh)
 
 --check (the smoke test): fail unless every row holds finite numbers and
 every kind of row is there.
@@ -139,7 +141,7 @@ def read_meta(path):
 
 def read_runs(path, check_errors):
     runs = Runs()
-    tp, nbytes, macro = [], [], []
+    tp, nbytes, macro, cons = [], [], [], []
     with open(path) as f:
         for n, line in enumerate(f, 1):
             cols = line.rstrip("\n").split(",")
@@ -159,6 +161,11 @@ def read_runs(path, check_errors):
                     nbytes.append({"tracer": cols[0], "emitted": int(cols[1]),
                                    "counted": int(cols[2]), "bytes": int(cols[3]),
                                    "discarded": int(cols[4])})
+                elif kind == "CONS" and len(cols) == 8:
+                    cons.append({"tracer": cols[0], "rep": int(cols[1]),
+                                 "emitted": int(cols[2]), "writer": int(cols[3]),
+                                 "consumer": int(cols[4]), "bytes": int(cols[5]),
+                                 "recorded": int(cols[6]), "elapsed": int(cols[7])})
                 elif kind == "M" and len(cols) == 8:
                     macro.append({"tracer": cols[0], "threads": int(cols[1]),
                                   "rep": int(cols[2]), "items": int(cols[3]),
@@ -168,7 +175,88 @@ def read_runs(path, check_errors):
                     check_errors.append(f"line {n}: unexpected row: {line.strip()}")
             except ValueError:
                 check_errors.append(f"line {n}: not a number: {line.strip()}")
-    return runs, tp, nbytes, macro
+    return runs, tp, nbytes, macro, cons
+
+
+CONS_NAMES = {
+    "bound": "lower bound: rdtsc + 16-byte store, no consumer",
+    "rt": "ringtrace, embedded consumer thread",
+    "rt-daemon": "ringtrace through ringtraced (its consumer thread)",
+    "lttng": "LTTng-UST and lttng-consumerd",
+}
+
+
+def cons_figures(cons):
+    """Per tracer and repetition: writer ns per emitted event, consumer ns
+    per recorded event, consumer ms per MB written, all the tracer's ns
+    per emitted event, bytes per recorded event, the share kept."""
+    out = collections.defaultdict(dict)
+    for c in cons:
+        rec = c["recorded"] if c["recorded"] > 0 else float("nan")
+        out[c["tracer"]][c["rep"]] = {
+            "writer": c["writer"] / c["emitted"] if c["emitted"] else float("nan"),
+            "consumer": c["consumer"] / rec if c["tracer"] != "bound" else 0.0,
+            "per_mb": c["consumer"] / (c["bytes"] / 1e6) / 1e6 if c["bytes"] else float("nan"),
+            "all": (c["writer"] + c["consumer"]) / c["emitted"] if c["emitted"] else float("nan"),
+            "bpe": c["bytes"] / rec if c["tracer"] != "bound" else float("nan"),
+            "kept": c["recorded"] / c["emitted"] if c["emitted"] else float("nan"),
+        }
+    return out
+
+
+def cons_report(P, cons):
+    """The consumer section of the report; returns {name: (value, limit, shown)}
+    for the goals table."""
+    f = cons_figures(cons)
+    if not f:
+        return {}
+
+    def m(t, k):
+        return med([r[k] for r in f.get(t, {}).values()])
+
+    def rr(t1, k1, t2, k2):
+        a, b = f.get(t1, {}), f.get(t2, {})
+        return med([a[r][k1] / b[r][k2] for r in a if r in b and b[r][k2] > 0])
+
+    c0 = cons[0]
+    P("## Consumer CPU, and all the tracer's CPU per event")
+    P("")
+    P(f"`bench/consumer.sh`: one thread on the last CPU emits {c0['emitted']:,} 4-byte events "
+      "flat out, overwrite mode, 4 sub-buffers of 256 KiB per CPU, to disk; the consumers on "
+      "CPU 0. Writer: that thread's CPU time per emitted event. Consumer: the embedded "
+      "consumer (the process's CPU time less the writer's), ringtraced's or "
+      "lttng-consumerd's CPU time over the run, per event on disk and per MB written. "
+      "Medians over the repetitions; ratios within each repetition.")
+    P("")
+    P("| tracer | writer ns/event | consumer ns/event | consumer ms/MB | writer + consumer "
+      "ns/event | / lower bound | bytes/event on disk | events kept |")
+    P("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for t in CONS_NAMES:
+        if t not in f:
+            continue
+        P(f"| {CONS_NAMES[t]} | {fmt(m(t, 'writer'), 2)} | "
+          f"{'-' if t == 'bound' else fmt(m(t, 'consumer'), 2)} | "
+          f"{'-' if t == 'bound' else fmt(m(t, 'per_mb'), 3)} | {fmt(m(t, 'all'), 2)} | "
+          f"{fmt(rr(t, 'all', 'bound', 'all'), 2)} | "
+          f"{'-' if t == 'bound' else fmt(m(t, 'bpe'), 2)} | "
+          f"{'-' if t == 'bound' else fmt(m(t, 'kept') * 100, 1) + ' %'} |")
+    P("")
+    goals = {}
+    for t in ("rt", "rt-daemon"):
+        if t in f and "lttng" in f:
+            ev, mb = rr(t, "consumer", "lttng", "consumer"), rr(t, "per_mb", "lttng", "per_mb")
+            P(f"- {CONS_NAMES[t]} / lttng-consumerd: **{fmt(ev, 2)}** per event, "
+              f"**{fmt(mb, 2)}** per MB.")
+            goals[f"consumer CPU per event, {t} / lttng-consumerd <= 0.5"] = (
+                ev, 0.5, f"{fmt(ev, 3)} ({fmt(m(t, 'consumer'), 2)} / {fmt(m('lttng', 'consumer'), 2)} ns)")
+            goals[f"consumer CPU per MB, {t} / lttng-consumerd <= 0.5"] = (
+                mb, 0.5, f"{fmt(mb, 3)} ({fmt(m(t, 'per_mb'), 3)} / {fmt(m('lttng', 'per_mb'), 3)} ms)")
+    if "rt" in f and "bound" in f:
+        al = rr("rt", "all", "bound", "all")
+        goals["all tracer CPU per 4-byte event (embedded) <= 1.5 x lower bound"] = (
+            al, 1.5, f"{fmt(al, 3)} ({fmt(m('rt', 'all'), 2)} / {fmt(m('bound', 'all'), 2)} ns)")
+    P("")
+    return goals
 
 
 # --- SVG ---------------------------------------------------------------------
@@ -257,7 +345,7 @@ def main():
 
     meta, notes = read_meta(a.meta)
     errors = []
-    runs, tp, nbytes, macro = read_runs(a.csv, errors)
+    runs, tp, nbytes, macro, cons = read_runs(a.csv, errors)
     md = []
     P = md.append
 
@@ -532,6 +620,8 @@ def main():
              " (highest paced trial with nothing lost)") + ".")
     P("")
 
+    cons_goals = cons_report(P, cons)
+
     # --- macro -------------------------------------------------------------------------
     P("## Macro benchmark (Desnoyers & Dagenais 2012, Tables 2-5)")
     P("")
@@ -660,6 +750,8 @@ def main():
              f"{fmt(lat('rt-daemon', 'batch_ns'), 2)} ns)")
     goal("bytes per event (4-byte payload) <= 8", round(bpe.get("rt", float("nan")), 2), 8.0,
          f"{fmt(bpe.get('rt', float('nan')), 3)}")
+    for text, (value, limit, shown) in cons_goals.items():
+        goal(text, value, limit, shown)
     P("")
     P("Raw rows: the `.csv` next to this file (row types in bench/analyze.py); raw per-call "
       "samples: `-samples.csv`.")
@@ -668,7 +760,8 @@ def main():
         f.write("\n".join(md) + "\n")
 
     if a.check:
-        kinds = {"R": bool(runs.g), "TP": bool(tp), "BYTES": bool(nbytes), "M": bool(macro)}
+        kinds = {"R": bool(runs.g), "TP": bool(tp), "BYTES": bool(nbytes), "M": bool(macro),
+                 "CONS": bool(cons)}
         for k, ok in kinds.items():
             if not ok:
                 errors.append(f"no {k} rows")

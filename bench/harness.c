@@ -72,7 +72,7 @@ struct bench_thread {
 	int64_t *empty;		/* the empty measurement, in ticks */
 	size_t nlat;
 	/* throughput */
-	uint64_t emitted, elapsed_ns;
+	uint64_t emitted, elapsed_ns, cpu_ns;	/* cpu_ns: the thread's CPU time */
 };
 
 static struct bench_opts opt;
@@ -110,7 +110,7 @@ static void usage(FILE *f, const char *prog, const struct bench_case *cases,
 		"latencies in ns, minus empty_ns, the median empty measurement):\n"
 		"  R,section,tracer,case,threads,rep,tid,cpu,batch_n,batch_ns,batch_wall_ns,\n"
 		"    lat_n,lat_dropped,empty_ns,avg,std,p50,p90,p99,max,tsc_mhz\n"
-		"  T,section,tracer,case,threads,rep,tid,cpu,emitted,elapsed_ns,rate\n"
+		"  T,section,tracer,case,threads,rep,tid,cpu,emitted,elapsed_ns,rate,cpu_ns\n"
 		"cases:\n",
 		prog);
 	for (size_t i = 0; i < nr; i++)
@@ -255,7 +255,7 @@ static void run_throughput(struct bench_thread *t)
 	const uint64_t chunk = 64;
 	uint64_t sent = 0;
 	pthread_barrier_wait(&barrier);
-	uint64_t start = bench_now_ns(), now = start;
+	uint64_t start = bench_now_ns(), now = start, cpu0 = bench_thread_ns();
 	if (opt.events) {
 		sel[0]->batch(opt.events);
 		sent = opt.events;
@@ -276,6 +276,7 @@ static void run_throughput(struct bench_thread *t)
 			sent += chunk;
 		}
 	}
+	t->cpu_ns = bench_thread_ns() - cpu0;
 	t->emitted = sent;
 	t->elapsed_ns = now - start;
 }
@@ -481,10 +482,10 @@ int bench_main(int argc, char **argv, const struct bench_case *cases,
 
 	if (opt.throughput) {
 		for (unsigned i = 0; i < opt.threads; i++)
-			printf("T,%s,%s,%s,%u,%u,%u,%d,%" PRIu64 ",%" PRIu64 ",%.0f\n",
+			printf("T,%s,%s,%s,%u,%u,%u,%d,%" PRIu64 ",%" PRIu64 ",%.0f,%" PRIu64 "\n",
 			       opt.section, opt.tracer, sel[0]->name, opt.threads,
 			       opt.rep, i, th[i].cpu, th[i].emitted,
-			       th[i].elapsed_ns, opt.rate);
+			       th[i].elapsed_ns, opt.rate, th[i].cpu_ns);
 		fflush(stdout);
 		return 0;
 	}

@@ -44,15 +44,18 @@ case $MODE in
 full)
 	REPS=11 BATCH_MS=200 SAMPLES=100000 WARM_MS=50 WARM_CAP=1000
 	THREADS="1 2 4" TP_MS=1000 TP_FLAT_REPS=3 TP_FRACTIONS="0.5 0.7 0.85 1.0 1.15"
-	MACRO_REPS=9 MACRO_S=1.0 BYTES_EVENTS=1000000 ;;
+	MACRO_REPS=9 MACRO_S=1.0 BYTES_EVENTS=1000000
+	CONS_REPS=5 CONS_EVENTS=20000000 READ_REPS=3 READ_EVENTS=4000000 ;;
 quick)
 	REPS=3 BATCH_MS=50 SAMPLES=20000 WARM_MS=20 WARM_CAP=300
 	THREADS="1 2 4" TP_MS=300 TP_FLAT_REPS=1 TP_FRACTIONS="0.5 0.85"
-	MACRO_REPS=3 MACRO_S=0.25 BYTES_EVENTS=1000000 ;;
+	MACRO_REPS=3 MACRO_S=0.25 BYTES_EVENTS=1000000
+	CONS_REPS=3 CONS_EVENTS=5000000 READ_REPS=1 READ_EVENTS=1000000 ;;
 smoke)
 	REPS=1 BATCH_MS=5 SAMPLES=1000 WARM_MS=2 WARM_CAP=20
 	THREADS="1 2" TP_MS=50 TP_FLAT_REPS=1 TP_FRACTIONS="0.5"
-	MACRO_REPS=1 MACRO_S=0.02 BYTES_EVENTS=10000 ;;
+	MACRO_REPS=1 MACRO_S=0.02 BYTES_EVENTS=10000
+	CONS_REPS=1 CONS_EVENTS=20000 READ_REPS=0 READ_EVENTS=0 ;;
 esac
 REPS=${RTBENCH_REPS:-$REPS}
 
@@ -449,6 +452,12 @@ for tr in $tp_tracers; do
 	done
 done
 
+# --- 2b. the consumer's CPU per event and per MB, all the tracer's CPU per
+# event (bench/consumer.sh) ------------------------------------------------
+# shellcheck source=bench/consumer.sh
+. "$SRC/bench/consumer.sh"
+cons_rows
+
 # --- 3. bytes per event on disk: N events, buffers large enough to lose none ---
 say "bytes per event"
 dir=$T/tr/bytes
@@ -521,6 +530,30 @@ for ((rep = 1; rep <= MACRO_REPS; rep++)); do
 	done
 done
 
+# --- 4b. reading traces (bench/view_speed.sh): view as text and JSON against
+# babeltrace2, view --stats, analyze and summary, on a ringtrace trace
+# (tests/integration/burst) and on an LTTng-UST trace (micro_lttng's p4
+# events, discard mode, buffers large enough to lose none) -----------------
+READ_MD=$T/reading.md
+: >"$READ_MD"
+if [ "$READ_REPS" -gt 0 ]; then
+	say "reading traces: a ringtrace trace of $READ_EVENTS events"
+	"$SRC/bench/view_speed.sh" "$BUILD" "$READ_EVENTS" "$READ_REPS" burst >>"$READ_MD" ||
+		die "the reading benchmark failed (bench/view_speed.sh)"
+	if [ "$LTTNG_OK" = 1 ]; then
+		say "reading traces: an LTTng-UST trace of $READ_EVENTS events"
+		lttng_session read discard 1M 16
+		(cd "$LH" && lt taskset -c "$CONS_CPU" "$LH/bin/micro_lttng" --case p4 --throughput \
+			--events "$READ_EVENTS" --cpus "$(cpu_list 1)") >/dev/null 2>>"$ERRLOG" ||
+			die "the LTTng-UST trace for the reading benchmark failed"
+		lttng_stop read
+		echo >>"$READ_MD"
+		"$SRC/bench/view_speed.sh" "$BUILD" - "$READ_REPS" "dir:$LH/traces/read" >>"$READ_MD" ||
+			die "the reading benchmark failed on the LTTng-UST trace (bench/view_speed.sh)"
+		lttng_end read
+	fi
+fi
+
 # --- 5. the kernel domain: bench/kernel.sh (its own report, its tables on
 # stderr so that the headline stays last); smoke: its workloads once -------
 if [ "${RTBENCH_KERNEL:-1}" = 0 ] && [ "$MODE" != smoke ]; then
@@ -580,6 +613,9 @@ python3 "$SRC/bench/analyze.py" --meta "$T/meta" --csv "$OUTBASE.csv" \
 	--samples "$OUTBASE-samples.csv" --md "$OUTBASE.md" --svg "$OUTBASE-threads.svg" \
 	$([ "$MODE" = smoke ] && echo --check) >"$T/headline" ||
 	die "analysis failed"
+if [ -s "$READ_MD" ]; then
+	{ echo; echo "## Reading traces (bench/view_speed.sh)"; echo; cat "$READ_MD"; } >>"$OUTBASE.md"
+fi
 if [ "$MODE" != smoke ]; then
 	say "results: ${OUTBASE#"$SRC"/}.md (.csv, -samples.csv, -threads.svg), $ELAPSED s"
 fi
