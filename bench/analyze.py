@@ -19,6 +19,9 @@ Row types of RUNS.csv (first column):
   M      tracer,threads,rep,items,events,elapsed_ns,checksum,discarded
   CONS   tracer,rep,emitted,writer_cpu_ns,consumer_cpu_ns,bytes,recorded,
          elapsed_ns                            (bench/consumer.sh)
+  PROGS  rep,programs,register_ms,daemon_rss_kb_before,daemon_rss_kb_after,
+         daemon_cpu_ms_register,daemon_cpu_ms_idle_1s
+  MEM    mode,rss_kb,pss_kb       (one idle traced program)
 
 --check (the smoke test): fail unless every row holds finite numbers and
 every kind of row is there.
@@ -142,6 +145,7 @@ def read_meta(path):
 def read_runs(path, check_errors):
     runs = Runs()
     tp, nbytes, macro, cons = [], [], [], []
+    progs, mem = [], []
     with open(path) as f:
         for n, line in enumerate(f, 1):
             cols = line.rstrip("\n").split(",")
@@ -171,11 +175,16 @@ def read_runs(path, check_errors):
                                   "rep": int(cols[2]), "items": int(cols[3]),
                                   "events": int(cols[4]), "elapsed": int(cols[5]),
                                   "discarded": int(cols[7])})
+                elif kind == "PROGS" and len(cols) == 7:
+                    progs.append(dict(zip(["rep", "programs", "register_ms", "rss0", "rss1",
+                                           "cpu_reg", "cpu_idle"], map(float, cols))))
+                elif kind == "MEM" and len(cols) == 3:
+                    mem.append({"mode": cols[0], "rss": int(cols[1]), "pss": int(cols[2])})
                 else:
                     check_errors.append(f"line {n}: unexpected row: {line.strip()}")
             except ValueError:
                 check_errors.append(f"line {n}: not a number: {line.strip()}")
-    return runs, tp, nbytes, macro, cons
+    return runs, tp, nbytes, macro, cons, progs, mem
 
 
 CONS_NAMES = {
@@ -333,6 +342,139 @@ def svg_plot(series, threads, title, ylabel):
 
 # --- report ------------------------------------------------------------------
 
+SHAPE_ROWS = [("str16", "rt", "16-byte string"), ("str64", "rt", "64-byte string"),
+              ("str256", "rt", "256-byte string"),
+              ("p32", "rt", "32-byte payload (byte sequence, the library's path)"),
+              ("seq256", "rt", "256-byte byte sequence"),
+              ("ctx", "rt-ctx", "4-byte event with contexts vtid + procname")]
+
+
+def writer_shapes(P, runs, rep_ratio, progs, mem):
+    """The writer side's rows (run.sh sections shape, threads, programs):
+    writes their tables, returns the goals (text, value, limit, shown)."""
+    goals = []
+    if not runs.has("shape", "rt", "str16"):
+        return goals
+
+    def m(t, c, f="batch_ns", sec="shape", n=1):
+        return runs.metric(sec, t, c, n, f)
+
+    P("## Event shapes against their bounds")
+    P("")
+    P("One thread, embedded mode (overwrite, consumer running) unless stated; each shape "
+      "beside its bound (`micro_base lw_*`: the TSC and the same bytes appended to a "
+      "per-thread array: strlen + copy for a string, length + copy for a sequence, the "
+      "cached thread id and name for the contexts) and LTTng-UST (the same payload; the "
+      "contexts added to its channel), alternated in each repetition. Ratios: median over "
+      "the repetitions of the ratio within one repetition.")
+    P("")
+    P("| shape | bound batch ns | ringtrace batch ns | LTTng-UST batch ns | ringtrace / bound "
+      "(batch) | ringtrace / bound (p50) | ringtrace / LTTng-UST (batch) | goal |")
+    P("|---|---:|---:|---:|---:|---:|---:|---|")
+    for c, t, what in SHAPE_ROWS:
+        lt = "lttng-ctx" if c == "ctx" else "lttng"
+        rb = rep_ratio(t, "bound", "batch_ns", "shape", c)
+        rp = rep_ratio(t, "bound", "p50", "shape", c)
+        rl = rep_ratio(t, lt, "batch_ns", "shape", c)
+        P(f"| {what} | {fmt(m('bound', c), 2)} | {fmt(m(t, c), 2)} | {fmt(m(lt, c), 2)} | "
+          f"{fmt(rb, 2)} | {fmt(rp, 2)} | {fmt(rl, 2)} | <= 1.3 x bound |")
+        goals.append((f"{what}: batch <= 1.3 x its bound", rb, 1.3,
+                      f"{fmt(rb, 2)} ({fmt(m(t, c), 2)} / {fmt(m('bound', c), 2)} ns)"))
+    P("")
+    at = rep_ratio("rt-atomic", "rt", "batch_ns", "shape", "p4")
+    P(f"SMP-atomic fallback (`RINGTRACE_RSEQ=0`), 4-byte event: {fmt(m('rt-atomic', 'p4'), 2)} ns "
+      f"against {fmt(m('rt', 'p4'), 2)} ns with rseq (batch; p50 {fmt(m('rt-atomic', 'p4', 'p50'))} "
+      f"against {fmt(m('rt', 'p4', 'p50'))}): **{fmt(at, 2)} x**.")
+    goals.append(("SMP-atomic fallback: batch <= 2 x rseq", at, 2.0,
+                  f"{fmt(at, 2)} ({fmt(m('rt-atomic', 'p4'), 2)} / {fmt(m('rt', 'p4'), 2)} ns)"))
+    if runs.has("shape", "rt-daemon2"):
+        two = rep_ratio("rt-daemon2", "rt-daemon", "batch_ns", "shape", "p4")
+        P("")
+        P(f"Two daemon sessions recording the same event (each its own per-user buffers): "
+          f"{fmt(m('rt-daemon2', 'p4'), 2)} ns against {fmt(m('rt-daemon', 'p4'), 2)} ns for one "
+          f"session (batch): **{fmt(two, 2)} x**.")
+        goals.append(("two sessions recording the same event: batch <= 2 x one session", two, 2.0,
+                      f"{fmt(two, 2)} ({fmt(m('rt-daemon2', 'p4'), 2)} / "
+                      f"{fmt(m('rt-daemon', 'p4'), 2)} ns)"))
+    P("")
+
+    # p99 / p50
+    a = runs.per_rep("micro", "rt", "p4", 1, "p99")
+    b = runs.per_rep("micro", "rt", "p4", 1, "p50")
+    tail = med([a[r] / b[r] for r in a if r in b and b[r] > 0])
+    P(f"Per-call latency of the 4-byte event, one thread (micro table): p50 "
+      f"{fmt(runs.metric('micro', 'rt', 'p4', 1, 'p50'))} ns, p99 "
+      f"{fmt(runs.metric('micro', 'rt', 'p4', 1, 'p99'))} ns: p99 / p50 **{fmt(tail, 2)}**.")
+    P("")
+    goals.append(("per-call p99 / p50, 1 thread", tail, 2.0, fmt(tail, 2)))
+
+    # thread scaling, 1 to 64
+    ns = sorted({k[3] for k in runs.g if k[0] == "threads" and k[1] == "rt"} | {1})
+
+    def key(t, n):
+        if t.startswith("bd-"):
+            return ("threads", t, "p4", n)
+        return ("micro" if n == 1 else "threads", t, "p4", n)
+
+    def worst(t):
+        base = runs.per_rep(*key(t, 1), "batch_ns")
+        per = []
+        for r in base:
+            vals = [runs.per_rep(*key(t, n), "batch_ns").get(r) for n in ns if n > 1]
+            vals = [v for v in vals if v is not None]
+            if vals and base[r] > 0:
+                per.append(max(vals) / base[r])
+        return med(per)
+
+    if len(ns) > 1:
+        P("Writer CPU per event (batch: each thread's CPU time / its calls, averaged over "
+          "the threads) against the number of threads, on 2 CPUs:")
+        P("")
+        P("| tracer | " + " | ".join(str(n) for n in ns) + " | worst / 1 thread |")
+        P("|---|" + "---:|" * (len(ns) + 1))
+        for t in ["rt", "lw-tsc", "bd-inline", "bd-floor"]:
+            if key(t, 1) not in runs.g:
+                continue
+            cells = [fmt(runs.metric(*key(t, n), "batch_ns"), 2) for n in ns]
+            P(f"| {NAMES[t]} | " + " | ".join(cells) + f" | {fmt(worst(t), 2)} |")
+        P("")
+        w = worst("rt")
+        goals.append((f"threads {', '.join(map(str, ns))}: writer CPU per event within 1.1 x "
+                      "1 thread", w, 1.1,
+                      f"{fmt(w, 2)} (control, bound: {fmt(worst('lw-tsc'), 2)})"))
+
+    # many programs
+    if progs:
+        many = rep_ratio("rt-daemon-many", "rt-daemon", "batch_ns", "programs", "p4")
+        n = med([p["programs"] for p in progs])
+        others = max(n - 1, 1)
+        rss = med([(p["rss1"] - p["rss0"]) / others for p in progs])
+        reg = med([p["cpu_reg"] / others for p in progs])
+        idle = med([p["cpu_idle"] for p in progs])
+        P(f"{fmt(n, 0)} traced programs in one per-user session (the measuring program and "
+          f"{fmt(others, 0)} idle ones, `bench/idle_prog`): the 4-byte event costs "
+          f"{fmt(m('rt-daemon-many', 'p4', sec='programs'), 2)} ns against "
+          f"{fmt(m('rt-daemon', 'p4', sec='programs'), 2)} ns with the measuring program alone "
+          f"(batch, **{fmt(many, 2)} x**). ringtraced: {fmt(rss, 0)} KiB of resident memory "
+          f"and {fmt(reg, 2)} ms of CPU per program registered; {fmt(idle, 0)} ms of CPU in "
+          f"one second with all of them registered and idle; registering them took "
+          f"{fmt(med([p['register_ms'] for p in progs]), 0)} ms.")
+        P("")
+        goals.append((f"{fmt(n, 0)} programs in one session: per-event cost within 1.1 x one "
+                      "program", many, 1.1,
+                      f"{fmt(many, 2)}; daemon {fmt(rss, 0)} KiB, {fmt(reg, 2)} ms CPU per program"))
+    if mem:
+        P("Memory of an idle traced program (`bench/idle_prog`: one call site, one event "
+          "recorded, then waiting), from /proc/PID/smaps_rollup:")
+        P("")
+        P("| mode | Rss KiB | Pss KiB |")
+        P("|---|---:|---:|")
+        for e in mem:
+            P(f"| {e['mode']} | {e['rss']} | {e['pss']} |")
+        P("")
+    return goals
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--meta", required=True)
@@ -345,7 +487,7 @@ def main():
 
     meta, notes = read_meta(a.meta)
     errors = []
-    runs, tp, nbytes, macro, cons = read_runs(a.csv, errors)
+    runs, tp, nbytes, macro, cons, progs, mem = read_runs(a.csv, errors)
     md = []
     P = md.append
 
@@ -715,6 +857,9 @@ def main():
           f"{ratio(bd['floor'], lb)} x the lower bound.")
         P("")
 
+    # --- event shapes (the writer side's goals) -----------------------------------
+    shape_goals = writer_shapes(P, runs, rep_ratio, progs, mem)
+
     # --- goals ----------------------------------------------------------------------------
     P("## Goals")
     P("")
@@ -751,6 +896,8 @@ def main():
     goal("bytes per event (4-byte payload) <= 8", round(bpe.get("rt", float("nan")), 2), 8.0,
          f"{fmt(bpe.get('rt', float('nan')), 3)}")
     for text, (value, limit, shown) in cons_goals.items():
+        goal(text, value, limit, shown)
+    for text, value, limit, shown in shape_goals:
         goal(text, value, limit, shown)
     P("")
     P("Raw rows: the `.csv` next to this file (row types in bench/analyze.py); raw per-call "

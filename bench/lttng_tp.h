@@ -25,8 +25,21 @@ TRACEPOINT_EVENT(rtbench, p32,
 	TP_ARGS(const uint8_t *, buf, uint32_t, len),
 	TP_FIELDS(ctf_sequence(uint8_t, data, buf, uint32_t, len)))
 
-/* A 64-byte string (63 characters and the NUL). */
+/* 256 bytes, the same way. */
+TRACEPOINT_EVENT(rtbench, seq256,
+	TP_ARGS(const uint8_t *, buf, uint32_t, len),
+	TP_FIELDS(ctf_sequence(uint8_t, data, buf, uint32_t, len)))
+
+/* Strings of 16, 64 and 256 bytes (15, 63, 255 characters and the NUL). */
+TRACEPOINT_EVENT(rtbench, str16,
+	TP_ARGS(const char *, s),
+	TP_FIELDS(ctf_string(s, s)))
+
 TRACEPOINT_EVENT(rtbench, str64,
+	TP_ARGS(const char *, s),
+	TP_FIELDS(ctf_string(s, s)))
+
+TRACEPOINT_EVENT(rtbench, str256,
 	TP_ARGS(const char *, s),
 	TP_FIELDS(ctf_string(s, s)))
 

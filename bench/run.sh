@@ -45,19 +45,23 @@ full)
 	REPS=11 BATCH_MS=200 SAMPLES=100000 WARM_MS=50 WARM_CAP=1000
 	THREADS="1 2 4" TP_MS=1000 TP_FLAT_REPS=3 TP_FRACTIONS="0.5 0.7 0.85 1.0 1.15"
 	MACRO_REPS=9 MACRO_S=1.0 BYTES_EVENTS=1000000
-	CONS_REPS=5 CONS_EVENTS=20000000 READ_REPS=3 READ_EVENTS=4000000 ;;
+	CONS_REPS=5 CONS_EVENTS=20000000 READ_REPS=3 READ_EVENTS=4000000
+	THREADS_MORE="16 64" SHAPE_REPS=7 PROG_REPS=3 PROG_N=100 ;;
 quick)
 	REPS=3 BATCH_MS=50 SAMPLES=20000 WARM_MS=20 WARM_CAP=300
 	THREADS="1 2 4" TP_MS=300 TP_FLAT_REPS=1 TP_FRACTIONS="0.5 0.85"
 	MACRO_REPS=3 MACRO_S=0.25 BYTES_EVENTS=1000000
-	CONS_REPS=3 CONS_EVENTS=5000000 READ_REPS=1 READ_EVENTS=1000000 ;;
+	CONS_REPS=3 CONS_EVENTS=5000000 READ_REPS=1 READ_EVENTS=1000000
+	THREADS_MORE="16 64" SHAPE_REPS=3 PROG_REPS=1 PROG_N=100 ;;
 smoke)
 	REPS=1 BATCH_MS=5 SAMPLES=1000 WARM_MS=2 WARM_CAP=20
 	THREADS="1 2" TP_MS=50 TP_FLAT_REPS=1 TP_FRACTIONS="0.5"
 	MACRO_REPS=1 MACRO_S=0.02 BYTES_EVENTS=10000
-	CONS_REPS=1 CONS_EVENTS=20000 READ_REPS=0 READ_EVENTS=0 ;;
+	CONS_REPS=1 CONS_EVENTS=20000 READ_REPS=0 READ_EVENTS=0
+	THREADS_MORE="" SHAPE_REPS=1 PROG_REPS=1 PROG_N=3 ;;
 esac
 REPS=${RTBENCH_REPS:-$REPS}
+SHAPE_REPS=${RTBENCH_REPS:-$SHAPE_REPS}
 
 # --- build -------------------------------------------------------------------
 if [ "$MODE" != smoke ]; then
@@ -65,7 +69,7 @@ if [ "$MODE" != smoke ]; then
 	cmake --build "$BUILD" --target bench_programs -j "$(nproc)" >/dev/null ||
 		die "build failed (cmake --build $BUILD --target bench_programs)"
 fi
-for p in micro_base micro_rt breakdown trace_stats macro_none macro_rt kload preload_bench; do
+for p in micro_base micro_rt breakdown trace_stats macro_none macro_rt kload preload_bench idle_prog; do
 	[ -x "$B/$p" ] || die "$B/$p is missing (cmake --build $BUILD --target bench_programs)"
 done
 
@@ -165,13 +169,15 @@ lttng_setup() {
 }
 
 # lttng_session NAME overwrite|discard SUBBUF NUM_SUBBUF [FILTER]: the
-# events LT_EVENTS (default rtbench:*)
+# events LT_EVENTS (default rtbench:*), the contexts LT_CONTEXTS (-t
+# options, default none)
 lttng_session() {
 	local filter=()
 	[ -n "${5:-}" ] && filter=(--filter "$5")
 	(cd "$LH" &&
 		lt lttng create "$1" --output="$LH/traces/$1" &&
 		lt lttng enable-channel -u -s "$1" "--$2" --subbuf-size "$3" --num-subbuf "$4" ch0 &&
+		{ [ -z "${LT_CONTEXTS:-}" ] || lt lttng add-context -u -s "$1" -c ch0 $LT_CONTEXTS; } &&
 		lt lttng enable-event -u -s "$1" -c ch0 "${LT_EVENTS:-rtbench:*}" "${filter[@]}" &&
 		{ [ -n "${5:-}" ] || [ -n "${LT_EVENTS:-}" ] || lt lttng enable-event -u -s "$1" -c ch0 'lttng_ust_tracef:*'; } &&
 		lt lttng start "$1") >>"$ERRLOG" 2>&1 || die "lttng: cannot set up session $1"
@@ -291,12 +297,18 @@ run_micro() {
 	rt) prog=$B/micro_rt env=(RINGTRACE_OUTPUT="$dir" RINGTRACE_OVERWRITE=1) ;;
 	rt-atomic) prog=$B/micro_rt env=(RINGTRACE_OUTPUT="$dir" RINGTRACE_OVERWRITE=1 RINGTRACE_RSEQ=0) ;;
 	rt-disk) prog=$B/micro_rt env=(RINGTRACE_OUTPUT="$dir") ;;
-	rt-daemon | rt-filt-*)
+	rt-ctx) prog=$B/micro_rt case=p4
+		env=(RINGTRACE_OUTPUT="$dir" RINGTRACE_OVERWRITE=1 RINGTRACE_CONTEXTS=vtid,procname) ;;
+	bound) prog=$B/micro_base case=lw_$case ;;
+	rt-daemon | rt-daemon2 | rt-daemon-many | rt-filt-*)
 		[ "$RTD_OK" = 1 ] || return 0
 		prog=$B/micro_rt env=(-u RINGTRACE_OUTPUT RINGTRACE_RUNDIR="$RTD_RUN") ;;
 	lttng-filt-*)
 		[ "$LTTNG_OK" = 1 ] || return 0
 		prog=$LH/bin/micro_lttng as=(lt) ;;
+	lttng-ctx)
+		[ "$LTTNG_OK" = 1 ] || return 0
+		prog=$LH/bin/micro_lttng as=(lt) case=p4 ;;
 	lttng | lttng-off)
 		[ "$LTTNG_OK" = 1 ] || [ "$MODE" = smoke ] || return 0
 		# (smoke: no session daemon, the tracepoints are disabled)
@@ -347,6 +359,7 @@ fi
 # --- 1. micro benchmark, payloads, threads, breakdown: interleaved reps --------
 MICRO1="empty rt-off rt rt-daemon rt-atomic rt-disk lttng lw-tsc lw-clock printf marker"
 SCAL="rt rt-atomic lttng lw-tsc lw-clock printf marker rt-off empty"
+SCAL_MORE="rt lw-tsc"
 PAYLOADS="p32 str64 f8 printf1"
 # filters (v is the loop counter, from 0): rejected by one comparison,
 # passed by one, rejected by two
@@ -367,6 +380,10 @@ for ((rep = 1; rep <= REPS; rep++)); do
 		run_micro threads bd-ctl p4 "$n" "$rep"
 		[ "$n" = 1 ] && continue
 		for t in $SCAL; do run_micro threads "$t" p4 "$n" "$rep"; done
+	done
+	# more threads than CPUs: the tracer, its bound and the controls
+	for n in $THREADS_MORE; do
+		for t in bd-ctl $SCAL_MORE; do run_micro threads "$t" p4 "$n" "$rep"; done
 	done
 	run_micro breakdown bd "$BREAKDOWN" 1 "$rep"
 	if [ "$LTTNG_OK" = 1 ]; then lttng_stop micro; lttng_end micro; fi
@@ -389,6 +406,98 @@ for ((rep = 1; rep <= REPS; rep++)); do
 		fi
 	done
 done
+
+# --- 1a. event shapes against their bounds: strings of 16, 64 and 256
+# bytes, byte sequences of 32 and 256 bytes (the library's path), the
+# 4-byte event with the contexts vtid and procname, each beside its bound
+# (micro_base's lw_*: the TSC and the same bytes copied into a per-thread
+# array) and LTTng-UST, alternated in each repetition; the SMP-atomic
+# fallback beside rseq; one event recorded by two daemon sessions beside
+# one session --------------------------------------------------------------------
+SHAPES="str16 str64 str256 p32 seq256"
+for ((rep = 1; rep <= SHAPE_REPS; rep++)); do
+	say "event shapes: repetition $rep of $SHAPE_REPS"
+	[ "$LTTNG_OK" = 1 ] && lttng_session shape overwrite 256k 4
+	for c in $SHAPES; do
+		for t in bound rt lttng; do run_micro shape "$t" "$c" 1 "$rep"; done
+	done
+	if [ "$LTTNG_OK" = 1 ]; then lttng_stop shape; lttng_end shape; fi
+	[ "$LTTNG_OK" = 1 ] && LT_CONTEXTS="-t vtid -t procname" lttng_session shapectx overwrite 256k 4
+	for t in bound rt-ctx lttng-ctx; do run_micro shape "$t" ctx 1 "$rep"; done
+	if [ "$LTTNG_OK" = 1 ]; then lttng_stop shapectx; lttng_end shapectx; fi
+	for t in rt rt-atomic; do run_micro shape "$t" p4 1 "$rep"; done
+	if [ "$RTD_OK" = 1 ]; then
+		rtd_session one
+		run_micro shape rt-daemon p4 1 "$rep"
+		rtd_end one
+		rtd_session two1
+		rtd_session two2
+		run_micro shape rt-daemon2 p4 1 "$rep"
+		rtd_end two1
+		rtd_end two2
+	fi
+done
+
+# --- 1a'. many programs in one per-user session: PROG_N - 1 idle traced
+# programs (bench/idle_prog) registered with ringtraced, then the 4-byte
+# event's cost beside the same with the measuring program alone; the
+# daemon's memory (VmRSS) and CPU time (utime + stime) before and after
+# the idle programs registered; the memory of one idle traced program
+# (smaps_rollup: Rss, Pss) not traced, in embedded mode and registered.
+#   PROGS,rep,programs,register_ms,daemon_rss_kb_before,daemon_rss_kb_after,
+#         daemon_cpu_ms_register,daemon_cpu_ms_idle_1s
+#   MEM,mode,rss_kb,pss_kb
+proc_cpu_ms() { # utime + stime of a process, in ms
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) * 1000 / hz }' "/proc/$1/stat"
+}
+proc_rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+registered() { rtd list -u 2>/dev/null | grep -c ' rtbench:idle ' || true; }
+prog_pss() { # PID -> "RSS_KB PSS_KB"
+	awk '/^Rss:/ { r = $2 } /^Pss:/ { p = $2 } END { print r + 0, p + 0 }' "/proc/$1/smaps_rollup"
+}
+idle_mem() { # MODE ENV... : one idle program's memory once it is up
+	local mode=$1 pid i
+	shift
+	env "$@" "$B/idle_prog" 2>>"$ERRLOG" &
+	pid=$!
+	sleep 0.5
+	echo "MEM,$mode,$(prog_pss "$pid" | tr ' ' ,)" >>"$CSV"
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null || true
+}
+if [ "$RTD_OK" = 1 ]; then
+	mkdir -p "$T/norun" && chmod 700 "$T/norun"
+	idle_mem untraced -u RINGTRACE_OUTPUT RINGTRACE_RUNDIR="$T/norun"
+	idle_mem embedded RINGTRACE_OUTPUT="$T/tr/idle" RINGTRACE_OVERWRITE=1
+	rm -rf "$T/tr/idle"
+	rtd_session many
+	idle_mem daemon -u RINGTRACE_OUTPUT RINGTRACE_RUNDIR="$RTD_RUN"
+	for ((rep = 1; rep <= PROG_REPS; rep++)); do
+		say "many programs: repetition $rep of $PROG_REPS ($PROG_N programs)"
+		run_micro programs rt-daemon p4 1 "$rep"
+		rss0=$(proc_rss_kb "$RTD_PID") cpu0=$(proc_cpu_ms "$RTD_PID") t0=$(date +%s%N)
+		pids=()
+		for ((i = 1; i < PROG_N; i++)); do
+			env -u RINGTRACE_OUTPUT RINGTRACE_RUNDIR="$RTD_RUN" "$B/idle_prog" 2>>"$ERRLOG" &
+			pids+=($!)
+		done
+		# (each `list -u` waits for every program to answer: poll slowly)
+		for _ in $(seq 360); do
+			[ "$(registered)" -ge $((PROG_N - 1)) ] && break
+			sleep 0.5
+		done
+		n=$(registered)
+		t1=$(date +%s%N) cpu1=$(proc_cpu_ms "$RTD_PID")
+		sleep 1
+		cpu2=$(proc_cpu_ms "$RTD_PID") rss1=$(proc_rss_kb "$RTD_PID")
+		run_micro programs rt-daemon-many p4 1 "$rep"
+		echo "PROGS,$rep,$((n + 1)),$(((t1 - t0) / 1000000)),$rss0,$rss1,$(awk -v a="$cpu0" -v b="$cpu1" 'BEGIN { print b - a }'),$(awk -v a="$cpu1" -v b="$cpu2" 'BEGIN { print b - a }')" >>"$CSV"
+		kill "${pids[@]}" 2>/dev/null
+		wait "${pids[@]}" 2>/dev/null || true
+		sleep 1
+	done
+	rtd_end many
+fi
 
 # --- 1b. the LD_PRELOAD helpers: malloc+free, mutex lock+unlock and an
 # instrumented function, bare, with ringtrace's helpers (embedded mode,
