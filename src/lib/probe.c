@@ -20,8 +20,12 @@
  * (dp.h), then the payload. The common cases (embedded mode's channel, or
  * daemon mode's only target when it has no contexts) take record_fast:
  * the ring buffer's inline fast path with the header and payload writes
- * between its reservation and commit, nothing out of line. Everything
- * else goes through the noinline record_general.
+ * between its reservation and commit, nothing out of line. An event of
+ * fixed-size fields to such a buffer that has contexts, all of them
+ * constant for the thread (vpid, vtid, procname, prio), takes
+ * record_ctx_fast: one rseq section (ctx_section.h) that copies the
+ * contexts from the thread's cache of them. Everything else goes through
+ * the noinline record_general.
  *
  * Embedded mode's channel may have contexts too (RINGTRACE_CONTEXTS, which
  * `ringtrace record` sets): they are written the same way.
@@ -65,6 +69,7 @@
 
 #include "../common/context.h"
 #include "../ringbuffer/ringbuffer_api.h"
+#include "ctx_section.h"
 #include "daemon_client.h"
 #include "filter_fetch.h"
 #include "rt_internal.h"
@@ -83,10 +88,13 @@ static __thread uint32_t rt_tname_gen __attribute__((tls_model("initial-exec")))
 /* A fork child's only thread is not the thread that filled the caches:
  * its tid differs (its name does not, but is read again anyway). Called
  * by the fork child handler (fork.c). */
+static __thread struct rt_ctx_cache rt_ctxc __attribute__((tls_model("initial-exec")));
+
 void rt_probe_fork_child(void)
 {
 	rt_tid = 0;
 	rt_tname_gen = 0;
+	rt_ctxc.key = 0;
 }
 
 /* The thread's name, at most RT_THREAD_NAME_LEN bytes with the NUL. */
@@ -297,6 +305,103 @@ one_reserve(const struct rt_one *o, uintptr_t ip, struct rb_ctx *ctx)
 	if (o->nr_ctx)
 		p = write_contexts(p, o->ctx, o->nr_ctx, &tn, ctx->r.cpu, ip);
 	return p;
+}
+
+/*
+ * The thread's context cache (ctx_section.h): the contexts of one layout
+ * that are constant for the thread (vpid, vtid, prio, procname), as
+ * recorded, so that an event with contexts copies them in one go, inside
+ * its one rseq section. A layout with cpu_id, ip or hostname is not
+ * cached (rt_ctx_key 0): those events take rb_reserve's path.
+ */
+
+/* The layout's key: each context's number + 1 in a byte, the count in
+ * the low byte; 0 when it has a context the cache does not hold. */
+static inline __attribute__((always_inline)) uint64_t rt_ctx_key(const uint8_t *ctx,
+								 uint32_t nr)
+{
+	_Static_assert(RT_CTX_COUNT < 255 && RT_CTX_COUNT <= 7, "rt_ctx_key: a byte each");
+	if (nr == 0 || nr > RT_CTX_COUNT)
+		return 0;
+	uint64_t key = nr;
+	for (uint32_t i = 0; i < nr; i++) {
+		uint8_t c = ctx[i];
+		if (c != RT_CTX_VPID && c != RT_CTX_VTID && c != RT_CTX_PROCNAME && c != RT_CTX_PRIO)
+			return 0;
+		key |= (uint64_t)(c + 1) << (8 * (i + 1));
+	}
+	return key;
+}
+
+/* Rebuild the cache for layout `ctx` (key `key`) and thread-name
+ * generation `gen`. False when a rebuild it interrupted (this is a signal
+ * handler) is in progress: not this call's to touch. */
+static RT_NOINLINE bool ctx_cache_build(const uint8_t *ctx, uint32_t nr, uint64_t key,
+					uint32_t gen)
+{
+	struct rt_ctx_cache *cc = &rt_ctxc;
+	if (cc->seq & 1)
+		return false;
+	/* Signal fences: a handler that runs meanwhile sees seq odd first,
+	 * and the contents complete once it is even again. */
+	cc->seq++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	struct rt_tname tn;
+	thread_name(&tn);
+	/* At most 4 x 4 + 16 bytes (each context at most once: the key has
+	 * no duplicates checked, so check the room). */
+	uint32_t size = 0;
+	for (uint32_t i = 0; i < nr; i++)
+		size += ctx[i] == RT_CTX_PROCNAME ? tn.size : 4;
+	if (size <= RT_CTX_CACHE_MAX) {
+		write_contexts(cc->bytes, ctx, nr, &tn, 0, 0);
+		cc->size = size;
+		cc->key = key;
+		cc->gen = gen;
+	} else {
+		cc->key = 0;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	cc->seq++;
+	return size <= RT_CTX_CACHE_MAX;
+}
+
+/* An event of fixed-size fields (`size` bytes at `flat`, a multiple of 4)
+ * to o's buffer, which has contexts, in one rseq section. False when that
+ * path does not apply or did not record it (nothing was written). */
+static inline __attribute__((always_inline)) bool
+record_ctx_fast(const struct rt_one *o, const char *flat, uint64_t size)
+{
+#if RT_HAVE_CTX_SECTION
+	if (__builtin_expect(o->hdr_compact != RT__COMPACT_HEADER_SIZE ||
+			     o->id > CTF_COMPACT_ID_MAX || !o->rb->rseq_fast ||
+			     !rt_clock_tsc() || size % 4 != 0 || size > RT__FAST_PAYLOAD_MAX,
+			     0))
+		return false;
+	uint64_t key = rt_ctx_key(o->ctx, o->nr_ctx);
+	if (__builtin_expect(key == 0, 0))
+		return false;
+	if (__builtin_expect(!rt_tid, 0))
+		fill_thread_cache();
+	/* Acquire: pairs with the release increment after a rename
+	 * (thread_name.c), as in thread_name(). */
+	uint32_t gen = __atomic_load_n(&rt_thread_name_gen, __ATOMIC_ACQUIRE) + 1;
+	struct rt_ctx_cache *cc = &rt_ctxc;
+	if (__builtin_expect(cc->key != key || cc->gen != gen || (cc->seq & 1), 0) &&
+	    !ctx_cache_build(o->ctx, o->nr_ctx, key, gen))
+		return false;
+	/* Signal fence: seq is read before the size; a handler that
+	 * rebuilds the cache after this changes seq, which the section
+	 * compares. */
+	uint32_t seq = cc->seq;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	return rt_ctx_section(&o->rb->fast, o->id, cc, seq, cc->size, flat, (uint32_t)size) != 0;
+#else
+	(void)o;
+	(void)flat;
+	(void)size;
+	return false;
+#endif
 }
 
 /* Copy a small payload whose size is known only at run time without a
@@ -537,12 +642,16 @@ record(struct rt_event_desc *ev, const char *flat, const struct rt_part *parts,
 	if (__builtin_expect(c != NULL && fast, 1) &&
 	    __builtin_expect(!__atomic_load_n(&c->trigs, __ATOMIC_RELAXED), 1)) {
 		struct rt_one o;
-		if (__builtin_expect(rt_pick_one(c, ch, size, &o), 1) &&
-		    o.nr_ctx == 0 &&
-		    __builtin_expect(record_fast(o.rb, o.id, o.hdr_compact, flat, parts,
-						 nr, size),
-				     1))
-			return;
+		if (__builtin_expect(rt_pick_one(c, ch, size, &o), 1)) {
+			if (o.nr_ctx == 0) {
+				if (__builtin_expect(record_fast(o.rb, o.id, o.hdr_compact, flat,
+								 parts, nr, size),
+						     1))
+					return;
+			} else if (flat && record_ctx_fast(&o, flat, size)) {
+				return;
+			}
+		}
 	}
 	/* By address: passed by value, its 16-byte halves were read back
 	 * right after their 4- and 8-byte stores, which the CPU cannot

@@ -24,6 +24,7 @@ BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
 RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
 TYPES = os.path.join(BUILD, "tests/integration/types")
 BURST = os.path.join(BUILD, "tests/integration/burst")
+CTXTHREADS = os.path.join(BUILD, "tests/integration/ctxthreads")
 FASTSITE = os.path.join(BUILD, "tests/integration/fastsite")
 FASTSITE_NOINLINE = os.path.join(BUILD, "tests/integration/fastsite_noinline")
 FASTSITE_O0 = os.path.join(BUILD, "tests/integration/fastsite_O0")
@@ -217,6 +218,56 @@ class InlineCallSites(Base):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("fastsite: inline 0 of 10", r.stderr)
             self.check(trace, 100)
+
+
+class Contexts(Base):
+    """Events with contexts: the library records an event of fixed-size
+    fields in one rseq section, its contexts copied from a per-thread cache
+    (src/lib/ctx_section.h) that a rename refreshes."""
+
+    def test_contexts_threads_and_renames(self):
+        t, n = 4, 3000
+        r = record(self.trace, [CTXTHREADS, str(t), str(n)], "-t", "vpid,vtid,procname,prio",
+                   "--subbuf-size", "16k", "--num-subbuf", "256")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        events, discarded, lost = read_trace(self.trace)
+        self.assertEqual((discarded, lost), (0, 0))
+        tids = {}
+        for m in events:
+            if m.event.name == "ctx:tid":
+                tids[int(payload(m)["thread"])] = int(payload(m)["tid"])
+        self.assertEqual(sorted(tids), list(range(t)))
+        pids = set()
+        got = {}
+        for m in events:
+            if m.event.name == "ctx:tid":
+                continue
+            ctx = m.event.common_context_field
+            p = payload(m)
+            name = m.event.name
+            if name == "ctx:a":
+                i, seq = int(p["thread"]), int(p["seq"])
+            elif name == "ctx:b":
+                i, seq = int(p["b0"]), int(p["b1"])
+                self.assertEqual([int(p[f"b{k}"]) for k in range(2, 8)],
+                                 [seq + k for k in range(2, 8)])
+            else:
+                seq = int(p["seq"])
+                self.assertEqual(int(p["small"]), seq & 0xff)
+                i = None
+            tid = int(ctx["vtid"])
+            if i is None:
+                i = next(k for k, v in tids.items() if v == tid)
+            self.assertEqual(tid, tids[i], (name, seq))
+            pids.add(int(ctx["vpid"]))
+            self.assertEqual(int(ctx["prio"]), 20)
+            want = f"w{i}" if seq < n // 2 else f"renamed{i}"
+            self.assertEqual(str(ctx["procname"]), want, (name, i, seq))
+            got.setdefault((name, i), []).append(seq)
+        self.assertEqual(len(pids), 1)
+        for name in ("ctx:a", "ctx:b", "ctx:odd"):
+            for i in range(t):
+                self.assertEqual(got[(name, i)], list(range(n)), (name, i))
 
 
 class SharedLibraries(Base):
