@@ -20,7 +20,7 @@
 const struct ctl_cmd ctl_cmds[] = {
 { "create", "create a tracing session",
   "ringtrace create [NAME] [-o DIR | --snapshot [-o DIR] | --set-url=URL [--live[=US]]]\n"
-  "       [--force]",
+  "       [--force] [--shm-path DIR]",
   "Create a session and make it the current one. Without NAME the session is called\n"
   "auto-DATE. Traces go to DIR (default ~/ringtrace-traces/NAME-DATE), created now;\n"
   "a DIR that is not empty is refused unless --force, and so is the DIR of another\n"
@@ -28,7 +28,9 @@ const struct ctl_cmd ctl_cmds[] = {
   "writes them only with 'ringtrace snapshot record'. With --set-url (or --ctrl-url\n"
   "and --data-url, or --live alone: the relay on this machine) the traces are\n"
   "streamed to ringtrace-relayd instead, authenticated with the relay's secret\n"
-  "(docs/relay.md).",
+  "(docs/relay.md). With --shm-path the programs' buffers are files of DIR, which\n"
+  "outlive a crash of the daemon or of the programs: 'ringtrace recover DIR -o OUT'\n"
+  "then writes what they hold (docs/recovery.md).",
   "name", ARG_STR, 0, 1, false, LONG_MS, {
 	{ "output", 'o', ARG_PATH, "output", NULL, "DIR", "trace output directory" },
 	{ "snapshot", 0, ARG_SET, "snapshot", "1", NULL, "snapshot (flight recorder) session" },
@@ -43,6 +45,8 @@ const struct ctl_cmd ctl_cmds[] = {
 	{ "live", 0, ARG_OPTNUM, "live", "", "[=US]",
 	  "a live session: the relay serves it to live viewers; US: the live timer in\n"
 	  "                                   microseconds (default 1000000)" },
+	{ "shm-path", 0, ARG_PATH, "shm-path", NULL, "DIR",
+	  "keep the buffers in files under DIR (created 0700), for ringtrace recover" },
 } },
 { "destroy", "stop and destroy a session", "ringtrace destroy [SESSION | -a]",
   "Stop the session if it is active (the trace is complete on disk afterwards), then\n"

@@ -23,6 +23,7 @@
 
 #include "../common/array.h"
 #include "../common/clock.h"
+#include "../consumer/recovery.h"
 #include "app.h"
 #include "../common/warn.h"
 
@@ -157,12 +158,33 @@ static void class_index_free(struct dp_trace *t)
 	t->channel_classes = NULL;
 }
 
+_Static_assert(sizeof(((struct dp_bufset *)0)->shm_name) > CONS_RECOVERY_NAME_MAX,
+	       "shm_name holds a buffer set's name");
+
+/* --shm-path: the files of buffer set b are removed when `written`
+ * (everything in it is in the trace), else kept for `ringtrace recover`
+ * (said in the daemon's log). */
+static void bufset_files_end(const struct dp_trace *t, struct dp_bufset *b, bool written)
+{
+	if (!b->shm_name[0])
+		return;
+	if (written)
+		cons_recovery_remove(t->session->shm_path, b->shm_name);
+	else
+		rt_warn("buffers kept in %s/%s" CONS_RING_SUFFIX " for ringtrace recover",
+			t->session->shm_path, b->shm_name);
+	b->shm_name[0] = '\0';
+}
+
 static void free_trace_mem(struct dp_trace *t)
 {
 	class_index_free(t);
-	for (uint32_t i = 0; i < t->nr_bufsets; i++)
+	for (uint32_t i = 0; i < t->nr_bufsets; i++) {
+		/* Not consumed (a trace that failed to start): nothing in it. */
+		bufset_files_end(t, &t->bufsets[i], true);
 		if (t->bufsets[i].channel)
 			rb_destroy(&t->bufsets[i].rb);
+	}
 	free(t->bufsets);
 	for (uint32_t i = 0; i < t->nr_events; i++) {
 		struct dp_event_class *e = &t->events[i];
@@ -182,9 +204,46 @@ void app_trace_free(struct dp_trace *t)
 	if (t->consumer) {
 		consumer_trace_drain(t);
 		app_session_keep_stats(t);
+		for (uint32_t i = 0; i < t->nr_bufsets; i++) {
+			struct rtd_channel_stats st = { 0 };
+			struct dp_bufset *b = &t->bufsets[i];
+			if (b->shm_name[0])
+				bufset_files_end(t, b, consumer_bufset_stats(b, &st) == 0 &&
+						       st.used_bytes == 0 && st.subbufs_lost == 0);
+		}
 		consumer_trace_remove(t);
 	}
 	free_trace_mem(t);
+}
+
+/* --shm-path: the buffer set in a new file of the session's shm_path
+ * (recovery.h), named SESSION-uid-UID-CHANNEL (per-uid) or
+ * SESSION-pid-PID-CHANNEL (per-pid), its name in b->shm_name. 0 or
+ * -errno with a message in err. */
+static int bufset_in_file(struct dp_trace *t, const struct rtd_channel *c, struct dp_bufset *b,
+			  const struct rb_config *rc, const struct rb_client *client, char *err,
+			  size_t errlen)
+{
+	const struct rtd_session *s = t->session;
+	char prefix[CONS_RECOVERY_NAME_MAX + 1], why[PATH_MAX + 256];
+	snprintf(prefix, sizeof(prefix), "%s-%s-%u-%s", s->name, t->pid ? "pid" : "uid",
+		 t->pid ? (unsigned)t->pid : (unsigned)t->uid, c->name);
+	int fd = cons_recovery_create(s->shm_path, prefix, b->shm_name, why, sizeof(why));
+	if (fd < 0) {
+		/* err: the registry's short buffer; why names the file. */
+		snprintf(err, errlen, "cannot create the buffers of channel %.63s: %.120s", c->name,
+			 why);
+		return fd;
+	}
+	int ret = rb_create_in(&b->rb, rc, client, fd);
+	if (ret < 0) {
+		close(fd);
+		cons_recovery_remove(s->shm_path, b->shm_name);
+		b->shm_name[0] = '\0';
+		snprintf(err, errlen, "cannot allocate the buffers of channel %.63s in %.120s: %s",
+			 c->name, s->shm_path, strerror(-ret));
+	}
+	return ret;
 }
 
 static int make_bufset(struct dp_trace *t, struct rtd_channel *c, char *err, size_t errlen)
@@ -212,6 +271,13 @@ static int make_bufset(struct dp_trace *t, struct rtd_channel *c, char *err, siz
 		.clock_read = rt_clock_read_ordered,
 		.priv = &b->stream,
 	};
+	if (t->session->shm_path[0]) {
+		int ret = bufset_in_file(t, c, b, &rc, &client, err, errlen);
+		if (ret < 0)
+			return ret;
+		b->channel = c;
+		return 0;
+	}
 	int ret = rb_create(&b->rb, &rc, &client);
 	if (ret < 0) {
 		snprintf(err, errlen, "cannot allocate the buffers of channel %s (%u x %llu bytes per CPU): %s",

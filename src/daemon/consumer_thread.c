@@ -15,6 +15,7 @@
 
 #include "consumer_daemon.h"
 #include "../common/warn.h"
+#include "../consumer/recovery.h"
 
 static bool bufset_live(const struct dp_bufset *b)
 {
@@ -302,8 +303,28 @@ static int relay_trace(struct cons_dtrace *ct)
 	return cons_net_trace_init(ct->net, net, path);
 }
 
+/* --shm-path: each buffer set's description beside its file (recovery.h),
+ * from the trace's classes now, so that `ringtrace recover` can decode
+ * every event a program may record with the ids it was given. Called when
+ * the trace starts and by the registry before it hands out new ids (one
+ * thread: the registry's). 0 or the first -errno with a message in err. */
+static int describe_bufsets(struct cons_dtrace *ct, char *err, size_t errlen)
+{
+	int ret = 0;
+	for (uint32_t i = 0; i < ct->t->nr_bufsets; i++) {
+		const struct dp_bufset *b = &ct->t->bufsets[i];
+		if (!b->shm_name[0])
+			continue;
+		int r = cons_recovery_describe(ct->t->session->shm_path, b->shm_name, &ct->desc,
+					       &ct->sets[i].desc, err, errlen);
+		if (r < 0 && !ret)
+			ret = r;
+	}
+	return ret;
+}
+
 /* Errors: -ENOMEM; -errno of pthread_create or of the metadata's first
- * write (mkdir, open, write, rename). */
+ * write (mkdir, open, write, rename), of the buffers' descriptions. */
 int consumer_trace_add(struct dp_trace *t, char *err, size_t errlen)
 {
 	struct cons_dtrace *ct = calloc(1, sizeof(*ct));
@@ -356,6 +377,9 @@ int consumer_trace_add(struct dp_trace *t, char *err, size_t errlen)
 		if (bufset_live(cb->b) && setup_bufset(ct, cb, now) < 0)
 			goto fail_msg;
 	}
+	ret = describe_bufsets(ct, err, errlen);
+	if (ret < 0)
+		goto fail;
 	/* A relay that is away now gets the metadata when it is back. */
 	if (writes_files(ct) && !ct->net) {
 		ret = metadata_update(ct, true);
@@ -469,6 +493,9 @@ void consumer_trace_remove(struct dp_trace *t)
 void consumer_metadata_changed(struct dp_trace *t)
 {
 	struct cons_dtrace *ct = t->consumer;
+	char err[PATH_MAX + 256];
+	if (ct && describe_bufsets(ct, err, sizeof(err)) < 0)
+		rt_warn("%s (ringtrace recover will not decode the new events)", err);
 	/* The thread rewrites the metadata on its next pass; packets that
 	 * use the new ids bring it up to date before they are written
 	 * (cons_channel_read), so waking it early only saves time. */

@@ -97,6 +97,8 @@ static void ctl_describe_session(FILE *out, const struct rtd_session *s)
 	fprintf(out, "Tracing session %s: [%s]%s\n", s->name, state_of(s),
 		s->snapshot ? " snapshot" : "");
 	fprintf(out, "    Trace output: %s\n", s->output);
+	if (s->shm_path[0])
+		fprintf(out, "    Buffers in files: %s (ringtrace recover)\n", s->shm_path);
 	ctl_rotation_describe(out, s);
 	fprintf(out, "    Tracked processes:");
 	if (s->track_all)

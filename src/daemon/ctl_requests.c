@@ -198,14 +198,35 @@ static int relay_url(const struct ctl_req *r, struct rtd_session *s, char *err, 
 	return 0;
 }
 
+/* --shm-path: an absolute directory, created (0700) when missing, ours
+ * and private (RT_DIR_PRIVATE: its files are the buffers programs map),
+ * checked now so that create refuses it rather than the first program.
+ * 0 or -errno with a message in err. */
+static int check_shm_path(const char *path, char *err, size_t errlen)
+{
+	char why[CTL_ERRLEN];
+	if (path[0] != '/' || strlen(path) >= PATH_MAX) {
+		snprintf(err, errlen, "--shm-path '%s' must be an absolute path", path);
+		return -EINVAL;
+	}
+	int dfd = rt_dir_open(path, RT_DIR_CREATE | RT_DIR_PRIVATE, NULL, why, sizeof(why));
+	if (dfd < 0) {
+		snprintf(err, errlen, "cannot use --shm-path %s: %s", path, why);
+		return dfd;
+	}
+	close(dfd);
+	return 0;
+}
+
 /* create: name, output (absolute), snapshot=1, flat=1 (hidden sessions of
  * `ringtrace record`: output required, name may start with '.'), force=1
- * (an output that is not empty: its traces are removed). */
+ * (an output that is not empty: its traces are removed), shm-path
+ * (absolute: the buffers in files there). */
 int ctl_create(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err, size_t errlen)
 {
 	const char *name = ctl_get(r, "name"), *output = ctl_get(r, "output");
 	const char *snap = ctl_get(r, "snapshot"), *flat = ctl_get(r, "flat");
-	const char *force = ctl_get(r, "force");
+	const char *force = ctl_get(r, "force"), *shm = ctl_get(r, "shm-path");
 	bool is_snap = snap && !strcmp(snap, "1"), is_flat = flat && !strcmp(flat, "1");
 	char date[32], auto_name[RTD_NAME_MAX];
 	stamp(date, sizeof(date));
@@ -232,6 +253,9 @@ int ctl_create(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *e
 		snprintf(err, errlen, "a flat session needs an output and no snapshot mode");
 		return -EINVAL;
 	}
+	int shm_ret = shm ? check_shm_path(shm, err, errlen) : 0;
+	if (shm_ret < 0)
+		return shm_ret;
 	bool net = ctl_get(r, "set-url") || ctl_get(r, "ctrl-url") || ctl_get(r, "data-url") ||
 		   ctl_get(r, "live");
 	if (net && (output || is_flat)) {
@@ -245,6 +269,8 @@ int ctl_create(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *e
 			return -ENOMEM;
 		}
 		s->snapshot = is_snap;
+		if (shm)
+			snprintf(s->shm_path, sizeof(s->shm_path), "%s", shm);
 		int ret = relay_url(r, s, err, errlen);
 		if (!ret)
 			ret = dp_relay_open(s, err, errlen);
@@ -280,6 +306,8 @@ int ctl_create(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *e
 		return -ENOMEM;
 	}
 	memcpy(s->output, path, strlen(path) + 1);
+	if (shm)
+		snprintf(s->shm_path, sizeof(s->shm_path), "%s", shm);
 	s->snapshot = is_snap;
 	s->flat = is_flat;
 	if (!is_flat)
@@ -289,6 +317,8 @@ int ctl_create(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *e
 	fprintf(out, "%s session %s created.\n", is_snap ? "Snapshot" : "Tracing", s->name);
 	fprintf(out, "%s %s\n", is_snap ? "Default snapshot output:" : "Traces will be written in",
 		s->output);
+	if (shm)
+		fprintf(out, "Buffers kept in files under %s\n", s->shm_path);
 	return 0;
 too_long:
 	snprintf(err, errlen, "output path too long");

@@ -62,6 +62,8 @@ static void ctl_save_session(FILE *out, const struct rtd_session *s)
 		put_u64(out, "live", s->live_delay_us);
 	if (s->snapshot)
 		fprintf(out, " snapshot=1");
+	if (s->shm_path[0])
+		put_value(out, "shm-path", s->shm_path);
 	fputc('\n', out);
 	for (const struct rtd_channel *c = s->kchannels; c; c = c->next) {
 		fprintf(out, "enable-channel domain=kernel");

@@ -61,7 +61,11 @@ struct dp_event_class {
 struct dp_bufset {
 	struct dp_trace *trace;
 	struct rtd_channel *channel;	/* NULL: not in this trace */
-	struct rb rb;			/* created by the registry (rb_create: memfd) */
+	struct rb rb;			/* created by the registry (rb_create: memfd;
+					 * --shm-path: rb_create_in, a file) */
+	/* --shm-path: the buffer set's name in the session's shm_path
+	 * (NAME.ring, NAME.desc: src/consumer/recovery.h), else "". */
+	char shm_name[201];
 	struct ctf_stream_info stream;
 	void *consumer;			/* the consumer's */
 };
@@ -117,7 +121,9 @@ struct dp_trace {
  *    (events_discarded) and in consumer_bufset_stats' events_lost.
  *  - consumer_trace_remove: stop reading (after a drain) and forget it.
  *  - consumer_metadata_changed: new event classes; written before any
- *    packet that uses them is.
+ *    packet that uses them is. With --shm-path, the buffer sets'
+ *    descriptions (recovery.h) are rewritten before it returns, as
+ *    consumer_trace_add writes them first.
  *  - consumer_snapshot: write the current content of the trace's buffers
  *    (most recent data, at most max_size bytes for this trace, 0: no
  *    limit) into `dir`, as a complete trace, without stopping tracing.

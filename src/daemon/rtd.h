@@ -155,6 +155,10 @@ struct rtd_session {
 	char relay_host[256];
 	int relay_ctrl_port, relay_data_port;
 	uint32_t live_delay_us;		/* --live: the relay's live timer; 0: not live */
+	/* --shm-path: the buffers of its programs (per-uid and per-pid) in
+	 * files of this directory, with their descriptions, for `ringtrace
+	 * recover` after a crash (src/consumer/recovery.h); "": memfds. */
+	char shm_path[PATH_MAX];
 	uint64_t created;		/* Unix time of `create`: the relay's SESSION-DATE */
 	void *relay;			/* the data plane's connection (dp_relay_open) */
 	struct rtd_session *next;

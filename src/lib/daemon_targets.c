@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../common/array.h"
@@ -48,6 +49,27 @@ static struct rt_dbuf *find_buf(uint64_t key)
 	return NULL;
 }
 
+/*
+ * A buffer set in a file (a daemon session created with --shm-path: its
+ * buffers outlive a crash, src/consumer/recovery.h) cannot be sealed. It
+ * is accepted from the daemon (the peer of this connection, root or our
+ * user: rtp_peer_check) when it is a regular file owned by root or by us
+ * with no access for group or others (a memfd, mode 0777, is not one), of
+ * exactly the size announced: then only its owner, whom this program
+ * trusts with its buffers already, could truncate it under the mapping
+ * (docs/security.md). 0 or -EPERM, -errno of fstat.
+ */
+static int check_buffer_file(int fd, uint64_t map_size)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || (st.st_mode & 077) ||
+	    (st.st_uid != 0 && st.st_uid != geteuid()) || (uint64_t)st.st_size != map_size)
+		return -EPERM;
+	return 0;
+}
+
 int rt_dbuf_add(const struct rtp_app_channel *m, int memfd, char *err, size_t errlen)
 {
 	uint64_t key = m->key, map_size = m->map_size;
@@ -65,8 +87,9 @@ int rt_dbuf_add(const struct rtp_app_channel *m, int memfd, char *err, size_t er
 	/* Sealed at its size, or a daemon could truncate it under our
 	 * mapping and turn the program's next event into SIGBUS. */
 	ret = rb_check_sealed(memfd);
-	if (ret < 0) {
-		snprintf(err, errlen, "buffer set %llu: its memfd is not sealed against resizing: %s",
+	if (ret < 0 && check_buffer_file(memfd, map_size) < 0) {
+		snprintf(err, errlen, "buffer set %llu: its memfd is not sealed against resizing "
+			 "(%s), nor a private file of the daemon's of its size",
 			 (unsigned long long)key, strerror(-ret));
 		return -EPROTO;
 	}
