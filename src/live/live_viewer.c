@@ -25,7 +25,9 @@
 #include "live_viewer.h"
 
 #define IO_TIMEOUT_MS 30000
+#ifndef RETRY_MS	/* the fuzzing harness (tests/fuzz) builds it with 1 ms */
 #define RETRY_MS 100
+#endif
 #define SLICE_MS 200
 
 /* One CTF trace of the attached sessions: a metadata stream and data

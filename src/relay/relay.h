@@ -162,13 +162,18 @@ void relay_session_end(struct relay_session *s);
 int relay_stream_open(struct relay_session *s, const char *path, const char *channel,
 		      uint32_t cpu, bool metadata, struct relay_stream **out, char *err,
 		      size_t errlen);
+/* Free every session and stream, closing their files (not their
+ * directories); ids start again from 1. Only when no connection is
+ * served (the fuzzing harnesses reset the table between inputs). */
+void relay_table_free(void);
 /* Find by id (relay_lock held). NULL when there is none. */
 struct relay_session *relay_session_find(uint64_t id);
 struct relay_stream *relay_stream_find(uint64_t id);
 
 /* Append one packet (`len` bytes whose index entry is *ix; ix->offset is
- * set here) to a data stream. Returns 0, -EINVAL (sizes that do not
- * match len), -errno of the writes (nothing of it stays in the files). */
+ * set here) to a data stream. Returns 0, -EINVAL (no bytes, or sizes
+ * that do not match len), -errno of the writes (nothing of it stays in
+ * the files). */
 int relay_stream_append(struct relay_stream *st, struct relay_index *ix, const void *data,
 			uint64_t len);
 /* Write metadata bytes at `offset` of a metadata stream (a resend after a

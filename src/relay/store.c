@@ -115,6 +115,30 @@ out:
 	return ret;
 }
 
+void relay_table_free(void)
+{
+	pthread_mutex_lock(&relay_lock);
+	while (relay_sessions) {
+		struct relay_session *s = relay_sessions;
+		relay_sessions = s->next;
+		while (s->streams) {
+			struct relay_stream *st = s->streams;
+			s->streams = st->next;
+			if (st->data_fd >= 0)
+				close(st->data_fd);
+			if (st->index_fd >= 0)
+				close(st->index_fd);
+			free(st->index);
+			pthread_mutex_destroy(&st->lock);
+			free(st);
+		}
+		free(s);
+	}
+	next_session_id = next_stream_id = 1;
+	nr_sessions = nr_streams = 0;
+	pthread_mutex_unlock(&relay_lock);
+}
+
 void relay_session_end(struct relay_session *s)
 {
 	pthread_mutex_lock(&relay_lock);
@@ -187,7 +211,9 @@ static int stream_recover(struct relay_stream *st)
 				  (off_t)(sizeof(hdr) + i * sizeof(b))) != (ssize_t)sizeof(b))
 				break;
 			index_decode(b, &ix);
-			if (ix.offset != st->size || ix.packet_size % 8 ||
+			/* An entry live viewers could not follow ends it too. */
+			if (ix.offset != st->size || ix.packet_size % 8 || !ix.packet_size ||
+			    ix.content_size > ix.packet_size ||
 			    ix.packet_size / 8 > (uint64_t)sd.st_size - st->size)
 				break;
 			int ret = index_push(st, &ix);
@@ -364,7 +390,8 @@ static int pwrite_all(int fd, const void *p, uint64_t len, uint64_t off)
 int relay_stream_append(struct relay_stream *st, struct relay_index *ix, const void *data,
 			uint64_t len)
 {
-	if (st->metadata || ix->packet_size != len * 8 || ix->content_size > ix->packet_size)
+	if (st->metadata || !len || ix->packet_size != len * 8 ||
+	    ix->content_size > ix->packet_size)
 		return -EINVAL;
 	pthread_mutex_lock(&st->lock);
 	ix->offset = st->size;

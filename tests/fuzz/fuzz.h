@@ -9,6 +9,8 @@
 #ifndef RINGTRACE_FUZZ_H
 #define RINGTRACE_FUZZ_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,5 +24,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 			fuzz_fail(__FILE__, __LINE__, #cond);                  \
 	} while (0)
 void fuzz_fail(const char *file, int line, const char *cond) __attribute__((noreturn));
+
+/*
+ * A scripted peer for the decoders that read a socket: a thread writes
+ * data[0..size) (what the other side of a connection says) into fd, or
+ * into the one connection it accepts on listen_fd (>= 0), reading and
+ * dropping whatever the code under test sends back, then closes its
+ * sending half and reads until the code under test closes its end.
+ * fuzz_peer_start: 0 or -EAGAIN; fuzz_peer_join once the code under test
+ * closed its end.
+ */
+struct fuzz_peer {
+	int fd, listen_fd;
+	const uint8_t *data;
+	size_t size;
+	pthread_t thread;
+};
+int fuzz_peer_start(struct fuzz_peer *p, int fd, int listen_fd, const uint8_t *data,
+		    size_t size);
+void fuzz_peer_join(struct fuzz_peer *p);
 
 #endif

@@ -1,0 +1,280 @@
+/*
+ * fuzz_relay.c - what ringtrace-relayd reads from the network, and the
+ * CTF indexes it reads back from disk (src/relay, src/net). The first
+ * byte of the input chooses what the rest is:
+ *   0  the bytes a daemon's control connection sends, served by
+ *      relay_serve_ctrl (frames: rnet_recv, rnet_frame_decode; every
+ *      control message's fields; sessions and streams created in a
+ *      private output directory);
+ *   1  a data connection's bytes, served by relay_serve_data, with one
+ *      session of the same host and its streams already open (attach,
+ *      packets and their index entries, beacons, syncs);
+ *   2  a client's side of the handshake, as the relay reads it
+ *      (rnet_server_handshake: HELLO, AUTH);
+ *   3  a relay's side, as a daemon or viewer reads it
+ *      (rnet_client_handshake: CHALLENGE, AUTH_FAIL's message);
+ *   4  u16 L (little-endian), L bytes of a stream's CTF index file, then
+ *      its data file, found on disk by relay_stream_open (a relay
+ *      restarted: the index read back and both files cut to the last
+ *      whole packet), then one packet appended and every entry read;
+ *   5  the pure decoders: rnet_frame_decode, the payload getters driven by
+ *      the input, rnet_check_name/_path, rnet_parse_url/_hostport.
+ * The relay's table is emptied between inputs (relay_table_free) and the
+ * output directory removed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../src/common/fs_util.h"
+#include "../../src/net/net.h"
+#include "../../src/relay/relay.h"
+#include "fuzz.h"
+
+#define HOST "fuzzhost"
+#define TRACE "ust/uid/0/64-bit"
+
+static char root[64];
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	if (ftw->level > 0)
+		remove(path);
+	return 0;
+}
+
+static void cleanup(void)
+{
+	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	rmdir(root);
+}
+
+static void setup(void)
+{
+	if (root[0])
+		return;
+	snprintf(root, sizeof(root), "/tmp/fuzz-relay-XXXXXX");
+	if (!mkdtemp(root))
+		abort();
+	atexit(cleanup);
+	snprintf(relay_cfg.output, sizeof(relay_cfg.output), "%s", root);
+	relay_cfg.live_plain = true;
+	memset(&relay_cfg.secret, 0x5a, sizeof(relay_cfg.secret));
+}
+
+static void reset(void)
+{
+	relay_table_free();
+	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Serve the input on one end of a socket pair (non-blocking, as the
+ * relay's accepted sockets are) with the scripted peer on the other. */
+static void serve(void (*fn)(int fd, const char *host), const uint8_t *data, size_t size)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return;
+	fcntl(sv[1], F_SETFL, O_NONBLOCK);
+	struct fuzz_peer p;
+	if (fuzz_peer_start(&p, sv[0], -1, data, size) == 0) {
+		fn(sv[1], HOST);
+		shutdown(sv[1], SHUT_RDWR);
+		fuzz_peer_join(&p);
+	}
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* Session 1 of HOST ("fix"), live, with its metadata (stream 1) and
+ * channel0_0 (stream 2) holding two packets. */
+static struct relay_session *fixture(void)
+{
+	struct relay_session *s;
+	struct relay_stream *m, *d;
+	char err[PATH_MAX + 256];
+	if (relay_session_open(HOST, "fix", 1700000000, 1000000, false, &s, err, sizeof(err)) ||
+	    relay_stream_open(s, TRACE, "metadata", 0, true, &m, err, sizeof(err)) ||
+	    relay_stream_open(s, TRACE, "channel0", 0, false, &d, err, sizeof(err)))
+		abort();
+	static const char meta[] = "/* CTF 1.8 */\ntrace { major = 1; minor = 8; };\n";
+	relay_metadata_write(m, 0, meta, sizeof(meta) - 1);
+	uint8_t pkt[64];
+	for (unsigned k = 0; k < 2; k++) {
+		memset(pkt, (int)k, sizeof(pkt));
+		struct relay_index ix = { .packet_size = 8 * sizeof(pkt), .content_size = 8 * 40,
+					  .ts_begin = 100 * k, .ts_end = 100 * k + 50,
+					  .stream_id = 0, .packet_seq_num = k };
+		FUZZ_CHECK(relay_stream_append(d, &ix, pkt, sizeof(pkt)) == 0);
+	}
+	return s;
+}
+
+/* An index entry live viewers can follow (live_viewer.c refuses the
+ * others, and with them the whole session): a packet of at least one
+ * byte, its content within it. */
+static bool servable(const struct relay_index *ix)
+{
+	return ix->packet_size > 0 && ix->content_size <= ix->packet_size;
+}
+
+/* After a data connection: what the fixture's streams hold. */
+static void check_stored(struct relay_session *s)
+{
+	for (struct relay_stream *st = s->streams; st; st = st->next) {
+		struct relay_index ix;
+		uint64_t end = 0;
+		for (uint64_t n = 0; !st->metadata && relay_stream_index(st, n, &ix) == 0; n++) {
+			FUZZ_CHECK(ix.offset == end && servable(&ix));
+			end += ix.packet_size / 8;
+		}
+		FUZZ_CHECK(st->metadata || end == relay_stream_size(st));
+	}
+}
+
+static void handshake_server(int fd, const char *host)
+{
+	(void)host;
+	char name[RNET_HOST_MAX + 1], err[512];
+	uint32_t role;
+	int ret = rnet_server_handshake(fd, &relay_cfg.secret, &role, name, 2000, err,
+					sizeof(err));
+	FUZZ_CHECK(ret < 0);	/* nobody can answer the fresh nonce's MAC */
+	FUZZ_CHECK(err[0] != 0);
+}
+
+static void handshake_client(int fd, const char *host)
+{
+	char err[512];
+	int ret = rnet_client_handshake(fd, &relay_cfg.secret, RNET_ROLE_CTRL, host, 2000, err,
+					sizeof(err));
+	FUZZ_CHECK(ret < 0);
+	FUZZ_CHECK(err[0] != 0);
+}
+
+static int put(const char *path, const uint8_t *p, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	ssize_t w = len ? write(fd, p, len) : 0;
+	close(fd);
+	return w == (ssize_t)len ? 0 : -1;
+}
+
+static void index_file(const uint8_t *data, size_t size)
+{
+	if (size < 2)
+		return;
+	size_t ilen = (size_t)data[0] | (size_t)data[1] << 8;
+	data += 2;
+	size -= 2;
+	if (ilen > size)
+		ilen = size;
+	struct relay_session *s;
+	char err[PATH_MAX + 256], dir[PATH_MAX + 64], path[PATH_MAX + 96];
+	if (relay_session_open(HOST, "idx", 1700000000, 0, false, &s, err, sizeof(err)))
+		abort();
+	snprintf(dir, sizeof(dir), "%s/" TRACE "/index", s->dir);
+	char why[PATH_MAX + 128];
+	if (rt_mkdir_p(dir, why, sizeof(why)) < 0)
+		return;
+	snprintf(path, sizeof(path), "%s/channel0_1.idx", dir);
+	put(path, data, ilen);
+	snprintf(path, sizeof(path), "%s/" TRACE "/channel0_1", s->dir);
+	put(path, data + ilen, size - ilen);
+	struct relay_stream *st;
+	if (relay_stream_open(s, TRACE, "channel0", 1, false, &st, err, sizeof(err)) < 0)
+		return;
+	/* What was read back is whole and in the file. */
+	uint64_t end = 0;
+	struct relay_index ix;
+	for (uint64_t n = 0; relay_stream_index(st, n, &ix) == 0; n++) {
+		FUZZ_CHECK(ix.offset == end && ix.packet_size % 8 == 0);
+		FUZZ_CHECK(servable(&ix));
+		end += ix.packet_size / 8;
+	}
+	FUZZ_CHECK(end == relay_stream_size(st));
+	uint8_t pkt[32] = { 0 };
+	struct relay_index add = { .packet_size = 8 * sizeof(pkt), .content_size = 8 * sizeof(pkt) };
+	FUZZ_CHECK(relay_stream_append(st, &add, pkt, sizeof(pkt)) == 0);
+	FUZZ_CHECK(add.offset == end && relay_stream_size(st) == end + sizeof(pkt));
+	uint8_t back[32];
+	FUZZ_CHECK(relay_stream_read(st, end, back, sizeof(back)) == (ssize_t)sizeof(back));
+}
+
+static void wire(const uint8_t *data, size_t size)
+{
+	struct rnet_hdr h;
+	if (rnet_frame_decode(data, size, &h) == 0)
+		FUZZ_CHECK(h.length <= rnet_type_max(h.type) || h.type == RNET_AUTH_OK ||
+			   h.type == RNET_DATA_SYNC);
+	/* The input as a script of getters over itself. */
+	struct rnet_rd r = { .p = data, .len = size };
+	char text[RNET_PATH_MAX + 1];
+	uint8_t bytes[64];
+	for (size_t k = 0; k < size && k < 32 && !r.err; k++) {
+		switch (data[k] % 6) {
+		case 0: rnet_get_u16(&r); break;
+		case 1: rnet_get_u32(&r); break;
+		case 2: rnet_get_u64(&r); break;
+		case 3: rnet_get_bytes(&r, bytes, data[k] % sizeof(bytes)); break;
+		case 4:
+			rnet_get_str(&r, text, data[k] % 2 ? RNET_NAME_MAX : RNET_PATH_MAX);
+			FUZZ_CHECK(r.err || strlen(text) <= RNET_PATH_MAX);
+			break;
+		default: (void)rnet_get_ref(&r, data[k]); break;
+		}
+		FUZZ_CHECK(r.off <= r.len);
+	}
+	(void)rnet_rd_end(&r);
+	char *s = strndup((const char *)data, size);
+	if (!s)
+		return;
+	if (rnet_check_name(s, RNET_NAME_MAX) == 0)
+		FUZZ_CHECK(s[0] != '.' && !strchr(s, '/'));
+	if (rnet_check_path(s) == 0)
+		FUZZ_CHECK(s[0] != '/' && !strstr(s, "//") && !strstr(s, "/."));
+	char host[256];
+	int ctrl = 0, dport = 0;
+	(void)rnet_parse_url(s, false, host, sizeof(host), &ctrl, &dport);
+	(void)rnet_parse_url(s, true, host, sizeof(host), &ctrl, &dport);
+	(void)rnet_parse_hostport(s, 5342, host, sizeof(host), &ctrl);
+	free(s);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	/* What one socket buffer takes at once (the peer writes as the
+	 * relay reads, so this only bounds a run's time). */
+	if (size < 1 || size > 65536)
+		return 0;
+	setup();
+	uint8_t mode = data[0];
+	data++;
+	size--;
+	switch (mode % 6) {
+	case 0: serve(relay_serve_ctrl, data, size); break;
+	case 1: {
+		struct relay_session *s = fixture();
+		serve(relay_serve_data, data, size);
+		check_stored(s);
+		break;
+	}
+	case 2: serve(handshake_server, data, size); break;
+	case 3: serve(handshake_client, data, size); break;
+	case 4: index_file(data, size); break;
+	default: wire(data, size); break;
+	}
+	reset();
+	return 0;
+}
