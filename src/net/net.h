@@ -82,10 +82,24 @@ enum rnet_type {
 	RNET_CLOSE_STREAM = 19,		/* no reply */
 	RNET_CLOSE_SESSION = 20,
 	RNET_CLOCK = 21,		/* NTP-style exchange, CLOCK_REPLY */
+	/* Cluster requests (docs/relay.md), on control connections:
+	 * CLUSTER_LISTEN: u64 session id, a connected session of this
+	 * host; REPLY, then the connection carries only that session's
+	 * CLUSTER_SNAPSHOT (relay -> daemon) and CLUSTER_DONE (daemon ->
+	 * relay, no reply). CLUSTER_TRIGGER: u64 session id (one this
+	 * connection created), u64 the firing time on the relay's clock
+	 * (ns since the epoch), u64 the sender's sequence number (greater
+	 * than its last); REPLY: value the request's id, value2 the hosts
+	 * asked; -EBUSY past the rate limit. */
+	RNET_CLUSTER_LISTEN = 22,
+	RNET_CLUSTER_TRIGGER = 23,
 	/* status u32 (0 or a negative errno), value u64, value2 u64,
 	 * message text; AUTH_FAIL has the same fields */
 	RNET_REPLY = 24,
 	RNET_CLOCK_REPLY = 25,
+	RNET_CLUSTER_SNAPSHOT = 26,	/* struct rnet_cluster_req */
+	RNET_CLUSTER_DONE = 27,		/* u64 request id, u32 status (0 or a
+					 * negative errno), message text */
 	/* data connection, daemon -> relay */
 	RNET_DATA_ATTACH = 32,		/* answered by REPLY */
 	RNET_PACKET = 33,		/* no reply */
@@ -149,6 +163,23 @@ void rnet_get_str(struct rnet_rd *r, char *out, size_t max);
 const void *rnet_get_ref(struct rnet_rd *r, size_t n);
 /* 0 when every byte was read and every field fit, else -EBADMSG. */
 int rnet_rd_end(struct rnet_rd *r);
+
+/* ---- cluster requests ---- */
+
+/* What the relay asks of every host with a session named `session`
+ * (RNET_CLUSTER_SNAPSHOT): a snapshot, stored as `name` (one path
+ * component, "cluster-ID-YYYYMMDD-HHMMSS") in that session's directory.
+ * Payload: u64 id, u64 fired_ns, text session, text origin, text name. */
+struct rnet_cluster_req {
+	uint64_t id;			/* the relay's, from 1 */
+	uint64_t fired_ns;		/* the trigger's firing, relay's clock */
+	char session[RNET_NAME_MAX + 1];
+	char origin[RNET_HOST_MAX + 1];	/* the host whose trigger fired */
+	char name[RNET_NAME_MAX + 1];
+};
+void rnet_cluster_req_encode(struct rnet_wr *w, const struct rnet_cluster_req *q);
+/* 0, or -EBADMSG (malformed, or a name that rnet_check_name refuses). */
+int rnet_cluster_req_decode(const void *p, size_t len, struct rnet_cluster_req *q);
 
 /* ---- names that become paths ---- */
 

@@ -38,7 +38,14 @@ uint32_t rnet_type_max(uint16_t type)
 	case RNET_CLOCK:
 		return 8;
 	case RNET_CLOCK_REPLY:
+	case RNET_CLUSTER_TRIGGER:
 		return 3 * 8;
+	case RNET_CLUSTER_LISTEN:
+		return 8;
+	case RNET_CLUSTER_SNAPSHOT:
+		return 8 + 8 + 2 + RNET_NAME_MAX + 2 + RNET_HOST_MAX + 2 + RNET_NAME_MAX;
+	case RNET_CLUSTER_DONE:
+		return 8 + 4 + 2 + RNET_MSG_MAX;
 	case RNET_PACKET:
 		return 10 * 8 + RNET_PACKET_MAX;
 	default:

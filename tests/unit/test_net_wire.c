@@ -154,9 +154,47 @@ static void macs(void)
 	CHECK(memcmp(m, o, sizeof(m)), "the nonces' order");
 }
 
+/* A cluster request's payload: encoded, decoded back; any truncation,
+ * a byte too many, a name that cannot be a path component refused. */
+static void cluster_reqs(void)
+{
+	unit_case = "cluster requests";
+	struct rnet_cluster_req q = { .id = 7, .fired_ns = 1234567890123ull }, o;
+	strcpy(q.session, "S");
+	strcpy(q.origin, "hostA");
+	strcpy(q.name, "cluster-7-20261125-131500");
+	struct rnet_wr w = { 0 };
+	rnet_cluster_req_encode(&w, &q);
+	CHECK(!w.err && w.len <= rnet_type_max(RNET_CLUSTER_SNAPSHOT), "within the limit");
+	CHECK(rnet_cluster_req_decode(w.p, w.len, &o) == 0, "decoded");
+	CHECK(o.id == 7 && o.fired_ns == q.fired_ns && !strcmp(o.session, "S") &&
+	      !strcmp(o.origin, "hostA") && !strcmp(o.name, q.name), "the same request");
+	for (size_t n = 0; n < w.len; n++)
+		CHECK(rnet_cluster_req_decode(w.p, n, &o) == -EBADMSG, "truncated at %zu", n);
+	rnet_put_u16(&w, 0);
+	CHECK(rnet_cluster_req_decode(w.p, w.len, &o) == -EBADMSG, "bytes left over");
+	rnet_wr_free(&w);
+	static const char *const bad[] = { "..", "../x", "a/b", ".hidden", "" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct rnet_cluster_req b = q;
+		struct rnet_wr bw = { 0 };
+		snprintf(i % 2 ? b.name : b.session, sizeof(b.name), "%s", bad[i]);
+		rnet_cluster_req_encode(&bw, &b);
+		CHECK(rnet_cluster_req_decode(bw.p, bw.len, &o) == -EBADMSG, "name '%s'", bad[i]);
+		rnet_wr_free(&bw);
+	}
+	uint8_t hb[RNET_HEADER_SIZE];
+	struct rnet_hdr h;
+	rnet_frame_encode(hb, RNET_CLUSTER_DONE, rnet_type_max(RNET_CLUSTER_DONE) + 1);
+	CHECK(rnet_frame_decode(hb, sizeof(hb), &h) == -EMSGSIZE, "an oversized answer");
+	rnet_frame_encode(hb, RNET_CLUSTER_TRIGGER, 25);
+	CHECK(rnet_frame_decode(hb, sizeof(hb), &h) == -EMSGSIZE, "an oversized trigger");
+}
+
 int main(void)
 {
 	frames();
+	cluster_reqs();
 	cursor();
 	names();
 	urls();
