@@ -20,5 +20,6 @@ target_link_libraries(rt_consumer PUBLIC rt_common Threads::Threads)
 
 # The network sink (consumer_net.h), for the daemon only: libringtrace
 # never streams to a relay, and so never links OpenSSL.
-add_library(rt_consumer_net STATIC ${CMAKE_CURRENT_LIST_DIR}/net_sink.c)
+add_library(rt_consumer_net STATIC ${CMAKE_CURRENT_LIST_DIR}/net_sink.c
+  ${CMAKE_CURRENT_LIST_DIR}/net_cluster.c)
 target_link_libraries(rt_consumer_net PUBLIC rt_consumer rt_net)

@@ -91,6 +91,33 @@ void cons_net_close(struct cons_net *n);
 /* Whether the connections are up now. */
 bool cons_net_connected(struct cons_net *n);
 
+/* ---- cluster requests (net_cluster.c, docs/relay.md) ---- */
+
+/* A new connection that listens to this session's cluster requests
+ * (RNET_CLUSTER_LISTEN): the session connected again first if it is
+ * not. Returns the socket (non-blocking; the caller reads each
+ * RNET_CLUSTER_SNAPSHOT from it and answers RNET_CLUSTER_DONE), or
+ * -errno with a message in err. */
+int cons_net_cluster_listen(struct cons_net *n, char *err, size_t errlen);
+/* Ask the relay for a cluster snapshot of this session's name, fired at
+ * fired_ns (our CLOCK_REALTIME, put on the relay's clock with the
+ * connection's estimate). 0 with the request's *id and the *asked hosts,
+ * or the relay's refusal (-EBUSY: rate limit) or -errno of the
+ * connection, with a message in err. */
+int cons_net_cluster_trigger(struct cons_net *n, uint64_t fired_ns, uint64_t *id,
+			     uint32_t *asked, char *err, size_t errlen);
+
+/* The network sink's own helpers, for net_cluster.c (lock held where
+ * said): an authenticated connection of `role` to the control port; a
+ * request answered by REPLY (0 with its values, the relay's negative
+ * status, -errno of the connection; message in err); connected now
+ * (lock held); the connection given up after an error (lock held). */
+int cons_net_dial(struct cons_net *n, uint32_t role, char *err, size_t errlen);
+int cons_net_request(int fd, uint16_t type, const struct rnet_wr *w, uint64_t *value,
+		     uint64_t *value2, char *err, size_t errlen);
+int cons_net_connect_locked(struct cons_net *n, char *err, size_t errlen);
+void cons_net_disconnect_locked(struct cons_net *n);
+
 struct cons_net_sink;
 struct cons_net_trace {
 	struct cons_net *net;

@@ -761,3 +761,26 @@ int cons_net_upload(struct cons_net *n, const char *local, const char *prefix, c
 			 n->last_error[0] ? n->last_error : strerror(-ret));
 	return ret;
 }
+
+/* ---- for net_cluster.c ---- */
+
+int cons_net_dial(struct cons_net *n, uint32_t role, char *err, size_t errlen)
+{
+	return dial(n, n->ctrl_port, role, err, errlen);
+}
+
+int cons_net_request(int fd, uint16_t type, const struct rnet_wr *w, uint64_t *value,
+		     uint64_t *value2, char *err, size_t errlen)
+{
+	return request(fd, type, w, value, value2, err, errlen);
+}
+
+int cons_net_connect_locked(struct cons_net *n, char *err, size_t errlen)
+{
+	return n->ctrl >= 0 ? 0 : connect_locked(n, err, errlen);
+}
+
+void cons_net_disconnect_locked(struct cons_net *n)
+{
+	disconnect(n);
+}

@@ -76,3 +76,22 @@ int dp_relay_upload(struct rtd_session *s, const char *local, const char *name, 
 	}
 	return ret;
 }
+
+int dp_relay_cluster_listen(struct rtd_session *s, char *err, size_t errlen)
+{
+	if (!s->relay) {
+		snprintf(err, errlen, "session %s has no relay connection", s->name);
+		return -ENOTCONN;
+	}
+	return cons_net_cluster_listen(s->relay, err, errlen);
+}
+
+int dp_relay_cluster_trigger(struct rtd_session *s, uint64_t fired_ns, uint64_t *id,
+			     uint32_t *asked, char *err, size_t errlen)
+{
+	if (!s->relay) {
+		snprintf(err, errlen, "session %s has no relay connection", s->name);
+		return -ENOTCONN;
+	}
+	return cons_net_cluster_trigger(s->relay, fired_ns, id, asked, err, errlen);
+}

@@ -116,6 +116,10 @@ int ctl_session_start(struct rtd_session *s, char *err, size_t errlen);
 int ctl_session_stop(struct rtd_session *s, char *err, size_t errlen);
 int ctl_session_snapshot(struct rtd_session *s, const char *dir, uint64_t max_size,
 			 char *out_path, size_t out_len, char *err, size_t errlen);
+/* A snapshot session on a relay: its snapshot sent there as `name` (one
+ * path component: a cluster request's). */
+int ctl_session_snapshot_relay(struct rtd_session *s, const char *name, char *out_path,
+			       size_t out_len, char *err, size_t errlen);
 
 /* Stop the session if active, destroy its data in both domains and free
  * it. 0, or the write errors not reported yet (the first: -errno, with
@@ -222,6 +226,25 @@ void ctl_trigger_fire(struct ctl_trigger *t, const struct rtp_kv *values);
 void ctl_trigger_ring_update(void);
 void ctl_trigger_ring_fini(void);
 
+/* --- ctl_cluster.c: cluster requests (docs/relay.md) ------------------ */
+
+/* A snapshot session on a relay (created, or loaded) listens to its
+ * session's cluster requests: a connection of its own to the relay,
+ * watched by the loop, opened again (at most every
+ * CTL_CLUSTER_RETRY_MS) when it is lost. Each request is a snapshot
+ * sent to the relay under the name the relay gave, then answered.
+ * ctl_cluster_forget: before the session's relay connection closes. */
+#define CTL_CLUSTER_RETRY_MS 1000
+void ctl_cluster_add(struct rtd_session *s);
+void ctl_cluster_forget(struct rtd_session *s);
+void ctl_cluster_fini(void);
+/* A trigger's snapshot-session --cluster action: the relay asked for a
+ * snapshot of every host with a session named as s, fired at fired_ns
+ * (CLOCK_REALTIME). 0 with the request's id and the hosts asked in n
+ * ("cluster-request", "cluster-hosts"), or -errno with the message. */
+int ctl_cluster_trigger(struct rtd_session *s, uint64_t fired_ns, struct rtp_kv *n, char *err,
+			size_t errlen);
+
 /* --- ctl_notify.c: subscribers of `ringtrace notifications` ------------ */
 
 /* A `notifications` request (trigger=NAME, repeatable, each an existing
@@ -253,6 +276,9 @@ void ctl_io_fini(void);
  * called with rtd_lock held when fd is readable or hung up. */
 typedef void (*rtd_fd_fn)(int fd, short revents, void *arg);
 int rtd_loop_add(int fd, rtd_fd_fn fn, void *arg);
+/* Stop watching fd (the caller closes it); a callback may remove its own
+ * fd or another's. */
+void rtd_loop_del(int fd);
 /* A timerfd (CLOCK_MONOTONIC, not armed) watched with fn: its fd, or
  * -errno (timerfd_create, -ENOMEM). The caller closes it at the end. */
 int rtd_loop_add_timer(rtd_fd_fn fn, void *arg);

@@ -43,6 +43,16 @@ int rtd_loop_add(int fd, rtd_fd_fn fn, void *arg)
 	return 0;
 }
 
+void rtd_loop_del(int fd)
+{
+	for (size_t i = 0; i < nr_entries; i++) {
+		if (entries[i].fd == fd) {
+			entries[i] = entries[--nr_entries];
+			return;
+		}
+	}
+}
+
 void rtd_loop_pause(int fd, int ms)
 {
 	for (size_t i = 0; i < nr_entries; i++)

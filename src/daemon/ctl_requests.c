@@ -278,6 +278,7 @@ int ctl_create(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *e
 			model_session_free(s);
 			return ret;
 		}
+		ctl_cluster_add(s);
 		model_current = s;
 		rtp_kv_add(reply, "session", s->name);
 		rtp_kv_add(reply, "output", s->output);
@@ -352,6 +353,7 @@ int ctl_session_destroy(struct rtd_session *s, char *err, size_t errlen)
 	dp_kernel_destroy(s);
 	dp_session_destroy(s);
 	ctl_rotation_destroyed(s);
+	ctl_cluster_forget(s);
 	dp_relay_close(s);
 	model_session_free(s);
 	return ret;
@@ -481,8 +483,11 @@ static int relay_staging(char *out, size_t len, char *err, size_t errlen)
 	return 0;
 }
 
-int ctl_session_snapshot(struct rtd_session *s, const char *dir, uint64_t max_size,
-			 char *out_path, size_t out_len, char *err, size_t errlen)
+/* ctl_session_snapshot, and sent to the relay as relay_name (NULL: its
+ * local directory's name) when it goes there. */
+static int snapshot_as(struct rtd_session *s, const char *dir, uint64_t max_size,
+		       const char *relay_name, char *out_path, size_t out_len, char *err,
+		       size_t errlen)
 {
 	if (!s->snapshot) {
 		snprintf(err, errlen, "session %s is not a snapshot session (create it with "
@@ -512,7 +517,7 @@ int ctl_session_snapshot(struct rtd_session *s, const char *dir, uint64_t max_si
 	if (ret < 0 || (ret = dp_kernel_snapshot(s, out_path, share, err, errlen)) < 0)
 		return ret;
 	if (to_relay) {
-		const char *name = strrchr(out_path, '/') + 1;
+		const char *name = relay_name ? relay_name : strrchr(out_path, '/') + 1;
 		ret = dp_relay_upload(s, out_path, name, err, errlen);
 		if (ret < 0)
 			return ret;
@@ -522,6 +527,22 @@ int ctl_session_snapshot(struct rtd_session *s, const char *dir, uint64_t max_si
 		snprintf(out_path, out_len, "%s", sent);
 	}
 	return 0;
+}
+
+int ctl_session_snapshot(struct rtd_session *s, const char *dir, uint64_t max_size,
+			 char *out_path, size_t out_len, char *err, size_t errlen)
+{
+	return snapshot_as(s, dir, max_size, NULL, out_path, out_len, err, errlen);
+}
+
+int ctl_session_snapshot_relay(struct rtd_session *s, const char *name, char *out_path,
+			       size_t out_len, char *err, size_t errlen)
+{
+	if (!s->net) {
+		snprintf(err, errlen, "session %s does not send its snapshots to a relay", s->name);
+		return -EOPNOTSUPP;
+	}
+	return snapshot_as(s, NULL, 0, name, out_path, out_len, err, errlen);
 }
 
 /* snapshot-record: session, output (absolute dir), max-size (bytes). */

@@ -248,6 +248,7 @@ int ctl_load(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err
 			while (nmade > 0) {
 				struct rtd_session *s = made[--nmade];
 				dp_session_destroy(s);
+				ctl_cluster_forget(s);
 				dp_relay_close(s);
 				model_session_free(s);
 			}

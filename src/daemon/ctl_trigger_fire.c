@@ -19,7 +19,10 @@
  * execution requests and runs when the count meets its rate policy
  * (every:N: N, 2N, ...; once-after:N: the Nth only). start-session,
  * stop-session, snapshot-session and rotate-session do what the commands
- * do (a missing session, one already in that state: nothing, logged); a
+ * do (a missing session, one already in that state: nothing, logged);
+ * snapshot-session --cluster asks the session's relay for a snapshot of
+ * every host with a session of that name (ctl_cluster.c), fired at the
+ * program's event (user rules) or now; a
  * failure is logged, counted (list-triggers) and does not stop the next
  * actions. notify sends the notification to the subscribers
  * (ctl_notify.c), with the condition's values and the path of a snapshot
@@ -31,6 +34,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -179,7 +183,7 @@ static bool rate_allows(const struct rt_trigger_action *a, uint64_t requests)
 
 /* One action. 0, or -errno with the message in err. */
 static int run_action(const struct ctl_trigger *t, const struct rt_trigger_action *a,
-		      struct rtp_kv *n, char *err, size_t errlen)
+		      uint64_t fired_ns, struct rtp_kv *n, char *err, size_t errlen)
 {
 	if (a->type == RT_ACT_NOTIFY) {
 		if (n->err) {
@@ -215,6 +219,15 @@ static int run_action(const struct ctl_trigger *t, const struct rt_trigger_actio
 		}
 		break;
 	case RT_ACT_SNAPSHOT_SESSION:
+		if (a->cluster) {
+			ret = ctl_cluster_trigger(s, fired_ns, n, err, errlen);
+			if (ret == 0)
+				rt_warn("trigger %s: cluster snapshot %s of session %s asked of %s "
+					"hosts", t->t.name, rtp_kv_get(n->data, n->len,
+					"cluster-request"), s->name,
+					rtp_kv_get(n->data, n->len, "cluster-hosts"));
+			break;
+		}
 		ret = ctl_session_snapshot(s, NULL, 0, path, sizeof(path), err, errlen);
 		if (ret == 0) {
 			rt_warn("trigger %s: snapshot of session %s recorded in %s", t->t.name,
@@ -258,13 +271,19 @@ void ctl_trigger_fire(struct ctl_trigger *t, const struct rtp_kv *values)
 			rtp_kv_add(&n, key, v);
 		}
 	}
+	/* When it fired: at the program's event (user rules), else now. */
+	uint64_t fired_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	const char *ev = values && !values->err ? rtp_kv_get(values->data, values->len,
+							     "event-time-ns") : NULL;
+	if (ev)
+		fired_ns = strtoull(ev, NULL, 10);
 	for (size_t i = 0; i < t->t.nr_actions; i++) {
 		const struct rt_trigger_action *a = &t->t.actions[i];
 		if (!rate_allows(a, ++t->requests[i]))
 			continue;
 		char err[CTL_ERRLEN] = "";
 		t->runs[i]++;
-		if (run_action(t, a, &n, err, sizeof(err)) < 0) {
+		if (run_action(t, a, fired_ns, &n, err, sizeof(err)) < 0) {
 			t->errors[i]++;
 			rt_warn("trigger %s: %s failed: %s", t->t.name,
 				rt_trigger_action_name(a->type), err);

@@ -175,6 +175,7 @@ int main(int argc, char **argv)
 	ctl_trigger_timer_fini();
 	ctl_trigger_ring_fini();
 	ctl_rotation_fini();
+	ctl_cluster_fini();
 	pthread_mutex_unlock(&rtd_lock);
 	ctl_loop_fini();
 out_sock:

@@ -397,6 +397,14 @@ int dp_relay_upload(struct rtd_session *s, const char *local, const char *name, 
 		    size_t errlen);
 void dp_relay_close(struct rtd_session *s);
 void dp_relay_status(struct rtd_session *s, char *line, size_t len);
+/* Cluster requests (docs/relay.md): a new authenticated connection to
+ * the session's relay that listens to its session's requests (its
+ * socket, or -errno with a message), and a trigger's request for a
+ * cluster snapshot fired at fired_ns (CLOCK_REALTIME): 0 with the relay's
+ * request *id and the *asked hosts, or -errno with a message. */
+int dp_relay_cluster_listen(struct rtd_session *s, char *err, size_t errlen);
+int dp_relay_cluster_trigger(struct rtd_session *s, uint64_t fired_ns, uint64_t *id,
+			     uint32_t *asked, char *err, size_t errlen);
 
 /* The daemon is exiting: stop consumers, flush and close everything. */
 void dp_shutdown(void);

@@ -37,6 +37,7 @@ struct ctrl {
 	const char *host;
 	struct relay_session *sessions[CTRL_SESSIONS_MAX];
 	uint32_t nr;
+	uint64_t cluster_seq;		/* the last CLUSTER_TRIGGER's */
 };
 
 static int reply2(struct ctrl *c, int status, uint64_t value, uint64_t value2, const char *msg)
@@ -64,6 +65,17 @@ static bool owns(const struct ctrl *c, const struct relay_session *s)
 		if (c->sessions[i] == s)
 			return true;
 	return false;
+}
+
+/* The session `id`, if this connection created it. */
+static struct relay_session *own_session(const struct ctrl *c, uint64_t id)
+{
+	pthread_mutex_lock(&relay_lock);
+	struct relay_session *s = relay_session_find(id);
+	if (s && !owns(c, s))
+		s = NULL;
+	pthread_mutex_unlock(&relay_lock);
+	return s;
 }
 
 /* The stream `id`, if it belongs to a session of this connection. */
@@ -110,11 +122,7 @@ static int add_stream(struct ctrl *c, struct rnet_rd *r)
 	uint32_t cpu = rnet_get_u32(r), flags = rnet_get_u32(r);
 	if (rnet_rd_end(r) < 0)
 		return -EBADMSG;
-	pthread_mutex_lock(&relay_lock);
-	struct relay_session *s = relay_session_find(sid);
-	if (s && !owns(c, s))
-		s = NULL;
-	pthread_mutex_unlock(&relay_lock);
+	struct relay_session *s = own_session(c, sid);
 	if (!s)
 		return reply(c, -ENOENT, 0, "no such session on this connection");
 	struct relay_stream *st;
@@ -193,6 +201,51 @@ static int clock_exchange(struct ctrl *c, struct rnet_rd *r)
 	return ret;
 }
 
+/* The connection becomes a listener of its host's session's cluster
+ * requests (it created none itself). Returns when it closes. */
+static int cluster_listen(struct ctrl *c, struct rnet_rd *r)
+{
+	uint64_t id = rnet_get_u64(r);
+	if (rnet_rd_end(r) < 0)
+		return -EBADMSG;
+	pthread_mutex_lock(&relay_lock);
+	struct relay_session *s = relay_session_find(id);
+	if (s && (strcmp(s->host, c->host) || !s->connected || c->nr))
+		s = NULL;
+	pthread_mutex_unlock(&relay_lock);
+	int ret = reply(c, s ? 0 : -ENOENT, id, s ? NULL : "no such session of this host");
+	if (ret < 0 || !s)
+		return ret;
+	return relay_cluster_listen(c->fd, c->host, s);
+}
+
+/* A trigger's cluster request, in a session of this connection. */
+static int cluster_trigger(struct ctrl *c, struct rnet_rd *r)
+{
+	uint64_t sid = rnet_get_u64(r), fired = rnet_get_u64(r), seq = rnet_get_u64(r);
+	if (rnet_rd_end(r) < 0)
+		return -EBADMSG;
+	struct relay_session *s = own_session(c, sid);
+	if (!s)
+		return reply(c, -ENOENT, 0, "no such session on this connection");
+	if (seq <= c->cluster_seq) {
+		relay_log("host %s: cluster request %llu refused: not after %llu (replayed?)",
+			  c->host, (unsigned long long)seq, (unsigned long long)c->cluster_seq);
+		return reply(c, -EALREADY, 0, "a cluster request replayed");
+	}
+	c->cluster_seq = seq;
+	char err[256];
+	uint64_t id = 0;
+	uint32_t asked = 0;
+	int ret = relay_cluster_request(c->host, s, fired, &id, &asked, err, sizeof(err));
+	if (ret < 0) {
+		relay_log("host %s: cluster request of session %s refused: %s", c->host, s->name,
+			  err);
+		return reply(c, ret, 0, err);
+	}
+	return reply2(c, 0, id, asked, NULL);
+}
+
 void relay_serve_ctrl(int fd, const char *host)
 {
 	struct ctrl c = { .fd = fd, .host = host };
@@ -222,6 +275,12 @@ void relay_serve_ctrl(int fd, const char *host)
 			break;
 		case RNET_CLOCK:
 			ret = clock_exchange(&c, &r);
+			break;
+		case RNET_CLUSTER_LISTEN:
+			ret = cluster_listen(&c, &r);
+			break;
+		case RNET_CLUSTER_TRIGGER:
+			ret = cluster_trigger(&c, &r);
 			break;
 		default:
 			ret = -EBADMSG;

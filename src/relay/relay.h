@@ -205,6 +205,29 @@ void relay_serve_data(int fd, const char *host);
  * relay_cfg.live_plain, without. Returns when it closes. */
 void relay_serve_live(int fd);
 
+/* ---- cluster requests (cluster.c, docs/relay.md) ---- */
+
+#define RELAY_CLUSTER_REQS 64u		/* requests remembered for answers */
+#define RELAY_CLUSTER_HOSTS 64u		/* hosts asked by one request */
+#define RELAY_CLUSTER_MIN_MS 1000u	/* between two requests of a session
+					 * name, and before a remembered one
+					 * is forgotten */
+/* Serve a control connection that asked (RNET_CLUSTER_LISTEN) for the
+ * cluster requests of session s (one of its host, checked by the
+ * caller) until it closes: it is sent the requests of every session
+ * named as s is, and answers each with RNET_CLUSTER_DONE. Returns why it
+ * ended (negative errno). */
+int relay_cluster_listen(int fd, const char *host, const struct relay_session *s);
+/* A trigger of host `origin`, in its session s, fired at fired_ns (the
+ * relay's clock): every connection listening to a session named as s is
+ * asked for a snapshot (the origin's included); the relay logs each
+ * request and, once every host asked answered, how long after the
+ * trigger each snapshot was stored. Returns 0 with the request's *id and
+ * the hosts *asked, or -EBUSY (RELAY_CLUSTER_MIN_MS), -ENOMEM, with a
+ * message in err. */
+int relay_cluster_request(const char *origin, const struct relay_session *s, uint64_t fired_ns,
+			  uint64_t *id, uint32_t *asked, char *err, size_t errlen);
+
 /* Log one line to stderr with the time and "ringtrace-relayd: ". */
 void relay_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

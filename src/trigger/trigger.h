@@ -85,6 +85,9 @@ struct rt_trigger_cond {
 struct rt_trigger_action {
 	enum rt_action_type type;
 	char *session;			/* all but notify */
+	bool cluster;			/* snapshot-session --cluster: every host
+					 * of the session's relay with a session
+					 * of that name (docs/relay.md) */
 	enum rt_rate_type rate;
 	uint64_t count;			/* >= 1 */
 };

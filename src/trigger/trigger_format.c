@@ -104,6 +104,8 @@ void rt_trigger_words(const struct rt_trigger *t, void (*fn)(const char *word, v
 		opt(fn, arg, "--action", "%s", rt_trigger_action_name(a->type));
 		if (a->session)
 			fn(a->session, arg);
+		if (a->cluster)
+			fn("--cluster", arg);
 		opt(fn, arg, "--rate-policy", "%s:%llu",
 		    a->rate == RT_RATE_EVERY ? "every" : "once-after", (unsigned long long)a->count);
 	}
@@ -148,7 +150,10 @@ void rt_trigger_describe_action(const struct rt_trigger_action *a, FILE *out)
 	case RT_ACT_START_SESSION: fprintf(out, "start session %s", a->session); break;
 	case RT_ACT_STOP_SESSION: fprintf(out, "stop session %s", a->session); break;
 	case RT_ACT_ROTATE_SESSION: fprintf(out, "rotate session %s", a->session); break;
-	case RT_ACT_SNAPSHOT_SESSION: fprintf(out, "snapshot session %s", a->session); break;
+	case RT_ACT_SNAPSHOT_SESSION:
+		fprintf(out, "snapshot session %s%s", a->session,
+			a->cluster ? " on every host of its relay" : "");
+		break;
 	}
 	fprintf(out, " (rate policy: %s %llu)", a->rate == RT_RATE_EVERY ? "every" : "once after",
 		(unsigned long long)a->count);

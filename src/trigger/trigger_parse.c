@@ -363,6 +363,17 @@ static int one_option(struct parser *p, const char *opt, const char *v)
 	}
 	if (p->in_action && !strcmp(opt, "--rate-policy"))
 		return parse_rate(p, v);
+	if (!strcmp(opt, "--cluster")) {
+		struct rt_trigger_action *a = p->in_action ? &t->actions[t->nr_actions - 1] : NULL;
+		if (!a || a->type != RT_ACT_SNAPSHOT_SESSION)
+			return fail(p, -EINVAL, "--cluster goes after --action=snapshot-session");
+		if (v)
+			return fail(p, -EINVAL, "--cluster takes no value");
+		if (a->cluster)
+			return fail(p, -EINVAL, "--cluster given twice for one action");
+		a->cluster = true;
+		return 0;
+	}
 	if (!strcmp(opt, "--name")) {
 		if (t->name)
 			return fail(p, -EINVAL, "--name given twice");
@@ -473,6 +484,8 @@ int rt_trigger_parse(int argc, char *const *argv, struct rt_trigger *t, char *er
 		opt[ol] = '\0';
 		if (eq) {
 			v = eq + 1;
+		} else if (!strcmp(opt, "--cluster")) {
+			v = NULL;	/* a flag */
 		} else if (i + 1 < argc) {
 			v = argv[++i];
 		} else {

@@ -165,6 +165,36 @@ int main(void)
 		if (!round_trip(argv, 4, want, &t))
 			rt_trigger_free(&t);
 	}
+	/* snapshot-session --cluster: a flag of that action, anywhere after
+	 * its session name, written back after it. */
+	if (!RT("--condition=event-rule-matches --type=user --name=app:fire "
+		"--action=snapshot-session S --cluster --rate-policy=every:2 --action=notify "
+		"--rate-policy=every:1",
+		"--condition=event-rule-matches", "--type=user", "--name=app:fire",
+		"--action=snapshot-session", "S", "--rate-policy=every:2", "--cluster",
+		"--action=notify")) {
+		CHECK(t.nr_actions == 2 && t.actions[0].cluster && !t.actions[1].cluster,
+		      "cluster flag");
+		rt_trigger_free(&t);
+	}
+	static const struct {
+		const char *words[5];
+		const char *why;
+	} cl[] = {
+		{ { "--action=stop-session", "S", "--cluster" }, "after --action=snapshot-session" },
+		{ { "--action=snapshot-session", "S", "--cluster=yes" }, "takes no value" },
+		{ { "--action=snapshot-session", "S", "--cluster", "--cluster" }, "given twice" },
+		{ { "--action=notify", "--cluster" }, "after --action=snapshot-session" },
+	};
+	for (size_t i = 0; i < sizeof(cl) / sizeof(cl[0]); i++) {
+		char e[RT_TRIGGER_ERRLEN] = "";
+		const char *argv[8] = { "--condition=event-rule-matches", "--type=user" };
+		int n = 2;
+		for (int j = 0; j < 5 && cl[i].words[j]; j++)
+			argv[n++] = cl[i].words[j];
+		CHECK(parse(argv, n, &t, e, sizeof(e)) == -EINVAL && strstr(e, cl[i].why),
+		      "--cluster case %zu: %s", i, e);
+	}
 	/* A refusal frees what was parsed and says which word. */
 	char err[RT_TRIGGER_ERRLEN];
 	const char *bad[] = { "--condition=event-rule-matches", "--type=user",
