@@ -257,8 +257,8 @@ const struct ctl_cmd ctl_cmds[] = {
   "event-rule-matches --type=user|kernel|syscall[:entry|:exit] [--name=PATTERN]\n"
   "[--filter=EXPR] [--log-level=LEVEL..] [--exclude-name=PATTERN] [--capture=FIELD]\n"
   "(user: evaluated in the traced programs; kernel and syscall: root's daemon).\n"
-  "Actions: notify, snapshot-session S, stop-session S, start-session S,\n"
-  "rotate-session S, each with\n"
+  "Actions: notify, snapshot-session S [--cluster] (--cluster: on every host of\n"
+  "S's relay), stop-session S, start-session S, rotate-session S, each with\n"
   "[--rate-policy=every:N|once-after:N]. See docs/triggers.md.",
   NULL, ARG_STR, 0, 0, false, SHORT_MS, { { NULL, 0, 0, NULL, NULL, NULL, NULL } } },
 { "list-triggers", "list the triggers (yours; root: everyone's)", "ringtrace list-triggers",
