@@ -133,10 +133,32 @@ struct cons_net_trace {
 	 * so never gets events older than those it already showed. */
 	struct cons_net_sink **sinks;
 	size_t nr_sinks, cap_sinks;
+	/* cons_net_trace_open's: the local directory whose relay path is
+	 * "" (a session's output), so that a rotation's next chunk (the
+	 * sink's rotate) maps to its path on the relay. "": none. */
+	char root[320];
+	bool chunk_stored;	/* the last rotation found the chunk stored */
 };
 /* path: the trace's directory in its session (checked: rnet_check_path).
  * 0 or -EINVAL. */
 int cons_net_trace_init(struct cons_net_trace *nt, struct cons_net *n, const char *path);
+/* The relay path of the local trace directory `dir` under `root`: dir
+ * past root and a '/', every byte a relay refuses in a name made '_' (a
+ * program's name in a per-pid directory may hold any). 0, -EINVAL (not
+ * under root, or not a path the relay takes), -ENAMETOOLONG. */
+int cons_net_relay_path(const char *root, const char *dir, char *out, size_t len);
+/* cons_net_trace_init with the relay path of `dir` under `root`, which
+ * the trace keeps for its rotations. Same errors. */
+int cons_net_trace_open(struct cons_net_trace *nt, struct cons_net *n, const char *root,
+			const char *dir);
+/* Session rotation: move the ended chunk `chunk` (its directory's name
+ * in the relay's session, "" for the first chunk) to archives/`name`
+ * there (RNET_ARCHIVE_CHUNK), once every trace of the session rotated
+ * (their sinks' rotate waited until the relay stored the chunk). Connects
+ * again first if needed. 0 and the archive's path in the relay's output
+ * in `where`, or -errno with a message in err. */
+int cons_net_archive(struct cons_net *n, const char *chunk, const char *name, char *where,
+		     size_t wlen, char *err, size_t errlen);
 /* The metadata before a packet (consumer.h's cons_metadata_fn):
  * connected (or connecting again, at most once per RNET_RETRY_MS), the
  * streams of the trace's sinks then its metadata stream added, and what

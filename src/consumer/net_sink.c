@@ -34,8 +34,9 @@ static void disconnect(struct cons_net *n)
 	n->retry_ns = cons_now_ns() + RNET_RETRY_MS * 1000000ull;
 }
 
-/* A request answered by REPLY: 0 and *value, *value2, or the relay's
- * negative status (message in err), or -errno of the connection. */
+/* A request answered by REPLY: 0 and *value, *value2 (and the relay's
+ * message, if any, in err), or the relay's negative status (message in
+ * err), or -errno of the connection. */
 static int request(int fd, uint16_t type, const struct rnet_wr *w, uint64_t *value,
 		   uint64_t *value2, char *err, size_t errlen)
 {
@@ -61,6 +62,7 @@ static int request(int fd, uint16_t type, const struct rnet_wr *w, uint64_t *val
 			*value = v;
 			if (value2)
 				*value2 = v2;
+			snprintf(err, errlen, "%s", msg);
 		}
 	}
 	free(p);
@@ -268,6 +270,16 @@ static int add_stream(struct cons_net_trace *nt, const char *channel, uint32_t c
 	return ret;
 }
 
+/* The end of a stream on the relay (lock held, connected): no reply. */
+static void close_stream(struct cons_net *n, uint64_t id)
+{
+	struct rnet_wr w = { 0 };
+	rnet_put_u64(&w, id);
+	if (!w.err && rnet_send(n->ctrl, RNET_CLOSE_STREAM, w.p, (uint32_t)w.len, RNET_SEND_MS) < 0)
+		disconnect(n);
+	rnet_wr_free(&w);
+}
+
 /* ---- metadata ---- */
 
 int cons_net_trace_init(struct cons_net_trace *nt, struct cons_net *n, const char *path)
@@ -278,6 +290,38 @@ int cons_net_trace_init(struct cons_net_trace *nt, struct cons_net *n, const cha
 	nt->net = n;
 	snprintf(nt->path, sizeof(nt->path), "%s", path);
 	return 0;
+}
+
+int cons_net_relay_path(const char *root, const char *dir, char *out, size_t len)
+{
+	size_t n = strlen(root);
+	if (strncmp(dir, root, n) || dir[n] != '/')
+		return -EINVAL;
+	if (strlen(dir + n + 1) >= len)
+		return -ENAMETOOLONG;
+	snprintf(out, len, "%s", dir + n + 1);
+	for (char *p = out; *p; p++) {
+		bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			  (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' || *p == '/' ||
+			  *p == '+' || (*p == '.' && p > out && p[-1] != '/');
+		if (!ok)
+			*p = '_';
+	}
+	return rnet_check_path(out) < 0 ? -EINVAL : 0;
+}
+
+int cons_net_trace_open(struct cons_net_trace *nt, struct cons_net *n, const char *root,
+			const char *dir)
+{
+	char path[RNET_PATH_MAX + 1];
+	if (strlen(root) >= sizeof(nt->root))
+		return -ENAMETOOLONG;
+	int ret = cons_net_relay_path(root, dir, path, sizeof(path));
+	if (!ret)
+		ret = cons_net_trace_init(nt, n, path);
+	if (!ret)
+		snprintf(nt->root, sizeof(nt->root), "%s", root);
+	return ret;
 }
 
 static int send_metadata(struct cons_net_trace *nt, const struct cons_trace_desc *t,
@@ -563,6 +607,72 @@ static int net_settle(void *arg, uint32_t stream)
 	return ret;
 }
 
+/* Session rotation (consumer.h's sink rotate): the trace's packets from
+ * now on go to the relay path of `dir` (the next chunk's copy of the
+ * trace). The first of the trace's sinks to rotate waits until the relay
+ * stored what was sent (the ended chunk is then whole there and may be
+ * archived) and ends the metadata stream; each sink ends its streams.
+ * The next packet or beacon adds the new chunk's streams, and the next
+ * metadata call its metadata stream, whole. */
+static int net_rotate(void *arg, const char *dir)
+{
+	struct cons_net_sink *ns = arg;
+	struct cons_net_trace *nt = ns->nt;
+	struct cons_net *n = nt->net;
+	char path[RNET_PATH_MAX + 1];
+	int ret = nt->root[0] ? cons_net_relay_path(nt->root, dir, path, sizeof(path)) : -EINVAL;
+	if (ret < 0)
+		return ret;
+	pthread_mutex_lock(&n->lock);
+	if (strcmp(path, nt->path)) {
+		nt->chunk_stored = sync_locked(n) == 0;
+		if (n->ctrl >= 0 && nt->meta_epoch == n->epoch)
+			close_stream(n, nt->meta_id);
+		snprintf(nt->path, sizeof(nt->path), "%s", path);
+		nt->meta_epoch = 0;
+		nt->meta = (struct cons_metadata_state){ 0 };
+		nt->meta_bytes = 0;
+	}
+	for (uint32_t i = 0; i < ns->nr; i++) {
+		struct cons_net_stream *s = &ns->s[i];
+		if (n->ctrl >= 0 && s->epoch == n->epoch)
+			close_stream(n, s->id);
+		/* Stored: nothing of the ring can be lost any more. Not
+		 * stored (the relay is away): which of those packets it lost
+		 * cannot be asked of the new chunk's streams; they are not
+		 * counted (a limit docs/rotation.md states). */
+		ring_of(ns, i)->nr = 0;
+		s->epoch = 0;
+	}
+	pthread_mutex_unlock(&n->lock);
+	return nt->chunk_stored ? 0 : -ENOTCONN;
+}
+
+int cons_net_archive(struct cons_net *n, const char *chunk, const char *name, char *where,
+		     size_t wlen, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&n->lock);
+	err[0] = 0;
+	int ret = n->ctrl >= 0 ? 0 : connect_locked(n, err, errlen);
+	if (!ret) {
+		struct rnet_wr w = { 0 };
+		uint64_t v;
+		rnet_put_u64(&w, n->relay_session);
+		rnet_put_str(&w, chunk);
+		rnet_put_str(&w, name);
+		ret = request(n->ctrl, RNET_ARCHIVE_CHUNK, &w, &v, NULL, err, errlen);
+		rnet_wr_free(&w);
+		if (!ret)
+			snprintf(where, wlen, "%s", err);
+		else if (n->ctrl >= 0 && strncmp(err, "the relay refused", 17))
+			disconnect(n);	/* the connection failed, not the request */
+	}
+	pthread_mutex_unlock(&n->lock);
+	if (ret < 0 && !err[0])
+		snprintf(err, errlen, "%s", strerror(-ret));
+	return ret;
+}
+
 int cons_net_sink_beacon(struct cons_net_sink *ns, uint32_t stream, uint64_t ts)
 {
 	struct cons_net *n = ns->nt->net;
@@ -588,6 +698,7 @@ static const struct cons_sink_ops net_ops = {
 	.lose = net_lose,
 	.lost_events = net_lost_events,
 	.settle = net_settle,
+	.rotate = net_rotate,
 	.what = "a packet to the relay",
 };
 

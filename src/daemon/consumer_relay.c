@@ -95,3 +95,20 @@ int dp_relay_cluster_trigger(struct rtd_session *s, uint64_t fired_ns, uint64_t 
 	}
 	return cons_net_cluster_trigger(s->relay, fired_ns, id, asked, err, errlen);
 }
+
+int dp_relay_archive(struct rtd_session *s, const char *chunk, const char *name, char *where,
+		     size_t wlen, char *err, size_t errlen)
+{
+	if (!s->relay) {
+		snprintf(err, errlen, "session %s has no relay connection", s->name);
+		return -ENOTCONN;
+	}
+	int ret = cons_net_archive(s->relay, chunk, name, where, wlen, err, errlen);
+	if (ret < 0) {
+		char why[256];
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "cannot archive the trace chunk on the relay at %s: %s",
+			 s->output, why);
+	}
+	return ret;
+}

@@ -267,24 +267,11 @@ static int setup_bufset(struct cons_dtrace *ct, struct cons_bufset *cb, uint64_t
 }
 
 /* A session streamed to a relay: the trace's place there, its directory
- * in the session (t->dir past the session's output) with every byte a
- * relay refuses in a name made '_' (a program's name in a per-pid
- * directory may hold any). 0, -ENOMEM, -EINVAL. */
+ * in the session (cons_net_relay_path of t->dir under the session's
+ * output). 0, -ENOMEM, -EINVAL, -ENAMETOOLONG. */
 static int relay_trace(struct cons_dtrace *ct)
 {
 	const struct rtd_session *s = ct->t->session;
-	size_t n = strlen(s->output);
-	if (strncmp(ct->t->dir, s->output, n) || ct->t->dir[n] != '/')
-		return -EINVAL;
-	char path[RNET_PATH_MAX + 1];
-	snprintf(path, sizeof(path), "%s", ct->t->dir + n + 1);
-	for (char *p = path; *p; p++) {
-		bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-			  (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' || *p == '/' ||
-			  (*p == '.' && p > path && p[-1] != '/');
-		if (!ok)
-			*p = '_';
-	}
 	ct->net = malloc(sizeof(*ct->net));
 	if (!ct->net)
 		return -ENOMEM;
@@ -300,7 +287,7 @@ static int relay_trace(struct cons_dtrace *ct)
 	pthread_mutex_unlock(&net->lock);
 	if (ct->desc.relay_clock)
 		ctf_clock_shift(&ct->desc.clock, ct->desc.relay_offset_ns);
-	return cons_net_trace_init(ct->net, net, path);
+	return cons_net_trace_open(ct->net, net, s->output, ct->t->dir);
 }
 
 /* --shm-path: each buffer set's description beside its file (recovery.h),

@@ -66,9 +66,9 @@ static int refused(const struct rtd_session *s, char *err, size_t errlen)
 			 "rotate", s->name);
 		return -EOPNOTSUPP;
 	}
-	if (s->net) {
-		snprintf(err, errlen, "session %s streams to a relay, whose trace chunks are not "
-			 "supported yet: it does not rotate", s->name);
+	if (s->net && s->live_delay_us) {
+		snprintf(err, errlen, "session %s is a live session: as in LTTng, it does not "
+			 "rotate (its viewers follow one trace)", s->name);
 		return -EOPNOTSUPP;
 	}
 	for (int d = 0; d < 2; d++)
@@ -84,11 +84,22 @@ static int refused(const struct rtd_session *s, char *err, size_t errlen)
 }
 
 /* Move what the chunk `dir` holds (chunk 0: the output's ust/ and
- * kernel/; later ones: the whole directory) to `archive`. */
-static int archive_chunk(const struct rtd_session *s, const char *archive, char *err,
-			 size_t errlen)
+ * kernel/; later ones: the whole directory) to `archive`; where it is
+ * now in `where` (on a relay: the session's URL and the archive's path
+ * in the relay's output). */
+static int archive_chunk(struct rtd_session *s, const char *archive, char *where,
+			 size_t wlen, char *err, size_t errlen)
 {
 	char why[PATH_MAX + 256], parent[PATH_MAX];
+	snprintf(where, wlen, "%s", archive);
+	if (s->net) {
+		const char *chunk = strrchr(s->rot.dir, '/'), *name = strrchr(archive, '/');
+		int ret = dp_relay_archive(s, chunk ? chunk + 1 : "", name ? name + 1 : archive,
+					   why, sizeof(why), err, errlen);
+		if (!ret)
+			snprintf(where, wlen, "%s/%s", s->output, why);
+		return ret;
+	}
 	if (snprintf(parent, sizeof(parent), "%s/archives", s->output) >= (int)sizeof(parent))
 		goto too_long;
 	int ret = rt_mkdir_p(parent, why, sizeof(why));
@@ -178,7 +189,7 @@ int ctl_session_rotate(struct rtd_session *s, char *out_path, size_t out_len, ch
 		snprintf(err, errlen, "%s", kerr);
 	}
 	char aerr[CTL_ERRLEN];
-	int aret = archive_chunk(s, archive, aerr, sizeof(aerr));
+	int aret = archive_chunk(s, archive, out_path, out_len, aerr, sizeof(aerr));
 	if (aret < 0 && !ret) {
 		ret = aret;
 		snprintf(err, errlen, "%s", aerr);
@@ -190,7 +201,6 @@ int ctl_session_rotate(struct rtd_session *s, char *out_path, size_t out_len, ch
 	s->rot.base_bytes = ctl_session_bytes_written(s);
 	if (s->rot.timer_us)
 		s->rot.due_ms = rtd_now_ms() + (int64_t)(s->rot.timer_us / 1000);
-	memcpy(out_path, archive, strlen(archive) + 1);
 	return ret;
 }
 
@@ -218,9 +228,9 @@ void ctl_rotation_destroyed(struct rtd_session *s)
 		}
 		return;
 	}
-	char path[PATH_MAX], err[CTL_ERRLEN];
+	char path[PATH_MAX], where[PATH_MAX], err[CTL_ERRLEN];
 	if (archive_path(s, time(NULL), path, sizeof(path)) < 0 ||
-	    archive_chunk(s, path, err, sizeof(err)) < 0)
+	    archive_chunk(s, path, where, sizeof(where), err, sizeof(err)) < 0)
 		rt_warn("session %s: its last trace chunk stays in %s: %s", s->name, s->rot.dir,
 			err);
 }

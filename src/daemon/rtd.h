@@ -405,6 +405,12 @@ void dp_relay_status(struct rtd_session *s, char *line, size_t len);
 int dp_relay_cluster_listen(struct rtd_session *s, char *err, size_t errlen);
 int dp_relay_cluster_trigger(struct rtd_session *s, uint64_t fired_ns, uint64_t *id,
 			     uint32_t *asked, char *err, size_t errlen);
+/* Session rotation on the relay: the ended chunk `chunk` (its directory's
+ * name, "" for the first) moved to archives/`name` in the relay's
+ * session. 0 and the archive's path in the relay's output in `where`, or
+ * -errno with a message in err. */
+int dp_relay_archive(struct rtd_session *s, const char *chunk, const char *name, char *where,
+		     size_t wlen, char *err, size_t errlen);
 
 /* The daemon is exiting: stop consumers, flush and close everything. */
 void dp_shutdown(void);

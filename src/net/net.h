@@ -93,6 +93,11 @@ enum rnet_type {
 	 * asked; -EBUSY past the rate limit. */
 	RNET_CLUSTER_LISTEN = 22,
 	RNET_CLUSTER_TRIGGER = 23,
+	RNET_ARCHIVE_CHUNK = 30,	/* u64 session, str chunk, str name:
+					 * the ended trace chunk moved to
+					 * archives/NAME; REPLY (its message:
+					 * the archive's path in the relay's
+					 * output) */
 	/* status u32 (0 or a negative errno), value u64, value2 u64,
 	 * message text; AUTH_FAIL has the same fields */
 	RNET_REPLY = 24,
@@ -184,8 +189,9 @@ int rnet_cluster_req_decode(const void *p, size_t len, struct rnet_cluster_req *
 /* ---- names that become paths ---- */
 
 /* A host, session or channel name that may be one path component: 1 to
- * `max` bytes of [A-Za-z0-9._-], not starting with '.' (so neither "."
- * nor ".." nor a hidden file). 0 or -EINVAL. */
+ * `max` bytes of [A-Za-z0-9._+-] ('+': a trace chunk's UTC offset), not
+ * starting with '.' (so neither "." nor ".." nor a hidden file). 0 or
+ * -EINVAL. */
 int rnet_check_name(const char *s, size_t max);
 /* A trace's path inside its session ("ust/uid/0/64-bit", "kernel"):
  * components checked as rnet_check_name, separated by single '/', none

@@ -29,6 +29,8 @@ uint32_t rnet_type_max(uint16_t type)
 		return 8 + 2 + RNET_PATH_MAX + 2 + RNET_NAME_MAX + 4 + 4;
 	case RNET_METADATA:
 		return 8 + 8 + RNET_METADATA_MAX;
+	case RNET_ARCHIVE_CHUNK:
+		return 8 + 2 * (2 + RNET_NAME_MAX);
 	case RNET_CLOSE_STREAM:
 	case RNET_CLOSE_SESSION:
 	case RNET_DATA_ATTACH:
@@ -240,7 +242,7 @@ int rnet_rd_end(struct rnet_rd *r)
 static bool name_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '.' || c == '_' || c == '-';
+	       c == '.' || c == '_' || c == '-' || c == '+';
 }
 
 static int check_component(const char *s, size_t n, size_t max)

@@ -184,6 +184,31 @@ static int close_session(struct ctrl *c, struct rnet_rd *r)
 	return reply(c, -ENOENT, 0, "no such session on this connection");
 }
 
+static int archive_chunk(struct ctrl *c, struct rnet_rd *r)
+{
+	char chunk[RNET_NAME_MAX + 1], name[RNET_NAME_MAX + 1], err[PATH_MAX + 256];
+	uint64_t id = rnet_get_u64(r);
+	rnet_get_str(r, chunk, RNET_NAME_MAX);
+	rnet_get_str(r, name, RNET_NAME_MAX);
+	if (rnet_rd_end(r) < 0)
+		return -EBADMSG;
+	struct relay_session *s = NULL;
+	for (uint32_t i = 0; i < c->nr && !s; i++)
+		if (c->sessions[i]->id == id)
+			s = c->sessions[i];
+	if (!s)
+		return reply(c, -ENOENT, 0, "no such session on this connection");
+	int ret = relay_chunk_archive(s, chunk, name, err, sizeof(err));
+	if (ret < 0) {
+		relay_log("host %s: %s", c->host, err);
+		return reply(c, ret, 0, err);
+	}
+	const char *rel = s->dir + strlen(relay_cfg.output);
+	snprintf(err, sizeof(err), "%s/archives/%s", rel + (*rel == '/'), name);
+	relay_log("host %s: trace chunk archived in %s/archives/%s", c->host, s->dir, name);
+	return reply(c, 0, 0, err);
+}
+
 /* NTP's exchange: the daemon sends t1 (its clock), the relay answers t1,
  * t2 (its clock at receipt), t3 (its clock at sending). */
 static int clock_exchange(struct ctrl *c, struct rnet_rd *r)
@@ -281,6 +306,9 @@ void relay_serve_ctrl(int fd, const char *host)
 			break;
 		case RNET_CLUSTER_TRIGGER:
 			ret = cluster_trigger(&c, &r);
+			break;
+		case RNET_ARCHIVE_CHUNK:
+			ret = archive_chunk(&c, &r);
 			break;
 		default:
 			ret = -EBADMSG;

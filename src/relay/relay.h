@@ -181,6 +181,13 @@ int relay_stream_append(struct relay_stream *st, struct relay_index *ix, const v
 int relay_metadata_write(struct relay_stream *st, uint64_t offset, const void *data,
 			 uint64_t len);
 void relay_stream_close(struct relay_stream *st);
+/* Session rotation (RNET_ARCHIVE_CHUNK): move the ended trace chunk
+ * `chunk` of s (a directory in s->dir; "" for the first chunk, s->dir's
+ * own ust/ and kernel/) to s->dir/archives/`name`, as lttng-relayd lays
+ * out a rotated session. Both names are checked (rnet_check_name). 0,
+ * -EINVAL, -errno of the moves, with a message in err. */
+int relay_chunk_archive(struct relay_session *s, const char *chunk, const char *name,
+			char *err, size_t errlen);
 
 /* ---- reading (for live_*.c) ---- */
 

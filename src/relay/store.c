@@ -361,6 +361,53 @@ done:
 	return ret;
 }
 
+int relay_chunk_archive(struct relay_session *s, const char *chunk, const char *name,
+			char *err, size_t errlen)
+{
+	if ((chunk[0] && (rnet_check_name(chunk, RNET_NAME_MAX) < 0 || !strcmp(chunk, "archives"))) ||
+	    rnet_check_name(name, RNET_NAME_MAX) < 0) {
+		snprintf(err, errlen, "refused trace chunk names '%s', '%s'", chunk, name);
+		return -EINVAL;
+	}
+	char why[PATH_MAX + 128];
+	int afd = -1, nfd = -1, ret = 0;
+	int dfd = rt_dir_open(s->dir, 0, NULL, why, sizeof(why));
+	if (dfd < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", s->dir, why);
+		return dfd;
+	}
+	if (mkdirat(dfd, "archives", RT_DIR_MODE) < 0 && errno != EEXIST)
+		goto fail;
+	if ((afd = openat(dfd, "archives", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		goto fail;
+	if (chunk[0]) {
+		if (renameat(dfd, chunk, afd, name) < 0)
+			goto fail;
+		goto out;
+	}
+	/* The first chunk is the session's directory itself: its domains
+	 * move. */
+	if (mkdirat(afd, name, RT_DIR_MODE) < 0 ||
+	    (nfd = openat(afd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		goto fail;
+	static const char *const domains[] = { "ust", "kernel" };
+	for (size_t i = 0; i < sizeof(domains) / sizeof(domains[0]); i++)
+		if (renameat(dfd, domains[i], nfd, domains[i]) < 0 && errno != ENOENT)
+			goto fail;
+	goto out;
+fail:
+	ret = -errno;
+	snprintf(err, errlen, "cannot archive trace chunk '%s' of %s as archives/%s: %s", chunk,
+		 s->dir, name, strerror(errno));
+out:
+	if (nfd >= 0)
+		close(nfd);
+	if (afd >= 0)
+		close(afd);
+	close(dfd);
+	return ret;
+}
+
 void relay_stream_close(struct relay_stream *st)
 {
 	pthread_mutex_lock(&relay_lock);

@@ -136,19 +136,79 @@ class Streaming(unittest.TestCase):
                           % (h.name, off, err), stats)
         self.assertEqual(sorted(os.listdir(self.out)), ["hostA", "hostB"])
 
-    def test_rotation_refused(self):
-        """A streamed session does not rotate (yet): `rotate` and
-        `enable-rotation` say so and do nothing (the rotation would
-        otherwise take the URL for a local directory)."""
+    def test_rotation_on_the_relay(self):
+        """`rotate` on a streamed session, as LTTng 2.11+ with its relay:
+        the relay archives each ended chunk under HOST/SESSION-DATE/
+        archives/BEGIN-END-N; destroy archives the last one. Every event
+        is in exactly one archive, each archive read alone by babeltrace2
+        and our reader. A live session does not rotate (as in LTTng)."""
         a = self.host("hostA")
         a.rt("create", "web", "--set-url=" + self.url)
+        a.rt("enable-channel", "-u", "small", "--subbuf-size", "16k")
+        a.rt("enable-event", "-u", "-a", "-c", "small")
+        a.rt("start")
+        app = subprocess.Popen([APP], env=a.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True)
+
+        def cmd(line):
+            app.stdin.write(line + "\n")
+            app.stdin.flush()
+            return app.stdout.readline().strip()
+
+        self.assertTrue(app.stdout.readline().startswith("ready"))
+        printed = []
+        counts = {"a": 3000, "b": 2000, "c": 500}
+        for tag in ("a", "b"):
+            self.assertEqual(cmd("emit %d %s" % (counts[tag], tag)), "ok")
+            r = a.rt("rotate")
+            m = re.search(r"Trace chunk archive for session web is now readable at "
+                          r"net://127\.0\.0\.1:%d:%d/(hostA/web-\d{8}-\d{6}/archives/"
+                          r"\d{8}T\d{6}[+-]\d{4}-\d{8}T\d{6}[+-]\d{4}-\d+)$"
+                          % (self.ctrl, self.data), r.stdout.strip())
+            self.assertIsNotNone(m, r.stdout)
+            printed.append(m.group(1))
+            # Archived: whole on the relay once rotate returns.
+            events, discarded, _ = rtfixtures.bt2_read(os.path.join(self.out, m.group(1)))
+            self.assertEqual(discarded, 0)
+            self.assertEqual([int(e.event.payload_field["seq"]) for e in events],
+                             list(range(counts[tag])))
+        self.assertEqual(cmd("emit %d c" % counts["c"]), "ok")
+        self.assertEqual(cmd("exit"), "")
+        app.wait(timeout=30)
+        a.rt("stop")
+        status = a.rt("status").stdout
+        self.assertRegex(status, r"small: .*, lost 0,")
+        a.rt("destroy")
+        session = self.stored("hostA", "web")
+        self.assertEqual(os.listdir(session), ["archives"])
+        archives = sorted(os.listdir(os.path.join(session, "archives")),
+                          key=lambda n: int(n.rsplit("-", 1)[1]))
+        self.assertEqual([n.rsplit("-", 1)[1] for n in archives], ["0", "1", "2"])
+        self.assertEqual([os.path.join("hostA", os.path.basename(session), "archives", n)
+                          for n in archives[:2]], printed)
+        seen = []
+        for n, tag in zip(archives, ("a", "b", "c")):
+            path = os.path.join(session, "archives", n)
+            self.assertEqual(os.listdir(path), ["ust"])
+            events, discarded, _ = rtfixtures.bt2_read(path)
+            self.assertEqual(discarded, 0)
+            ticks = [(str(e.event.payload_field["tag"]), int(e.event.payload_field["seq"]))
+                     for e in events if e.event.name == "app:tick"]
+            self.assertEqual(ticks, [(tag, i) for i in range(counts[tag])], n)
+            ours = [(e["payload"]["tag"], e["payload"]["seq"])
+                    for e in rtfixtures.rtr_dump(BUILD, path) if e["name"] == "app:tick"]
+            self.assertEqual(ours, ticks)
+            seen += ticks
+        self.assertEqual(sorted(seen), sorted((t, i) for t in counts for i in range(counts[t])))
+        # A live session does not rotate: its viewers follow one trace.
+        a.rt("create", "lv", "--set-url=" + self.url, "--live")
         a.rt("enable-event", "-u", "-a")
         a.rt("start")
         for args in (["rotate"], ["enable-rotation", "--size=1M"]):
             r = a.rt(*args, check=False)
             self.assertEqual(r.returncode, 1, r.stderr)
-            self.assertIn("streams to a relay", r.stderr)
-        self.assertNotIn("Automatic rotation", a.rt("list", "web").stdout)
+            self.assertIn("is a live session", r.stderr)
+        self.assertNotIn("Automatic rotation", a.rt("list", "lv").stdout)
         a.rt("destroy")
 
     def test_wrong_secret_refused_at_create(self):
@@ -176,7 +236,7 @@ class Streaming(unittest.TestCase):
         a.rt("create", "net", "--set-url=" + self.url)
         r = a.rt("rotate", check=False)
         self.assertNotEqual(r.returncode, 0)
-        self.assertIn("streams to a relay", r.stderr)
+        self.assertIn("never been started", r.stderr)
         a.rt("destroy", "net")
         for args in (["--set-url=file:///tmp"], ["--set-url=net://"],
                      ["--set-url=net://h:0"], ["--set-url=net://h:1:2:3"],

@@ -104,6 +104,7 @@ static void names(void)
 	CHECK(rnet_check_name(longest, RNET_HOST_MAX) == -EINVAL, "64 bytes");
 	CHECK(rnet_check_path("ust/uid/0/64-bit") == 0, "a trace path");
 	CHECK(rnet_check_path("snapshot-1-20261125-101500/kernel") == 0, "a snapshot's");
+	CHECK(rnet_check_path("20261125T101445+0000-1/ust/uid/0/64-bit") == 0, "a trace chunk's");
 	static const char *const bad_paths[] = { "", "/etc", "ust/", "ust//x", "ust/../x",
 						 "ust/./x", "./ust", "ust/.x" };
 	for (size_t i = 0; i < sizeof(bad_paths) / sizeof(bad_paths[0]); i++)
