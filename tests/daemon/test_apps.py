@@ -496,14 +496,16 @@ class InlineCallSites(AppCase):
         self.assertEqual(len({e["ctx_vtid"] for e in events}), 1)
         self.rt("destroy", "ctx")
 
+        # Two sessions: each event to both, in one section each (the
+        # library's call of the call sites' section), across sub-buffers.
         a, b = self.out("a"), self.out("b")
         for name, out in (("a", a), ("b", b)):
             self.session(out, "fastsite:*", name=name)
             self.rt("start", name)
-        self.assertEqual(self.run_fastsite(300), 0)
+        self.assertEqual(self.run_fastsite(5000), 0)
         for name, out in (("a", a), ("b", b)):
             self.rt("stop", name)
-            self.check(out, 300)
+            self.check(out, 5000)
 
 
 if __name__ == "__main__":
