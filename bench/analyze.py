@@ -73,7 +73,8 @@ FILTER_ROWS = [
     ("filter", "lttng-filt-reject2", "LTTng-UST, `--filter 'v > 100 && v < 50'`: rejected"),
 ]
 BREAKDOWN_CASES = ["rseq2", "clock", "buf", "buf_clk", "inline",
-                   "buf_atomic", "inline_atomic", "calls", "lib", "floor"]
+                   "buf_atomic", "inline_atomic", "calls", "lib", "floor",
+                   "inline_s64", "lib_s64", "inline_q256", "lib_q256"]
 
 
 def med(values):
@@ -846,6 +847,20 @@ def main():
             P(f"| {name} | {fmt(comp('p50', expr))} | {fmt(comp('batch_ns', expr), 2)} |")
         P(f"| **total (inline)** | {fmt(bd['inline'])} | {fmt(comp('batch_ns', lambda v: v['inline'] - v['empty']), 2)} |")
         P("")
+        if runs.has("breakdown", "bd", "lib_s64"):
+            P("The library's path for a 64-byte string and a 256-byte sequence (batch ns, "
+              "less the empty loop; the shapes' bounds are in the shapes table):")
+            P("")
+            P("| component | 64-byte string | 256-byte sequence |")
+            P("|---|---:|---:|")
+            for name, key in [("two sections, clock, header (inline)", lambda v, x: v["inline"] - v["empty"]),
+                              ("sizing and copy (inline_X - inline)", lambda v, x: v["inline_" + x] - v["inline"]),
+                              ("the call and the library's dispatch (lib_X - inline_X)",
+                               lambda v, x: v["lib_" + x] - v["inline_" + x]),
+                              ("**total (lib_X)**", lambda v, x: v["lib_" + x] - v["empty"])]:
+                P(f"| {name} | {fmt(comp('batch_ns', lambda v: key(v, 's64')), 2)} | "
+                  f"{fmt(comp('batch_ns', lambda v: key(v, 'q256')), 2)} |")
+            P("")
         P(f"For reference: a call into a library that does nothing costs {fmt(bd['calls'])} ns "
           f"(`calls`: what the call site saves by recording inline), "
           f"rdtsc alone {fmt(bd['clock'])} ns, the two rseq sections alone "

@@ -23,6 +23,15 @@
  *              by itself in one rseq section through its fast site
  *              (rt__fast_event, ringtrace/internal/fast.h)
  *   *_atomic   buf and inline with SMP atomics instead of rseq
+ *   inline_s64, inline_q256
+ *              the library's two-section path inlined (as `inline`) for
+ *              a 64-byte string (strlen + copy) and a 256-byte sequence
+ *              (length + copy): what recording such a shape costs
+ *              without the call and the library's dispatch
+ *   lib_s64, lib_q256
+ *              the same events through rt_event and libringtrace (the
+ *              library's path): lib_X - inline_X is the call and the
+ *              dispatch
  *   floor      the least an rseq per-CPU buffer can do: one cache line of
  *              per-CPU state, an rseq local CAS to reserve 8 bytes, the
  *              TSC, the 4-byte header and payload, an rseq local add to
@@ -89,6 +98,29 @@ __attribute__((always_inline)) static inline void buf_only(struct rb *rb, uint64
 		memcpy(p, &v, sizeof(v));
 	}
 	rb_commit(rb, &ctx);
+}
+
+/* A string (str) or byte sequence of n bytes into rb_rseq, the library's
+ * two-section path inlined. */
+static char bd_str64[64];
+static uint8_t bd_blob256[256];
+
+__attribute__((always_inline)) static inline void buf_bytes(const void *src, uint32_t n, bool str)
+{
+	uint32_t len = str ? (uint32_t)strlen(src) + 1 : n;
+	struct rb_ctx ctx;
+	ctx.payload_size = str ? len : (uint32_t)sizeof(len) + len;
+	ctx.hdr_compact = CTF_EVENT_HEADER_COMPACT;
+	ctx.hdr_full = CTF_EVENT_HEADER_EXTENDED;
+	if (__builtin_expect(rb_reserve(&rb_rseq, &ctx, clk_tsc) != 0, 0))
+		return;
+	char *p = ctx.r.addr + ctf_write_event_header(ctx.r.addr, 1, ctx.r.tsc, ctx.full_tsc);
+	if (!str) {
+		memcpy(p, &len, sizeof(len));
+		p += sizeof(len);
+	}
+	memcpy(p, src, len);
+	rb_commit(&rb_rseq, &ctx);
 }
 
 __attribute__((always_inline)) static inline void rseq_pair(void)
@@ -181,6 +213,10 @@ BENCH_DEFINE(calls, do {
 } while (0))
 BENCH_DEFINE(lib, rt_event(rtbench, p4, v, v))
 BENCH_DEFINE(floor, floor_event(v))
+BENCH_DEFINE(inline_s64, buf_bytes(bd_str64, 0, true))
+BENCH_DEFINE(lib_s64, rt_event(rtbench, str64, s, (const char *)bd_str64))
+BENCH_DEFINE(inline_q256, buf_bytes(bd_blob256, sizeof(bd_blob256), false))
+BENCH_DEFINE(lib_q256, rt_event(rtbench, seq256, data, rt_bytes(bd_blob256, sizeof(bd_blob256))))
 
 /* Cases that only exist with rseq: unavailable (not failed) without. */
 static int need_rseq(void)
@@ -199,6 +235,10 @@ static const struct bench_case cases[] = {
 	BENCH_CASE(calls, NULL, "call site + one call into a stub library"),
 	BENCH_CASE(lib, NULL, "rt_event through libringtrace"),
 	BENCH_CASE(floor, floor_init, "minimal rseq per-CPU buffer (cost floor)"),
+	BENCH_CASE(inline_s64, need_rseq, "inline + a 64-byte string (strlen + copy)"),
+	BENCH_CASE(lib_s64, NULL, "rt_event of a 64-byte string through libringtrace"),
+	BENCH_CASE(inline_q256, need_rseq, "inline + a 256-byte sequence (length + copy)"),
+	BENCH_CASE(lib_q256, NULL, "rt_event of a 256-byte sequence through libringtrace"),
 };
 
 static int make_rb(struct rb *rb, bool rseq, uint64_t (*clock)(void))
@@ -224,6 +264,8 @@ static int make_rb(struct rb *rb, bool rseq, uint64_t (*clock)(void))
 
 int main(int argc, char **argv)
 {
+	memset(bd_str64, 'x', sizeof(bd_str64) - 1);
+	memset(bd_blob256, 0xa5, sizeof(bd_blob256));
 	stream.subbuf_size = 256 * 1024;
 	if (make_rb(&rb_rseq, rb_rseq_usable(), clk_tsc_ordered) < 0 ||
 	    make_rb(&rb_counter, rb_rseq_usable(), clk_counter) < 0 ||
