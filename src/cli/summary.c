@@ -67,10 +67,14 @@ int cli_print_summary(FILE *out, const char *dir, unsigned top, bool recorded)
 		rtr_close(t);
 		return -ENOMEM;
 	}
+	/* At once when the trace allows (rtr_count), else event by event. */
+	struct rtr_count_result cr;
+	ret = rtr_count(t, counts, NULL, &cr);
 	struct rtr_event ev;
-	while ((ret = rtr_next(t, &ev)) > 0)
-		if (ev.cls >= classes && ev.cls < classes + nr_classes)
-			counts[ev.cls - classes]++;
+	if (ret < 0)
+		while ((ret = rtr_next(t, &ev)) > 0)
+			if (ev.cls >= classes && ev.cls < classes + nr_classes)
+				counts[ev.cls - classes]++;
 	if (ret < 0)
 		cli_error("trace %s is damaged: %s (summary of what could be read)",
 			  dir, rtr_error(t));

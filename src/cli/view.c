@@ -329,6 +329,17 @@ static int run_loop(struct view_run *r)
 	int64_t begin = INT64_MIN, end = INT64_MAX;
 	uint64_t shown = 0;
 	struct rtr_event ev;
+	/* Counts of everything: without merging or decoding payloads. */
+	if (o->stats && !r->live && !r->filter && !o->nr_patterns && !o->limit &&
+	    o->begin.kind == VIEW_TIME_NONE && o->end.kind == VIEW_TIME_NONE) {
+		int c = view_stats_count(&r->stats, r->classes, r->nr_classes, r->t);
+		if (c == 0)
+			return 0;
+		if (c == -ENOMEM) {
+			cli_error("out of memory");
+			return -1;
+		}
+	}
 	int ret = rtr_next(r->t, &ev);
 	if (ret > 0) {
 		if (o->begin.kind != VIEW_TIME_NONE)

@@ -144,6 +144,11 @@ struct view_stats {
 /* Count e. 0 or -ENOMEM. */
 int view_stats_add(struct view_stats *s, struct view_class *classes,
 		   const struct view_event *e);
+/* Count every event of t (a directory set not read from yet) at once,
+ * through rtr_count, as view_stats_add of each would: 0, -EAGAIN (the set
+ * is as opened: count event by event instead), -ENOMEM. */
+int view_stats_count(struct view_stats *s, struct view_class *classes, size_t nr,
+		     struct rtr_trace *t);
 /* Print the tables (streams and traces from t). */
 void view_stats_print(FILE *f, const struct view_stats *s,
 		      const struct view_class *classes, size_t nr_classes,

@@ -30,6 +30,42 @@ int view_stats_add(struct view_stats *s, struct view_class *classes,
 	return 0;
 }
 
+int view_stats_count(struct view_stats *s, struct view_class *classes, size_t nr,
+		     struct rtr_trace *t)
+{
+	const struct rtr_stream_stats *st;
+	size_t ns = rtr_streams(t, &st);
+	uint64_t *per = calloc(nr + 1, sizeof(*per));
+	uint32_t *cpus = calloc(ns + 1, sizeof(*cpus));
+	struct rtr_count_result res;
+	int ret = per && cpus ? rtr_count(t, per, cpus, &res) : -ENOMEM;
+	if (ret < 0)
+		goto out;
+	for (size_t k = 0; k < nr; k++)
+		classes[k].count += per[k];
+	if (res.events && !s->events)
+		s->first_ns = res.first_ns;
+	if (res.events)
+		s->last_ns = res.last_ns;
+	s->events += res.events;
+	for (size_t k = 0; k < ns; k++) {
+		if (!st[k].events)
+			continue;
+		if (cpus[k] == UINT32_MAX) {
+			s->unknown_cpu += st[k].events;
+			continue;
+		}
+		ret = RT_ARRAY_GROW_ZEROED(s->per_cpu, s->nr_cpu, (size_t)cpus[k] + 1, 8);
+		if (ret < 0)
+			goto out;
+		s->per_cpu[cpus[k]] += st[k].events;
+	}
+out:
+	free(per);
+	free(cpus);
+	return ret;
+}
+
 /* Same name (several traces share event names): count them together. */
 static int by_name(const void *a, const void *b)
 {

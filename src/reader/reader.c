@@ -146,6 +146,76 @@ int rtr_next(struct rtr_trace *t, struct rtr_event *ev)
 	return 1;
 }
 
+/* Back to where rtr_open left the set: every cursor at its first
+ * packet, nothing read, no error. 0 or -errno (the first packet no longer
+ * decodes: it did at rtr_open). */
+static int rewind_set(struct rtr_trace *t)
+{
+	t->err_code = 0;
+	t->err[0] = '\0';
+	for (size_t k = 0; k < t->nr_streams; k++) {
+		struct rtr_cursor *c = &t->cur[k];
+		t->stats[k].events = 0;
+		c->clock = 0;
+		if (c->map && rtr_cursor_packet(c, 0) < 0)
+			return t->err_code;
+	}
+	return 0;
+}
+
+int rtr_count(struct rtr_trace *t, uint64_t *per_class, uint32_t *stream_cpu,
+	      struct rtr_count_result *res)
+{
+	if (!t || !per_class || !res || t->live_ops || t->started || t->err_code)
+		return -EINVAL;
+	/* Into a copy: nothing is counted unless every stream could be. */
+	uint64_t *cls = calloc(t->nr_classes + 1, sizeof(*cls));
+	uint32_t *cpus = malloc((t->nr_streams + 1) * sizeof(*cpus));
+	if (!cls || !cpus) {
+		free(cls);
+		free(cpus);
+		return -ENOMEM;
+	}
+	struct rtr_count_result r = { 0, INT64_MAX, INT64_MIN };
+	int ret = 0;
+	for (size_t k = 0; k < t->nr_streams && ret == 0; k++) {
+		struct rtr_cursor *c = &t->cur[k];
+		struct rtr_cursor_count cc;
+		ret = rtr_cursor_count(c, cls + c->cls_base, &cc);
+		cpus[k] = UINT32_MAX;
+		if (ret < 0 || !cc.events)
+			continue;
+		cpus[k] = cc.cpu;
+		t->stats[k].events = cc.events;
+		r.events += cc.events;
+		/* Each stream in time order: rtr_next's first event is the
+		 * earliest first one, its last the latest last one. */
+		int64_t a = rtr_meta_ns(c->m, cc.first_ticks), b = rtr_meta_ns(c->m, cc.last_ticks);
+		r.first_ns = a < r.first_ns ? a : r.first_ns;
+		r.last_ns = b > r.last_ns ? b : r.last_ns;
+	}
+	if (ret < 0) {
+		free(cls);
+		free(cpus);
+		int rw = rewind_set(t);
+		return rw < 0 ? rw : ret;
+	}
+	for (size_t k = 0; k < t->nr_classes; k++)
+		per_class[k] += cls[k];
+	for (size_t k = 0; stream_cpu && k < t->nr_streams; k++)
+		stream_cpu[k] = cpus[k];
+	free(cls);
+	free(cpus);
+	if (!r.events)
+		r.first_ns = r.last_ns = 0;
+	*res = r;
+	/* rtr_next has nothing left: every cursor is at its end. */
+	t->started = 1;
+	t->pending = -1;
+	t->heap_len = 0;
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Open and close                                                       */
 

@@ -213,6 +213,31 @@ int rtr_next(struct rtr_trace *t, struct rtr_event *ev);
 /* The last error message, "" if none. */
 const char *rtr_error(const struct rtr_trace *t);
 
+/*
+ * Count every event of a directory set as rtr_next would return them,
+ * without merging them by time and without decoding what need not be
+ * (a header through its fast path, plain contexts and payloads stepped
+ * over): per_class[k] += the events of class k (rtr_event_classes'
+ * order), stream_cpu[s] = the cpu of stream s's events (rtr_event.cpu;
+ * UINT32_MAX when unknown or when it has none), the streams' `events`
+ * statistics, and *res. Only on a set rtr_next has not read from yet;
+ * after it, rtr_next returns 0 (every event was counted).
+ *
+ * Returns 0, or -EAGAIN when the counts would not be rtr_next's: a
+ * stream whose clock goes back or whose packets carry different CPUs (so
+ * rtr_next's order, hence its first and last events, or its cpu per
+ * event would differ), or damaged data (rtr_next names the error where
+ * its order meets it); the set is then as rtr_open left it (nothing
+ * counted: read it with rtr_next). -EINVAL: a live set, or one already
+ * read from; -ENOMEM.
+ */
+struct rtr_count_result {
+	uint64_t events;
+	int64_t first_ns, last_ns;	/* of rtr_next's first and last events */
+};
+int rtr_count(struct rtr_trace *t, uint64_t *per_class, uint32_t *stream_cpu,
+	      struct rtr_count_result *res);
+
 /* Decode field `index` of the payload of the event rtr_next returned last.
  * 0 or -EINVAL (no such field, or an event that does not come from
  * rtr_next), -EINVAL also for a damaged payload (rtr_error says where). */

@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "../common/array.h"
 #include "reader_stream.h"
@@ -414,10 +416,34 @@ int rtr_cursor_expand(struct rtr_cursor *c, int scope)
 
 #define HAVE(p, role) ((p)->have & (1u << (role)))
 
+/* Once a directory set's cursor is this far past the pages of its
+ * stream file it read last, they leave its mapping (MADV_DONTNEED on the
+ * file's read-only mapping: the page cache keeps them, and whatever
+ * still points there, such as a string value, reads the same bytes
+ * again), so that reading a trace holds a bounded part of it in memory
+ * however large it is. */
+#define DROP_BEHIND (32ull << 20)
+
+static void drop_behind(struct rtr_cursor *c, uint64_t off)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), upto = off & ~(page - 1);
+	if (upto < c->dropped) {
+		c->dropped = upto;	/* read again from an earlier packet */
+		return;
+	}
+	if (upto - c->dropped < DROP_BEHIND || c->set->live_ops)
+		return;
+	/* Advice only: on failure the pages stay, nothing else changes. */
+	(void)madvise((void *)(uintptr_t)(c->map + c->dropped), (size_t)(upto - c->dropped),
+		      MADV_DONTNEED);
+	c->dropped = upto;
+}
+
 int rtr_cursor_packet(struct rtr_cursor *c, uint64_t off)
 {
 	const struct rtr_meta *m = c->m;
 	struct rtr_pkt *p = &c->pkt;
+	drop_behind(c, off);
 	memset(p, 0, sizeof(*p));
 	p->off = off;
 	uint64_t fend = c->size * 8, bit = off * 8;
@@ -603,6 +629,61 @@ int rtr_cursor_next(struct rtr_cursor *c)
 	ev->priv_ = c;
 	c->ns = ev->ns;
 	return 1;
+}
+
+int rtr_cursor_count(struct rtr_cursor *c, uint64_t *per_class, struct rtr_cursor_count *out)
+{
+	const struct rtr_meta *m = c->m;
+	uint64_t n = 0, first = 0, prev = 0;
+	uint32_t cpu = UINT32_MAX, pcpu = UINT32_MAX;
+	if (c->map)
+		pcpu = HAVE(&c->pkt, RR_CPU_ID) ? (uint32_t)c->pkt.cpu : UINT32_MAX;
+	for (; c->map;) {
+		/* As rtr_cursor_next: the next packet holding an event. */
+		if (c->pos >= c->pkt.content_end ||
+		    (c->pkt.sc->event_header && c->pkt.content_end - c->pos < 8)) {
+			uint64_t next = c->pkt.packet_end / 8;
+			if (next >= c->size)
+				break;
+			if (rtr_cursor_packet(c, next) < 0)
+				return -EAGAIN;
+			pcpu = HAVE(&c->pkt, RR_CPU_ID) ? (uint32_t)c->pkt.cpu : UINT32_MAX;
+			continue;
+		}
+		const struct rtr_stream_class *sc = c->pkt.sc;
+		uint64_t end = c->pkt.content_end, at = c->pos, bit = at;
+		c->ev_id = 0;
+		/* As rtr_cursor_next, but every scope only walked to its end
+		 * (plain ones stepped over), without records. */
+		if ((!sc->fast_header || !fast_header(c, sc, &bit, end)) &&
+		    walk_scope(c, RTR_SCOPE_EVENT_HEADER, sc->event_header, &bit, end, false) < 0)
+			return -EAGAIN;
+		if (walk_scope(c, RTR_SCOPE_STREAM_EVENT_CONTEXT, sc->event_context, &bit, end,
+			       false) < 0)
+			return -EAGAIN;
+		uint32_t k = rtr_meta_find_class(m, sc, c->ev_id);
+		if (k == UINT32_MAX)
+			return -EAGAIN;
+		const struct rtr_class_nodes *cn = &m->class_nodes[k];
+		if (walk_scope(c, RTR_SCOPE_EVENT_CONTEXT, cn->context, &bit, end, false) < 0 ||
+		    walk_scope(c, RTR_SCOPE_PAYLOAD, cn->payload, &bit, end, false) < 0 || bit == at)
+			return -EAGAIN;
+		c->pos = bit;
+		if (n == 0) {
+			first = c->clock;
+			cpu = pcpu;
+		} else if (c->clock < prev || pcpu != cpu) {
+			return -EAGAIN;
+		}
+		prev = c->clock;
+		per_class[k]++;
+		n++;
+	}
+	out->events = n;
+	out->first_ticks = first;
+	out->last_ticks = prev;
+	out->cpu = cpu;
+	return 0;
 }
 
 void rtr_cursor_free(struct rtr_cursor *c)

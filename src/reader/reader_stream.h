@@ -76,6 +76,9 @@ struct rtr_cursor {
 	/* Live sets (reader_live.c): map is this malloc'ed copy of the
 	 * stream's current packet. */
 	uint8_t live_state;		/* RTR_LS_* */
+	/* Directory sets: the file's pages before `dropped` (bytes) were
+	 * dropped from the mapping (rtr_cursor_packet). */
+	uint64_t dropped;
 };
 
 /* ------------------------------------------------------------------ */
@@ -256,6 +259,20 @@ int rtr_set_verror(struct rtr_trace *s, int code, const char *fmt, va_list ap);
 int rtr_cursor_packet(struct rtr_cursor *c, uint64_t off);
 /* The next event into c->ev: 1, 0 (end of the stream) or -errno. */
 int rtr_cursor_next(struct rtr_cursor *c);
+/* What rtr_cursor_count found in a stream. */
+struct rtr_cursor_count {
+	uint64_t events;
+	uint64_t first_ticks, last_ticks;	/* when events > 0 */
+	uint32_t cpu;			/* every event's rtr_event.cpu */
+};
+/* Count the events of the stream from where c stands to its end, each in
+ * per_class[k] for its class m->classes[k], as rtr_cursor_next would
+ * find them (but without decoding what it need not: plain scopes are
+ * stepped over). 0, or -EAGAIN when the stream cannot be counted so (an
+ * error, which rtr_cursor_next would name; a clock that goes back, or
+ * packets of different CPUs: rtr_next's order or its events' cpu would
+ * differ from what the counts say); the cursor is then anywhere. */
+int rtr_cursor_count(struct rtr_cursor *c, uint64_t *per_class, struct rtr_cursor_count *out);
 /* Walk a scope skipped because of its static size (nothing there has
  * side effects): 0 or -errno. */
 int rtr_cursor_expand(struct rtr_cursor *c, int scope);

@@ -260,6 +260,122 @@ class LttngTrace:
         return out
 
 
+class CountedAtOnce(unittest.TestCase):
+    """`view --stats` without filters and `ringtrace summary` (what record
+    prints at its end) count a trace at once (rtr_count: no merge, payloads
+    only walked to their end) when its streams allow, else event by event:
+    their output must be what reading every event gives (`--limit` with a
+    huge N reads event by event), on intact and damaged traces."""
+
+    def same(self, trace):
+        a = view("--stats", trace, check=False)
+        b = view("--stats", "--limit", str(10**15), trace, check=False)
+        self.assertEqual((a.returncode, a.stdout.decode(), a.stderr.decode()),
+                         (b.returncode, b.stdout.decode(), b.stderr.decode()), trace)
+        # summary: per channel, the events rtr_next reads (up to an error)
+        r = subprocess.run([RINGTRACE, "summary", trace], capture_output=True, text=True,
+                           timeout=120)
+        total = sum(int(line.split(": ")[1].split()[0]) for line in r.stdout.splitlines()
+                    if " events recorded, " in line)
+        events = [line.split()[1] for line in b.stdout.decode().splitlines()
+                  if line.startswith("events:")]
+        if events:
+            self.assertEqual(total, int(events[0]), (trace, r.stdout, r.stderr))
+        return a, total
+
+    def test_intact(self):
+        t = Traces.get()
+        for trace in (t.types, t.burst, t.demo, t.big):
+            out = self.same(trace)[0].stdout.decode()
+            self.assertNotIn("events:     0\n", out)
+
+    def test_lttng(self):
+        self.same(LttngTrace.get(self))
+
+    def test_damaged(self):
+        """A stream whose events stop decoding (an unknown event id), one
+        whose clock goes back (a packet beginning before the previous one),
+        bytes flipped here and there, a file cut short: the counts at once
+        give up where they would differ (the merge's order decides what is
+        read before an error, and which events come first and last) and
+        the output is the same."""
+        import struct
+        t = Traces.get()
+
+        def stream_of(trace):  # the largest stream file
+            paths = [os.path.join(trace, f) for f in os.listdir(trace) if f != "metadata"]
+            return max(sorted(paths), key=os.path.getsize)
+
+        def unknown_id(f, size):
+            # burst -t none: 4-byte compact headers and 16-byte payloads
+            # from byte 84 of the first packet; id 30 has no class
+            f.seek(84 + 20 * 100)
+            h = struct.unpack("<I", f.read(4))[0]
+            f.seek(84 + 20 * 100)
+            f.write(struct.pack("<I", (h & ~31) | 30))
+
+        def packets(f, size):  # the packets' offsets (packet_size at byte 56, bits)
+            off, out = 0, []
+            while off < size:
+                out.append(off)
+                f.seek(off + 56)
+                off += struct.unpack("<Q", f.read(8))[0] // 8
+            return out
+
+        def clock_back(f, size):
+            # The last packet begins a second before the first: its events
+            # come back in time (the merge then returns them before the
+            # other stream's, a copy of the first packet, ends; rtr_next's
+            # last event is this stream's last one, not the latest one).
+            offs = packets(f, size)
+            f.seek(32)
+            begin = struct.unpack("<Q", f.read(8))[0]
+            f.seek(offs[-1] + 32)
+            f.write(struct.pack("<Q", begin - 10**9))
+            f.seek(0)
+            first = f.read(offs[1])
+            with open(os.path.join(os.path.dirname(f.name), "channel0_9"), "wb") as g:
+                g.write(first)
+
+        def cpu_change(f, size):
+            # the second packet's cpu_id (byte 80) is another CPU's
+            offs = packets(f, size)
+            f.seek(offs[1] + 80)
+            cpu = struct.unpack("<I", f.read(4))[0]
+            f.seek(offs[1] + 80)
+            f.write(struct.pack("<I", cpu + 1))
+
+        def flip(k):
+            def damage(f, size):
+                off = 84 + (size - 84) * (k + 1) // 5
+                f.seek(off)
+                b = f.read(1)
+                f.seek(off)
+                f.write(bytes([b[0] ^ 0xff]))
+            return damage
+
+        def cut(f, size):
+            f.truncate(size * 2 // 3 + 5)
+
+        cases = [(t.burst, unknown_id), (t.big, clock_back), (t.big, cpu_change),
+                 (t.demo, cut)]
+        cases += [(t.demo, flip(k)) for k in range(4)]
+        with tempfile.TemporaryDirectory(prefix="rt-view-count-") as d:
+            for i, (src, damage) in enumerate(cases):
+                trace = os.path.join(d, f"t{i}")
+                shutil.copytree(src, trace)
+                path = stream_of(trace)
+                with open(path, "r+b") as f:
+                    damage(f, os.path.getsize(path))
+                out, summary_total = self.same(trace)
+                if damage is unknown_id:
+                    # the 100 events before it, as read in time order
+                    self.assertIn(b"unknown event id 30", out.stderr)
+                    self.assertEqual(summary_total, 100)
+                if damage in (clock_back, cpu_change):
+                    self.assertEqual(out.returncode, 0, out.stderr)
+
+
 def hms(ns):
     t = time.gmtime(ns // 10**9)
     return f"{t.tm_hour:02}:{t.tm_min:02}:{t.tm_sec:02}.{ns % 10**9:09}"
