@@ -12,7 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <pthread.h>
+
+#include "../common/array.h"
 #include "reader_stream.h"
 
 int rtr_set_verror(struct rtr_trace *t, int code, const char *fmt, va_list ap)
@@ -146,21 +150,137 @@ int rtr_next(struct rtr_trace *t, struct rtr_event *ev)
 	return 1;
 }
 
-/* Back to where rtr_open left the set: every cursor at its first
- * packet, nothing read, no error. 0 or -errno (the first packet no longer
- * decodes: it did at rtr_open). */
-static int rewind_set(struct rtr_trace *t)
+/*
+ * rtr_count's work, in chunks: packets [first, end) of a stream, counted
+ * on a copy of its cursor (each packet begins at its timestamp_begin, so
+ * a chunk needs nothing from the packets before it) by as many threads
+ * as there are CPUs; the chunks of a stream are then joined in order,
+ * checking that its clock does not go back from one to the next.
+ */
+struct count_chunk {
+	uint32_t stream;
+	size_t first, end;		/* indexes in the cursor's pkt_offs */
+	int ret;
+	struct rtr_cursor_count cc;
+};
+
+struct count_job {
+	struct rtr_trace *t;
+	struct count_chunk *chunks;
+	size_t nr;
+	size_t next;			/* the next chunk to take (atomic) */
+};
+
+struct count_worker {
+	struct count_job *job;
+	uint64_t *per_class;		/* the set's classes, this worker's counts */
+	pthread_t th;
+};
+
+#define COUNT_CHUNK_MIN (1ull << 20)	/* bytes: smaller chunks are not worth a thread */
+#define COUNT_THREADS_MAX 16
+
+static int count_chunk(struct rtr_trace *t, struct count_chunk *ch, uint64_t *per_class)
 {
-	t->err_code = 0;
-	t->err[0] = '\0';
-	for (size_t k = 0; k < t->nr_streams; k++) {
-		struct rtr_cursor *c = &t->cur[k];
-		t->stats[k].events = 0;
-		c->clock = 0;
-		if (c->map && rtr_cursor_packet(c, 0) < 0)
-			return t->err_code;
+	const struct rtr_cursor *orig = &t->cur[ch->stream];
+	/* The copy's own error sink and slots: threads share nothing but
+	 * what they only read (metadata, mapping, packet offsets). */
+	struct rtr_trace *errs = calloc(1, sizeof(*errs));
+	struct rtr_cursor c = *orig;
+	c.slots = malloc((orig->nr_slots + 1) * sizeof(*c.slots));
+	int ret = -ENOMEM;
+	if (!errs || !c.slots)
+		goto out;
+	memcpy(c.slots, orig->slots, orig->nr_slots * sizeof(*c.slots));
+	errs->pending = -1;
+	c.set = errs;
+	c.clock = 0;
+	c.dropped = 0;
+	uint64_t stop = ch->end < orig->nr_pkts ? orig->pkt_offs[ch->end] : UINT64_MAX;
+	ret = -EAGAIN;
+	if (rtr_cursor_packet(&c, orig->pkt_offs[ch->first]) < 0)
+		goto out;
+	/* A packet without timestamp_begin goes on from the previous one's
+	 * clock: only the stream's first chunk may begin with one. */
+	if (ch->first && !(c.pkt.have & (1u << RR_TS_BEGIN)))
+		goto out;
+	ret = rtr_cursor_count(&c, stop, per_class + orig->cls_base, &ch->cc);
+out:
+	free(c.slots);
+	free(errs);
+	return ret;
+}
+
+static void *count_work(void *arg)
+{
+	struct count_worker *w = arg;
+	struct count_job *job = w->job;
+	for (;;) {
+		/* Relaxed: the index is all that is shared while counting; the
+		 * chunks' results are read after pthread_join. */
+		size_t i = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
+		if (i >= job->nr)
+			return NULL;
+		job->chunks[i].ret = count_chunk(job->t, &job->chunks[i], w->per_class);
+	}
+}
+
+/* The chunks of every stream holding packets, in stream order, each about
+ * `size` bytes (whole packets). 0 or -ENOMEM. */
+static int count_plan(struct rtr_trace *t, uint64_t size, struct count_chunk **out, size_t *nr)
+{
+	size_t cap = 0;
+	*out = NULL;
+	*nr = 0;
+	for (uint32_t k = 0; k < t->nr_streams; k++) {
+		const struct rtr_cursor *c = &t->cur[k];
+		if (!c->map || !c->nr_pkts)
+			continue;
+		for (size_t p = 0; p < c->nr_pkts;) {
+			size_t e = p + 1;
+			while (e < c->nr_pkts && c->pkt_offs[e] - c->pkt_offs[p] < size)
+				e++;
+			if (RT_ARRAY_GROW(*out, cap, *nr + 1, 16) < 0)
+				return -ENOMEM;
+			(*out)[(*nr)++] = (struct count_chunk){ .stream = k, .first = p, .end = e };
+			p = e;
+		}
 	}
 	return 0;
+}
+
+/* Count the chunks with up to `threads` threads (this one included),
+ * adding to per_class. 0 or -ENOMEM; each chunk's own result in its ret. */
+static int count_run(struct count_job *job, size_t nr_classes, unsigned threads,
+		     uint64_t *per_class)
+{
+	struct count_worker w[COUNT_THREADS_MAX];
+	unsigned n = 0;
+	int ret = 0;
+	for (; n < threads; n++) {
+		w[n].job = job;
+		w[n].per_class = calloc(nr_classes + 1, sizeof(uint64_t));
+		if (!w[n].per_class) {
+			ret = -ENOMEM;
+			break;
+		}
+		/* Worker 0 is this thread; fewer workers when a thread cannot
+		 * be made. */
+		if (n && pthread_create(&w[n].th, NULL, count_work, &w[n]) != 0) {
+			free(w[n].per_class);
+			break;
+		}
+	}
+	if (n)
+		count_work(&w[0]);
+	for (unsigned i = 0; i < n; i++) {
+		if (i)
+			pthread_join(w[i].th, NULL);
+		for (size_t k = 0; k < nr_classes; k++)
+			per_class[k] += w[i].per_class[k];
+		free(w[i].per_class);
+	}
+	return n ? 0 : ret;
 }
 
 int rtr_count(struct rtr_trace *t, uint64_t *per_class, uint32_t *stream_cpu,
@@ -168,52 +288,76 @@ int rtr_count(struct rtr_trace *t, uint64_t *per_class, uint32_t *stream_cpu,
 {
 	if (!t || !per_class || !res || t->live_ops || t->started || t->err_code)
 		return -EINVAL;
-	/* Into a copy: nothing is counted unless every stream could be. */
+	uint64_t total = 0;
+	for (size_t k = 0; k < t->nr_streams; k++)
+		total += t->cur[k].map ? t->cur[k].size : 0;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned threads = cpus < 1 ? 1 : cpus > COUNT_THREADS_MAX ? COUNT_THREADS_MAX : (unsigned)cpus;
+	/* A few chunks per thread, so that they end together. */
+	uint64_t size = total / (threads * 4u);
+	if (size < COUNT_CHUNK_MIN)
+		size = COUNT_CHUNK_MIN;
+	/* Into copies: nothing is counted unless every stream could be. */
+	struct count_job job = { .t = t };
 	uint64_t *cls = calloc(t->nr_classes + 1, sizeof(*cls));
-	uint32_t *cpus = malloc((t->nr_streams + 1) * sizeof(*cpus));
-	if (!cls || !cpus) {
-		free(cls);
-		free(cpus);
-		return -ENOMEM;
+	uint32_t *cpu = malloc((t->nr_streams + 1) * sizeof(*cpu));
+	int ret = cls && cpu ? count_plan(t, size, &job.chunks, &job.nr) : -ENOMEM;
+	if (ret == 0) {
+		if (threads > job.nr)
+			threads = job.nr ? (unsigned)job.nr : 1;
+		ret = count_run(&job, t->nr_classes, threads, cls);
 	}
 	struct rtr_count_result r = { 0, INT64_MAX, INT64_MIN };
-	int ret = 0;
-	for (size_t k = 0; k < t->nr_streams && ret == 0; k++) {
-		struct rtr_cursor *c = &t->cur[k];
-		struct rtr_cursor_count cc;
-		ret = rtr_cursor_count(c, cls + c->cls_base, &cc);
-		cpus[k] = UINT32_MAX;
-		if (ret < 0 || !cc.events)
+	uint64_t *events = ret == 0 ? calloc(t->nr_streams + 1, sizeof(*events)) : NULL;
+	if (ret == 0 && !events)
+		ret = -ENOMEM;
+	for (size_t k = 0; ret == 0 && k < t->nr_streams; k++)
+		cpu[k] = UINT32_MAX;
+	/* Each stream's chunks in order: together, the stream as one. */
+	uint64_t last = 0;
+	for (size_t i = 0; ret == 0 && i < job.nr; i++) {
+		const struct count_chunk *ch = &job.chunks[i];
+		uint32_t k = ch->stream;
+		ret = ch->ret;
+		if (ret < 0 || !ch->cc.events)
 			continue;
-		cpus[k] = cc.cpu;
-		t->stats[k].events = cc.events;
-		r.events += cc.events;
+		if (events[k] && (ch->cc.first_ticks < last || ch->cc.cpu != cpu[k])) {
+			ret = -EAGAIN;
+			break;
+		}
+		const struct rtr_meta *m = t->cur[k].m;
+		int64_t a = rtr_meta_ns(m, ch->cc.first_ticks), b = rtr_meta_ns(m, ch->cc.last_ticks);
 		/* Each stream in time order: rtr_next's first event is the
 		 * earliest first one, its last the latest last one. */
-		int64_t a = rtr_meta_ns(c->m, cc.first_ticks), b = rtr_meta_ns(c->m, cc.last_ticks);
 		r.first_ns = a < r.first_ns ? a : r.first_ns;
 		r.last_ns = b > r.last_ns ? b : r.last_ns;
+		cpu[k] = ch->cc.cpu;
+		events[k] += ch->cc.events;
+		r.events += ch->cc.events;
+		last = ch->cc.last_ticks;
 	}
-	if (ret < 0) {
-		free(cls);
-		free(cpus);
-		int rw = rewind_set(t);
-		return rw < 0 ? rw : ret;
+	free(job.chunks);
+	if (ret == 0) {
+		for (size_t k = 0; k < t->nr_classes; k++)
+			per_class[k] += cls[k];
+		for (size_t k = 0; k < t->nr_streams; k++) {
+			t->stats[k].events = events[k];
+			if (stream_cpu)
+				stream_cpu[k] = cpu[k];
+		}
+		if (!r.events)
+			r.first_ns = r.last_ns = 0;
+		*res = r;
+		/* rtr_next has nothing left: every event was counted. */
+		t->started = 1;
+		t->pending = -1;
+		t->heap_len = 0;
 	}
-	for (size_t k = 0; k < t->nr_classes; k++)
-		per_class[k] += cls[k];
-	for (size_t k = 0; stream_cpu && k < t->nr_streams; k++)
-		stream_cpu[k] = cpus[k];
 	free(cls);
-	free(cpus);
-	if (!r.events)
-		r.first_ns = r.last_ns = 0;
-	*res = r;
-	/* rtr_next has nothing left: every cursor is at its end. */
-	t->started = 1;
-	t->pending = -1;
-	t->heap_len = 0;
-	return 0;
+	free(cpu);
+	free(events);
+	/* Copies of the cursors counted: the set is as it was. */
+	return ret < 0 && ret != -ENOMEM ? -EAGAIN : ret;
 }
 
 /* ------------------------------------------------------------------ */

@@ -216,20 +216,22 @@ const char *rtr_error(const struct rtr_trace *t);
 /*
  * Count every event of a directory set as rtr_next would return them,
  * without merging them by time and without decoding what need not be
- * (a header through its fast path, plain contexts and payloads stepped
- * over): per_class[k] += the events of class k (rtr_event_classes'
- * order), stream_cpu[s] = the cpu of stream s's events (rtr_event.cpu;
- * UINT32_MAX when unknown or when it has none), the streams' `events`
- * statistics, and *res. Only on a set rtr_next has not read from yet;
- * after it, rtr_next returns 0 (every event was counted).
+ * (a header through its fast path, contexts and payloads only walked to
+ * their end, plain ones stepped over), in chunks of whole packets
+ * counted by as many threads as there are CPUs: per_class[k] += the
+ * events of class k (rtr_event_classes' order), stream_cpu[s] (when not
+ * NULL) = the cpu of stream s's events (rtr_event.cpu; UINT32_MAX when
+ * unknown or when it has none), the streams' `events` statistics, and
+ * *res. Only on a set rtr_next has not read from yet; after it, rtr_next
+ * returns 0 (every event was counted).
  *
  * Returns 0, or -EAGAIN when the counts would not be rtr_next's: a
  * stream whose clock goes back or whose packets carry different CPUs (so
  * rtr_next's order, hence its first and last events, or its cpu per
  * event would differ), or damaged data (rtr_next names the error where
- * its order meets it); the set is then as rtr_open left it (nothing
- * counted: read it with rtr_next). -EINVAL: a live set, or one already
- * read from; -ENOMEM.
+ * its order meets it); nothing is counted then and the set is as it was:
+ * read it with rtr_next. -EINVAL: a live set, or one already read from;
+ * -ENOMEM (nothing counted either).
  */
 struct rtr_count_result {
 	uint64_t events;

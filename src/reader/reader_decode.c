@@ -631,7 +631,8 @@ int rtr_cursor_next(struct rtr_cursor *c)
 	return 1;
 }
 
-int rtr_cursor_count(struct rtr_cursor *c, uint64_t *per_class, struct rtr_cursor_count *out)
+int rtr_cursor_count(struct rtr_cursor *c, uint64_t stop, uint64_t *per_class,
+		     struct rtr_cursor_count *out)
 {
 	const struct rtr_meta *m = c->m;
 	uint64_t n = 0, first = 0, prev = 0;
@@ -643,7 +644,7 @@ int rtr_cursor_count(struct rtr_cursor *c, uint64_t *per_class, struct rtr_curso
 		if (c->pos >= c->pkt.content_end ||
 		    (c->pkt.sc->event_header && c->pkt.content_end - c->pos < 8)) {
 			uint64_t next = c->pkt.packet_end / 8;
-			if (next >= c->size)
+			if (next >= c->size || next >= stop)
 				break;
 			if (rtr_cursor_packet(c, next) < 0)
 				return -EAGAIN;
@@ -688,6 +689,8 @@ int rtr_cursor_count(struct rtr_cursor *c, uint64_t *per_class, struct rtr_curso
 
 void rtr_cursor_free(struct rtr_cursor *c)
 {
+	free(c->pkt_offs);
+	c->pkt_offs = NULL;
 	for (int s = 0; s < RTR_NR_SCOPES; s++)
 		free(c->recs[s].r);
 	free(c->slots);

@@ -417,6 +417,9 @@ static int index_stream(struct rtr_trace *t, struct rtr_cursor *c)
 	for (uint64_t off = 0; off < c->size;) {
 		if (rtr_cursor_packet(c, off) < 0 || rtr_packet_account(t, c) < 0)
 			return t->err_code;
+		if (RT_ARRAY_GROW(c->pkt_offs, c->pkts_cap, c->nr_pkts + 1, 64) < 0)
+			return rtr_set_error(t, -ENOMEM, "out of memory");
+		c->pkt_offs[c->nr_pkts++] = off;
 		off = c->pkt.packet_end / 8;
 	}
 	c->clock = 0;

@@ -77,8 +77,11 @@ struct rtr_cursor {
 	 * stream's current packet. */
 	uint8_t live_state;		/* RTR_LS_* */
 	/* Directory sets: the file's pages before `dropped` (bytes) were
-	 * dropped from the mapping (rtr_cursor_packet). */
+	 * dropped from the mapping (rtr_cursor_packet); the byte offset of
+	 * every packet (rtr_open's walk of them). */
 	uint64_t dropped;
+	uint64_t *pkt_offs;
+	size_t nr_pkts, pkts_cap;
 };
 
 /* ------------------------------------------------------------------ */
@@ -265,14 +268,18 @@ struct rtr_cursor_count {
 	uint64_t first_ticks, last_ticks;	/* when events > 0 */
 	uint32_t cpu;			/* every event's rtr_event.cpu */
 };
-/* Count the events of the stream from where c stands to its end, each in
- * per_class[k] for its class m->classes[k], as rtr_cursor_next would
- * find them (but without decoding what it need not: plain scopes are
- * stepped over). 0, or -EAGAIN when the stream cannot be counted so (an
- * error, which rtr_cursor_next would name; a clock that goes back, or
- * packets of different CPUs: rtr_next's order or its events' cpu would
- * differ from what the counts say); the cursor is then anywhere. */
-int rtr_cursor_count(struct rtr_cursor *c, uint64_t *per_class, struct rtr_cursor_count *out);
+/* Count the events of the stream from where c stands to the packet at
+ * byte `stop` (or the end of the file), each in per_class[k] for its
+ * class m->classes[k], as rtr_cursor_next would find them (but without
+ * records: every scope only walked to its end, plain ones stepped over;
+ * an event rtr_cursor_next would refuse only for holding more than
+ * MAX_RECS fields is counted). 0, or -EAGAIN when the stream cannot be
+ * counted so (an error, which rtr_cursor_next would name; a clock that
+ * goes back, or packets of different CPUs: rtr_next's order or its
+ * events' cpu would differ from what the counts say); the cursor is then
+ * anywhere. */
+int rtr_cursor_count(struct rtr_cursor *c, uint64_t stop, uint64_t *per_class,
+		     struct rtr_cursor_count *out);
 /* Walk a scope skipped because of its static size (nothing there has
  * side effects): 0 or -errno. */
 int rtr_cursor_expand(struct rtr_cursor *c, int scope);
