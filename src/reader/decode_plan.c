@@ -430,7 +430,8 @@ static int compile_scope(struct cctx *C, const struct entry *e, int scope,
 	return 0;
 }
 
-/* Mark `plain` bottom-up (slots are known only once everything is compiled). */
+/* Mark `plain` (and `strs`) bottom-up (slots are known only once
+ * everything is compiled). */
 static bool finalize(struct rtr_node *n)
 {
 	if (!n)
@@ -439,6 +440,12 @@ static bool finalize(struct rtr_node *n)
 	for (uint32_t k = 0; k < n->nr_children; k++)
 		plain &= finalize(n->children[k]);
 	n->plain = plain;
+	n->strs = n->kind == RN_STRUCT && n->role == RR_NONE && n->slot < 0;
+	for (uint32_t k = 0; n->strs && k < n->nr_children; k++) {
+		const struct rtr_node *c = n->children[k];
+		n->strs = (c->kind == RN_STRING && c->role == RR_NONE && c->slot < 0) ||
+			  (c->kind <= RN_FLOAT && c->plain);
+	}
 	return plain;
 }
 

@@ -129,6 +129,18 @@ static void apply_role(struct rtr_cursor *c, const struct rtr_node *n, uint64_t 
 
 static int walk_node(struct walk *w, const struct rtr_node *n, uint64_t *bitp, size_t rec);
 
+/* The first NUL of p[0..n), or NULL: the strings of events (names,
+ * contexts such as procname) mostly end within a few bytes, found one by
+ * one before memchr's set-up. */
+static inline const uint8_t *find_nul(const uint8_t *p, size_t n)
+{
+	size_t k = n < 16 ? n : 16;
+	for (size_t i = 0; i < k; i++)
+		if (!p[i])
+			return p + i;
+	return n > 16 ? memchr(p + 16, 0, n - 16) : NULL;
+}
+
 /* A scalar (integer, enum, float) without record: the common case of the
  * scan, kept out of walk_node's recursion. */
 /* The slot and role of scalar n at `bit` (inside the content), if any. */
@@ -296,7 +308,7 @@ static int walk_node(struct walk *w, const struct rtr_node *n, uint64_t *bitp, s
 		return 0;
 	case RN_STRING: {
 		uint64_t from = bit / 8, to = w->end / 8;
-		const uint8_t *z = from < to ? memchr(c->map + from, 0, to - from) : NULL;
+		const uint8_t *z = from < to ? find_nul(c->map + from, to - from) : NULL;
 		if (!z)
 			return rtr_set_error(c->set, -EINVAL,
 					     "%s: byte offset %" PRIu64 ": string '%s' has no NUL before the end of the packet content",
@@ -540,6 +552,7 @@ static inline void header_apply(struct rtr_cursor *c, const struct rtr_hdr_field
  * end of the file for whole-word loads or its tag selects no option: the
  * general walk then decodes it or names the error (walking the same
  * bytes again is harmless, see walk_scope). */
+__attribute__((always_inline))
 static inline bool fast_header(struct rtr_cursor *c, const struct rtr_stream_class *sc,
 			       uint64_t *bitp, uint64_t end)
 {
@@ -631,6 +644,47 @@ int rtr_cursor_next(struct rtr_cursor *c)
 	return 1;
 }
 
+/* Scope n (rtr_node.strs: plain scalars and strings) stepped over in one
+ * loop, as walk_node would walk it without records: true and *bitp past
+ * it, or false when something does not fit (walk_scope then names it). */
+__attribute__((always_inline))
+static inline bool skip_strs(const struct rtr_cursor *c, const struct rtr_node *n,
+			     uint64_t *bitp, uint64_t end)
+{
+	uint64_t bit = align_up(*bitp, n->align);
+	if (bit > end)
+		return false;
+	for (uint32_t k = 0; k < n->nr_children; k++) {
+		const struct rtr_node *ch = n->children[k];
+		bit = align_up(bit, ch->align);
+		if (bit > end)
+			return false;
+		if (ch->kind == RN_STRING) {
+			uint64_t from = bit / 8, to = end / 8;
+			const uint8_t *z = from < to ? find_nul(c->map + from, to - from) : NULL;
+			if (!z)
+				return false;
+			bit = (uint64_t)(z - c->map + 1) * 8;
+		} else {
+			if ((uint64_t)ch->static_bits > end - bit)
+				return false;
+			bit += (uint64_t)ch->static_bits;
+		}
+	}
+	*bitp = bit;
+	return true;
+}
+
+/* Scope n walked to its end for rtr_cursor_count: 0 or -EINVAL. */
+__attribute__((always_inline))
+static inline int count_scope(struct rtr_cursor *c, int scope, const struct rtr_node *n,
+			      uint64_t *bitp, uint64_t end)
+{
+	if (n && !n->plain && n->strs && skip_strs(c, n, bitp, end))
+		return 0;
+	return walk_scope(c, scope, n, bitp, end, false);
+}
+
 int rtr_cursor_count(struct rtr_cursor *c, uint64_t stop, uint64_t *per_class,
 		     struct rtr_cursor_count *out)
 {
@@ -659,15 +713,14 @@ int rtr_cursor_count(struct rtr_cursor *c, uint64_t stop, uint64_t *per_class,
 		if ((!sc->fast_header || !fast_header(c, sc, &bit, end)) &&
 		    walk_scope(c, RTR_SCOPE_EVENT_HEADER, sc->event_header, &bit, end, false) < 0)
 			return -EAGAIN;
-		if (walk_scope(c, RTR_SCOPE_STREAM_EVENT_CONTEXT, sc->event_context, &bit, end,
-			       false) < 0)
+		if (count_scope(c, RTR_SCOPE_STREAM_EVENT_CONTEXT, sc->event_context, &bit, end) < 0)
 			return -EAGAIN;
 		uint32_t k = rtr_meta_find_class(m, sc, c->ev_id);
 		if (k == UINT32_MAX)
 			return -EAGAIN;
 		const struct rtr_class_nodes *cn = &m->class_nodes[k];
-		if (walk_scope(c, RTR_SCOPE_EVENT_CONTEXT, cn->context, &bit, end, false) < 0 ||
-		    walk_scope(c, RTR_SCOPE_PAYLOAD, cn->payload, &bit, end, false) < 0 || bit == at)
+		if (count_scope(c, RTR_SCOPE_EVENT_CONTEXT, cn->context, &bit, end) < 0 ||
+		    count_scope(c, RTR_SCOPE_PAYLOAD, cn->payload, &bit, end) < 0 || bit == at)
 			return -EAGAIN;
 		c->pos = bit;
 		if (n == 0) {

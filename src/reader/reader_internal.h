@@ -60,6 +60,9 @@ struct rtr_node {
 	uint8_t elem_fixed;	/* arrays/sequences: children[0] is a scalar
 				 * with a fixed stride (no per-element record) */
 	uint8_t flat;		/* RN_STRUCT of scalars only (scanned in a loop) */
+	uint8_t strs;		/* RN_STRUCT of plain scalars and strings only,
+				 * no role or slot (rtr_cursor_count steps over
+				 * it in a loop) */
 	uint32_t size;		/* scalars */
 	uint32_t align;
 	int32_t slot;		/* >= 0: its integer value is kept in slot
