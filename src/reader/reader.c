@@ -195,7 +195,9 @@ static int count_chunk(struct rtr_trace *t, struct count_chunk *ch, uint64_t *pe
 	errs->pending = -1;
 	c.set = errs;
 	c.clock = 0;
-	c.dropped = 0;
+	/* Its pages are released within the chunk only (others read the
+	 * pages before it). */
+	c.dropped = orig->pkt_offs[ch->first] & ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1);
 	uint64_t stop = ch->end < orig->nr_pkts ? orig->pkt_offs[ch->end] : UINT64_MAX;
 	ret = -EAGAIN;
 	if (rtr_cursor_packet(&c, orig->pkt_offs[ch->first]) < 0)
