@@ -7,10 +7,11 @@
  *
  * An object's file is found by the path the dump gives, when its build
  * id is the dump's (or the dump gave none), else as
- * /usr/lib/debug/.build-id/NN/REST.debug; its symbols come from its own
+ * ROOT/.build-id/NN/REST.debug, ROOT being the debug root (rt_debug_dir:
+ * /usr/lib/debug or RINGTRACE_DEBUG_DIR); its symbols come from its own
  * .symtab, else from the separate debug file that libdwfl asks for
- * (build id, then .gnu_debuglink under /usr/lib/debug and beside the
- * object), else from .dynsym. Each file is opened once per table
+ * (build id, then .gnu_debuglink under ROOT and beside the object), else
+ * from .dynsym. Each file is opened once per table
  * (cached, found or not). A trace is hostile input: paths are only
  * opened read-only, non-blocking, and used only if they are regular
  * files; nothing found means the raw address is shown, never an error.
@@ -35,11 +36,11 @@
 #include <gelf.h>
 
 #include "../common/array.h"
+#include "../common/debug_dir.h"
 #include "../common/hex.h"
 #include "analysis.h"
 
 #define BUILD_ID_MAX 64
-#define DEBUG_ROOT "/usr/lib/debug"
 /* Bounds against a hostile trace: objects and threads kept (more are
  * ignored), files opened, and objects looked at around an address (real
  * objects do not overlap; crafted ones cost at most this much). */
@@ -96,12 +97,12 @@ static int open_regular(const char *path)
 	return fd;
 }
 
-/* DEBUG_ROOT/.build-id/NN/REST.debug into out. */
+/* ROOT/.build-id/NN/REST.debug into out. */
 static void build_id_path(const uint8_t *id, size_t len, char *out, size_t outlen)
 {
 	char hex[2 * BUILD_ID_MAX + 1];
 	rt_hex_encode(id, len, hex);
-	snprintf(out, outlen, DEBUG_ROOT "/.build-id/%.2s/%s.debug", hex, hex + 2);
+	snprintf(out, outlen, "%s/.build-id/%.2s/%s.debug", rt_debug_dir(), hex, hex + 2);
 }
 
 /* libdwfl's question: the separate debug file of a module whose file
@@ -125,7 +126,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	    file_name[0] == '/') {
 		const char *slash = strrchr(file_name, '/');
 		int dir = (int)(slash - file_name);
-		int n = snprintf(path, sizeof(path), DEBUG_ROOT "%.*s/%s", dir, file_name,
+		int n = snprintf(path, sizeof(path), "%s%.*s/%s", rt_debug_dir(), dir, file_name,
 				 debuglink_file);
 		if (n > 0 && (size_t)n < sizeof(path))
 			fd = open_regular(path);
@@ -445,6 +446,11 @@ int ra_symbols_load(const char *const *dirs, size_t nr, struct ra_symbols **out,
 		    size_t errlen)
 {
 	*out = NULL;
+	if (rt_debug_dir_check() < 0) {
+		snprintf(err, errlen, "%s must be an absolute path without ':'",
+			 RT_DEBUG_DIR_ENV);
+		return -EINVAL;
+	}
 	struct ra_symbols *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;

@@ -3,7 +3,9 @@
  * (kernel_internal.h's rtk_probe_resolve), read with elfutils:
  *  - elf:PATH:FUNC[%return]: the function's symbol (the binary's .symtab,
  *    else its separate debug file, found by build id or .gnu_debuglink
- *    by libdwfl's standard search, else .dynsym) turned into a file
+ *    by libdwfl's standard search under the debug root (beside the
+ *    binary, in its .debug, under rt_debug_dir(): /usr/lib/debug or
+ *    RINGTRACE_DEBUG_DIR), else .dynsym) turned into a file
  *    offset through the PT_LOAD segment that holds it; its parameters
  *    from DWARF (names, sizes, signs) when there is debug information,
  *    else the six argument registers as arg1..arg6;
@@ -27,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/debug_dir.h"
 #include "kernel_internal.h"
 
 /* The System V x86-64 integer argument registers, as uprobe fetch
@@ -243,8 +246,8 @@ static int resolve_function(Dwfl_Module *mod, Elf *elf, const char *path, const 
 	}
 	if (!has_symtab(mod, elf))
 		rt_errf(err, errlen, "%s has no function %s in its dynamic symbols, and it is "
-			"stripped without a debug file found (by build id or .gnu_debuglink)",
-			path, func);
+			"stripped without a debug file found (by build id or .gnu_debuglink, "
+			"beside it or under %s)", path, func, rt_debug_dir());
 	else
 		rt_errf(err, errlen, "%s has no function %s", path, func);
 	return -ENOENT;
@@ -484,10 +487,25 @@ int rtk_probe_resolve(const char *spec, struct rtk_probe_site *s, char *err, siz
 		rt_errf(err, errlen, "probe '%s': %s: %s", spec, given, strerror(errno));
 		return ret;
 	}
-	static const Dwfl_Callbacks callbacks = {
+	if (rt_debug_dir_check() < 0) {
+		rt_errf(err, errlen, "probe '%s': %s must be an absolute path without ':'",
+			spec, RT_DEBUG_DIR_ENV);
+		return -EINVAL;
+	}
+	/* libdwfl's search path: the binary's directory, its .debug, the
+	 * debug root (where it looks for .build-id/NN/REST.debug too). */
+	char search[PATH_MAX + 16];
+	if (snprintf(search, sizeof(search), ":.debug:%s", rt_debug_dir()) >=
+	    (int)sizeof(search)) {
+		rt_errf(err, errlen, "probe '%s': %s is too long", spec, RT_DEBUG_DIR_ENV);
+		return -ENAMETOOLONG;
+	}
+	char *search_path = search;
+	const Dwfl_Callbacks callbacks = {
 		.find_elf = dwfl_build_id_find_elf,
 		.find_debuginfo = dwfl_standard_find_debuginfo,
 		.section_address = dwfl_offline_section_address,
+		.debuginfo_path = &search_path,
 	};
 	elf_version(EV_CURRENT);
 	Dwfl *dwfl = dwfl_begin(&callbacks);

@@ -2,7 +2,8 @@
 """User-space probes (uprobe events) on a program built without ringtrace
 (probed.c, compiled here with gcc -g): `ringtrace record --probe` and the
 elf:/sdt: forms, read back with babeltrace2 (bt2) and `ringtrace view`
-call by call; the separate debug file; bad input (one line, non-zero
+call by call; the separate debug file, named by .gnu_debuglink or found by
+build id under the debug root (RINGTRACE_DEBUG_DIR); bad input (one line, non-zero
 exit, nothing left behind); the uprobe events removed at the end and,
 when their owner was killed, as stale. Exit 77 with the reason when the
 kernel domain cannot be used here.
@@ -69,6 +70,19 @@ def ours_of(pid):
     return [l for l in ours() if l[2:].startswith("ringtrace_%d_" % pid)]
 
 
+def split_by_build_id(prog, out, root):
+    """out: prog stripped, without .gnu_debuglink; its debug information
+    in root/.build-id/NN/REST.debug, as distributions install it."""
+    note = subprocess.run(["readelf", "-n", prog], capture_output=True, text=True,
+                          check=True).stdout
+    build_id = re.search(r"Build ID: ([0-9a-f]+)", note).group(1)
+    d = os.path.join(root, ".build-id", build_id[:2])
+    os.makedirs(d, mode=0o755)
+    subprocess.run(["objcopy", "--only-keep-debug", prog,
+                    os.path.join(d, build_id[2:] + ".debug")], check=True)
+    subprocess.run(["strip", "-o", out, prog], check=True)
+
+
 class Probes(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -76,8 +90,8 @@ class Probes(unittest.TestCase):
         d = cls.bin_dir.name
         os.chmod(d, 0o755)
         cls.prog = os.path.join(d, "probed")
-        subprocess.run(["gcc", "-g", "-O1", "-o", cls.prog, os.path.join(SOURCE, "probed.c")],
-                       check=True)
+        subprocess.run(["gcc", "-g", "-O1", "-Wl,--build-id", "-o", cls.prog,
+                        os.path.join(SOURCE, "probed.c")], check=True)
         # A stripped copy, and one whose debug information is in a
         # separate file named by .gnu_debuglink.
         cls.stripped = os.path.join(d, "stripped")
@@ -88,6 +102,11 @@ class Probes(unittest.TestCase):
         subprocess.run(["strip", "-o", cls.split, cls.prog], check=True)
         subprocess.run(["objcopy", "--add-gnu-debuglink=" + cls.split + ".debug", cls.split],
                        check=True, cwd=d)
+        # And one whose debug file is found by its build id alone, under
+        # a debug root of the test's own.
+        cls.debug_root = os.path.join(d, "debug")
+        cls.by_id = os.path.join(d, "by_id")
+        split_by_build_id(cls.prog, cls.by_id, cls.debug_root)
 
     @classmethod
     def tearDownClass(cls):
@@ -100,11 +119,12 @@ class Probes(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
-    def record(self, probes, *cmd, extra=()):
+    def record(self, probes, *cmd, extra=(), env=None):
         """Run record; its output. Its uprobe events are gone after it."""
         p = subprocess.Popen([RINGTRACE, "record", "-q", "-o", self.trace, *extra,
                               "--probe", probes, "--", *cmd],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env)
         out, err = p.communicate(timeout=120)
         self.assertEqual(p.returncode, 0, err)
         self.assertEqual(ours_of(p.pid), [])
@@ -192,6 +212,32 @@ class Probes(unittest.TestCase):
         self.record("%s:add,%s:scale" % (self.split, self.split), self.split, "7")
         self.check_calls(os.path.join(self.trace, "kernel"), 7)
 
+    def test_debug_file_by_build_id(self):
+        """A stripped binary without .gnu_debuglink: its symbols and
+        parameters come from ROOT/.build-id/NN/REST.debug, ROOT being
+        RINGTRACE_DEBUG_DIR (/usr/lib/debug without it, where this debug
+        file is not: the probe is refused there)."""
+        env = dict(os.environ, RINGTRACE_DEBUG_DIR=self.debug_root)
+        self.record("%s:add,%s:scale" % (self.by_id, self.by_id), self.by_id, "6", env=env)
+        self.check_calls(os.path.join(self.trace, "kernel"), 6)
+        shutil.rmtree(self.trace)
+        for value, msg in ((None, "stripped without a debug file found (by build id or "
+                                  ".gnu_debuglink, beside it or under /usr/lib/debug)"),
+                           ("debug", "RINGTRACE_DEBUG_DIR must be an absolute path"),
+                           ("/a:/b", "RINGTRACE_DEBUG_DIR must be an absolute path")):
+            with self.subTest(value=value):
+                env = dict(os.environ)
+                env.pop("RINGTRACE_DEBUG_DIR", None)
+                if value:
+                    env["RINGTRACE_DEBUG_DIR"] = value
+                p = subprocess.run([RINGTRACE, "record", "-q", "-o", self.trace, "--probe",
+                                    "%s:add" % self.by_id, "--", "/bin/true"],
+                                   capture_output=True, text=True, timeout=60, env=env)
+                self.assertEqual(p.returncode, 1, p.stderr)
+                self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
+                self.assertIn(msg, p.stderr)
+                self.assertFalse(os.path.exists(self.trace))
+
     def test_bad_input(self):
         not_elf = os.path.join(SOURCE, "probed.c")
         cases = [
@@ -269,8 +315,8 @@ class Session(unittest.TestCase):
                         os.environ.get("PATH", ""))
         self.env.pop("RINGTRACED", None)
         self.prog = os.path.join(self.tmp, "probed")
-        subprocess.run(["gcc", "-g", "-O1", "-o", self.prog, os.path.join(SOURCE, "probed.c")],
-                       check=True)
+        subprocess.run(["gcc", "-g", "-O1", "-Wl,--build-id", "-o", self.prog,
+                        os.path.join(SOURCE, "probed.c")], check=True)
 
     def tearDown(self):
         try:
@@ -325,6 +371,25 @@ class Session(unittest.TestCase):
         self.assertEqual(len(ours_of(daemon)), 3)
         self.ok("destroy", "p")
         self.assertEqual(ours_of(daemon), [])
+
+    def test_debug_dir_of_the_daemon(self):
+        """The daemon resolves a session's probes: with RINGTRACE_DEBUG_DIR
+        in its environment, a stripped binary's debug file is found by
+        build id under that root."""
+        root = os.path.join(self.tmp, "debug")
+        by_id = os.path.join(self.tmp, "by_id")
+        split_by_build_id(self.prog, by_id, root)
+        self.env["RINGTRACE_DEBUG_DIR"] = root	# the daemon is started by create
+        out = os.path.join(self.tmp, "trace")
+        self.ok("create", "p", "-o", out)
+        self.ok("enable-event", "-k", "--userspace-probe=elf:%s:add" % by_id, "add")
+        self.ok("start")
+        run = subprocess.run([by_id, "3"], capture_output=True, text=True, timeout=60)
+        self.assertTrue(run.stdout.startswith("0 "), run.stdout)
+        self.ok("stop")
+        events = [(n, p["a"], p["b"]) for n, _, p in read_bt2(out) if n == "add"]
+        self.assertEqual(events, [("add", i, -5 * i) for i in range(3)])
+        self.ok("destroy", "p")
 
     def test_refusals(self):
         self.ok("create", "p", "-o", os.path.join(self.tmp, "trace"))

@@ -201,6 +201,43 @@ class Embedded(Checks, unittest.TestCase):
             self.assertIsNone(SYM_RE.search(main[0]).group(2), main[0])
             self.assertTrue(SYM_RE.search(lib[0]).group(2).startswith("lib_work+0x"))
 
+    def test_debug_file_by_build_id_under_the_debug_root(self):
+        """The executable's path in the dump rewritten to a missing file:
+        its symbols come from the debug file of its build id,
+        ROOT/.build-id/NN/REST.debug, ROOT being RINGTRACE_DEBUG_DIR (not
+        found without it: /usr/lib/debug has no such file)."""
+        real = os.path.realpath(APP).encode()
+        d = os.path.join(self.tmp, "byid")
+        shutil.copytree(self.trace, d)
+        missing = os.path.join(self.tmp, "m")
+        if len(real) <= len(missing) + 1:
+            self.skipTest("build path too short to rewrite")
+        missing += "/" + "x" * (len(real) - len(missing) - 1)
+        for name in os.listdir(d):
+            if name != "metadata":
+                with open(os.path.join(d, name), "rb") as f:
+                    data = f.read()
+                with open(os.path.join(d, name), "wb") as f:
+                    f.write(data.replace(real, missing.encode()))
+        build_id = readelf_build_id(APP)
+        root = os.path.join(self.tmp, "debug")
+        os.makedirs(os.path.join(root, ".build-id", build_id[:2]))
+        subprocess.run(["objcopy", "--only-keep-debug", APP,
+                        os.path.join(root, ".build-id", build_id[:2], build_id[2:] + ".debug")],
+                       check=True)
+        want = [SYM_RE.search(ln).group(2) for ln in view(self.trace) if "symapp:main_work:" in ln]
+        self.assertTrue(want[0].startswith("main_work+0x"), want)
+        for env, symbol in (({"RINGTRACE_DEBUG_DIR": root}, want[0]), ({}, None)):
+            env = dict(os.environ, **env)
+            if not symbol:
+                env.pop("RINGTRACE_DEBUG_DIR", None)
+            r = subprocess.run([RINGTRACE, "view", d], capture_output=True, text=True,
+                               timeout=30, env=env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            main = [SYM_RE.search(ln).group(2) for ln in r.stdout.splitlines()
+                    if "symapp:main_work:" in ln]
+            self.assertEqual(main, [symbol], env.get("RINGTRACE_DEBUG_DIR"))
+
     def test_fork_children_dump_their_own_state(self):
         """tests/integration/forker's children (a channel of their own in
         embedded mode) each dump, and view resolves their events' ip with
