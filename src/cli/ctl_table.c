@@ -117,7 +117,8 @@ const struct ctl_cmd ctl_cmds[] = {
   "       [--filter EXPR]\n"
   "       ringtrace enable-event -k [--syscall] [-s SESSION] [-c CHANNEL]\n"
   "       (NAME[,NAME...] | -a) [--filter EXPR]\n"
-  "       ringtrace enable-event -k --userspace-probe=PROBE [-s SESSION] [-c CHANNEL] NAME",
+  "       ringtrace enable-event -k --userspace-probe=PROBE [-s SESSION] [-c CHANNEL] NAME\n"
+  "       [--filter EXPR]",
   "Record the events whose 'provider:event' name matches a PATTERN (a glob), except\n"
   "those matching an exclusion, at the given log level: --loglevel LEVEL means LEVEL\n"
   "or more severe, --loglevel-only exactly LEVEL. Levels: EMERG ALERT CRIT ERR\n"
@@ -132,7 +133,7 @@ const struct ctl_cmd ctl_cmds[] = {
   "--userspace-probe=PROBE: event NAME at each hit of a uprobe in any binary:\n"
   "elf:PATH:FUNCTION (its entry, with its first integer arguments),\n"
   "elf:PATH:FUNCTION%return (its return, with the value), sdt:PATH:PROVIDER:NAME\n"
-  "(an SDT probe, with its arguments).\n"
+  "(an SDT probe, with its arguments); a --filter tests the fields it captures.\n"
   "--filter EXPR: only the events for which EXPR (LTTng's filter language, see\n"
   "ringtrace-filter(7)) is true: payload fields, $ctx.NAME, comparisons, globs,\n"
   "&& || !. A user event is judged in the traced program before anything is\n"

@@ -455,14 +455,16 @@ static int all_patterns(struct strlist *pats, size_t n, char *err, size_t errlen
 }
 
 /* A user-space probe rule (enable-event -k --userspace-probe=SPEC NAME):
- * one event name, no --syscall, -a or --filter; the probe resolves now
- * (the file, its function or note, its debug information). */
+ * one event name, no --syscall or -a (a --filter is on the probe's
+ * fields, checked when the session starts, as a tracepoint rule's); the
+ * probe resolves now (the file, its function or note, its debug
+ * information). */
 static int check_probe(const struct ctl_req *r, const char *spec, const struct strlist *pats,
 		       char *err, size_t errlen)
 {
-	if (flag(r, "syscall") || flag(r, "all") || ctl_get(r, "filter")) {
+	if (flag(r, "syscall") || flag(r, "all")) {
 		snprintf(err, errlen, "--userspace-probe goes with one event name, not with "
-			 "--syscall, -a or --filter");
+			 "--syscall or -a");
 		return -EINVAL;
 	}
 	if (pats->n != 1) {

@@ -161,8 +161,9 @@ static int config_of(struct rtd_session *s, const struct rtd_channel *c, struct 
 		if (!r->enabled)
 			continue;
 		if (r->probe) {
-			k->probes[cfg->nr_probes++] = (struct rtk_probe){ .name = r->pattern,
-									   .spec = r->probe };
+			k->probes[cfg->nr_probes++] = (struct rtk_probe){
+				.name = r->pattern, .spec = r->probe, .filter = r->filter
+			};
 		} else if (r->syscall) {
 			k->syscall_filters[cfg->nr_syscalls] = r->filter;
 			k->syscalls[cfg->nr_syscalls++] = r->pattern;

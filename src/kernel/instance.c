@@ -358,8 +358,29 @@ static int enable_bookkeeping(struct rtk_instance *in, const struct rtk_config *
 	return 0;
 }
 
+/* Enable probe p's uprobe event (defined in the instance's group) with
+ * its filter. */
+static int enable_probe(struct rtk_instance *in, const struct rtk_probe *p, char *err,
+			size_t errlen)
+{
+	if (!p->filter)
+		return enable_event(in, NULL, NULL, in->probe_group, p->name, err, errlen);
+	struct rtk_filters *fl;
+	const bool now = true;
+	int ret = rtk_filters_new(&p->name, &p->filter, 1, &fl, err, errlen);
+	if (ret < 0)
+		return ret;
+	ret = enable_event(in, fl, &now, in->probe_group, p->name, err, errlen);
+	if (!ret)
+		ret = rtk_filters_check(fl, err, errlen);
+	rtk_filters_free(fl);
+	return ret;
+}
+
 /* Define cfg's probes as uprobe events of a group of the instance's
- * (removed with it), and enable them in the instance. */
+ * (removed with it), and enable them in the instance, each with its
+ * filter (a filter naming a field the probe lacks is refused, as for
+ * tracepoints: rtk_filters_check). */
 static int enable_probes(struct rtk_instance *in, const struct rtk_config *cfg, char *err,
 			 size_t errlen)
 {
@@ -376,7 +397,7 @@ static int enable_probes(struct rtk_instance *in, const struct rtk_config *cfg, 
 		if (!ret)
 			ret = rtk_probe_define(in->probe_group, p->name, site, err, errlen);
 		if (!ret)
-			ret = enable_event(in, NULL, NULL, in->probe_group, p->name, err, errlen);
+			ret = enable_probe(in, p, err, errlen);
 	}
 	free(site);
 	return ret;

@@ -134,6 +134,10 @@ struct rtk_config {
 struct rtk_probe {
 	const char *name;	/* [A-Za-z_][A-Za-z0-9_]*, at most RTK_PROBE_NAME_MAX */
 	const char *spec;
+	/* Its filter (LTTng's language, on the probe's fields: the captured
+	 * arguments, ret, probe_ip, probe_func), set as the uprobe event's
+	 * ftrace filter; NULL: none. */
+	const char *filter;
 };
 #define RTK_PROBE_NAME_MAX 63
 /* Whether the probe's name is one ftrace takes and the probe resolves

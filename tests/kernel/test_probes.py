@@ -391,6 +391,50 @@ class Session(unittest.TestCase):
         self.assertEqual(events, [("add", i, -5 * i) for i in range(3)])
         self.ok("destroy", "p")
 
+    def test_probe_filters(self):
+        """A --filter on a probe rule is the uprobe event's ftrace filter:
+        on the arguments by their DWARF names, on an SDT probe's arg1..,
+        on a return probe's ret; only the hits that pass it are recorded,
+        the others' rules unaffected. A filter on a field the probe lacks
+        is refused at start with one line."""
+        out = os.path.join(self.tmp, "trace")
+        self.ok("create", "p", "-o", out)
+        self.ok("enable-event", "-k", "--userspace-probe=elf:%s:add" % self.prog, "add",
+                "--filter", "a >= 3 && b != -20")
+        self.ok("enable-event", "-k", "--userspace-probe=elf:%s:add%%return" % self.prog,
+                "add_ret", "--filter", "ret < -10")
+        self.ok("enable-event", "-k", "--userspace-probe=sdt:%s:rtprobed:tick" % self.prog,
+                "tick", "--filter", "arg2 == 1000 || arg1 == 5")
+        self.ok("enable-event", "-k", "--userspace-probe=elf:%s:scale" % self.prog, "scale")
+        listing = self.ok("list", "p")
+        self.assertIn("add (type: userspace-probe: elf:%s:add) [filter: a >= 3 && b != -20] "
+                      "[enabled]" % self.prog, listing)
+        self.ok("start")
+        run = subprocess.run([self.prog, "8"], capture_output=True, text=True, timeout=60)
+        self.assertTrue(run.stdout.startswith("8 "), run.stdout)
+        self.ok("stop")
+        events = read_bt2(out)
+        got = {}
+        for n, _, p in events:
+            got.setdefault(n, []).append(p)
+        # add(i, -5 i): a >= 3 and b != -20 (i != 4)
+        self.assertEqual([(p["a"], p["b"]) for p in got["add"]],
+                         [(i, -5 * i) for i in range(8) if i >= 3 and i != 4])
+        rets = [i - 5 * i + i % 2 for i in range(8)]
+        self.assertEqual([p["ret"] for p in got["add_ret"]], [r for r in rets if r < -10])
+        self.assertEqual([(p["arg1"], p["arg2"]) for p in got["tick"]], [(1, 1000), (5, 5000)])
+        self.assertEqual([p["s"] for p in got["scale"]], [-i for i in range(8)])
+        self.ok("destroy", "p")
+        # A field the probe does not capture.
+        self.ok("create", "q", "-o", os.path.join(self.tmp, "trace2"))
+        self.ok("enable-event", "-k", "--userspace-probe=elf:%s:add" % self.prog, "add",
+                "--filter", "nosuch == 1")
+        r = self.rt("start")
+        self.assertEqual(r.returncode, 2, r.stderr)	# EINVAL
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        self.assertIn("nosuch", r.stderr)
+        self.ok("destroy", "q")
+
     def test_refusals(self):
         self.ok("create", "p", "-o", os.path.join(self.tmp, "trace"))
         cases = [
@@ -398,8 +442,10 @@ class Session(unittest.TestCase):
             (["--userspace-probe=elf:/etc/hostname:f", "x"], "is not an ELF file"),
             (["--userspace-probe=elf:%s:add" % self.prog, "bad-name"], "probe event name"),
             (["--userspace-probe=elf:%s:add" % self.prog, "a,b"], "names one event"),
-            (["--userspace-probe=elf:%s:add" % self.prog, "--filter", "a == 1", "x"],
-             "not with --syscall, -a or --filter"),
+            (["--userspace-probe=elf:%s:add" % self.prog, "--syscall", "x"],
+             "not with --syscall or -a"),
+            (["--userspace-probe=elf:%s:add" % self.prog, "--filter", "a ==", "x"],
+             "filter:1:"),
             (["-u", "--userspace-probe=elf:%s:add" % self.prog, "x"],
              "--userspace-probe is for kernel rules"),
         ]
