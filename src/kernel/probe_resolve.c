@@ -220,20 +220,32 @@ static bool has_symtab(Dwfl_Module *mod, Elf *elf)
 	return false;
 }
 
+/* The symbol `name` defined in the module: a function (func), else a
+ * variable (an object or an untyped symbol, not thread-local). 0 with
+ * *sym and *addr (libdwfl's address), or -ENOENT. Loads the debug file
+ * (build id, .gnu_debuglink) when the binary has no .symtab of its own. */
+static int find_symbol(Dwfl_Module *mod, const char *name, bool func, GElf_Sym *sym,
+		       GElf_Addr *addr)
+{
+	int n = dwfl_module_getsymtab(mod);
+	for (int i = 1; i < n; i++) {
+		const char *s = dwfl_module_getsym_info(mod, i, sym, addr, NULL, NULL, NULL);
+		int type = GELF_ST_TYPE(sym->st_info);
+		if (!s || strcmp(s, name) || sym->st_shndx == SHN_UNDEF)
+			continue;
+		if (func ? type == STT_FUNC || type == STT_GNU_IFUNC
+			 : type == STT_OBJECT || type == STT_NOTYPE)
+			return 0;
+	}
+	return -ENOENT;
+}
+
 static int resolve_function(Dwfl_Module *mod, Elf *elf, const char *path, const char *func,
 			    struct rtk_probe_site *s, char *err, size_t errlen)
 {
-	/* Loads the debug file (build id, .gnu_debuglink) when the binary
-	 * has no .symtab of its own. */
-	int n = dwfl_module_getsymtab(mod);
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
-		if (!name || strcmp(name, func) || sym.st_shndx == SHN_UNDEF ||
-		    (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
-		     GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC))
-			continue;
+	GElf_Sym sym;
+	GElf_Addr addr;
+	if (find_symbol(mod, func, true, &sym, &addr) == 0) {
 		if (file_offset(elf, sym.st_value, &s->offset) < 0) {
 			rt_errf(err, errlen, "%s: function %s at 0x%" PRIx64 " is in no loaded "
 				"segment of the file", path, func, (uint64_t)sym.st_value);
@@ -253,10 +265,49 @@ static int resolve_function(Dwfl_Module *mod, Elf *elf, const char *path, const 
 	return -ENOENT;
 }
 
+/* A variable's operand, "SYMBOL[+-N](%rip)" (how gcc writes a global or
+ * static variable's "m" operand on x86-64), as a uprobe fetch argument:
+ * the memory at @+OFFSET, which the kernel takes as the probe's address
+ * plus OFFSET minus the probe's file offset (trace_uprobe.c,
+ * translate_user_vaddr), so OFFSET is the variable's link-time address
+ * minus `delta` (the probe's link-time address minus its file offset):
+ * right for .bss too, which has no bytes in the file. False when the
+ * operand is not of that form or names no variable of the module. */
+static bool sdt_symbol_operand(Dwfl_Module *mod, int64_t delta, const char *op, char *out,
+			       size_t len)
+{
+	const char *paren = strchr(op, '(');
+	if (!paren || strcmp(paren, "(%rip)"))
+		return false;
+	char name[128];
+	size_t nl = strcspn(op, "+-(");
+	if (nl == 0 || nl >= sizeof(name) || !(isalpha((unsigned char)op[0]) || op[0] == '_' ||
+					       op[0] == '.'))
+		return false;
+	memcpy(name, op, nl);
+	name[nl] = '\0';
+	long long add = 0;
+	if (op + nl != paren) {
+		char *end;
+		add = strtoll(op + nl, &end, 0);
+		if (end != paren)
+			return false;
+	}
+	GElf_Sym sym;
+	GElf_Addr addr;
+	if (find_symbol(mod, name, false, &sym, &addr) < 0)
+		return false;
+	int64_t off = (int64_t)(sym.st_value + (uint64_t)add) - delta;
+	return off >= 0 && snprintf(out, len, "@+0x%" PRIx64, (uint64_t)off) < (int)len;
+}
+
 /* An SDT argument's operand (AT&T syntax, as gcc writes it in the note)
- * as a uprobe fetch argument; false when it has no translation (an
- * indexed or rip-relative operand). */
-static bool sdt_operand(const char *op, char *out, size_t len)
+ * as a uprobe fetch argument: a register, a register plus displacement
+ * (stack slots), a constant, a variable (sdt_symbol_operand); false when
+ * it has no translation (an indexed address, "(%rax,%rdx,8)", which a
+ * uprobe cannot compute, or an offset from %rip without a symbol). */
+static bool sdt_operand(Dwfl_Module *mod, int64_t delta, const char *op, char *out,
+			size_t len)
 {
 	static const char *const regs[][5] = {
 		{ "ax", "rax", "eax", "al", "ah" }, { "bx", "rbx", "ebx", "bl", "bh" },
@@ -272,6 +323,8 @@ static bool sdt_operand(const char *op, char *out, size_t len)
 		long long v = strtoll(op + 1, &end, 0);
 		return !*end && end != op + 1 && snprintf(out, len, "\\%lld", v) < (int)len;
 	}
+	if (*op != '%' && !isdigit((unsigned char)*op) && *op != '-' && *op != '+')
+		return sdt_symbol_operand(mod, delta, op, out, len);
 	if (*op != '%') {
 		char *end;
 		disp = strtol(op, &end, 0);
@@ -306,8 +359,9 @@ static bool sdt_operand(const char *op, char *out, size_t len)
 }
 
 /* The note's arguments ("SIZE@OPERAND ..."), each that translates as
- * argN (N its position from 1). */
-static int sdt_args(const char *text, struct rtk_probe_site *s)
+ * argN (N its position from 1); delta: sdt_symbol_operand's. */
+static int sdt_args(Dwfl_Module *mod, int64_t delta, const char *text,
+		    struct rtk_probe_site *s)
 {
 	unsigned pos = 0;
 	const char *p = text;
@@ -328,7 +382,7 @@ static int sdt_args(const char *text, struct rtk_probe_site *s)
 		bool sign = size < 0;
 		size = labs(size);
 		if ((size != 1 && size != 2 && size != 4 && size != 8) ||
-		    !sdt_operand(at + 1, fetch, sizeof(fetch)))
+		    !sdt_operand(mod, delta, at + 1, fetch, sizeof(fetch)))
 			continue;
 		int ret = add_arg(s, " arg%u=%s:%s", pos, fetch, int_type((int)size, sign));
 		if (ret < 0)
@@ -361,7 +415,7 @@ static uint64_t section_addr(Elf *elf, const char *name)
  *   u64 semaphore  its unsigned short counter's address, 0: none
  *   provider\0 name\0 arguments\0
  */
-static int resolve_sdt(Elf *elf, const char *path, const char *provider, const char *name,
+static int resolve_sdt(Dwfl_Module *mod, Elf *elf, const char *path, const char *provider, const char *name,
 		       struct rtk_probe_site *s, char *err, size_t errlen)
 {
 	uint64_t base_now = section_addr(elf, ".stapsdt.base");
@@ -399,7 +453,8 @@ static int resolve_sdt(Elf *elf, const char *path, const char *provider, const c
 					"file's segments", path, provider, name);
 				return -EINVAL;
 			}
-			int ret = args < end ? sdt_args(args, s) : 0;
+			int ret = args < end ? sdt_args(mod, (int64_t)(pc - s->offset), args, s)
+					     : 0;
 			if (ret < 0)
 				rt_errf(err, errlen, "%s: too many arguments to capture for %s:%s",
 					path, provider, name);
@@ -530,7 +585,7 @@ int rtk_probe_resolve(const char *spec, struct rtk_probe_site *s, char *err, siz
 		ret = -ENOEXEC;
 		goto out;
 	}
-	ret = sdt ? resolve_sdt(elf, given, provider, func, s, err, errlen)
+	ret = sdt ? resolve_sdt(mod, elf, given, provider, func, s, err, errlen)
 		  : resolve_function(mod, elf, given, func, s, err, errlen);
 out:
 	dwfl_end(dwfl);

@@ -206,6 +206,18 @@ class Probes(unittest.TestCase):
         out = subprocess.run([self.prog, "5"], capture_output=True, text=True)
         self.assertTrue(out.stdout.startswith("0 "), out.stdout)
 
+    def test_sdt_variables(self):
+        """An SDT probe's variable operands, NAME(%rip) (a .bss global,
+        a .data static), are read from the program's memory; an indexed
+        one is left out, the others keep their numbers."""
+        self.record("sdt:%s:rtprobed:vars" % self.prog, self.prog, "6")
+        events = read_bt2(os.path.join(self.trace, "kernel"))
+        self.assertEqual([n for n, _, _ in events], ["rtprobed_vars"] * 6)
+        self.assertEqual([{k: v for k, v in p.items() if k.startswith("arg")}
+                          for _, _, p in events],
+                         [{"arg1": sum(range(i + 1)), "arg2": 8 + i, "arg4": i}
+                          for i in range(6)])
+
     def test_separate_debug_file(self):
         """A stripped binary whose debug file .gnu_debuglink names: the
         symbol and the parameters' names come from it."""
