@@ -239,17 +239,17 @@ class TestSyscallConditions(KernelTriggerCase):
         strict ping-pong (n = 1, 2, ...: each write after the one
         before): the notifications come in n order, although the reader
         reads the CPUs one after another (a write on CPU 0 just after it
-        was read comes in the next round)."""
+        was read comes in the next round). The rule is narrowed to the two
+        processes: the same test beside this one (another build's make
+        check) writes to fd 977 too."""
         if len(os.sched_getaffinity(0)) < 2:
             self.skipTest("needs two CPUs")
         cpus = sorted(os.sched_getaffinity(0))[:2]
         n_writes = 10000
-        self.add("--name=ord", "--condition=event-rule-matches", "--type=syscall:entry",
-                 "--name=write", "--filter=fd == 977", "--capture=count", "--action=notify")
-        cmd = self.notifications("ord")
-        # go: every 1000 writes the first player waits until this process
-        # read the notifications so far (a subscriber that does not keep
-        # up is disconnected).
+        # go: the first player starts, and every 1000 writes waits, when
+        # this process says so: once the trigger exists, then once it read
+        # the notifications so far (a subscriber that does not keep up is
+        # disconnected).
         a2b, b2a, go = os.pipe(), os.pipe(), os.pipe()
         pids = []
         for cpu, first, rd, wr in ((cpus[0], 1, b2a[0], a2b[1]), (cpus[1], 2, a2b[0], b2a[1])):
@@ -261,7 +261,7 @@ class TestSyscallConditions(KernelTriggerCase):
                     if first == 2:
                         os.read(rd, 1)
                     for n in range(first, n_writes + 1, 2):
-                        if n > 1 and n % 1000 == 1:
+                        if n % 1000 == 1:
                             os.read(go[0], 1)
                         os.write(977, b"x" * n)
                         os.write(wr, b"t")
@@ -272,6 +272,12 @@ class TestSyscallConditions(KernelTriggerCase):
             pids.append(pid)
         for fd in a2b + b2a + (go[0],):
             os.close(fd)
+        players = " || ".join("$ctx.tid == %d" % pid for pid in pids)
+        self.add("--name=ord", "--condition=event-rule-matches", "--type=syscall:entry",
+                 "--name=write", f"--filter=fd == 977 && ({players})", "--capture=count",
+                 "--action=notify")
+        cmd = self.notifications("ord")
+        os.write(go[1], b"g")
         got = []
         while len(got) < n_writes:
             got.append(json.loads(cmd.line())["captures"]["count"])
