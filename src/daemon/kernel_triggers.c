@@ -18,7 +18,11 @@
  * are frequent on a busy machine, so it is not polled (ftrace's default
  * wake-up) but read at the start of each round, before the trigger
  * instances, which hold only their rule's events and so wake the reader
- * at their matches only. One reader thread
+ * at their matches only. A match's thread may be newer than that read
+ * (it started after it): the table is read again for it. Or older than
+ * the thread's end: a thread the table saw freed is kept one round more
+ * (rtk_trace_keep_freed, swept at each round's start), so that a match
+ * of it read after the table is still named. One reader thread
  * ("rtd-ktriggers", started with the first trigger and ended with the
  * last) polls every trigger instance's per-CPU buffers
  * (rtk_instance_poll_fd; the instances wake it as soon as they hold one
@@ -108,6 +112,7 @@ struct kt_table {
 	struct rtk_instance *in;
 	struct rtk_pages pages;
 	struct rtk_trace *t;
+	uint64_t read_at;	/* the trace clock when its last read began */
 	bool bad_logged;
 };
 
@@ -190,6 +195,8 @@ static void add_capture(struct rtp_kv *kv, const struct rtk_event *e, const char
 		rtp_kv_addf(kv, "capture", "%s=%.*s", cap, (int)v.s.len, v.s.p);
 }
 
+static void read_table(struct kt_table *tb);
+
 /* rtk_trace_watch's callback: every event of a trigger's instance is a
  * match of it (the kernel applied the rule), its thread named by the
  * shared table. Reader thread, kt.lock held. */
@@ -197,8 +204,16 @@ static void on_event(void *arg, const struct rtk_event *ev)
 {
 	struct kdp_trigger *k = arg;
 	struct rtk_thread th = { .pid = -1, .prio = RTK_PRIO_UNKNOWN };
-	if (kt.table)
+	if (kt.table) {
 		rtk_trace_thread(kt.table->t, ev->tid, &th);
+		/* Unknown, and the match is later than the table's last read
+		 * (the thread may have started after it, and be gone from
+		 * /proc): its start is in the table's buffers now. */
+		if ((th.pid < 0 || !th.comm[0]) && ev->tid > 0 && ev->time > kt.table->read_at) {
+			read_table(kt.table);
+			rtk_trace_thread(kt.table->t, ev->tid, &th);
+		}
+	}
 	struct rtk_event named = *ev;
 	named.pid = th.pid;
 	named.procname = th.comm;
@@ -277,6 +292,7 @@ static void read_trigger(struct kdp_trigger *k)
 static void read_table(struct kt_table *tb)
 {
 	char err[RTD_ERRLEN];
+	tb->read_at = rt_clock_read();
 	for (unsigned cpu = 0; cpu < tb->pages.nr_cpus; cpu++) {
 		for (unsigned n = 0; n < KT_PAGES_MAX; n++) {
 			const void *page;
@@ -383,8 +399,10 @@ static void *reader_main(void *arg)
 		bool quit = kt.quit, queued = false;
 		if (!quit) {
 			uint64_t upto = rt_clock_read();
-			if (kt.table)
+			if (kt.table) {
+				rtk_trace_sweep(kt.table->t);
 				read_table(kt.table);
+			}
 			for (struct kdp_trigger *k = kt.triggers; k; k = k->next)
 				read_trigger(k);
 			queued = queue_round(upto);
@@ -502,6 +520,7 @@ static int table_create(struct kt_table **out, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
+	rtk_trace_keep_freed(tb->t);
 	if ((ret = rtk_instance_start(tb->in)) < 0) {
 		snprintf(err, errlen, "cannot start the tracefs instance %s: %s",
 			 rtk_instance_name(tb->in), strerror(-ret));

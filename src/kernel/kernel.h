@@ -344,6 +344,14 @@ struct rtk_thread {
 	char comm[16];
 };
 void rtk_trace_thread(struct rtk_trace *t, int32_t tid, struct rtk_thread *out);
+/* Such a caller names events read after the table's: a thread the table
+ * saw freed (sched_process_free) may have events in another instance not
+ * read yet. After rtk_trace_keep_freed, a freed thread stays known until
+ * the second rtk_trace_sweep after its free was converted (without it:
+ * forgotten at once); the caller sweeps once per round of reads. Any
+ * thread. */
+void rtk_trace_keep_freed(struct rtk_trace *t);
+void rtk_trace_sweep(struct rtk_trace *t);
 void rtk_trace_close(struct rtk_trace *t);
 
 /* ---- the kernel trace through src/consumer (source.c, writer.c) ---- */

@@ -96,11 +96,17 @@ struct rtk_proc {
 	char comm[16];		/* "" unknown */
 	bool looked_up;		/* /proc was read for it */
 	bool searched;		/* its creation was looked for ahead (trace.c) */
+	uint32_t freed;		/* keep_freed: the sweep count + 1 when it was
+				 * freed; 0: alive */
 };
 
 struct rtk_procs {
 	struct rtk_proc *slots;
 	size_t cap, used;	/* cap: a power of two, or 0 */
+	/* A freed thread is kept until the second rtk_procs_sweep after
+	 * its free (else removed at once). */
+	bool keep_freed;
+	uint32_t sweeps;
 };
 
 /* The entry of `tid` (> 0), created (pid and prio unknown, no name) when
@@ -110,6 +116,11 @@ struct rtk_proc *rtk_procs_get(struct rtk_procs *p, int32_t tid);
  * leader takes the leader's id), replacing `to`'s. */
 void rtk_procs_move(struct rtk_procs *p, int32_t from, int32_t to);
 void rtk_procs_remove(struct rtk_procs *p, int32_t tid);
+/* Thread `tid` is freed (sched_process_free): removed, or with
+ * keep_freed marked for a later sweep. */
+void rtk_procs_freed(struct rtk_procs *p, int32_t tid);
+/* Remove the threads freed before the previous sweep (keep_freed). */
+void rtk_procs_sweep(struct rtk_procs *p);
 /* The entry of `tid` with what /proc says filled in when it was never
  * looked up and something is unknown; NULL when out of memory. */
 struct rtk_proc *rtk_procs_resolve(struct rtk_procs *p, int32_t tid);

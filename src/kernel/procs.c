@@ -89,6 +89,29 @@ void rtk_procs_remove(struct rtk_procs *p, int32_t tid)
 	}
 }
 
+void rtk_procs_freed(struct rtk_procs *p, int32_t tid)
+{
+	struct rtk_proc *e = p->keep_freed ? find(p, tid) : NULL;
+	if (e)
+		e->freed = p->sweeps + 1;
+	else
+		rtk_procs_remove(p, tid);
+}
+
+void rtk_procs_sweep(struct rtk_procs *p)
+{
+	p->sweeps++;
+	/* A removal shifts later entries back into slot i: look at it
+	 * again. */
+	for (size_t i = 0; i < p->cap;) {
+		const struct rtk_proc *e = &p->slots[i];
+		if (e->tid && e->freed && e->freed + 1 <= p->sweeps)
+			rtk_procs_remove(p, e->tid);
+		else
+			i++;
+	}
+}
+
 void rtk_procs_move(struct rtk_procs *p, int32_t from, int32_t to)
 {
 	struct rtk_proc *e = find(p, from);

@@ -388,7 +388,7 @@ static void learn_after(struct rtk_procs *p, const struct rtk_class *c, const ch
 		break;
 	case RTK_ROLE_FREE:
 		if (int_at(&c->who[1].tid, rec, size, &v) && v > 0)
-			rtk_procs_remove(p, v);
+			rtk_procs_freed(p, v);
 		break;
 	default:
 		break;
@@ -829,6 +829,20 @@ const struct rt_field_desc *rtk_trace_contexts(const struct rtk_trace *t, uint32
 {
 	*nr = t->nr_ctx;
 	return t->ctx;
+}
+
+void rtk_trace_keep_freed(struct rtk_trace *t)
+{
+	pthread_mutex_lock(&t->procs_lock);
+	t->procs.keep_freed = true;
+	pthread_mutex_unlock(&t->procs_lock);
+}
+
+void rtk_trace_sweep(struct rtk_trace *t)
+{
+	pthread_mutex_lock(&t->procs_lock);
+	rtk_procs_sweep(&t->procs);
+	pthread_mutex_unlock(&t->procs_lock);
 }
 
 void rtk_trace_thread(struct rtk_trace *t, int32_t tid, struct rtk_thread *out)

@@ -17,9 +17,11 @@ usage: test_kernel_triggers.py BUILD_DIR
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import time
 import unittest
 
 import test_triggers
@@ -28,6 +30,12 @@ from test_triggers import NOBODY
 
 INSTANCES = "/sys/kernel/tracing/instances"
 ME = os.getpid()
+
+
+def stopped(task):
+    """Whether /proc/PID/task/TID is in the stopped state (T)."""
+    with open(os.path.join(task, "stat")) as f:
+        return f.read().rsplit(")", 1)[1].split()[0] == "T"
 
 
 def skip_reason():
@@ -446,6 +454,53 @@ class TestRatesAndLife(KernelTriggerCase):
         self.assertEqual(self.trigger_instances(table=True), [prefix + "2_k", prefix + "threads"])
         self.rt("remove-trigger", "k")
         self.assertEqual(self.trigger_instances(table=True), [])
+
+    def test_match_named_after_its_thread_ended(self):
+        """A match read after the table saw its thread freed (the reader
+        was behind: here the daemon is stopped while /bin/kill runs,
+        signals, exits and is reaped, then continued) is still named: the
+        table keeps a freed thread one round more. Before, the match came
+        without pid and procname (the thread was gone from the table and
+        from /proc)."""
+        self.add("--name=k", "--condition=event-rule-matches", "--type=syscall:entry",
+                 "--name=kill", f"--filter=sig == 28 && pid == {ME}", "--capture=$ctx.procname",
+                 "--action=notify")
+        cmd = self.notifications("k")
+        # On one CPU, as in test_thread_table_is_shared: the table's
+        # events of different CPUs are read one CPU after another.
+        before = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {sorted(before)[0]})
+        os.kill(self.daemon.pid, signal.SIGSTOP)
+        try:
+            # Every thread of the daemon stopped (SIGSTOP is delivered to
+            # each as it next runs), its reader among them.
+            deadline = time.monotonic() + 60
+            tasks = "/proc/%d/task" % self.daemon.pid
+            while not all(stopped(os.path.join(tasks, t)) for t in os.listdir(tasks)):
+                self.assertLess(time.monotonic(), deadline, "the daemon did not stop")
+                time.sleep(0.01)
+            kill = subprocess.Popen(["/bin/kill", "-s", "WINCH", str(ME)])
+            self.assertEqual(kill.wait(timeout=60), 0)
+            # The kernel frees the task after an RCU grace period: wait
+            # until the table's instance holds the free (its trace file
+            # reads without consuming).
+            trace = os.path.join(INSTANCES, "ringtrace-%d-trigger-threads" % self.daemon.pid,
+                                 "trace")
+            freed = re.compile(r"sched_process_free: comm=kill pid=%d " % kill.pid)
+            deadline = time.monotonic() + 60
+            while True:
+                with open(trace) as f:
+                    if freed.search(f.read()):
+                        break
+                self.assertLess(time.monotonic(), deadline, "no sched_process_free of kill")
+                time.sleep(0.02)
+        finally:
+            os.kill(self.daemon.pid, signal.SIGCONT)
+            os.sched_setaffinity(0, before)
+        n = json.loads(cmd.line())
+        self.assertEqual((n.get("procname"), n["captures"]["$ctx.procname"]), ("kill", "kill"))
+        self.assertIn("pid", n)
+        self.assertNotEqual(n["pid"], ME)
 
     def test_instance_gone_after_exit_and_kill9(self):
         """The trigger instance goes with the daemon (SIGTERM); one left
