@@ -631,9 +631,12 @@ static void test_snapshot(void)
 		w[i] = (struct snap_writer){ .f = f, .tid = i };
 		pthread_create(&th[i], NULL, snapshot_writer, &w[i]);
 	}
-	/* Let the writers wrap the buffers several times. */
-	while (__atomic_load_n(&w[nw - 1].committed, __ATOMIC_ACQUIRE) < 20000)
-		sched_yield();
+	/* Let every writer wrap its buffer several times (each, not only the
+	 * last: on a loaded machine one pinned writer may start or run much
+	 * later than the others). */
+	for (uint32_t i = 0; i < nw; i++)
+		while (__atomic_load_n(&w[i].committed, __ATOMIC_ACQUIRE) < 20000)
+			sched_yield();
 
 	uint64_t before[SNAP_WRITERS_MAX];
 	struct snap_run live[2], a, b, small;
