@@ -10,9 +10,9 @@
  *                  ends with the start of the "rt-listener" thread),
  *                  emits N app:tick with TAG, exits; the parent waits for
  *                  it ("ok STATUS")
- *   threads T N    T threads each emit N app:tick { seq = 0..N-1, tag =
- *                  "tK" for thread K, value = 3*seq } at the same time,
- *                  pausing 5 ms after every 1000 events
+ *   threads T N [P]  T threads each emit N app:tick { seq = 0..N-1, tag =
+ *                  "PK" for thread K (P: "t" by default), value = 3*seq }
+ *                  at the same time, pausing 5 ms after every 1000 events
  *   exec           execs itself (the new image says "ready PID" again)
  *   spin MS        app:tick with tag "spin" for MS milliseconds ("ok COUNT")
  *   sigstack S N   N app:tick { seq = 0..N-1, tag = "sig", value = 3*seq },
@@ -136,14 +136,14 @@ static void *work(void *arg)
 	return NULL;
 }
 
-static void run_threads(unsigned t, uint64_t n)
+static void run_threads(unsigned t, uint64_t n, const char *prefix)
 {
 	struct worker w[64];
 	if (t > 64)
 		t = 64;
 	for (unsigned i = 0; i < t; i++) {
 		w[i].n = n;
-		snprintf(w[i].tag, sizeof(w[i].tag), "t%u", i);
+		snprintf(w[i].tag, sizeof(w[i].tag), "%.8s%u", prefix, i);
 		pthread_create(&w[i].th, NULL, work, &w[i]);
 	}
 	for (unsigned i = 0; i < t; i++)
@@ -236,7 +236,10 @@ int main(void)
 		} else if (sscanf(line, "sigstack %u %llu", &nt, &n) == 2) {
 			printf("ok %ld\n", on_sigstack(nt, n));
 		} else if (sscanf(line, "threads %u %llu", &nt, &n) == 2) {
-			run_threads(nt, n);
+			char prefix[9] = "t";
+			if (sscanf(line, "threads %*u %*u %8s", prefix) != 1)
+				strcpy(prefix, "t");
+			run_threads(nt, n, prefix);
 			printf("ok\n");
 		} else if (!strncmp(line, "exec", 4)) {
 			fflush(stdout);

@@ -118,20 +118,24 @@ class RotationCase(TriggerCase):
         self.assertEqual(len(missing), discarded, "missing events = discarded events")
         return arch
 
-    def workload(self, prog, threads, n):
-        """app_prog's `threads T N` in the background: returns the thread
-        that waits for its answer, and the events it emits."""
-        prog.p.stdin.write(f"threads {threads} {n}\n")
+    def workload(self, prog, threads, n, prefix="t"):
+        """app_prog's `threads T N PREFIX` in the background: returns the
+        thread that waits for its answer, and the events it emits."""
+        prog.p.stdin.write(f"threads {threads} {n} {prefix}\n")
         prog.p.stdin.flush()
         done = threading.Thread(target=prog.p.stdout.readline)
         done.start()
-        return done, [(f"t{k}", s) for k in range(threads) for s in range(n)]
+        return done, [(f"{prefix}{k}", s) for k in range(threads) for s in range(n)]
 
 
 class TestRotate(RotationCase):
     def test_rotate_during_workload(self):
         """Per-user and per-program buffers: rotations while four threads
-        record; every chunk alone and the union, event by event."""
+        record; every chunk alone and the union, event by event. The
+        workload is two: one before a rotation (so that the workload
+        spans several chunks however fast it runs beside the rotations),
+        then one during the rotations (as many as fit in it, at least
+        three)."""
         out = self.out("t")
         self.rt("create", "s", "-o", out)
         for ch, kind in (("u", "--buffers-uid"), ("p", "--buffers-pid")):
@@ -141,9 +145,14 @@ class TestRotate(RotationCase):
         self.rt("start")
         prog = self.program()
         prog.cmd("emit 100 first")
-        done, emitted = self.workload(prog, 4, 40000)
+        done, emitted = self.workload(prog, 4, 20000, "a")
+        done.join()
         paths = []
-        while done.is_alive() or len(paths) < 3:
+        done = None
+        while done is None or done.is_alive() or len(paths) < 3:
+            if len(paths) == 1 and done is None:
+                done, during = self.workload(prog, 4, 20000, "b")
+                emitted += during
             r = self.run_rt("rotate")
             self.assertEqual(r.returncode, 0, r.stderr)
             m = re.match(r"Trace chunk archive for session s is now readable at (\S+)\n$",
@@ -173,8 +182,8 @@ class TestRotate(RotationCase):
         for ch in (0, 1):
             self.assertEqual(sorted(s for _, c, tag, s in first if c == ch and tag == "first"),
                              list(range(100)))
-        spans = [p for _, p in arch if any(tag.startswith("t") for _, _, tag, _ in
-                                           self.events[p])]
+        spans = [p for _, p in arch if any(tag[0] in "ab" and tag[1:].isdigit()
+                                           for _, _, tag, _ in self.events[p])]
         self.assertGreaterEqual(len(spans), 2, "the workload is in several chunks")
         # Each archive has the LTTng layout: ust/uid/UID/64-bit and
         # ust/pid/PROCNAME-PID-DATE (the same name in every chunk).
