@@ -12,10 +12,12 @@ usage: test_triggers.py BUILD_DIR
 """
 import json
 import os
+import queue
 import signal
 import socket
 import struct
 import subprocess
+import threading
 import time
 import unittest
 
@@ -145,18 +147,35 @@ def raw_request(sock_path, *pairs):
 
 class Stream:
     """A subscriber running in the background (`ringtrace notifications`
-    or notify_client), read line by line."""
+    or notify_client), read line by line: a thread reads its output, so
+    that a notification that never comes fails the test with a message
+    (after LINE_TIMEOUT s) instead of blocking it until ctest kills it
+    without a word."""
+
+    LINE_TIMEOUT = 120
 
     def __init__(self, case, argv, env=None, first_line=None, first_on_stderr=False):
         self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   env=env or case.env, text=True)
+        self.reader = None
         case.addCleanup(self.close)
         if first_line:
             line = (self.p.stderr if first_on_stderr else self.p.stdout).readline()
             assert line.strip() == first_line, (line, self.p.stderr.read())
+        self.lines = queue.Queue()
+        self.reader = threading.Thread(target=self.read_all, daemon=True)
+        self.reader.start()
+
+    def read_all(self):
+        for line in self.p.stdout:
+            self.lines.put(line)
+        self.lines.put("")
 
     def line(self):
-        line = self.p.stdout.readline()
+        try:
+            line = self.lines.get(timeout=self.LINE_TIMEOUT)
+        except queue.Empty:
+            raise AssertionError(f"no line from {self.p.args[:2]} in {self.LINE_TIMEOUT} s")
         assert line, f"subscriber ended: {self.p.wait()} {self.p.stderr.read()}"
         return line
 
@@ -164,6 +183,8 @@ class Stream:
         if self.p.poll() is None:
             self.p.kill()
         self.p.wait()
+        if self.reader:
+            self.reader.join()
         self.p.stdout.close()
         self.p.stderr.close()
 
