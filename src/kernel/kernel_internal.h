@@ -107,6 +107,8 @@ struct rtk_procs {
 	 * its free (else removed at once). */
 	bool keep_freed;
 	uint32_t sweeps;
+	size_t nr_freed;	/* entries marked since the last sweep's count
+				 * (at least those still marked) */
 };
 
 /* The entry of `tid` (> 0), created (pid and prio unknown, no name) when

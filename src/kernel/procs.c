@@ -92,24 +92,33 @@ void rtk_procs_remove(struct rtk_procs *p, int32_t tid)
 void rtk_procs_freed(struct rtk_procs *p, int32_t tid)
 {
 	struct rtk_proc *e = p->keep_freed ? find(p, tid) : NULL;
-	if (e)
+	if (e) {
+		p->nr_freed += !e->freed;
 		e->freed = p->sweeps + 1;
-	else
+	} else {
 		rtk_procs_remove(p, tid);
+	}
 }
 
 void rtk_procs_sweep(struct rtk_procs *p)
 {
 	p->sweeps++;
+	if (!p->nr_freed)
+		return;
 	/* A removal shifts later entries back into slot i: look at it
-	 * again. */
+	 * again (an entry shifted from the start to the end of the array
+	 * is looked at twice: harmless). */
+	size_t kept = 0;
 	for (size_t i = 0; i < p->cap;) {
 		const struct rtk_proc *e = &p->slots[i];
-		if (e->tid && e->freed && e->freed + 1 <= p->sweeps)
+		if (e->tid && e->freed && e->freed + 1 <= p->sweeps) {
 			rtk_procs_remove(p, e->tid);
-		else
-			i++;
+			continue;
+		}
+		kept += e->tid && e->freed;
+		i++;
 	}
+	p->nr_freed = kept;
 }
 
 void rtk_procs_move(struct rtk_procs *p, int32_t from, int32_t to)
