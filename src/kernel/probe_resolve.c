@@ -297,8 +297,10 @@ static bool sdt_symbol_operand(Dwfl_Module *mod, int64_t delta, const char *op, 
 	GElf_Addr addr;
 	if (find_symbol(mod, name, false, &sym, &addr) < 0)
 		return false;
-	int64_t off = (int64_t)(sym.st_value + (uint64_t)add) - delta;
-	return off >= 0 && snprintf(out, len, "@+0x%" PRIx64, (uint64_t)off) < (int)len;
+	/* Unsigned (wrapping) arithmetic: a note or symbol table that
+	 * makes no sense gives an offset past INT64_MAX, refused. */
+	uint64_t off = sym.st_value + (uint64_t)add - (uint64_t)delta;
+	return off <= INT64_MAX && snprintf(out, len, "@+0x%" PRIx64, off) < (int)len;
 }
 
 /* An SDT argument's operand (AT&T syntax, as gcc writes it in the note)
