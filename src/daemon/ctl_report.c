@@ -157,6 +157,8 @@ int ctl_list(const struct ctl_req *r, FILE *out, struct rtp_kv *reply, char *err
 		fprintf(out, "  %u) %s [%s]%s%s\n      Trace output: %s\n", ++n, s->name, state_of(s),
 			s->snapshot ? " snapshot" : "", s == model_current ? " (current)" : "",
 			s->output);
+		if (s->shm_path[0])
+			fprintf(out, "      Buffers in files: %s\n", s->shm_path);
 	}
 	if (!n)
 		fprintf(out, "Currently no available tracing session.\n");

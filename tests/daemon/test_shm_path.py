@@ -74,8 +74,8 @@ class ShmPath(AppCase):
             if self.wrote_packets():
                 break
             time.sleep(0.1)
-        listing = self.rt("list", "s")
-        self.assertIn(f"Buffers in files: {self.shm}", listing)
+        self.assertIn(f"Buffers in files: {self.shm} (ringtrace recover)", self.rt("list", "s"))
+        self.assertIn(f"Buffers in files: {self.shm}\n", self.rt("list"))
         rings = sorted(os.path.basename(p) for p in glob.glob(os.path.join(self.shm, "*")))
         want = name.replace("PID", str(prog.pid))
         self.assertEqual(rings, [want + ".desc", want + ".ring"])
