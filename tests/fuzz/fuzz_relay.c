@@ -18,7 +18,11 @@
  *      restarted: the index read back and both files cut to the last
  *      whole packet), then one packet appended and every entry read;
  *   5  the pure decoders: rnet_frame_decode, the payload getters driven by
- *      the input, rnet_check_name/_path, rnet_parse_url/_hostport.
+ *      the input, rnet_check_name/_path, rnet_parse_url/_hostport;
+ *   6  a control connection's bytes with the session of mode 1 open (by
+ *      another connection of the same host): what a daemon's cluster
+ *      listener sends (CLUSTER_LISTEN on it, then CLUSTER_DONE), and
+ *      cluster requests and chunk archives of its own sessions.
  * The relay's table is emptied between inputs (relay_table_free) and the
  * output directory removed.
  */
@@ -262,7 +266,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t mode = data[0];
 	data++;
 	size--;
-	switch (mode % 6) {
+	switch (mode % 7) {
 	case 0: serve(relay_serve_ctrl, data, size); break;
 	case 1: {
 		struct relay_session *s = fixture();
@@ -273,7 +277,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 2: serve(handshake_server, data, size); break;
 	case 3: serve(handshake_client, data, size); break;
 	case 4: index_file(data, size); break;
-	default: wire(data, size); break;
+	case 5: wire(data, size); break;
+	default: fixture(); serve(relay_serve_ctrl, data, size); break;
 	}
 	reset();
 	return 0;

@@ -147,3 +147,16 @@ bad = idx_hdr + (u64(0) + u64(0) + u64(0) + u64(0) * 6)
 put("relay", "regress-index-empty-entry", b"\4" + struct.pack("<H", len(bad)) + bad + bytes(64))
 bad = idx_hdr + (u64(0) + u64(64 * 8) + u64(65 * 8) + u64(0) * 6)
 put("relay", "regress-index-content", b"\4" + struct.pack("<H", len(bad)) + bad + bytes(64))
+
+# ---- cluster requests and chunk archives (mode 6: session 1 of the
+# host, with its streams, already open by another connection) ----
+CLUSTER_LISTEN, CLUSTER_TRIGGER, CLUSTER_DONE, ARCHIVE = 22, 23, 27, 30
+put("relay", "cluster-listen", b"\6" + frame(CLUSTER_LISTEN, u64(1))
+    + frame(CLUSTER_DONE, u64(1) + u32(0) + text("stored"))
+    + frame(CLUSTER_DONE, u64(7) + u32(2 ** 32 - 5) + text("failed")))
+put("relay", "cluster-trigger", b"\6" + frame(CREATE, text("fix") + u64(1700000000) + u32(0)
+                                             + u32(0))
+    + frame(CLUSTER_TRIGGER, u64(1) + u64(1700000000 * 10 ** 9) + u64(1))
+    + frame(CLUSTER_TRIGGER, u64(1) + u64(1700000000 * 10 ** 9) + u64(1))
+    + frame(ARCHIVE, u64(1) + text("") + text("20231114T221320-0"))
+    + frame(ARCHIVE, u64(1) + text("chunk-1") + text("20231114T221320-1")))
