@@ -57,6 +57,18 @@ class Program:
         return ranges
 
 
+class DlProgram(Program):
+    """app_dl (load PATH / work R / exit), driven like app_prog."""
+
+    def __init__(self, env):
+        self.p = subprocess.Popen([os.path.join(BUILD, "tests/daemon/app_dl")],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, env=env, text=True)
+        line = self.p.stdout.readline()
+        assert line.startswith("ready "), f"app_dl: {line!r}"
+        self.pid = int(line.split()[1])
+
+
 class AppCase(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="rt-apps-")

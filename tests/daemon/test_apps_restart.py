@@ -26,7 +26,7 @@ import threading
 import time
 import unittest
 
-from apps_common import BUILD, AppCase, Program, read_events
+from apps_common import BUILD, AppCase, DlProgram, read_events
 from test_apps_faults import REGISTER_REPLY, FakeDaemon, frame
 
 B = 10   # events per batch
@@ -72,19 +72,6 @@ def numbers(path, pid):
         if e["event"] == "app:tick" and e["ctx_vpid"] == pid and e["tag"].startswith("b"):
             out.append(int(e["tag"][1:]) * B + e["seq"])
     return out
-
-
-class DlProgram(Program):
-    """app_dl (load PATH / work R / exit), driven like app_prog."""
-
-    def __init__(self, env):
-        import subprocess
-        self.p = subprocess.Popen([os.path.join(BUILD, "tests/daemon/app_dl")],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, env=env, text=True)
-        line = self.p.stdout.readline()
-        assert line.startswith("ready "), f"app_dl: {line!r}"
-        self.pid = int(line.split()[1])
 
 
 def thread_names(pid):

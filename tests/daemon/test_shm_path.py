@@ -17,7 +17,7 @@ import subprocess
 import time
 import unittest
 
-from apps_common import AppCase, RINGTRACE, BUILD, read_events
+from apps_common import AppCase, DlProgram, RINGTRACE, BUILD, read_events
 import rtfixtures  # noqa: E402 (apps_common puts tests/support on the path)
 
 N = 20000
@@ -116,6 +116,32 @@ class ShmPath(AppCase):
                                         "--read-timer", "60000000", consumed=False)
         self.check_union(written, recovered)
         self.assertEqual(recovered[0], list(range(N)))
+
+    def test_classes_registered_later(self):
+        # A library loaded after the program started registers new
+        # classes: the description is rewritten before the program gets
+        # their ids, so recover decodes their events (the consumer wrote
+        # nothing: a 60 s read timer).
+        self.rt("create", "s", "-o", self.trace, "--shm-path", self.shm)
+        self.rt("enable-channel", "-u", "ch", "--buffers-uid", "--read-timer", "60000000")
+        self.rt("enable-event", "-u", "-c", "ch", "plugin:*")
+        self.rt("enable-event", "-u", "-c", "ch", "host:*")
+        self.rt("start")
+        prog = DlProgram(self.env)
+        self.programs.append(prog)
+        prog.cmd("load " + os.path.join(BUILD, "tests/integration/plugin.so"))
+        prog.cmd("work 3")
+        self.daemon.send_signal(signal.SIGKILL)
+        self.daemon.wait()
+        os.kill(prog.pid, signal.SIGKILL)
+        prog.p.wait()
+        self.recover()
+        got = [(e["event"], e.get("round"), e.get("i")) for e in read_events(self.rec)
+               if e["event"] == "plugin:work"]
+        self.assertEqual(got, [("plugin:work", 3, i) for i in range(10)])
+        got = [(e["name"], e["payload"]["round"], e["payload"]["i"])
+               for e in rtfixtures.rtr_dump(BUILD, self.rec) if e["name"] == "plugin:work"]
+        self.assertEqual(got, [("plugin:work", 3, i) for i in range(10)])
 
     def test_clean_destroy_removes_files(self):
         self.session("--buffers-pid")
