@@ -523,7 +523,7 @@ void relay_serve_live(int fd)
 	uint8_t first[4];
 	int ret = 0;
 	for (int waited = 0;; waited += 10) {
-		struct pollfd pf = { .fd = fd, .events = POLLIN };
+		struct pollfd pf = { .fd = fd, .events = POLLIN | POLLRDHUP };
 		if (waited > IO_MS || poll(&pf, 1, IO_MS) <= 0)
 			return;
 		ssize_t n = recv(fd, first, sizeof(first), MSG_PEEK);
@@ -531,6 +531,12 @@ void relay_serve_live(int fd)
 			break;
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
 			return;
+		/* A part of them and the peer's end closed: no more will come
+		 * (else this would wait the whole I/O timeout). */
+		if (n > 0 && (pf.revents & (POLLRDHUP | POLLHUP))) {
+			relay_log("live port: a connection closed before its first command");
+			return;
+		}
 		struct timespec ts = { 0, 10000000 };	/* a part of them: wait */
 		nanosleep(&ts, NULL);
 	}

@@ -238,11 +238,15 @@ class RelayLive(rc.RelayCase, unittest.TestCase):
             connect + struct.pack(">QII", 8, 99, 0) + b"\x00" * 8,   # unknown command
             connect + struct.pack(">QII", 4096, 5, 0) + b"\xff" * 4096,  # GET_PACKET of 4 KiB
             b"\xff" * 64,                                   # garbage
+            b"\x00\x00\x00",                               # 3 bytes, then EOF
         ]
         for data in cases:
             self.raw(data)
         self.assertIn("not the protocol", self.logged())
         self.assertIn("before CONNECT", self.logged())
+        # Not held for the I/O timeout (a fuzzing finding: 10 s per such
+        # connection): seen closed and said so.
+        self.assertIn("closed before its first command", self.logged())
         # Still serving: a viewer lists the session.
         r = subprocess.run([RINGTRACE, "view", "--live", self.url()], env=self.env,
                            capture_output=True, text=True, timeout=60)
