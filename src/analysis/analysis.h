@@ -114,6 +114,10 @@ struct ra_source {
 	size_t nr_cpu_tid;
 	const char *key_field;		/* borrowed; "tid" by default */
 	bool default_key;		/* no key field given: vtid, then tid */
+	bool hosts;			/* the traces name more than one host
+					 * (env hostname: a relay's): default
+					 * keys are "HOST/tid", a thread of one
+					 * host never another's of the same tid */
 	int64_t first_ns, last_ns;	/* of the events returned so far */
 	uint64_t events;
 	struct rtr_event cur;		/* what ra_event.raw points to */

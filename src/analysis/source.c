@@ -82,6 +82,13 @@ void ra_strtab_free(struct ra_strtab *tab)
 	memset(tab, 0, sizeof(*tab));
 }
 
+/* Trace i's host name (env hostname; "" when it has none). */
+static const char *trace_host(const struct rtr_trace *t, uint32_t i)
+{
+	const struct rtr_env *e = rtr_trace_env_get(t, i, "hostname");
+	return e && e->is_string ? e->s : "";
+}
+
 int ra_source_open(struct ra_source *src, const char *const *dirs, size_t nr,
 		   const char *key_field, char *err, size_t errlen)
 {
@@ -103,6 +110,8 @@ int ra_source_open(struct ra_source *src, const char *const *dirs, size_t nr,
 			 nr > 1 ? " ..." : "", msg);
 		return ret;
 	}
+	for (uint32_t i = 1; src->default_key && !src->hosts && i < rtr_trace_count(src->t); i++)
+		src->hosts = strcmp(trace_host(src->t, 0), trace_host(src->t, i)) != 0;
 	if (ra_strtab_intern(&src->keys, RA_UNKNOWN_KEY) < 0) {
 		snprintf(err, errlen, "out of memory");
 		ra_source_close(src);
@@ -313,6 +322,11 @@ int ra_source_next(struct ra_source *src, struct ra_event *ev, char *err,
 	}
 	if (src->default_key && !strcmp(key, RA_UNKNOWN_KEY) && ev->tid >= 0)
 		snprintf(key, sizeof(key), "%" PRId64, ev->tid);
+	if (src->hosts) {
+		char k[sizeof(key)];
+		snprintf(k, sizeof(k), "%s", key);
+		snprintf(key, sizeof(key), "%.63s/%.63s", trace_host(src->t, src->cur.trace), k);
+	}
 	int64_t name = ra_strtab_intern(&src->names, src->cur.cls->name);
 	int64_t k = ra_strtab_intern(&src->keys, key);
 	if (name < 0 || k < 0) {

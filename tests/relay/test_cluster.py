@@ -149,6 +149,7 @@ class Cluster(unittest.TestCase):
         self.hosts.append(h)
         h.rt("create", session, "--snapshot", "--set-url=" + self.url)
         h.rt("enable-event", "-u", "-a")
+        h.rt("add-context", "-u", "-t", "vtid", "-t", "procname")
         h.rt("start")
         h.start_app()
         return h
@@ -235,6 +236,16 @@ class Cluster(unittest.TestCase):
         self.assertEqual(len(merged), ticks)
         times = [e["ts"] for e in merged]
         self.assertEqual(times, sorted(times))
+
+        # analyze merges them too, each host's threads its own (on
+        # several machines a tid says nothing of another host's).
+        an = subprocess.run([RINGTRACE, "analyze", *paths], capture_output=True, text=True,
+                            timeout=60)
+        self.assertEqual(an.returncode, 0, an.stderr)
+        act = an.stdout[an.stdout.index("== Activity per tid =="):]
+        rows = re.findall(r"^([A-D])/(\d+) +app_prog +(\d+) ", act, re.M)
+        self.assertEqual(sorted(r[0] for r in rows), ["A", "B", "C"], act)
+        self.assertEqual(sum(int(r[2]) for r in rows), ticks)
 
         self.check_refusals(a, int(m.group(1)))
 
