@@ -115,6 +115,18 @@ out:
 	return ret;
 }
 
+/* A stream that is in no list (any more): its files closed, freed. */
+static void stream_free(struct relay_stream *st)
+{
+	if (st->data_fd >= 0)
+		close(st->data_fd);
+	if (st->index_fd >= 0)
+		close(st->index_fd);
+	free(st->index);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
 void relay_table_free(void)
 {
 	pthread_mutex_lock(&relay_lock);
@@ -124,13 +136,7 @@ void relay_table_free(void)
 		while (s->streams) {
 			struct relay_stream *st = s->streams;
 			s->streams = st->next;
-			if (st->data_fd >= 0)
-				close(st->data_fd);
-			if (st->index_fd >= 0)
-				close(st->index_fd);
-			free(st->index);
-			pthread_mutex_destroy(&st->lock);
-			free(st);
+			stream_free(st);
 		}
 		free(s);
 	}
@@ -334,13 +340,7 @@ int relay_stream_open(struct relay_session *s, const char *path, const char *cha
 	st->data_fd = st->index_fd = -1;
 	ret = stream_files(st, err, errlen);
 	if (ret < 0) {
-		if (st->data_fd >= 0)
-			close(st->data_fd);
-		if (st->index_fd >= 0)
-			close(st->index_fd);
-		free(st->index);
-		pthread_mutex_destroy(&st->lock);
-		free(st);
+		stream_free(st);
 		st = NULL;
 		goto done;
 	}

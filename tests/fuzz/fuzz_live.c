@@ -17,55 +17,29 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../src/live/live_proto.h"
 #include "../../src/live/live_viewer.h"
-#include "../../src/relay/relay.h"
 #include "fuzz.h"
+#include "relay_fixture.h"
 
-static char root[64];
 static int listen_fd = -1;
 static uint16_t port;
 
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	if (ftw->level > 0)
-		remove(path);
-	return 0;
-}
-
-static void cleanup(void)
-{
-	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	rmdir(root);
-}
-
 static void setup(void)
 {
-	if (root[0])
+	if (listen_fd >= 0)
 		return;
-	snprintf(root, sizeof(root), "/tmp/fuzz-live-XXXXXX");
-	if (!mkdtemp(root))
-		abort();
-	atexit(cleanup);
-	snprintf(relay_cfg.output, sizeof(relay_cfg.output), "%s", root);
-	relay_cfg.live_plain = true;
-	memset(&relay_cfg.secret, 0x5a, sizeof(relay_cfg.secret));
+	fuzz_relay_setup("live");
 	/* The viewer opens without ringtrace's handshake: no secret file. */
-	char path[128];
-	snprintf(path, sizeof(path), "%s-no-secret", root);
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof(path), "%s-no-secret", relay_cfg.output);
 	setenv("RINGTRACE_RELAY_SECRET", path, 1);
 	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -76,49 +50,18 @@ static void setup(void)
 	port = ntohs(a.sin_port);
 }
 
-/* A live session of host "h" named "s", its metadata and channel0_0
- * with two packets, as live_server.c finds them. */
-static void fixture(void)
+static void serve_live(int fd, const char *host)
 {
-	struct relay_session *s;
-	struct relay_stream *m, *d;
-	char err[PATH_MAX + 256];
-	if (relay_session_open("h", "s", 1700000000, 1000000, false, &s, err, sizeof(err)) ||
-	    relay_stream_open(s, "ust/uid/0/64-bit", "metadata", 0, true, &m, err, sizeof(err)) ||
-	    relay_stream_open(s, "ust/uid/0/64-bit", "channel0", 0, false, &d, err, sizeof(err)))
-		abort();
-	static const char meta[] = "/* CTF 1.8 */\ntrace { major = 1; minor = 8; };\n";
-	relay_metadata_write(m, 0, meta, sizeof(meta) - 1);
-	uint8_t pkt[64];
-	for (unsigned k = 0; k < 2; k++) {
-		memset(pkt, (int)k, sizeof(pkt));
-		struct relay_index ix = { .packet_size = 8 * sizeof(pkt), .content_size = 8 * 40,
-					  .ts_begin = 100 * k, .ts_end = 100 * k + 50,
-					  .packet_seq_num = k };
-		FUZZ_CHECK(relay_stream_append(d, &ix, pkt, sizeof(pkt)) == 0);
-	}
-	pthread_mutex_lock(&d->lock);
-	d->beacon = 500;
-	pthread_mutex_unlock(&d->lock);
+	(void)host;
+	relay_serve_live(fd);
 }
 
+/* A viewer's commands, against a live session of host "h" named "s". */
 static void server(const uint8_t *data, size_t size)
 {
-	fixture();
-	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-		return;
-	fcntl(sv[1], F_SETFL, O_NONBLOCK);
-	struct fuzz_peer p;
-	if (fuzz_peer_start(&p, sv[0], -1, data, size) == 0) {
-		relay_serve_live(sv[1]);
-		shutdown(sv[1], SHUT_RDWR);
-		fuzz_peer_join(&p);
-	}
-	close(sv[0]);
-	close(sv[1]);
-	relay_table_free();
-	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	fuzz_relay_fixture("h", "s");
+	fuzz_relay_serve(serve_live, "h", data, size);
+	fuzz_relay_reset();
 }
 
 static void client(const uint8_t *data, size_t size, bool attach)

@@ -29,7 +29,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,89 +38,11 @@
 
 #include "../../src/common/fs_util.h"
 #include "../../src/net/net.h"
-#include "../../src/relay/relay.h"
 #include "fuzz.h"
+#include "relay_fixture.h"
 
 #define HOST "fuzzhost"
-#define TRACE "ust/uid/0/64-bit"
-
-static char root[64];
-
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	if (ftw->level > 0)
-		remove(path);
-	return 0;
-}
-
-static void cleanup(void)
-{
-	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	rmdir(root);
-}
-
-static void setup(void)
-{
-	if (root[0])
-		return;
-	snprintf(root, sizeof(root), "/tmp/fuzz-relay-XXXXXX");
-	if (!mkdtemp(root))
-		abort();
-	atexit(cleanup);
-	snprintf(relay_cfg.output, sizeof(relay_cfg.output), "%s", root);
-	relay_cfg.live_plain = true;
-	memset(&relay_cfg.secret, 0x5a, sizeof(relay_cfg.secret));
-}
-
-static void reset(void)
-{
-	relay_table_free();
-	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* Serve the input on one end of a socket pair (non-blocking, as the
- * relay's accepted sockets are) with the scripted peer on the other. */
-static void serve(void (*fn)(int fd, const char *host), const uint8_t *data, size_t size)
-{
-	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-		return;
-	fcntl(sv[1], F_SETFL, O_NONBLOCK);
-	struct fuzz_peer p;
-	if (fuzz_peer_start(&p, sv[0], -1, data, size) == 0) {
-		fn(sv[1], HOST);
-		shutdown(sv[1], SHUT_RDWR);
-		fuzz_peer_join(&p);
-	}
-	close(sv[0]);
-	close(sv[1]);
-}
-
-/* Session 1 of HOST ("fix"), live, with its metadata (stream 1) and
- * channel0_0 (stream 2) holding two packets. */
-static struct relay_session *fixture(void)
-{
-	struct relay_session *s;
-	struct relay_stream *m, *d;
-	char err[PATH_MAX + 256];
-	if (relay_session_open(HOST, "fix", 1700000000, 1000000, false, &s, err, sizeof(err)) ||
-	    relay_stream_open(s, TRACE, "metadata", 0, true, &m, err, sizeof(err)) ||
-	    relay_stream_open(s, TRACE, "channel0", 0, false, &d, err, sizeof(err)))
-		abort();
-	static const char meta[] = "/* CTF 1.8 */\ntrace { major = 1; minor = 8; };\n";
-	relay_metadata_write(m, 0, meta, sizeof(meta) - 1);
-	uint8_t pkt[64];
-	for (unsigned k = 0; k < 2; k++) {
-		memset(pkt, (int)k, sizeof(pkt));
-		struct relay_index ix = { .packet_size = 8 * sizeof(pkt), .content_size = 8 * 40,
-					  .ts_begin = 100 * k, .ts_end = 100 * k + 50,
-					  .stream_id = 0, .packet_seq_num = k };
-		FUZZ_CHECK(relay_stream_append(d, &ix, pkt, sizeof(pkt)) == 0);
-	}
-	return s;
-}
+#define TRACE FUZZ_TRACE
 
 /* An index entry live viewers can follow (live_viewer.c refuses the
  * others, and with them the whole session): a packet of at least one
@@ -262,24 +183,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * relay reads, so this only bounds a run's time). */
 	if (size < 1 || size > 65536)
 		return 0;
-	setup();
+	fuzz_relay_setup("relay");
 	uint8_t mode = data[0];
 	data++;
 	size--;
 	switch (mode % 7) {
-	case 0: serve(relay_serve_ctrl, data, size); break;
+	case 0: fuzz_relay_serve(relay_serve_ctrl, HOST, data, size); break;
 	case 1: {
-		struct relay_session *s = fixture();
-		serve(relay_serve_data, data, size);
+		struct relay_session *s = fuzz_relay_fixture(HOST, "fix");
+		fuzz_relay_serve(relay_serve_data, HOST, data, size);
 		check_stored(s);
 		break;
 	}
-	case 2: serve(handshake_server, data, size); break;
-	case 3: serve(handshake_client, data, size); break;
+	case 2: fuzz_relay_serve(handshake_server, HOST, data, size); break;
+	case 3: fuzz_relay_serve(handshake_client, HOST, data, size); break;
 	case 4: index_file(data, size); break;
 	case 5: wire(data, size); break;
-	default: fixture(); serve(relay_serve_ctrl, data, size); break;
+	default:
+		fuzz_relay_fixture(HOST, "fix");
+		fuzz_relay_serve(relay_serve_ctrl, HOST, data, size);
+		break;
 	}
-	reset();
+	fuzz_relay_reset();
 	return 0;
 }
