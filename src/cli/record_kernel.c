@@ -37,6 +37,7 @@ struct record_kernel {
 	struct rtk_instance *in;
 	struct rtk_writer *trace;
 	bool running;		/* converters started */
+	bool quiet;		/* no account of the readers at the end */
 	uint8_t clock_uuid[16];
 	char *lists;		/* the globs' storage */
 	struct rtk_probe *probes;
@@ -222,6 +223,10 @@ int record_kernel_start(struct record_kernel **out, const struct record_opts *o,
 	if (!k)
 		return -ENOMEM;
 	memcpy(k->clock_uuid, o->trace_uuid, sizeof(k->clock_uuid));
+	/* RINGTRACE_KERNEL_STATS=1: the readers' account even with -q (for
+	 * benchmarks: docs/kernel.md). */
+	const char *st = getenv("RINGTRACE_KERNEL_STATS");
+	k->quiet = o->quiet && !(st && !strcmp(st, "1"));
 	int ret = configure(k, o, &pid, dir);
 	if (ret < 0)
 		return ret;
@@ -248,6 +253,27 @@ int record_kernel_start(struct record_kernel **out, const struct record_opts *o,
 	}
 	k->running = true;
 	return 0;
+}
+
+/* Where each CPU's events went: out of the kernel's buffer by the
+ * reader (into its queue, or its backlog when the queue was full), or
+ * lost in the kernel's buffer (on stderr, with the summary). */
+static void print_readers(struct record_kernel *k)
+{
+	for (unsigned c = 0; c < rtk_instance_nr_cpus(k->in); c++) {
+		struct rtk_reader_stats st;
+		rtk_instance_reader_stats(k->in, c, &st);
+		fprintf(stderr,
+			"ringtrace: kernel CPU %u: %llu pages read, %llu through the backlog (at "
+			"most %llu at once), %llu waits on a full backlog, at most %llu ms between "
+			"passes; ftrace's buffer: %llu events read, %llu overwritten, %llu "
+			"dropped\n",
+			c, (unsigned long long)st.pages, (unsigned long long)st.backlog_pages,
+			(unsigned long long)st.backlog_peak, (unsigned long long)st.full_waits,
+			(unsigned long long)(st.longest_gap_ns / 1000000),
+			(unsigned long long)st.kernel_read, (unsigned long long)st.kernel_overrun,
+			(unsigned long long)st.kernel_dropped);
+	}
 }
 
 int record_kernel_finish(struct record_kernel *k)
@@ -277,6 +303,8 @@ int record_kernel_finish(struct record_kernel *k)
 				  (unsigned long long)st.unknown);
 	}
 	rtk_writer_close(k->trace);
+	if (k->running && !k->quiet)
+		print_readers(k);
 	if (k->in && rtk_instance_destroy(k->in) < 0) {
 		cli_error("cannot remove the tracefs instance");
 		ret = ret ? ret : -EIO;

@@ -564,15 +564,23 @@ static uint64_t stats_value(const char *text, const char *key)
 	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
 }
 
-/* Events the kernel lost on CPU `cpu` so far (per_cpu/cpuN/stats:
- * overwritten, lost to nesting, dropped when full), 0 when unknown. */
-static uint64_t cpu_lost(struct rtk_instance *in, unsigned cpu)
+/* CPU `cpu`'s counts in per_cpu/cpuN/stats (0 when unknown): events
+ * read, overwritten or lost to nesting (overrun), dropped when full. */
+static void kernel_counts(struct rtk_instance *in, unsigned cpu, struct rtk_reader_stats *st)
 {
 	char *text = cpu_stats(in, cpu);
-	uint64_t total = stats_value(text, "overrun:") + stats_value(text, "commit overrun:") +
-			 stats_value(text, "dropped events:");
+	st->kernel_read = stats_value(text, "read events:");
+	st->kernel_overrun = stats_value(text, "overrun:") + stats_value(text, "commit overrun:");
+	st->kernel_dropped = stats_value(text, "dropped events:");
 	free(text);
-	return total;
+}
+
+/* Events the kernel lost on CPU `cpu` so far, 0 when unknown. */
+static uint64_t cpu_lost(struct rtk_instance *in, unsigned cpu)
+{
+	struct rtk_reader_stats st;
+	kernel_counts(in, cpu, &st);
+	return st.kernel_overrun + st.kernel_dropped;
 }
 
 uint64_t rtk_instance_buffer_used(struct rtk_instance *in)
@@ -602,8 +610,8 @@ static long pages_peek(void *arg, unsigned cpu, size_t i, void *buf)
 	return rtk_cpus_peek(in->cpus, cpu, i, buf);
 }
 
-/* A sweep waits this long at most (a reader whose queue is full waits for
- * its converter). */
+/* A sweep waits this long at most (a reader whose queue and backlog are
+ * full waits for its converter). */
 #define RTK_SWEEP_MS 100
 
 static void pages_sweep(void *arg)
@@ -647,8 +655,27 @@ int rtk_instance_pages(struct rtk_instance *in, struct rtk_pages *p, char *err, 
 	return 0;
 }
 
-/* The kernel wakes a reader when its CPU's buffer is this full. */
-#define RTK_READERS_PERCENT "25"
+/*
+ * The kernel wakes a reader when its CPU's buffer holds this many pages,
+ * or a quarter of the buffer when that is less (the instance's
+ * buffer_percent): early, so that a reader kept waiting for a CPU after
+ * its wake-up still has most of the buffer to go (at a quarter of 4 MiB,
+ * events were lost beside other work where trace-cmd, which polls every
+ * millisecond, lost none), but not at every page: each wake-up ends on a
+ * partly filled page, which takes a page of the queue (a flight
+ * recorder's window is counted in pages: its readers wake at a quarter)
+ * and a packet of the trace.
+ */
+#define RTK_READERS_WAKE_PAGES 16u
+
+static unsigned wake_percent(uint64_t kb, size_t page_size, bool ring)
+{
+	uint64_t pages = kb * 1024 / page_size;
+	if (ring || !pages)
+		return 25;
+	uint64_t pct = (100 * RTK_READERS_WAKE_PAGES + pages - 1) / pages;
+	return pct > 25 ? 25 : (unsigned)pct;
+}
 
 int rtk_instance_readers_start(struct rtk_instance *in, unsigned period_ms, bool ring,
 			       char *err, size_t errlen)
@@ -657,16 +684,41 @@ int rtk_instance_readers_start(struct rtk_instance *in, unsigned period_ms, bool
 		rt_errf(err, errlen, "the buffers of %s are not open", rtk_instance_name(in));
 		return -EINVAL;
 	}
-	int ret = write_file(in, "buffer_percent", RTK_READERS_PERCENT, err, errlen);
-	if (ret < 0)
-		return ret;
 	uint64_t kb = in->buffer_size_kb;
 	if (!kb) {
 		char *text = tracefs_instance_file_read(in->tfs, "buffer_size_kb", NULL);
 		kb = text ? strtoull(text, NULL, 10) : 0;
 		free(text);
 	}
-	return rtk_cpus_start(in->cpus, kb ? kb : 1024, period_ms, ring, err, errlen);
+	if (!kb)
+		kb = 1024;
+	char pct[16];
+	snprintf(pct, sizeof(pct), "%u", wake_percent(kb, in->page_size, ring));
+	int ret = write_file(in, "buffer_percent", pct, err, errlen);
+	if (ret < 0)
+		return ret;
+	/* The backlog: RTK_BACKLOG_MAX_MB per CPU, an eighth of the memory
+	 * over all CPUs at most. */
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t backlog_kb = (uint64_t)RTK_BACKLOG_MAX_MB * 1024;
+	if (pages > 0 && psize > 0) {
+		uint64_t share = (uint64_t)pages * (uint64_t)psize / 1024 / 8 / in->nr_cpus;
+		if (share < backlog_kb)
+			backlog_kb = share;
+	}
+	return rtk_cpus_start(in->cpus, kb, backlog_kb, period_ms, ring, err, errlen);
+}
+
+void rtk_instance_reader_stats(struct rtk_instance *in, unsigned cpu,
+			       struct rtk_reader_stats *st)
+{
+	rtk_cpus_stats(in->cpus, cpu, st);
+	kernel_counts(in, cpu, st);
+}
+
+unsigned rtk_instance_nr_cpus(const struct rtk_instance *in)
+{
+	return in->nr_cpus;
 }
 
 void rtk_instance_readers_stop(struct rtk_instance *in)

@@ -404,18 +404,22 @@ int rtk_instance_pages(struct rtk_instance *in, struct rtk_pages *p, char *err, 
 /*
  * One reader thread per CPU, from now until rtk_instance_readers_stop
  * (after rtk_instance_pages): each sleeps in poll() on its CPU's
- * trace_pipe_raw until the kernel says the buffer is a quarter full
- * (buffer_percent) or period_ms passed, and then moves every page the
+ * trace_pipe_raw until the kernel says the buffer holds 16 pages, or a
+ * quarter of it when that is less or with ring (buffer_percent), or
+ * period_ms passed, and then moves every page the
  * buffer holds into a queue in memory as large as the buffer (at most
- * 16 MiB per CPU), which the pages' read takes from: the kernel's buffers
- * are emptied as they fill even when the converter (the writer's reads)
- * is late, e.g. on CPUs busy with other work. ring (a flight recorder:
+ * 16 MiB per CPU), and when that is full into a backlog in memory (at
+ * most RTK_BACKLOG_MAX_MB per CPU, and an eighth of the machine's memory
+ * over all CPUs), which the pages' read takes from, queue first: the
+ * kernel's buffers are emptied as they fill even when the converter (the
+ * writer's reads) is late, e.g. on CPUs busy with other work; it
+ * catches up later, the drain at the end included. ring (a flight recorder:
  * snapshot-only instances): a full queue drops its oldest page (its
  * events counted lost by the pages' `lost`) and the queues are read by
  * snapshots only, without being consumed (rtk_writer_opts.window), so
- * that the queues hold the newest buffer's worth of pages; else a full
- * queue leaves the pages in the kernel's buffer until the converter
- * reads it. 0 (also when started already), -EINVAL (pages not open),
+ * that the queues hold the newest buffer's worth of pages, without a
+ * backlog; else only a full backlog leaves the pages in the kernel's
+ * buffer until the converter reads it. 0 (also when started already), -EINVAL (pages not open),
  * -ENOMEM, -errno, with a message in err.
  */
 int rtk_instance_readers_start(struct rtk_instance *in, unsigned period_ms, bool ring,
@@ -424,6 +428,25 @@ int rtk_instance_readers_start(struct rtk_instance *in, unsigned period_ms, bool
  * queued is read first, then the buffers directly. May run beside the
  * writer's reads (not beside another start or stop). */
 void rtk_instance_readers_stop(struct rtk_instance *in);
+#define RTK_BACKLOG_MAX_MB 1024u
+/* Where a CPU's events went: its reader's counts (since the instance's
+ * pages were opened) and the kernel's (per_cpu/cpuN/stats). */
+struct rtk_reader_stats {
+	uint64_t pages;		/* pages the reader moved out of the kernel's buffer */
+	uint64_t backlog_pages;	/* of those, into the backlog (the queue was full) */
+	uint64_t backlog_peak;	/* the most pages in the backlog at once */
+	uint64_t full_waits;	/* times the reader waited 1 ms: queue and backlog full */
+	uint64_t longest_gap_ns;	/* the longest between two passes over the buffer */
+	uint64_t kernel_read;	/* "read events": the events read out of the buffer */
+	uint64_t kernel_overrun;	/* "overrun": overwritten (overwrite mode) */
+	uint64_t kernel_dropped;	/* "dropped events": buffer full (discard mode) */
+};
+/* CPU cpu's counts (zeros for a CPU without pages or readers). Any
+ * thread. */
+void rtk_instance_reader_stats(struct rtk_instance *in, unsigned cpu,
+			       struct rtk_reader_stats *st);
+/* The CPUs whose pages the instance reads (after rtk_instance_pages). */
+unsigned rtk_instance_nr_cpus(const struct rtk_instance *in);
 /*
  * A kernel trace written by src/consumer: a source (struct cons_source:
  * one stream per CPU, each get reads one page and converts it into one

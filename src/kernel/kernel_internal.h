@@ -293,6 +293,9 @@ long rtk_page_records(const void *page, size_t size);
 /* Whether the ftrace page says events were lost before it (its commit's
  * missed-events flag, trace.c's layout). */
 bool rtk_page_missed(const void *page, size_t size);
+/* Whether a page read is less than half full: the page the kernel was
+ * writing (a read that caught up with it); a short read counts too. */
+bool rtk_page_partial(const void *page, size_t size);
 
 /* The class of the raw record `rec` (`size` bytes: the ftrace event,
  * its common fields first), or NULL: an event of this formats' classes,
@@ -327,19 +330,23 @@ struct rtk_cpus;
 int rtk_cpus_open(struct rtk_cpus **out, unsigned nr, size_t page_size,
 		  int (*path)(unsigned cpu, char *buf, size_t len, void *arg), void *arg,
 		  char *err, size_t errlen);
-/* Start a reader per CPU, its queue of buffer_kb (at most 16 MiB), its
- * period period_ms (it reads every page there is at least this often, and
- * whenever the kernel wakes it); ring: a full queue drops its oldest page
- * (a flight recorder's window, copied by rtk_cpus_peek; no reads while
- * the readers run), else the reader waits for the converter. 0 (also
- * when running), -ENOMEM, -errno of eventfd or pthread_create, with a
- * message in err. */
-int rtk_cpus_start(struct rtk_cpus *cs, uint64_t buffer_kb, unsigned period_ms, bool ring,
-		   char *err, size_t errlen);
+/* Start a reader per CPU, its queue of buffer_kb (at most 16 MiB; the
+ * first start's size stays), its period period_ms (it reads every page
+ * there is at least this often, and whenever the kernel wakes it); ring:
+ * a full queue drops its oldest page (a flight recorder's window, copied
+ * by rtk_cpus_peek; no reads while the readers run), else a full queue's
+ * reader moves the pages into its backlog (at most backlog_kb; 0: none),
+ * read after the queue, and waits for the converter only when that is
+ * full too. 0 (also when running), -ENOMEM, -errno of eventfd or
+ * pthread_create, with a message in err. */
+int rtk_cpus_start(struct rtk_cpus *cs, uint64_t buffer_kb, uint64_t backlog_kb,
+		   unsigned period_ms, bool ring, char *err, size_t errlen);
 /* The records of the pages a ring dropped on cpu so far. */
 uint64_t rtk_cpus_dropped(struct rtk_cpus *cs, unsigned cpu);
-/* The bytes of pages queued on cpu now (any thread). */
+/* The bytes of pages queued on cpu now, backlog included (any thread). */
 uint64_t rtk_cpus_queued(struct rtk_cpus *cs, unsigned cpu);
+/* What cpu's reader did so far (any thread; its counts, kernel_* 0). */
+void rtk_cpus_stats(struct rtk_cpus *cs, unsigned cpu, struct rtk_reader_stats *st);
 /* Wake the readers and join them; the pages they queued stay to be read.
  * Prompt: a reader sleeping in poll() wakes at once. */
 void rtk_cpus_stop(struct rtk_cpus *cs);
@@ -354,8 +361,8 @@ long rtk_cpus_read(struct rtk_cpus *cs, unsigned cpu, const void **page, char *e
  * is none (or no queue). */
 long rtk_cpus_peek(struct rtk_cpus *cs, unsigned cpu, size_t i, void *buf);
 /* Have every reader move what its CPU's buffer holds now into its queue,
- * and wait for them (timeout_ms at most: a reader whose queue is full
- * waits for its converter). 1 when every reader did (or none runs), 0 at
+ * and wait for them (timeout_ms at most: a reader whose queue and
+ * backlog are full waits for its converter). 1 when every reader did (or none runs), 0 at
  * the timeout. Any thread. */
 int rtk_cpus_sweep(struct rtk_cpus *cs, int timeout_ms);
 /* Wait until cpu's queue holds a quarter of its pages, `fd` (-1: none) is

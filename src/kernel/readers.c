@@ -16,9 +16,19 @@
  * as they were: the CPU's converter (trace.c through source.c, a thread
  * of writer.c per CPU) makes the packets, and sleeps in rtk_cpus_wait
  * until its reader says the queue is a quarter full (the CPU's ready
- * eventfd) or its period passed. A reader whose queue is full leaves the
- * pages in the kernel's buffer (which then counts its losses as without
- * readers) and retries after RTK_READERS_FULL_MS.
+ * eventfd) or its period passed. A reader whose queue is full does not
+ * wait for the converter: it moves the pages on into its backlog, a list
+ * of chunks of RTK_BACKLOG_CHUNK pages it allocates as they fill (up to
+ * rtk_cpus_start's backlog_kb), which the converter reads after the queue
+ * and frees as it goes, so that the kernel's buffer is emptied as fast as
+ * the reader runs, however late the converter is (a CPU busy with other
+ * work: the converter catches up later, at the latest in the drain after
+ * the stop). Pages go into the queue again once the converter has read
+ * the whole backlog (order: the queue's pages are older than the
+ * backlog's, which are older than any queued after it). Only a reader
+ * whose backlog is full leaves the pages in the kernel's buffer (which
+ * then counts its losses as without readers) and retries after
+ * RTK_READERS_FULL_MS.
  *
  * A flight recorder's readers (rtk_cpus_start's `ring`) keep the newest
  * pages instead: a reader whose queue is full drops its oldest page (its
@@ -48,7 +58,13 @@
  * cap] its size. `tail` (written by the reader only) counts the pages
  * queued, `head` (written by the converter only, under the CPU's lock)
  * those given back; the converter holds page head (the page its last read
- * returned) until its next read of that CPU.
+ * returned) until its next read of that CPU. The backlog's counts are
+ * alike: `btail` (reader) counts the pages put into it, `bhead`
+ * (converter, under the lock) those given back; backlog page k lives in
+ * the chunk whose `first` is k - k % RTK_BACKLOG_CHUNK. The reader appends
+ * chunks (btail_chunk, the list's first one published in `bfirst`); the
+ * converter frees a chunk (under the lock) when its head passed it, which
+ * is never the reader's last one.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -64,10 +80,19 @@
 
 #include "kernel_internal.h"
 
-/* A reader whose queue is full retries after this long. */
+/* A reader whose queue and backlog are full retries after this long. */
 #define RTK_READERS_FULL_MS 1
 /* A queue holds at most this much per CPU (and no more than the buffer). */
 #define RTK_READERS_QUEUE_MAX_KB 16384u
+/* Pages per backlog chunk. */
+#define RTK_BACKLOG_CHUNK 64u
+
+struct rtk_chunk {
+	struct rtk_chunk *next;		/* written once by the reader; atomic */
+	uint64_t first;			/* backlog number of its first page */
+	uint32_t len[RTK_BACKLOG_CHUNK];
+	char pages[];			/* RTK_BACKLOG_CHUNK pages */
+};
 
 struct rtk_cpu {
 	int fd;			/* trace_pipe_raw, O_NONBLOCK; -1: no such CPU */
@@ -81,6 +106,14 @@ struct rtk_cpu {
 	bool holding;		/* converter's: page head is out */
 	int ready_fd;		/* eventfd: the queue passed a quarter */
 	uint64_t dropped;	/* ring: records of the pages dropped; atomic */
+	/* The backlog (readers without ring). */
+	struct rtk_chunk *bfirst;	/* the first chunk made; atomic (reader's) */
+	struct rtk_chunk *btail_chunk;	/* reader's: where page btail goes */
+	struct rtk_chunk *bhead_chunk;	/* converter's, under lock: page bhead's */
+	uint64_t bhead;		/* converter's, under lock; atomic */
+	uint64_t btail;		/* reader's; atomic */
+	bool bholding;		/* converter's: backlog page bhead is out */
+	struct rtk_reader_stats st;	/* reader's; relaxed atomics */
 	int kick_fd;		/* eventfd: sweep now */
 	uint64_t swept;		/* the last sweep done; under all->sweep_lock */
 	int err;		/* reader's first read error; atomic, message in errmsg */
@@ -96,6 +129,7 @@ struct rtk_cpus {
 	size_t page_size;
 	struct rtk_cpu *c;	/* [nr] */
 	uint32_t cap;		/* pages per queue */
+	uint64_t bcap;		/* pages per backlog (0: none) */
 	int stop_fd;		/* eventfd: readers return (-1: none) */
 	unsigned period_ms;
 	bool ring;		/* full queues drop their oldest page */
@@ -189,11 +223,64 @@ static uint64_t drop_older(struct rtk_cpu *c, uint64_t head, uint64_t to)
 	return to;
 }
 
+/* Relaxed: statistics (rtk_cpus_stats). */
+static void stat_add(uint64_t *v, uint64_t n)
+{
+	__atomic_fetch_add(v, n, __ATOMIC_RELAXED);
+}
+
+static void stat_max(uint64_t *v, uint64_t n)
+{
+	if (n > __atomic_load_n(v, __ATOMIC_RELAXED))
+		__atomic_store_n(v, n, __ATOMIC_RELAXED);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* The reader's slot for backlog page k (its size in *len), a chunk made
+ * and linked when k starts one; NULL when out of memory. */
+static char *backlog_slot(struct rtk_cpu *c, uint64_t k, uint32_t **len)
+{
+	struct rtk_cpus *cs = c->all;
+	struct rtk_chunk *t = c->btail_chunk;
+	if (!t || k >= t->first + RTK_BACKLOG_CHUNK) {
+		struct rtk_chunk *n = malloc(sizeof(*n) + RTK_BACKLOG_CHUNK * cs->page_size);
+		if (!n)
+			return NULL;
+		n->next = NULL;
+		n->first = k - k % RTK_BACKLOG_CHUNK;
+		/* Release: pairs with the converter's (and peek's) acquire
+		 * loads of next and bfirst: the chunk is initialised first. */
+		if (t)
+			__atomic_store_n(&t->next, n, __ATOMIC_RELEASE);
+		else
+			__atomic_store_n(&c->bfirst, n, __ATOMIC_RELEASE);
+		c->btail_chunk = t = n;
+	}
+	uint32_t o = (uint32_t)(k - t->first);
+	*len = &t->len[o];
+	return t->pages + (size_t)o * cs->page_size;
+}
+
+/* The reader's wait while its queue and backlog are full; true: stop. */
+static bool wait_full(struct rtk_cpu *c, bool stop)
+{
+	struct pollfd s = { .fd = c->all->stop_fd, .events = POLLIN };
+	stat_add(&c->st.full_waits, 1);
+	return stop || poll(&s, 1, RTK_READERS_FULL_MS) > 0;
+}
+
 static void *reader_main(void *arg)
 {
 	struct rtk_cpu *c = arg;
 	struct rtk_cpus *cs = c->all;
 	uint32_t quarter = cs->cap / 4 ? cs->cap / 4 : 1;
+	uint64_t last = now_ns();
 	for (;;) {
 		struct pollfd p[3] = { { .fd = c->fd, .events = POLLIN },
 				       { .fd = cs->stop_fd, .events = POLLIN },
@@ -209,7 +296,9 @@ static void *reader_main(void *arg)
 			/* Acquire: pairs with rtk_cpus_sweep's release (a
 			 * number: the sweep this one answers). */
 			kick = __atomic_load_n(&cs->kicks, __ATOMIC_ACQUIRE);
-		/* Every page there is now, while the queue has room. */
+		/* Every page there is now, into the queue while it has room
+		 * and the backlog is empty, else into the backlog. */
+		unsigned partial = 0;
 		for (;;) {
 			/* Acquire: pairs with the converter's release of head
 			 * (rtk_cpus_read): the slot it gave back is no longer
@@ -221,15 +310,29 @@ static void *reader_main(void *arg)
 				drop_older(c, head, head + 1);
 				continue;
 			}
-			if (tail - head >= cs->cap) {
-				struct pollfd s = { .fd = cs->stop_fd, .events = POLLIN };
-				if (stop || poll(&s, 1, RTK_READERS_FULL_MS) > 0)
+			/* Acquire: pairs with the converter's release of
+			 * bhead: the backlog's pages it gave back are read. */
+			uint64_t bhead = __atomic_load_n(&c->bhead, __ATOMIC_ACQUIRE);
+			uint64_t btail = c->btail;
+			bool queue = tail - head < cs->cap && btail == bhead;
+			char *slot;
+			uint32_t *len;
+			if (queue) {
+				uint32_t i = (uint32_t)(tail % cs->cap);
+				slot = c->slots + (size_t)i * cs->page_size;
+				len = &c->len[i];
+			} else if (btail - bhead >= cs->bcap ||
+				   !(slot = backlog_slot(c, btail, &len))) {
+				if (wait_full(c, stop))
 					return NULL;
 				continue;
 			}
-			uint32_t i = (uint32_t)(tail % cs->cap);
-			long n = read_file(c->fd, c->slots + (size_t)i * cs->page_size,
-					   cs->page_size);
+			/* The longest the buffer was left alone (between
+			 * two reads, descheduled or asleep). */
+			uint64_t now = now_ns();
+			stat_max(&c->st.longest_gap_ns, now - last);
+			long n = read_file(c->fd, slot, cs->page_size);
+			last = now;
 			if (n < 0) {
 				snprintf(c->errmsg, sizeof(c->errmsg),
 					 "cannot read the pages of CPU %u: %s", c->cpu,
@@ -240,9 +343,28 @@ static void *reader_main(void *arg)
 			}
 			if (n == 0)
 				break;
-			c->len[i] = (uint32_t)n;
-			if (cs->ring && tail != head && rtk_page_missed(c->slots + (size_t)i * cs->page_size,
-								      (size_t)n))
+			*len = (uint32_t)n;
+			stat_add(&c->st.pages, 1);
+			/* Caught up with the kernel's writer (two pages less
+			 * than half full in a row: the first can be the rest
+			 * of a page the last pass read part of): the pass ends
+			 * (the next wake-up takes what follows), or a reader
+			 * whose own reads are traced (read(2) of every
+			 * process) would read the events of its last read for
+			 * ever. */
+			partial = rtk_page_partial(slot, (size_t)n) ? partial + 1 : 0;
+			bool caught_up = partial == 2;
+			if (!queue) {
+				/* Release: pairs with the converter's acquire of
+				 * btail; the page and its size first. */
+				__atomic_store_n(&c->btail, btail + 1, __ATOMIC_RELEASE);
+				stat_add(&c->st.backlog_pages, 1);
+				stat_max(&c->st.backlog_peak, btail + 1 - bhead);
+				if (caught_up)
+					break;
+				continue;
+			}
+			if (cs->ring && tail != head && rtk_page_missed(slot, (size_t)n))
 				head = drop_older(c, head, tail);
 			/* Release: pairs with the converter's acquire of tail;
 			 * the page and its size are written before it is
@@ -253,6 +375,8 @@ static void *reader_main(void *arg)
 				if (write(c->ready_fd, &one, sizeof(one)) < 0)
 					(void)0;	/* the converter wakes at its period */
 			}
+			if (caught_up)
+				break;
 		}
 		if (kick) {
 			pthread_mutex_lock(&cs->sweep_lock);
@@ -302,15 +426,19 @@ int rtk_cpus_sweep(struct rtk_cpus *cs, int timeout_ms)
 	return done;
 }
 
-int rtk_cpus_start(struct rtk_cpus *cs, uint64_t buffer_kb, unsigned period_ms, bool ring,
-		   char *err, size_t errlen)
+int rtk_cpus_start(struct rtk_cpus *cs, uint64_t buffer_kb, uint64_t backlog_kb,
+		   unsigned period_ms, bool ring, char *err, size_t errlen)
 {
 	if (__atomic_load_n(&cs->running, __ATOMIC_RELAXED))
 		return 0;
 	cs->ring = ring;
 	uint64_t kb = buffer_kb < RTK_READERS_QUEUE_MAX_KB ? buffer_kb : RTK_READERS_QUEUE_MAX_KB;
 	uint64_t cap = kb * 1024 / cs->page_size;
-	cs->cap = (uint32_t)(cap < 8 ? 8 : cap);
+	/* The queue's size stays what the first start made it (its slots). */
+	if (!cs->cap)
+		cs->cap = (uint32_t)(cap < 8 ? 8 : cap);
+	/* Before the readers start (pthread_create orders it). */
+	cs->bcap = ring ? 0 : backlog_kb * 1024 / cs->page_size;
 	cs->period_ms = period_ms ? period_ms : 1;
 	int ret = -ENOMEM;
 	if (cs->stop_fd < 0)
@@ -384,6 +512,48 @@ void rtk_cpus_stop(struct rtk_cpus *cs)
 	__atomic_store_n(&cs->running, false, __ATOMIC_RELEASE);
 }
 
+/* The converter gives back the backlog page it holds (under the lock: a
+ * peek copies no page given back). */
+static void backlog_give_back(struct rtk_cpu *c)
+{
+	pthread_mutex_lock(&c->lock);
+	/* Release: pairs with the reader's acquire of bhead: the page given
+	 * back was read before. Relaxed load: this thread is its only
+	 * writer. */
+	__atomic_store_n(&c->bhead, __atomic_load_n(&c->bhead, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELEASE);
+	c->bholding = false;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* The converter takes backlog page bhead: its size with *page, 0 when the
+ * backlog is empty. The chunk it passed is freed then (under the lock: no
+ * peek is in it), never the reader's: the reader made the next one before
+ * it counted page bhead in btail. */
+static long backlog_take(struct rtk_cpu *c, const void **page)
+{
+	uint64_t h = __atomic_load_n(&c->bhead, __ATOMIC_RELAXED);
+	/* Acquire: pairs with the reader's release of btail: the page, its
+	 * size and its chunk's links are written. */
+	if (h == __atomic_load_n(&c->btail, __ATOMIC_ACQUIRE))
+		return 0;
+	struct rtk_chunk *k = c->bhead_chunk;
+	if (!k || h >= k->first + RTK_BACKLOG_CHUNK) {
+		pthread_mutex_lock(&c->lock);
+		/* Acquire: pairs with the reader's releases of bfirst and
+		 * next (made before btail passed h). */
+		struct rtk_chunk *n = k ? __atomic_load_n(&k->next, __ATOMIC_ACQUIRE)
+					: __atomic_load_n(&c->bfirst, __ATOMIC_ACQUIRE);
+		free(k);
+		c->bhead_chunk = k = n;
+		pthread_mutex_unlock(&c->lock);
+	}
+	uint32_t o = (uint32_t)(h - k->first);
+	*page = k->pages + (size_t)o * c->all->page_size;
+	c->bholding = true;
+	return k->len[o];
+}
+
 long rtk_cpus_read(struct rtk_cpus *cs, unsigned cpu, const void **page, char *err,
 		   size_t errlen)
 {
@@ -404,6 +574,8 @@ long rtk_cpus_read(struct rtk_cpus *cs, unsigned cpu, const void **page, char *e
 			c->holding = false;
 			pthread_mutex_unlock(&c->lock);
 		}
+		if (c->bholding)
+			backlog_give_back(c);
 		/* Acquire: pairs with the reader's release of tail. */
 		uint64_t tail = __atomic_load_n(&c->tail, __ATOMIC_ACQUIRE);
 		if (head != tail) {
@@ -412,6 +584,10 @@ long rtk_cpus_read(struct rtk_cpus *cs, unsigned cpu, const void **page, char *e
 			c->holding = true;
 			return c->len[i];
 		}
+		/* The backlog after the queue: its pages are newer. */
+		long n = backlog_take(c, page);
+		if (n > 0)
+			return n;
 		/* Acquire: pairs with the reader's release of its error. */
 		int e = __atomic_load_n(&c->err, __ATOMIC_ACQUIRE);
 		if (e < 0) {
@@ -442,10 +618,26 @@ long rtk_cpus_peek(struct rtk_cpus *cs, unsigned cpu, size_t i, void *buf)
 	uint64_t at = __atomic_load_n(&c->head, __ATOMIC_RELAXED) + i;
 	/* Acquire: pairs with the reader's release of tail; the slots from
 	 * head up to it are not written again before head passes them. */
-	if (at < __atomic_load_n(&c->tail, __ATOMIC_ACQUIRE)) {
+	uint64_t tail = __atomic_load_n(&c->tail, __ATOMIC_ACQUIRE);
+	if (at < tail) {
 		uint32_t k = (uint32_t)(at % cs->cap);
 		n = c->len[k];
 		memcpy(buf, c->slots + (size_t)k * cs->page_size, (size_t)n);
+	} else {
+		/* The backlog's pages come after the queue's (its chunks are
+		 * freed by the converter, under the lock we hold). */
+		uint64_t b = __atomic_load_n(&c->bhead, __ATOMIC_RELAXED) + (at - tail);
+		/* Acquire: pairs with the reader's releases of btail, bfirst
+		 * and next. */
+		struct rtk_chunk *k = c->bhead_chunk ? c->bhead_chunk
+						     : __atomic_load_n(&c->bfirst, __ATOMIC_ACQUIRE);
+		if (b < __atomic_load_n(&c->btail, __ATOMIC_ACQUIRE)) {
+			while (b >= k->first + RTK_BACKLOG_CHUNK)
+				k = __atomic_load_n(&k->next, __ATOMIC_ACQUIRE);
+			uint32_t o = (uint32_t)(b - k->first);
+			n = k->len[o];
+			memcpy(buf, k->pages + (size_t)o * cs->page_size, (size_t)n);
+		}
 	}
 	pthread_mutex_unlock(&c->lock);
 	return n;
@@ -464,7 +656,23 @@ uint64_t rtk_cpus_queued(struct rtk_cpus *cs, unsigned cpu)
 	/* Acquire: pairs with the releases of tail and head (a count). */
 	uint64_t tail = __atomic_load_n(&cs->c[cpu].tail, __ATOMIC_ACQUIRE);
 	uint64_t head = __atomic_load_n(&cs->c[cpu].head, __ATOMIC_ACQUIRE);
-	return (tail - head) * cs->page_size;
+	uint64_t btail = __atomic_load_n(&cs->c[cpu].btail, __ATOMIC_ACQUIRE);
+	uint64_t bhead = __atomic_load_n(&cs->c[cpu].bhead, __ATOMIC_ACQUIRE);
+	return (tail - head + btail - bhead) * cs->page_size;
+}
+
+void rtk_cpus_stats(struct rtk_cpus *cs, unsigned cpu, struct rtk_reader_stats *st)
+{
+	*st = (struct rtk_reader_stats){ 0 };
+	if (!cs || cpu >= cs->nr)
+		return;
+	const struct rtk_reader_stats *s = &cs->c[cpu].st;
+	/* Relaxed: counts. */
+	st->pages = __atomic_load_n(&s->pages, __ATOMIC_RELAXED);
+	st->backlog_pages = __atomic_load_n(&s->backlog_pages, __ATOMIC_RELAXED);
+	st->backlog_peak = __atomic_load_n(&s->backlog_peak, __ATOMIC_RELAXED);
+	st->full_waits = __atomic_load_n(&s->full_waits, __ATOMIC_RELAXED);
+	st->longest_gap_ns = __atomic_load_n(&s->longest_gap_ns, __ATOMIC_RELAXED);
 }
 
 int rtk_cpus_wait(struct rtk_cpus *cs, unsigned cpu, int fd, int timeout_ms)
@@ -495,6 +703,14 @@ void rtk_cpus_close(struct rtk_cpus *cs)
 		free(cs->c[i].page);
 		free(cs->c[i].slots);
 		free(cs->c[i].len);
+		/* The backlog's chunks from the converter's on (the earlier
+		 * ones are freed). */
+		struct rtk_chunk *k = cs->c[i].bhead_chunk ? cs->c[i].bhead_chunk : cs->c[i].bfirst;
+		while (k) {
+			struct rtk_chunk *next = k->next;
+			free(k);
+			k = next;
+		}
 	}
 	if (cs->stop_fd >= 0)
 		close(cs->stop_fd);

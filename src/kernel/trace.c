@@ -681,6 +681,15 @@ bool rtk_page_missed(const void *page, size_t size)
 	return (commit & RTK_MISSED_EVENTS) != 0;
 }
 
+bool rtk_page_partial(const void *page, size_t size)
+{
+	uint64_t commit;
+	if (size < RTK_PAGE_HEADER)
+		return true;
+	memcpy(&commit, (const char *)page + 8, 8);
+	return 2 * (commit & RTK_COMMIT_MASK) < size - RTK_PAGE_HEADER;
+}
+
 void rtk_trace_restart(struct rtk_trace *t, unsigned cpu)
 {
 	struct rtk_cpu_conv *s;

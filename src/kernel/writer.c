@@ -179,19 +179,22 @@ static void *converter_main(void *arg)
 	struct rtk_converter *cv = arg;
 	struct rtk_writer *w = cv->w;
 	const struct rtk_pages *pg = &w->src.pages;
+	/* After a full batch, more is there (a reader's backlog): no wait. */
+	int wait_ms = (int)w->period_ms;
 	for (;;) {
 		int stop;
 		if (pg->wait) {
-			stop = pg->wait(pg->arg, cv->cpu, w->stop_fd, (int)w->period_ms);
+			stop = pg->wait(pg->arg, cv->cpu, w->stop_fd, wait_ms);
 		} else {
 			struct pollfd p = { .fd = w->stop_fd, .events = POLLIN };
-			stop = poll(&p, 1, (int)w->period_ms) > 0;
+			stop = poll(&p, 1, wait_ms) > 0;
 		}
 		if (stop)
 			return NULL;
 		pthread_mutex_lock(&w->slock[cv->cpu]);
-		cons_channel_read_stream(&w->chan, cv->cpu, CONS_STUCK_MS);
+		uint32_t k = cons_channel_read_stream(&w->chan, cv->cpu, CONS_STUCK_MS);
 		pthread_mutex_unlock(&w->slock[cv->cpu]);
+		wait_ms = k >= w->chan.src.batch ? 0 : (int)w->period_ms;
 	}
 }
 

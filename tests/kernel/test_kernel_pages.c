@@ -1274,7 +1274,7 @@ static void test_readers(void)
 	CHECK(rtk_cpus_read(cs, 0, &p, err, sizeof(err)) == 0, "nothing left");
 	CHECK(rtk_cpus_read(cs, 2, &p, err, sizeof(err)) == 0, "no CPU 2");
 	/* Readers with queues of 8 pages and a period of an hour. */
-	ret = rtk_cpus_start(cs, 8 * RD_PAGE / 1024, 3600 * 1000, false, err, sizeof(err));
+	ret = rtk_cpus_start(cs, 8 * RD_PAGE / 1024, 0, 3600 * 1000, false, err, sizeof(err));
 	CHECK(ret == 0, "rtk_cpus_start: %s", err);
 	for (unsigned c = 0; c < 2; c++)
 		for (uint32_t seq = 1; seq <= 12; seq++)
@@ -1305,7 +1305,7 @@ static void test_readers(void)
 	CHECK(take_page(cs, 1) == 14, "after the stop, in order");
 	CHECK(rtk_cpus_read(cs, 1, &p, err, sizeof(err)) == 0, "nothing left after the stop");
 	/* A second start and stop (a session started again). */
-	ret = rtk_cpus_start(cs, 8 * RD_PAGE / 1024, 3600 * 1000, false, err, sizeof(err));
+	ret = rtk_cpus_start(cs, 8 * RD_PAGE / 1024, 0, 3600 * 1000, false, err, sizeof(err));
 	CHECK(ret == 0, "second rtk_cpus_start: %s", err);
 	put_page(w[0], 0, 15);
 	CHECK(take_page(cs, 0) == 15, "second start");
@@ -1315,6 +1315,109 @@ static void test_readers(void)
 		fifo_path(c, path, sizeof(path), dir);
 		unlink(path);
 	}
+	rmdir(dir);
+}
+
+/* Wait until the FIFO holds `bytes` (10 s at most: a failure, not a
+ * measure). */
+static void wait_fifo(int fd, size_t bytes, const char *what)
+{
+	for (int i = 0; i < 10000 && fifo_bytes(fd) != bytes; i++)
+		usleep(1000);
+	CHECK(fifo_bytes(fd) == bytes, "%s: %zu bytes left in the file, not %zu", what,
+	      fifo_bytes(fd), bytes);
+}
+
+/* The i-th page from the converter's on (rtk_cpus_peek): its sequence
+ * number, -1 when there is none. */
+static long peek_seq(struct rtk_cpus *cs, unsigned cpu, size_t i)
+{
+	static char page[RD_PAGE];
+	if (rtk_cpus_peek(cs, cpu, i, page) != (long)RD_PAGE)
+		return -1;
+	uint32_t tag[2];
+	memcpy(tag, page, sizeof(tag));
+	return tag[1];
+}
+
+/* ---- a reader whose queue is full moves the pages on into its backlog
+ * (a converter that does not run takes nothing): the kernel's buffer is
+ * emptied up to the backlog's size; the pages come out in the order
+ * written, queue first, the backlog's chunks freed as they are passed;
+ * while the backlog holds pages, new ones go after them even when the
+ * queue has room again; peeks see the backlog after the queue. ---- */
+static void test_backlog(void)
+{
+	char dir[] = "/tmp/rtk-backlog-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	char path[64];
+	fifo_path(0, path, sizeof(path), dir);
+	CHECK(mkfifo(path, 0600) == 0, "mkfifo %s", path);
+	struct rtk_cpus *cs = NULL;
+	char err[256];
+	int ret = rtk_cpus_open(&cs, 1, RD_PAGE, fifo_path, dir, err, sizeof(err));
+	CHECK(ret == 0, "rtk_cpus_open: %s", err);
+	if (ret < 0)
+		return;
+	int w = open(path, O_WRONLY | O_NONBLOCK);
+	CHECK(w >= 0, "open %s", path);
+	/* Room for 256 pages in the FIFO (the test writes ahead of the
+	 * reader). */
+	CHECK(fcntl(w, F_SETPIPE_SZ, 256 * RD_PAGE) >= 256 * (int)RD_PAGE, "F_SETPIPE_SZ");
+	/* A queue of 8 pages, a backlog of 150 (three chunks). */
+	ret = rtk_cpus_start(cs, 8 * RD_PAGE / 1024, 150 * RD_PAGE / 1024, 3600 * 1000, false,
+			     err, sizeof(err));
+	CHECK(ret == 0, "rtk_cpus_start: %s", err);
+	uint32_t seq = 1;
+	for (; seq <= 170; seq++)
+		put_page(w, 0, seq);
+	/* 8 in the queue, 150 in the backlog, 12 left: the backlog is full. */
+	wait_fifo(w, 12 * RD_PAGE, "a full backlog");
+	struct rtk_reader_stats st;
+	rtk_cpus_stats(cs, 0, &st);
+	CHECK(st.pages == 158 && st.backlog_pages == 150 && st.backlog_peak == 150,
+	      "stats: %llu pages, %llu through the backlog, at most %llu",
+	      (unsigned long long)st.pages, (unsigned long long)st.backlog_pages,
+	      (unsigned long long)st.backlog_peak);
+	CHECK(rtk_cpus_queued(cs, 0) == 158 * RD_PAGE, "queued: %llu bytes",
+	      (unsigned long long)rtk_cpus_queued(cs, 0));
+	/* Peeks: the queue's pages, then the backlog's, across its chunks. */
+	for (size_t i = 0; i < 158; i++) {
+		long got = peek_seq(cs, 0, i);
+		CHECK(got == (long)i + 1, "peek %zu: page %ld", i, got);
+	}
+	CHECK(peek_seq(cs, 0, 158) == -1, "no page past the backlog");
+	/* Two pages taken from the queue: it has room, but the backlog holds
+	 * pages, so the next ones go after them (and the 12 left too). */
+	CHECK(take_page(cs, 0) == 1 && take_page(cs, 0) == 2, "the queue's first pages");
+	for (; seq <= 175; seq++)
+		put_page(w, 0, seq);
+	/* Page 2 is held (peek 0) until the next read. */
+	CHECK(peek_seq(cs, 0, 0) == 2 && peek_seq(cs, 0, 1) == 3, "peek after two reads");
+	/* In order: queue, backlog (its chunks freed as passed), and what the
+	 * reader moved on as the backlog emptied. */
+	for (long want = 3; want <= 175; want++) {
+		long got = take_page(cs, 0);
+		CHECK(got == want, "page %ld, not %ld", got, want);
+		if (got != want)
+			break;
+	}
+	/* The backlog is empty: pages go into the queue again. */
+	for (; seq <= 180; seq++)
+		put_page(w, 0, seq);
+	for (long want = 176; want <= 180; want++) {
+		long got = take_page(cs, 0);
+		CHECK(got == want, "after the backlog emptied: page %ld, not %ld", got, want);
+	}
+	/* Into the backlog again (its last chunk goes on), left there for
+	 * the close to free. */
+	for (; seq <= 200; seq++)
+		put_page(w, 0, seq);
+	wait_fifo(w, 0, "a second backlog");
+	CHECK(peek_seq(cs, 0, 19) == 199, "peek into the second backlog: %ld", peek_seq(cs, 0, 19));
+	rtk_cpus_close(cs);
+	close(w);
+	unlink(path);
 	rmdir(dir);
 }
 
@@ -1336,6 +1439,7 @@ int main(int argc, char **argv)
 	test_procs();
 	test_contexts();
 	test_readers();
+	test_backlog();
 	test_lookahead();
 	test_converters();
 	if (failures) {
