@@ -511,8 +511,15 @@ class KernelSession(unittest.TestCase):
     def test_snapshot_max_size_shared(self):
         """A snapshot session with user and kernel channels: --max-size
         bounds the whole snapshot, the programs' trace and the kernel's
-        sharing it, each holding its newest packets. (Before, the kernel
-        part had the whole limit besides the programs': up to twice it.)"""
+        sharing it, each holding its newest packets: as much of what a
+        snapshot without a limit holds (taken after it: snapshots do not
+        consume) as fits its share. (Before, the kernel part had the whole
+        limit besides the programs': up to twice it.) Not a fixed size for
+        the kernel's part: what its readers keep is shorter when they fell
+        behind the kernel (a loaded machine: the kernel overwrote pages
+        they had not read, and the hole drops the older pages kept,
+        docs/kernel.md), which failed the former check, more than a
+        quarter of the limit, now and then."""
         snaps = os.path.join(self.tmp, "snaps")
         self.ok("create", "hs", "--snapshot", "-o", snaps)
         self.ok("enable-channel", "-k", "channel0", "--subbuf-size", "64k", "--num-subbuf",
@@ -530,17 +537,29 @@ class KernelSession(unittest.TestCase):
         p.stdin.flush()
         self.assertTrue(p.stdout.readline().startswith("done"))
         limit = 96 * 1024
-        r = self.ok("snapshot", "record", "--max-size", str(limit))
-        path = r.split("Snapshot recorded in ")[1].strip()
-        sizes = {"kernel": 0, "ust": 0}
-        for d, _, files in os.walk(path):
-            for f in files:
-                if f != "metadata":
-                    part = os.path.relpath(d, path).split(os.sep)[0]
-                    sizes[part] += os.path.getsize(os.path.join(d, f))
-        self.assertLessEqual(sizes["kernel"] + sizes["ust"], limit, sizes)
-        self.assertGreater(sizes["kernel"], limit // 4, sizes)
-        self.assertGreater(sizes["ust"], limit // 4, sizes)
+
+        def snapshot(*args):
+            r = self.ok("snapshot", "record", *args)
+            path = r.split("Snapshot recorded in ")[1].strip()
+            sizes = {"kernel": 0, "ust": 0}
+            for d, _, files in os.walk(path):
+                for f in files:
+                    if f != "metadata":
+                        part = os.path.relpath(d, path).split(os.sep)[0]
+                        sizes[part] += os.path.getsize(os.path.join(d, f))
+            return sizes
+        sizes = snapshot("--max-size", str(limit))
+        whole = snapshot()
+        self.assertLessEqual(sizes["kernel"] + sizes["ust"], limit, (sizes, whole))
+        self.assertGreater(whole["ust"], limit, "the programs' part alone is over the limit")
+        for part in ("kernel", "ust"):
+            # Its share is half the limit: filled past a quarter (its
+            # packets are smaller than a quarter) unless the whole part is
+            # smaller.
+            if whole[part] <= limit // 4:
+                self.assertEqual(sizes[part], whole[part], (part, sizes, whole))
+            else:
+                self.assertGreater(sizes[part], limit // 4, (part, sizes, whole))
         p.stdin.close()
         p.wait(timeout=60)
         self.ok("destroy", "hs")
