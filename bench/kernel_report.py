@@ -9,7 +9,10 @@ Rows of RUNS.csv (one per run):
       CPU) or paced-FRACTION; rate: round trips per second
       per pair asked of the workload (0: flat out); tree_cpu_ns: the CPU
       time of the recorder's process tree, workload included; recorded and
-      lost: kernel events (-1: no tracer)
+      lost: kernel events (-1: no tracer); then, when there (older files
+      lack them): kernel_lost (overrun + dropped in ftrace's per-CPU
+      stats), backlog_pages, backlog_peak, full_waits (ringtrace's
+      readers, summed over the CPUs; the peak: the largest); -1: unknown
   S,tracer,rep,calls,ns_per_call,workload_cpu_ns,tree_cpu_ns,recorded,lost
       getppid in a loop: ns per call (the workload's median chunk)
 
@@ -55,7 +58,11 @@ def load(path):
             if c[0] == "L":
                 L.append(dict(tracer=c[1], kind=c[2], rep=int(c[3]), rate=int(c[4]),
                               trips=int(c[5]), elapsed=int(c[6]), wl_cpu=int(c[7]),
-                              tree_cpu=int(c[8]), rec=int(c[9]), lost=int(c[10])))
+                              tree_cpu=int(c[8]), rec=int(c[9]), lost=int(c[10]),
+                              klost=int(c[11]) if len(c) > 14 else -1,
+                              bpages=int(c[12]) if len(c) > 14 else -1,
+                              bpeak=int(c[13]) if len(c) > 14 else -1,
+                              waits=int(c[14]) if len(c) > 14 else -1))
             elif c[0] == "S":
                 S.append(dict(tracer=c[1], rep=int(c[2]), calls=int(c[3]), ns=float(c[4]),
                               wl_cpu=int(c[5]), tree_cpu=int(c[6]), rec=int(c[7]),
@@ -135,6 +142,42 @@ def recording_tables(L, meta, out):
             out.append("- Recorder CPU per event, ringtrace / %s: **%.2f** (median of %d "
                        "same-repetition ratios over all trials)." % (NAMES[other], med(ratios),
                                                                     len(ratios)))
+    out.append("")
+    where_lost(L, kinds, tracers, by, out)
+
+
+def where_lost(L, kinds, tracers, by, out):
+    """Per trial and recorder: the runs that lost events, the events lost
+    in ftrace's buffers (its per-CPU overrun + dropped), and for ringtrace
+    the pages its readers moved through the backlog (their queue full: the
+    converter behind), the backlog's peak and the readers' waits on a full
+    backlog."""
+    if not any(r["klost"] >= 0 for r in L):
+        return
+    out.append("Where the events were lost, per run (ftrace's buffer: its per-CPU "
+               "`overrun` + `dropped events`; ringtrace's readers: pages moved into the "
+               "backlog because the queue was full, the backlog's largest size in pages, "
+               "the waits of a reader whose backlog was full; sums over the CPUs and "
+               "runs, the peak the largest):")
+    out.append("")
+    out.append("| trial | recorder | runs with losses | lost in ftrace's buffer (max of a run) "
+               "| pages through the backlog (max of a run) | backlog peak (pages) "
+               "| waits on a full backlog |")
+    out.append("|---|---|---:|---:|---:|---:|---:|")
+    for k in kinds:
+        for t in tracers:
+            rs = [r for r in by.get((k, t), []) if r["klost"] >= 0]
+            if not rs:
+                continue
+            lossy = sum(1 for r in rs if r["lost"] > 0)
+            kl = "%s (%s)" % (fmt(sum(r["klost"] for r in rs)), fmt(max(r["klost"] for r in rs)))
+            rb = [r for r in rs if r["bpages"] >= 0]
+            bp = ("%s (%s)" % (fmt(sum(r["bpages"] for r in rb)), fmt(max(r["bpages"] for r in rb)))
+                  if rb else "-")
+            pk = fmt(max(r["bpeak"] for r in rb)) if rb else "-"
+            w = fmt(sum(r["waits"] for r in rb)) if rb else "-"
+            out.append("| %s | %s | %d of %d | %s | %s | %s | %s |" % (
+                k, NAMES.get(t, t), lossy, len(rs), kl, bp, pk, w))
     out.append("")
 
 
