@@ -21,8 +21,9 @@
 #     `read events`, `overrun` + `dropped events`); where ringtrace's
 #     events went (RINGTRACE_KERNEL_STATS=1: per CPU, the pages its reader
 #     moved through the backlog because the queue was full, the backlog's
-#     peak, the reader's waits on a full backlog, and the kernel's overrun
-#     and dropped counts); the recorder's CPU time
+#     peak, the reader's waits on a full backlog, the longest time between
+#     two of its reads, and the kernel's overrun and dropped counts); the
+#     recorder's CPU time
 #     (the CPU time of the recorder's whole process tree, from the shell's
 #     `times`, minus the workload's own, which it prints).
 #  2. A traced system call: getppid in a loop (bench/kload syscall), ns
@@ -161,25 +162,25 @@ rt_counts() { # DIR -> "RECORDED LOST" of the kernel trace
 }
 
 # --- 1. recording ----------------------------------------------------------------
-# rt_readers ERRLOG_OFFSET -> "KERNEL_LOST BACKLOG_PAGES BACKLOG_PEAK FULL_WAITS"
-# summed over the CPUs (peak: the largest) from record's readers' lines
+# rt_readers ERRLOG_OFFSET -> "KERNEL_LOST BACKLOG_PAGES BACKLOG_PEAK FULL_WAITS GAP_MS"
+# summed over the CPUs (peak and gap: the largest) from record's readers' lines
 # written after that offset of the log (-1 each when there are none: a
 # build without them).
 rt_readers() {
-	tail -c +$(($1 + 1)) "$ERRLOG" | sed -n 's/.*kernel CPU [0-9]*: \([0-9]*\) pages read, \([0-9]*\) through the backlog (at most \([0-9]*\) at once), \([0-9]*\) waits on a full backlog; .*: \([0-9]*\) events read, \([0-9]*\) overwritten, \([0-9]*\) dropped/\2 \3 \4 \6 \7/p' |
-		awk 'BEGIN { n = 0 } { b += $1; if ($2 > p) p = $2; w += $3; l += $4 + $5; n++ }
-		     END { if (n) print l + 0, b + 0, p + 0, w + 0; else print -1, -1, -1, -1 }'
+	tail -c +$(($1 + 1)) "$ERRLOG" | sed -n 's/.*kernel CPU [0-9]*: \([0-9]*\) pages read, \([0-9]*\) through the backlog (at most \([0-9]*\) at once), \([0-9]*\) waits on a full backlog, at most \([0-9]*\) ms between passes; .*: \([0-9]*\) events read, \([0-9]*\) overwritten, \([0-9]*\) dropped/\2 \3 \4 \7 \8 \5/p' |
+		awk 'BEGIN { n = 0 } { b += $1; if ($2 > p) p = $2; w += $3; l += $4 + $5; if ($6 > g) g = $6; n++ }
+		     END { if (n) print l + 0, b + 0, p + 0, w + 0, g + 0; else print -1, -1, -1, -1, -1 }'
 }
 
 # load_trial TRACER KIND REP RATE: one run; appends
 #   L,tracer,kind,rep,rate,trips,elapsed_ns,workload_cpu_ns,tree_cpu_ns,recorded,lost,
-#     kernel_lost,backlog_pages,backlog_peak,full_waits
-# (the last four: ringtrace's readers (rt_readers); trace-cmd: kernel_lost
+#     kernel_lost,backlog_pages,backlog_peak,full_waits,gap_ms
+# (the last five: ringtrace's readers (rt_readers); trace-cmd: kernel_lost
 # only; -1: not known)
 RUN=0
 load_trial() {
 	local tracer=$1 kind=$2 rep=$3 rate=$4 out=$T/out cpu rec=-1 lost=-1
-	local klost=-1 bpages=-1 bpeak=-1 waits=-1 errpos
+	local klost=-1 bpages=-1 bpeak=-1 waits=-1 gap=-1 errpos
 	errpos=$(stat -c %s "$ERRLOG")
 	RUN=$((RUN + 1))
 	local dir=$T/r$RUN
@@ -193,7 +194,7 @@ load_trial() {
 			-k sched_switch,sched_waking --syscall read,write -- "${wl[@]}") ||
 			die "$tracer record -k failed"
 		read -r rec lost < <(rt_counts "$dir")
-		read -r klost bpages bpeak waits < <(rt_readers "$errpos") ;;
+		read -r klost bpages bpeak waits gap < <(rt_readers "$errpos") ;;
 	trace-cmd | trace-cmd-raw)
 		local extra=()
 		[ "$tracer" = trace-cmd-raw ] && extra=(--compression none)
@@ -209,9 +210,9 @@ load_trial() {
 	line=$(grep '^KLOAD,' "$out") || die "$tracer: the workload printed nothing"
 	echo "$line" | awk -F, -v t="$tracer" -v k="$kind" -v r="$rep" -v q="$rate" -v c="$cpu" \
 		-v n="${rec:--1}" -v l="${lost:--1}" -v kl="$klost" -v bp="$bpages" -v bk="$bpeak" \
-		-v w="$waits" \
-		'{ printf "L,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", t, k, r, q, $2, $3, $4, c, n, l,
-		   kl, bp, bk, w }' >>"$CSV"
+		-v w="$waits" -v g="$gap" \
+		'{ printf "L,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", t, k, r, q, $2, $3, $4, c, n,
+		   l, kl, bp, bk, w, g }' >>"$CSV"
 }
 
 LOADERS=none

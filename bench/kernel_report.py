@@ -11,8 +11,9 @@ Rows of RUNS.csv (one per run):
       time of the recorder's process tree, workload included; recorded and
       lost: kernel events (-1: no tracer); then, when there (older files
       lack them): kernel_lost (overrun + dropped in ftrace's per-CPU
-      stats), backlog_pages, backlog_peak, full_waits (ringtrace's
-      readers, summed over the CPUs; the peak: the largest); -1: unknown
+      stats), backlog_pages, backlog_peak, full_waits, gap_ms (ringtrace's
+      readers, summed over the CPUs; the peak and the longest time
+      between two reads of a reader: the largest); -1: unknown
   S,tracer,rep,calls,ns_per_call,workload_cpu_ns,tree_cpu_ns,recorded,lost
       getppid in a loop: ns per call (the workload's median chunk)
 
@@ -62,7 +63,8 @@ def load(path):
                               klost=int(c[11]) if len(c) > 14 else -1,
                               bpages=int(c[12]) if len(c) > 14 else -1,
                               bpeak=int(c[13]) if len(c) > 14 else -1,
-                              waits=int(c[14]) if len(c) > 14 else -1))
+                              waits=int(c[14]) if len(c) > 14 else -1,
+                              gap=int(c[15]) if len(c) > 15 else -1))
             elif c[0] == "S":
                 S.append(dict(tracer=c[1], rep=int(c[2]), calls=int(c[3]), ns=float(c[4]),
                               wl_cpu=int(c[5]), tree_cpu=int(c[6]), rec=int(c[7]),
@@ -157,13 +159,14 @@ def where_lost(L, kinds, tracers, by, out):
     out.append("Where the events were lost, per run (ftrace's buffer: its per-CPU "
                "`overrun` + `dropped events`; ringtrace's readers: pages moved into the "
                "backlog because the queue was full, the backlog's largest size in pages, "
-               "the waits of a reader whose backlog was full; sums over the CPUs and "
-               "runs, the peak the largest):")
+               "the waits of a reader whose backlog was full, the longest time between two "
+               "reads of a reader; sums over the CPUs and runs, the peak and the time the "
+               "largest):")
     out.append("")
     out.append("| trial | recorder | runs with losses | lost in ftrace's buffer (max of a run) "
                "| pages through the backlog (max of a run) | backlog peak (pages) "
-               "| waits on a full backlog |")
-    out.append("|---|---|---:|---:|---:|---:|---:|")
+               "| waits on a full backlog | longest between reads (ms) |")
+    out.append("|---|---|---:|---:|---:|---:|---:|---:|")
     for k in kinds:
         for t in tracers:
             rs = [r for r in by.get((k, t), []) if r["klost"] >= 0]
@@ -176,8 +179,9 @@ def where_lost(L, kinds, tracers, by, out):
                   if rb else "-")
             pk = fmt(max(r["bpeak"] for r in rb)) if rb else "-"
             w = fmt(sum(r["waits"] for r in rb)) if rb else "-"
-            out.append("| %s | %s | %d of %d | %s | %s | %s | %s |" % (
-                k, NAMES.get(t, t), lossy, len(rs), kl, bp, pk, w))
+            g = fmt(max(r["gap"] for r in rb)) if rb and max(r["gap"] for r in rb) >= 0 else "-"
+            out.append("| %s | %s | %d of %d | %s | %s | %s | %s | %s |" % (
+                k, NAMES.get(t, t), lossy, len(rs), kl, bp, pk, w, g))
     out.append("")
 
 
