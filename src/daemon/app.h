@@ -2,7 +2,8 @@
  * app.h - inside ringtraced's app registry: the programs connected to
  * the daemon (app_conn.c), the traces and buffer sets the sessions write
  * for them with event-id assignment (app_trace.c), and the session hooks
- * of rtd.h built on both (app_session.c).
+ * of rtd.h built on both (app_session.c); --shm-path buffer files guarded
+ * against truncation (app_shm_guard.c).
  *
  * Concurrency: everything here runs on the daemon's main thread with
  * rtd_lock held (rtd.h); dp_trace.events is appended under the trace's
@@ -135,5 +136,12 @@ void app_clock_prepare(void);
 /* The one clock description of every trace the daemon writes, the kernel
  * domain's included (same uuid and calibration: readers merge them). */
 void app_clock_info(struct ctf_clock_info *ci);
+
+/* app_shm_guard.c: a --shm-path buffer set's mapping [map, map + size),
+ * guarded from its creation to its munmap: a page of it lost to a
+ * truncation of its file reads as zeros instead of raising SIGBUS in the
+ * daemon. Main thread. */
+void app_shm_guard_add(const void *map, size_t size);
+void app_shm_guard_remove(const void *map);
 
 #endif /* RINGTRACE_APP_H */

@@ -182,8 +182,10 @@ static void free_trace_mem(struct dp_trace *t)
 	for (uint32_t i = 0; i < t->nr_bufsets; i++) {
 		/* Not consumed (a trace that failed to start): nothing in it. */
 		bufset_files_end(t, &t->bufsets[i], true);
-		if (t->bufsets[i].channel)
+		if (t->bufsets[i].channel) {
+			app_shm_guard_remove(t->bufsets[i].rb.shm);
 			rb_destroy(&t->bufsets[i].rb);
+		}
 	}
 	free(t->bufsets);
 	for (uint32_t i = 0; i < t->nr_events; i++) {
@@ -236,6 +238,8 @@ static int bufset_in_file(struct dp_trace *t, const struct rtd_channel *c, struc
 		return fd;
 	}
 	int ret = rb_create_in(&b->rb, rc, client, fd);
+	if (ret == 0)
+		app_shm_guard_add(b->rb.shm, b->rb.map_size);
 	if (ret < 0) {
 		close(fd);
 		cons_recovery_remove(s->shm_path, b->shm_name);

@@ -153,6 +153,33 @@ class ShmPath(AppCase):
         self.assertEqual(os.listdir(self.shm), [])
         self.assertEqual(bt2_ticks(self.trace, "clean"), list(range(100)))
 
+    def test_truncated_file_daemon_survives(self):
+        # Any process of the user (a traced program too: it holds the file
+        # open for writing) can truncate a buffer file; the daemon's next
+        # access to it raised SIGBUS and killed it with all its sessions.
+        self.session("--buffers-pid")
+        prog = self.program()
+        prog.cmd("emit 100 lost")
+        ring = glob.glob(os.path.join(self.shm, "*.ring"))
+        self.assertEqual(len(ring), 1)
+        os.truncate(ring[0], 0)
+        # The program's exit makes the daemon flush and read that buffer.
+        prog.p.stdin.write("exit\n")
+        prog.p.stdin.flush()
+        prog.p.wait(timeout=30)
+        self.assertIn("Tracing session s", self.rt("list", "s"))
+        self.assertIsNone(self.daemon.poll())
+        # It still serves: a new program's events reach the trace.
+        again = self.program()
+        again.cmd("emit 100 after")
+        self.assertEqual(again.exit(), (0, ""))
+        self.rt("destroy", "s")
+        self.assertIsNone(self.daemon.poll())
+        self.assertEqual(bt2_ticks(self.trace, "after"), list(range(100)))
+        self.assertEqual(rtr_ticks(self.trace, "after"), list(range(100)))
+        with open(os.path.join(self.tmp, "daemon.log")) as f:
+            self.assertIn("buffer file was truncated under the daemon", f.read())
+
     def test_save_keeps_it(self):
         self.rt("create", "s", "-o", self.trace, "--shm-path", self.shm)
         saved = self.out("saved")
