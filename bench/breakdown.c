@@ -32,6 +32,10 @@
  *              the same events through rt_event and libringtrace (the
  *              library's path): lib_X - inline_X is the call and the
  *              dispatch
+ *   inline_acct inline in a buffer set several programs write (the
+ *              daemon's per-user buffers), on the program's own account
+ *              (ringbuffer.h, accounts): announcement and reservation in
+ *              two sections instead of one store
  *   floor      the least an rseq per-CPU buffer can do: one cache line of
  *              per-CPU state, an rseq local CAS to reserve 8 bytes, the
  *              TSC, the 4-byte header and payload, an rseq local add to
@@ -61,7 +65,7 @@
  * its counter clock and the TSC of the other cases must not meet in one
  * buffer's last_tsc (a counter far behind the TSC looks like a clock gone
  * back, which the fast path leaves to the slow path). */
-static struct rb rb_rseq, rb_counter, rb_atomic;
+static struct rb rb_rseq, rb_counter, rb_atomic, rb_acct;
 static struct ctf_stream_info stream;
 static __thread uint64_t fake_clock;
 static uint64_t rseq_word;
@@ -204,6 +208,7 @@ BENCH_DEFINE(buf_clk, buf_only(&rb_rseq, clk_tsc, v, false))
 BENCH_DEFINE(inline, buf_only(&rb_rseq, clk_tsc, v, true))
 BENCH_DEFINE(buf_atomic, buf_only(&rb_atomic, clk_counter, v, false))
 BENCH_DEFINE(inline_atomic, buf_only(&rb_atomic, clk_tsc, v, true))
+BENCH_DEFINE(inline_acct, buf_only(&rb_acct, clk_tsc, v, true))
 BENCH_DEFINE(calls, do {
 	if (__atomic_load_n(&stub_ev.enabled, __ATOMIC_RELAXED)) {
 		char b_[sizeof(v)];
@@ -232,6 +237,7 @@ static const struct bench_case cases[] = {
 	BENCH_CASE(inline, need_rseq, "buf_clk + CTF header + payload"),
 	BENCH_CASE(buf_atomic, NULL, "buf with SMP atomics"),
 	BENCH_CASE(inline_atomic, NULL, "inline with SMP atomics"),
+	BENCH_CASE(inline_acct, need_rseq, "inline on a writer's account (per-user buffers)"),
 	BENCH_CASE(calls, NULL, "call site + one call into a stub library"),
 	BENCH_CASE(lib, NULL, "rt_event through libringtrace"),
 	BENCH_CASE(floor, floor_init, "minimal rseq per-CPU buffer (cost floor)"),
@@ -241,7 +247,7 @@ static const struct bench_case cases[] = {
 	BENCH_CASE(lib_q256, NULL, "rt_event of a 256-byte sequence through libringtrace"),
 };
 
-static int make_rb(struct rb *rb, bool rseq, uint64_t (*clock)(void))
+static int make_rb(struct rb *rb, bool rseq, uint64_t (*clock)(void), uint32_t accts)
 {
 	int n = get_nprocs_conf();
 	struct rb_config rc = {
@@ -252,6 +258,7 @@ static int make_rb(struct rb *rb, bool rseq, uint64_t (*clock)(void))
 		.tsc_bits = CTF_COMPACT_TSC_BITS,
 		.subbuf_header_size = CTF_PACKET_HEADER_SIZE,
 		.use_rseq = rseq,
+		.nr_accts = accts,
 	};
 	struct rb_client client = {
 		.subbuf_begin = ctf_packet_begin,
@@ -259,7 +266,10 @@ static int make_rb(struct rb *rb, bool rseq, uint64_t (*clock)(void))
 		.clock_read = clock,
 		.priv = &stream,
 	};
-	return rb_create(rb, &rc, &client);
+	int ret = rb_create(rb, &rc, &client);
+	if (ret == 0 && accts)
+		ret = rb_use_acct(rb, 1);
+	return ret;
 }
 
 int main(int argc, char **argv)
@@ -267,9 +277,10 @@ int main(int argc, char **argv)
 	memset(bd_str64, 'x', sizeof(bd_str64) - 1);
 	memset(bd_blob256, 0xa5, sizeof(bd_blob256));
 	stream.subbuf_size = 256 * 1024;
-	if (make_rb(&rb_rseq, rb_rseq_usable(), clk_tsc_ordered) < 0 ||
-	    make_rb(&rb_counter, rb_rseq_usable(), clk_counter) < 0 ||
-	    make_rb(&rb_atomic, false, clk_tsc_ordered) < 0) {
+	if (make_rb(&rb_rseq, rb_rseq_usable(), clk_tsc_ordered, 0) < 0 ||
+	    make_rb(&rb_counter, rb_rseq_usable(), clk_counter, 0) < 0 ||
+	    make_rb(&rb_atomic, false, clk_tsc_ordered, 0) < 0 ||
+	    make_rb(&rb_acct, rb_rseq_usable(), clk_tsc_ordered, 64) < 0) {
 		fprintf(stderr, "breakdown: cannot create the buffers\n");
 		return 1;
 	}
@@ -277,5 +288,6 @@ int main(int argc, char **argv)
 	rb_destroy(&rb_rseq);
 	rb_destroy(&rb_counter);
 	rb_destroy(&rb_atomic);
+	rb_destroy(&rb_acct);
 	return ret;
 }

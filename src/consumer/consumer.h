@@ -293,6 +293,12 @@ struct cons_rb_source {
 	 * a unit incomplete now is given up at once, and a flush closes the
 	 * open packet as rb_close_dead does. */
 	bool dead;
+	/* Dead writers (rb_void_dead; NULL from init: none): whether the
+	 * owner of writers' account `acct` is gone for good. Asked, for
+	 * accounts with work outstanding on a CPU, whenever that CPU has
+	 * nothing complete to read; called on the reading thread. */
+	bool (*gone)(void *arg, uint32_t acct);
+	void *gone_arg;
 };
 /* Fill *s with the ring buffer `rb` as a source. 0 or -ENOMEM. */
 CONS_HIDDEN int cons_rb_source_init(struct cons_rb_source *rs, struct rb *rb,

@@ -38,6 +38,10 @@ static int src_skip_stuck(void *arg, uint32_t cpu, uint64_t now_ns, uint64_t aft
 	 * wants to see it twice, at least `after` apart). */
 	if (rs->dead)
 		after_ns = 0;
+	/* A writer that died in an event holds the CPU up: void its work
+	 * (what it may have torn is given up by the next reads). */
+	if (rs->gone && rb_void_dead(rs->rb, cpu, rs->gone, rs->gone_arg) > 0)
+		return 0;
 	return rb_skip_stuck(rs->rb, cpu, &rs->stuck[cpu], now_ns, after_ns);
 }
 

@@ -184,6 +184,7 @@ static void free_trace_mem(struct dp_trace *t)
 		bufset_files_end(t, &t->bufsets[i], true);
 		if (t->bufsets[i].channel) {
 			app_shm_guard_remove(t->bufsets[i].rb.shm);
+			dp_accts_free(&t->bufsets[i]);
 			rb_destroy(&t->bufsets[i].rb);
 		}
 	}
@@ -264,6 +265,9 @@ static int make_bufset(struct dp_trace *t, struct rtd_channel *c, char *err, siz
 		.tsc_bits = CTF_COMPACT_TSC_BITS,
 		.subbuf_header_size = CTF_PACKET_HEADER_SIZE,
 		.use_rseq = true,
+		/* Per-uid: several programs write it, each on its own
+		 * account (dp_accts.c: a dead one's work is voided). */
+		.nr_accts = t->pid == 0 ? DP_ACCTS : 0,
 	};
 	b->trace = t;
 	memcpy(b->stream.uuid, t->uuid, sizeof(t->uuid));
@@ -275,19 +279,22 @@ static int make_bufset(struct dp_trace *t, struct rtd_channel *c, char *err, siz
 		.clock_read = rt_clock_read_ordered,
 		.priv = &b->stream,
 	};
+	int ret;
 	if (t->session->shm_path[0]) {
-		int ret = bufset_in_file(t, c, b, &rc, &client, err, errlen);
+		ret = bufset_in_file(t, c, b, &rc, &client, err, errlen);
 		if (ret < 0)
 			return ret;
-		b->channel = c;
-		return 0;
-	}
-	int ret = rb_create(&b->rb, &rc, &client);
-	if (ret < 0) {
+	} else if ((ret = rb_create(&b->rb, &rc, &client)) < 0) {
 		snprintf(err, errlen, "cannot allocate the buffers of channel %s (%u x %llu bytes per CPU): %s",
 			 c->name, c->num_subbuf, (unsigned long long)c->subbuf_size,
 			 strerror(-ret));
 		return ret;
+	}
+	if (rc.nr_accts && dp_accts_init(b) < 0) {
+		app_shm_guard_remove(b->rb.shm);
+		rb_destroy(&b->rb);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
 	b->channel = c;
 	return 0;
@@ -499,6 +506,7 @@ static struct app_sent *send_channel(struct app *a, struct dp_bufset *bs)
 		.channel_id = c->id,
 		.nr_contexts = c->nr_contexts,
 		.map_size = bs->rb.map_size,
+		.account = dp_acct_take(bs, a->pid),
 	};
 	_Static_assert(sizeof(m.uuid) == sizeof(bs->trace->uuid), "trace uuid");
 	memcpy(m.uuid, bs->trace->uuid, sizeof(m.uuid));

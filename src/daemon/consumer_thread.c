@@ -243,6 +243,10 @@ static int setup_bufset(struct cons_dtrace *ct, struct cons_bufset *cb, uint64_t
 	struct cons_source src;
 	struct cons_sink sink;
 	int ret = cons_rb_source_init(&cb->rs, &cb->b->rb, &src);
+	if (cb->b->accts) {
+		cb->rs.gone = dp_acct_gone;
+		cb->rs.gone_arg = cb->b;
+	}
 	if (!ret && ct->net) {
 		ret = cons_net_sink_init(&cb->net, ct->net, &cb->desc, cb->b->rb.nr_cpus);
 		cons_net_sink(&sink, &cb->net);

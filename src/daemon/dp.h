@@ -68,7 +68,39 @@ struct dp_bufset {
 	char shm_name[201];
 	struct ctf_stream_info stream;
 	void *consumer;			/* the consumer's */
+	/* Per-uid sets: the writers' accounts (rb.nr_accts of them,
+	 * ringbuffer.h), account k + 1 owned by the program accts[k] names
+	 * (NULL: none, per-pid sets). acct_lock: the main thread gives
+	 * them out (dp_acct_take), the consumer asks whether an owner is
+	 * gone (dp_acct_gone). */
+	struct dp_acct *accts;
+	pthread_mutex_t acct_lock;
 };
+
+/* Who owns a writers' account: pidfd (-1: never given) of the program
+ * it was given to, which becomes readable once every thread of it
+ * exited. */
+struct dp_acct {
+	int pidfd;
+	pid_t pid;
+};
+
+/* Accounts a per-uid buffer set has: the programs writing it at once that
+ * each get their own (more share the CPUs' own words, as without). */
+#define DP_ACCTS 64u
+
+/* dp_accts.c. dp_accts_init: b->accts for b->rb.nr_accts accounts (0,
+ * -ENOMEM). dp_acct_take: an account for program `pid` (main thread):
+ * one never given, or one whose owner is gone and whose work is all
+ * committed or voided on every CPU; 0 when none (or no pidfd: the
+ * program shares the CPUs' words). dp_acct_gone: whether the owner of
+ * account `acct` of buffer set `arg` is gone for good (the consumer's
+ * rb_void_dead callback; logs the first time it voids). dp_accts_free:
+ * closes the pidfds. */
+int dp_accts_init(struct dp_bufset *b);
+uint32_t dp_acct_take(struct dp_bufset *b, pid_t pid);
+bool dp_acct_gone(void *arg, uint32_t acct);
+void dp_accts_free(struct dp_bufset *b);
 
 /* One trace directory of a session. Owner: the app registry; freed after
  * consumer_trace_drain and consumer_trace_remove. */

@@ -126,6 +126,14 @@ int rt_dbuf_add(const struct rtp_app_channel *m, int memfd, char *err, size_t er
 	}
 	if (b->rb.rseq && !rb_rseq_usable())
 		b->rb.rseq = false;
+	/* Our own account in a set other programs write too: what we leave
+	 * outstanding if we die in an event is ours alone to void. */
+	if (rb_use_acct(&b->rb, m->account) < 0) {
+		snprintf(err, errlen, "buffer set %llu: account %u out of range",
+			 (unsigned long long)key, m->account);
+		ret = -EPROTO;
+		goto unmap;
+	}
 	_Static_assert(sizeof(b->stream.uuid) == sizeof(m->uuid), "trace uuid");
 	memcpy(b->stream.uuid, m->uuid, sizeof(m->uuid));
 	b->stream.stream_id = m->channel_id;
@@ -513,7 +521,11 @@ bool rt_targets_may_reconnect(void)
 void rt_targets_fork_child(bool keep)
 {
 	/* The parent's buffer sets stay mapped but are forgotten: the new
-	 * connection numbers its own from 1. */
+	 * connection numbers its own from 1. Their accounts are the
+	 * parent's (the daemon voids them when the parent dies): the child
+	 * writes on the CPUs' own words there. */
+	for (uint32_t i = 0; i < nr_bufs; i++)
+		rb_use_acct(&bufs[i]->rb, 0);
 	end_generation(false);
 	/* The parent's ring names the parent: the child's connection
 	 * brings its own. */

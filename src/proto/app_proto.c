@@ -273,6 +273,7 @@ void rtp_app_channel_encode(struct rtp_app_buf *b, const struct rtp_app_channel 
 	put_u32(b, m->nr_contexts);
 	put_u64(b, m->map_size);
 	put(b, m->uuid, sizeof(m->uuid));
+	put_u32(b, m->account);
 	put(b, m->contexts, m->nr_contexts);
 }
 
@@ -281,7 +282,7 @@ int rtp_app_channel_decode(struct rtp_app_cursor *c, struct rtp_app_channel *m)
 	if (get_u64(c, &m->key) < 0 || get_u64(c, &m->session_id) < 0 ||
 	    get_u32(c, &m->channel_id) < 0 || get_u32(c, &m->nr_contexts) < 0 ||
 	    get_u64(c, &m->map_size) < 0 || get(c, m->uuid, sizeof(m->uuid)) < 0 ||
-	    m->key == 0 || m->nr_contexts > RTP_APP_MAX_CONTEXTS ||
+	    get_u32(c, &m->account) < 0 || m->key == 0 || m->nr_contexts > RTP_APP_MAX_CONTEXTS ||
 	    get(c, m->contexts, m->nr_contexts) < 0 || rtp_app_end(c) < 0)
 		return -EPROTO;
 	return 0;

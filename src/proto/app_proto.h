@@ -47,7 +47,12 @@
  *   20  u32  nr_contexts C (<= RTP_APP_MAX_CONTEXTS)
  *   24  u64  size of the mapping in bytes
  *   32  u8[16] trace uuid (written in each packet header)
- *   48  C x u8 contexts (enum rt_context, context.h), in the event context's order
+ *   48  u32  account: the writers' account the program announces and
+ *            commits on in this buffer set (1..the set's nr_accts,
+ *            ringbuffer.h; 0: none, the CPUs' own words), its own among
+ *            the programs that share the set, so that the daemon can void
+ *            what it left outstanding if it dies in an event
+ *   52  C x u8 contexts (enum rt_context, context.h), in the event context's order
  *
  * RTP_APP_ENABLE (daemon -> program): the complete set of the program's
  * events written to one buffer set, with their filters, replacing the
@@ -176,7 +181,7 @@ enum rtp_app_clock {
 #define RTP_APP_EVENT_MIN_SIZE 13
 /* The fixed parts, and the messages of fixed size. */
 #define RTP_APP_REGISTER_FIXED 32
-#define RTP_APP_CHANNEL_FIXED 48
+#define RTP_APP_CHANNEL_FIXED 52
 #define RTP_APP_ENABLE_FIXED 16
 #define RTP_APP_ENABLE_ENTRY_SIZE 8
 #define RTP_APP_ENABLE_USE_SIZE 8
@@ -296,6 +301,7 @@ struct rtp_app_channel {
 	uint32_t nr_contexts;		/* <= RTP_APP_MAX_CONTEXTS */
 	uint64_t map_size;
 	uint8_t uuid[16];
+	uint32_t account;		/* 0: none */
 	uint8_t contexts[RTP_APP_MAX_CONTEXTS];	/* enum rt_context, context.h */
 };
 void rtp_app_channel_encode(struct rtp_app_buf *b, const struct rtp_app_channel *m);

@@ -130,15 +130,46 @@ static __attribute__((unused)) uint64_t rb_outstanding_max(const struct rb *rb)
 	       RB_CHECK_WRITERS * (rb->subbuf_size + 1);
 }
 
+/* Account i (0-based) of a CPU's control area (ringbuffer.h). */
+static struct rb_acct *rb_acct_at(const struct rb *rb, struct rb_cpu_ctl *c, uint32_t i)
+{
+	return (struct rb_acct *)((char *)c + rb->acct_base) + i;
+}
+
+/* Work committed on a CPU's buffer: its own words and every account's.
+ * Acquire loads: pair with the committers' adds (what they wrote before
+ * is visible once their count is). */
+static uint64_t rb_done(const struct rb *rb, struct rb_cpu_ctl *c)
+{
+	uint64_t d = __atomic_load_n(&c->committed, __ATOMIC_ACQUIRE) +
+		     __atomic_load_n(&c->committed_remote, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < rb->nr_accts; i++) {
+		struct rb_acct *a = rb_acct_at(rb, c, i);
+		d += __atomic_load_n(&a->committed, __ATOMIC_ACQUIRE) +
+		     __atomic_load_n(&a->committed_remote, __ATOMIC_ACQUIRE);
+	}
+	return d;
+}
+
+/* Work announced on a CPU's buffer, its own word and every account's.
+ * Acquire loads: pair with the announcements (rseq stores, SMP adds). */
+static uint64_t rb_announced(const struct rb *rb, struct rb_cpu_ctl *c)
+{
+	uint64_t a = __atomic_load_n(&c->announced, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < rb->nr_accts; i++)
+		a += __atomic_load_n(&rb_acct_at(rb, c, i)->announced, __ATOMIC_ACQUIRE);
+	return a;
+}
+
 /* Outstanding work read the other way round from the completion test:
  * announced first, then what is committed, so concurrent work can only
  * make it smaller, even negative (work announced and committed between
  * the loads): an upper bound of what was outstanding (checks only). */
-static __attribute__((unused)) int64_t rb_outstanding_now(struct rb_cpu_ctl *c)
+static __attribute__((unused)) int64_t rb_outstanding_now(const struct rb *rb,
+							   struct rb_cpu_ctl *c)
 {
-	uint64_t a = __atomic_load_n(&c->announced, __ATOMIC_ACQUIRE);
-	return (int64_t)(a - __atomic_load_n(&c->committed, __ATOMIC_ACQUIRE) -
-			 __atomic_load_n(&c->committed_remote, __ATOMIC_ACQUIRE));
+	uint64_t a = rb_announced(rb, c);
+	return (int64_t)(a - rb_done(rb, c));
 }
 
 /* Overwrite mode: the table's physical indexes and the reader's spare
@@ -190,6 +221,14 @@ static void rb_geom_init(struct rb *rb)
 	rb->geom.bfbits = rb->geom.sbfbits + rb->geom.nsbbits;
 }
 
+/* Where a CPU's accounts start in its control area: after the sub-buffer
+ * array, on a cache line of their own. */
+static size_t rb_acct_base(uint32_t num_subbuf)
+{
+	return align_up(sizeof(struct rb_cpu_ctl) + num_subbuf * sizeof(struct rb_subbuf_ctl),
+			RB_CACHELINE);
+}
+
 static int rb_layout(const struct rb_config *cfg, size_t *ctl_stride,
 		     size_t *data_stride, size_t *total)
 {
@@ -205,9 +244,11 @@ static int rb_layout(const struct rb_config *cfg, size_t *ctl_stride,
 	    cfg->subbuf_header_size >= cfg->subbuf_size / 2 ||
 	    cfg->tsc_bits == 0 || cfg->tsc_bits > 63)
 		return -EINVAL;
+	if (cfg->nr_accts > RB_MAX_ACCTS)
+		return -EINVAL;
 	uint64_t nphys = cfg->num_subbuf + (cfg->mode == RB_MODE_OVERWRITE);
-	*ctl_stride = align_up(sizeof(struct rb_cpu_ctl) +
-				       cfg->num_subbuf * sizeof(struct rb_subbuf_ctl),
+	*ctl_stride = align_up(rb_acct_base(cfg->num_subbuf) +
+				       cfg->nr_accts * sizeof(struct rb_acct),
 			       RB_CACHELINE);
 	*data_stride = (size_t)(nphys * cfg->subbuf_size);
 	size_t ctl_total = align_up(*ctl_stride * cfg->nr_cpus, 4096);
@@ -250,6 +291,9 @@ static int rb_adopt(struct rb *rb, struct rb_shm_header *h, size_t size)
 	rb->data = (char *)h + h->data_offset;
 	rb->data_stride = h->data_stride;
 	rb->initial_count = h->initial_count;
+	rb->nr_accts = h->nr_accts;
+	rb->acct_base = h->acct_offset;
+	rb->acct_off = 0;
 	rb_tsan_benign(rb->data, (unsigned long)(rb->nr_cpus * rb->data_stride));
 	rb_geom_init(rb);
 	rb->commit_mask = (1ULL << (64 - rb->geom.nsbbits)) - 1;
@@ -320,6 +364,8 @@ static int rb_init_in(struct rb *rb, const struct rb_config *cfg,
 	h->data_offset = RB_SHM_HEADER_SIZE + align_up(ctl_stride * cfg->nr_cpus, 4096);
 	h->data_stride = data_stride;
 	h->initial_count = cfg->initial_count;
+	h->nr_accts = cfg->nr_accts;
+	h->acct_offset = (uint32_t)rb_acct_base(cfg->num_subbuf);
 	ret = rb_adopt(rb, h, total);
 	if (ret < 0)
 		goto err_unmap;
@@ -344,6 +390,8 @@ static int rb_init_in(struct rb *rb, const struct rb_config *cfg,
 		c->committed = 0;
 		c->closed = 0;
 		c->committed_remote = 0;
+		c->void_begin = c->void_end = start;
+		memset((char *)c + rb->acct_base, 0, rb->nr_accts * sizeof(struct rb_acct));
 		for (uint32_t i = 0; i < rb->num_subbuf; i++) {
 			c->sb[i].commit_seq = start_commit;
 			uint64_t pass = (start >> rb->geom.bfbits) - 1;
@@ -438,6 +486,7 @@ int rb_attach(struct rb *rb, void *map, size_t size)
 		.mode = (enum rb_mode)h->mode,
 		.tsc_bits = h->tsc_bits,
 		.subbuf_header_size = h->subbuf_header_size,
+		.nr_accts = h->nr_accts,
 	};
 	size_t ctl_stride, data_stride, total;
 	if (h->mode > RB_MODE_OVERWRITE ||
@@ -446,6 +495,7 @@ int rb_attach(struct rb *rb, void *map, size_t size)
 	if (h->total_size != total || total > size ||
 	    h->cpu_ctl_offset != RB_SHM_HEADER_SIZE ||
 	    h->cpu_ctl_stride != ctl_stride || h->data_stride != data_stride ||
+	    h->acct_offset != rb_acct_base(cfg.num_subbuf) ||
 	    h->data_offset != RB_SHM_HEADER_SIZE + align_up(ctl_stride * cfg.nr_cpus, 4096))
 		return -EINVAL;
 	memset(rb, 0, sizeof(*rb));
@@ -497,6 +547,14 @@ static void rb_complete_behind(struct rb *rb, uint32_t cpu)
 	}
 }
 
+/* The committed_remote word that goes with this process's committed word
+ * `com` of control area `c` (ringbuffer.h, accounts). */
+static uint64_t *rb_remote_word(struct rb_cpu_ctl *c, uint64_t *com)
+{
+	return com == &c->committed ? &c->committed_remote
+				    : &((struct rb_acct *)(com - 1))->committed_remote;
+}
+
 RB_NOINLINE void rb_commit_slow(struct rb *rb, const struct rb_slot *f,
 				uint64_t remote_units)
 {
@@ -505,7 +563,7 @@ RB_NOINLINE void rb_commit_slow(struct rb *rb, const struct rb_slot *f,
 	 * count (pairs with the acquire loads in rb_subbuf_try_complete) and
 	 * the count before our load of write_count. */
 	if (remote_units)
-		__atomic_fetch_add(&c->committed_remote, remote_units, __ATOMIC_SEQ_CST);
+		__atomic_fetch_add(rb_remote_word(c, f->com), remote_units, __ATOMIC_SEQ_CST);
 	uint64_t wc = __atomic_load_n(&c->write_count, __ATOMIC_RELAXED);
 	if (rb_left_subbuf(wc, f->offset, f->room))
 		rb_complete_behind(rb, (uint32_t)f->cpu);
@@ -516,6 +574,7 @@ RB_NOINLINE void rb_commit_slow(struct rb *rb, const struct rb_slot *f,
 static void rb_slot_at(struct rb *rb, uint32_t cpu, uint64_t offset, struct rb_slot *f)
 {
 	f->ctl = (char *)rb_cpu(rb, cpu);
+	f->com = rb_com_word(rb, f->ctl);
 	f->offset = offset;
 	f->room = rb_room(rb, offset);
 	f->rseq_off = rb->fast.rseq_off;
@@ -529,19 +588,24 @@ static void rb_slot_at(struct rb *rb, uint32_t cpu, uint64_t offset, struct rb_s
 static void rb_commit_units(struct rb *rb, bool smp, uint32_t cpu, uint64_t units)
 {
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	uint64_t *com = rb_com_word(rb, (char *)c);
 #if RB_HAVE_RSEQ
 	/* The asm's "memory" clobber orders the packet writes before the
 	 * add, as in rb_commit_rseq. */
-	if (rb->rseq && !smp &&
-	    rb_rseq_add(&c->committed, units, (int32_t)cpu, rb_rseq_off()) == 0)
+	if (rb->rseq && !smp && rb_rseq_add(com, units, (int32_t)cpu, rb_rseq_off()) == 0)
 		units = 0;
 #else
 	(void)smp;
 #endif
 	/* Seq-cst: as rb_commit_slow's add. */
 	if (units)
-		__atomic_fetch_add(&c->committed_remote, units, __ATOMIC_SEQ_CST);
+		__atomic_fetch_add(rb_remote_word(c, com), units, __ATOMIC_SEQ_CST);
 	rb_complete_behind(rb, cpu);
+}
+
+RB_NOINLINE void rb_unannounce(struct rb *rb, uint32_t cpu, uint64_t units)
+{
+	rb_commit_units(rb, false, cpu, units);
 }
 
 /*
@@ -579,15 +643,18 @@ RB_NOINLINE bool rb_subbuf_try_complete(struct rb *rb, uint32_t cpu,
 	/* Acquire, in this order (see above): pairs with the committers'
 	 * adds (their slots' data is visible), then with the LCAS that
 	 * left the pass (the data the one-section events wrote before it),
-	 * then with the announcements. */
-	uint64_t done = __atomic_load_n(&c->committed, __ATOMIC_ACQUIRE) +
-			__atomic_load_n(&c->committed_remote, __ATOMIC_ACQUIRE);
+	 * then with the announcements. With accounts, every committed word
+	 * is read before write_count and every announced word after it:
+	 * each only grows and each account's announced bounds its committed
+	 * words, so equality of the sums still means nothing was
+	 * outstanding when write_count was read. */
+	uint64_t done = rb_done(rb, c);
 	uint64_t wc = __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE);
-	uint64_t announced = __atomic_load_n(&c->announced, __ATOMIC_ACQUIRE);
+	uint64_t announced = rb_announced(rb, c);
 	/* Outstanding work is never negative (every commit was announced
 	 * before, and `done` was read first) and bounded. */
 	RB_ASSERT((int64_t)(announced - done) >= 0);
-	RB_ASSERT(rb_outstanding_now(c) <= (int64_t)rb_outstanding_max(rb));
+	RB_ASSERT(rb_outstanding_now(rb, c) <= (int64_t)rb_outstanding_max(rb));
 	uint64_t end = rb_mask_high_u64(offset, rb->geom.sbfbits) + rb->subbuf_size;
 	if ((int64_t)(wc - end) < 0 || announced != done)
 		return false;
@@ -703,17 +770,45 @@ static void rb_ctx_place(struct rb *rb, struct rb_ctx *ctx, uint32_t cpu,
 	ctx->r.addr = sub + (offset & (rb->subbuf_size - 1));
 }
 
+/* Atomic mode's reservation in two steps: announce (an SMP add on this
+ * process's announced word: its account's, or the CPU's own), then CAS
+ * write_count; if the CAS fails, void the announcement with a commit, as
+ * the rseq path does. Seq-cst: the announcement is visible before the
+ * reservation (the completion test reads write_count, then announced). A
+ * writer refuses a closed buffer (checked after its announcement:
+ * seq-cst, as the closing flush's store of closed and its add to
+ * announced). Returns as rb_cas_announce. */
+static int rb_cas_announce_split(struct rb *rb, uint32_t cpu, uint64_t old, uint64_t new,
+				 uint64_t units, bool writer)
+{
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	__atomic_fetch_add(rb_ann_word(rb, (char *)c), units, __ATOMIC_SEQ_CST);
+	if (writer && __atomic_load_n(&c->closed, __ATOMIC_SEQ_CST)) {
+		rb_commit_units(rb, true, cpu, units);
+		return 2;
+	}
+	if (__atomic_compare_exchange_n(&c->write_count, &old, new, false,
+					__ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		return 0;
+	rb_commit_units(rb, true, cpu, units);
+	return 1;
+}
+
 #if defined(__x86_64__)
 /* Atomic mode's reservation on x86-64: one lock cmpxchg16b of
  * {write_count, announced} (16-byte aligned), from {old, announced read}
- * to {new, + units}, retried while only announced moved. Returns 0, or 1
- * if write_count is not `old` (nothing stored). Sequentially consistent
- * (a locked instruction): orders the clock read and the checks before it
- * with the slot's use after it, and pairs with the acquire loads of the
+ * to {new, + units}, retried while only announced moved; with an account
+ * (whose announced word is elsewhere), rb_cas_announce_split. Returns 0,
+ * 1 if write_count is not `old` (nothing stored), 2 if a writer found
+ * the buffer closed (nothing stored). Sequentially consistent (a locked
+ * instruction): orders the clock read and the checks before it with the
+ * slot's use after it, and pairs with the acquire loads of the
  * completion test. */
 static int rb_cas_announce(struct rb *rb, uint32_t cpu, uint64_t old, uint64_t new,
 			   uint64_t units, bool writer)
 {
+	if (rb->acct_off)
+		return rb_cas_announce_split(rb, cpu, old, new, units, writer);
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
 	uint64_t a = __atomic_load_n(&c->announced, __ATOMIC_ACQUIRE);
 	for (;;) {
@@ -739,26 +834,10 @@ static int rb_cas_announce(struct rb *rb, uint32_t cpu, uint64_t old, uint64_t n
 	}
 }
 #else
-/* Elsewhere: announce, then CAS write_count; if the CAS fails, void the
- * announcement with a commit, as the rseq path does. Seq-cst: the
- * announcement is visible before the reservation (the completion test
- * reads write_count, then announced). A writer refuses a closed buffer
- * (checked after its announcement: seq-cst, as the closing flush's store
- * of closed and its add to announced). */
 static int rb_cas_announce(struct rb *rb, uint32_t cpu, uint64_t old, uint64_t new,
 			   uint64_t units, bool writer)
 {
-	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
-	__atomic_fetch_add(&c->announced, units, __ATOMIC_SEQ_CST);
-	if (writer && __atomic_load_n(&c->closed, __ATOMIC_SEQ_CST)) {
-		rb_commit_units(rb, true, cpu, units);
-		return 2;
-	}
-	if (__atomic_compare_exchange_n(&c->write_count, &old, new, false,
-					__ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
-		return 0;
-	rb_commit_units(rb, true, cpu, units);
-	return 1;
+	return rb_cas_announce_split(rb, cpu, old, new, units, writer);
 }
 #endif
 
@@ -783,7 +862,8 @@ static int rb_lcas_announce(struct rb *rb, bool smp, struct rb_cpu_ctl *c,
 {
 #if RB_HAVE_RSEQ
 	if (rb->rseq && !smp) {
-		if (rb_rseq_add(&c->announced, units, (int32_t)cpu, rb_rseq_off()) != 0)
+		if (rb_rseq_add(rb_ann_word(rb, (char *)c), units, (int32_t)cpu,
+				rb_rseq_off()) != 0)
 			return -1;
 		int r = writer ? rb_rseq_open_cmpeq_store(&c->write_count, &c->closed, old, new,
 							  (int32_t)cpu, rb_rseq_off())
@@ -1151,12 +1231,36 @@ int rb_close_cpu(struct rb *rb, uint32_t cpu)
 	return rb_flush(rb, cpu, true, true);
 }
 
-/* READ_GETSUBBUF (Algorithm 6). */
-int rb_get_subbuf(struct rb *rb, uint32_t cpu, struct rb_read *r)
+/* Whether the sub-buffer that starts at `at` may hold a dead writer's
+ * slot (rb_void_dead): in [void_begin, void_end). Reader only. */
+static bool rb_voided(struct rb_cpu_ctl *c, uint64_t at)
 {
-	if (cpu >= rb->nr_cpus)
-		return -EINVAL;
-	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	uint64_t b = __atomic_load_n(&c->void_begin, __ATOMIC_RELAXED);
+	uint64_t e = __atomic_load_n(&c->void_end, __ATOMIC_RELAXED);
+	return at - b < e - b;
+}
+
+/* Move the reader past the sub-buffer at `rcnt` without reading it and
+ * count it lost. Seq-cst CAS, as rb_put_subbuf's (pairs with the
+ * writers' acquire load of read_count before equation (1) and with their
+ * push CAS): exactly one of us moves read_count past it, and the one that
+ * does counts it. Returns whether we did. */
+static bool rb_give_up(struct rb *rb, struct rb_cpu_ctl *c, uint64_t rcnt)
+{
+	uint64_t next = rb_mask_high_u64(rcnt, rb->geom.sbfbits) + rb->subbuf_size;
+	if (!__atomic_compare_exchange_n(&c->read_count, &rcnt, next, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		return false;
+	/* Relaxed: a statistic (rb_get_stats). */
+	__atomic_fetch_add(&c->subbufs_lost, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+/* rb_get_subbuf for the sub-buffer at the read position: 0 (taken),
+ * 1 (given up: it may hold a dead writer's slot, rb_void_dead), or
+ * rb_get_subbuf's errors. */
+static int rb_get_one(struct rb *rb, uint32_t cpu, struct rb_cpu_ctl *c, struct rb_read *r)
+{
 	/* Acquire: pairs with the writers' push CAS. */
 	uint64_t rcnt = __atomic_load_n(&c->read_count, __ATOMIC_ACQUIRE);
 	uint32_t idx = rb_subbuf_index(rb, rcnt);
@@ -1180,6 +1284,11 @@ int rb_get_subbuf(struct rb *rb, uint32_t cpu, struct rb_read *r)
 	RB_ASSERT(rb->mode != RB_MODE_DISCARD ||
 		  wcnt - rb_mask_high_u64(rcnt, rb->geom.sbfbits) <=
 			  (uint64_t)rb->num_subbuf * rb->subbuf_size);
+	if (rb_voided(c, rb_mask_high_u64(rcnt, rb->geom.sbfbits))) {
+		/* Failing means a writer pushed us past it (and counted it). */
+		rb_give_up(rb, c, rcnt);
+		return 1;
+	}
 
 	uint32_t phys = idx;
 	if (rb->mode == RB_MODE_OVERWRITE) {
@@ -1212,6 +1321,20 @@ int rb_get_subbuf(struct rb *rb, uint32_t cpu, struct rb_read *r)
 	r->data = rb_phys_addr(rb, cpu, phys);
 	r->data_size = rb->subbuf_size;
 	return 0;
+}
+
+/* READ_GETSUBBUF (Algorithm 6). */
+int rb_get_subbuf(struct rb *rb, uint32_t cpu, struct rb_read *r)
+{
+	if (cpu >= rb->nr_cpus)
+		return -EINVAL;
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	/* Each sub-buffer given up moves read_count on: at most the N of
+	 * the buffer in a row (shared memory: bounded whatever it holds). */
+	int ret = 1;
+	for (uint32_t turn = 0; ret == 1 && turn <= rb->num_subbuf; turn++)
+		ret = rb_get_one(rb, cpu, c, r);
+	return ret == 1 ? -EAGAIN : ret;
 }
 
 /* READ_PUTSUBBUF (Algorithm 7). */
@@ -1250,17 +1373,7 @@ int rb_skip_stuck(struct rb *rb, uint32_t cpu, struct rb_stuck *st, uint64_t now
 	if (now - st->since < after)
 		return 0;
 	st->seen = false;
-	uint64_t next = rb_mask_high_u64(rcnt, rb->geom.sbfbits) + rb->subbuf_size;
-	/* Seq-cst CAS, as rb_put_subbuf's (pairs with the writers' acquire
-	 * load of read_count before equation (1) and with their push CAS):
-	 * exactly one of us moves read_count past the sub-buffer, and the
-	 * one that does counts it. */
-	if (!__atomic_compare_exchange_n(&c->read_count, &rcnt, next, false,
-					 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
-		return 0;
-	/* Relaxed: a statistic (rb_get_stats). */
-	__atomic_fetch_add(&c->subbufs_lost, 1, __ATOMIC_RELAXED);
-	return 1;
+	return rb_give_up(rb, c, rcnt) ? 1 : 0;
 }
 
 int rb_snapshot_range(const struct rb *rb, uint32_t cpu, uint64_t *first, uint64_t *end)
@@ -1291,7 +1404,7 @@ int rb_snapshot_copy(const struct rb *rb, uint32_t cpu, uint64_t off, void *dst,
 	/* Acquire: pairs with the seq-cst CAS that publishes commit_seq; the
 	 * pass's data is visible once it is. */
 	uint64_t cseq = __atomic_load_n(&s->commit_seq, __ATOMIC_ACQUIRE);
-	if (cseq != rb_ctx_target(rb, off))
+	if (cseq != rb_ctx_target(rb, off) || rb_voided(c, off & ~(rb->subbuf_size - 1)))
 		return -EAGAIN;
 	uint32_t phys = idx;
 	uint64_t e = 0;
@@ -1328,11 +1441,9 @@ int rb_close_dead(struct rb *rb, uint32_t cpu, uint64_t *outstanding)
 	if (cpu >= rb->nr_cpus)
 		return -EINVAL;
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
-	/* Relaxed: no writer is left (the caller's promise); the words are
-	 * only compared. */
-	uint64_t out = __atomic_load_n(&c->announced, __ATOMIC_RELAXED) -
-		       __atomic_load_n(&c->committed, __ATOMIC_RELAXED) -
-		       __atomic_load_n(&c->committed_remote, __ATOMIC_RELAXED);
+	/* No writer is left (the caller's promise); the words are only
+	 * compared. */
+	uint64_t out = rb_announced(rb, c) - rb_done(rb, c);
 	*outstanding = out;
 	if (out)
 		return 0;
@@ -1341,4 +1452,86 @@ int rb_close_dead(struct rb *rb, uint32_t cpu, uint64_t *outstanding)
 	rb_complete_behind(rb, cpu);
 	/* SMP mode: no rseq section of anyone runs here any more. */
 	return rb_force_switch(rb, cpu, false, true);
+}
+
+int rb_use_acct(struct rb *rb, uint32_t acct)
+{
+	if (acct > rb->nr_accts)
+		return -EINVAL;
+	rb->acct_off = acct ? rb->acct_base + (acct - 1) * (uint32_t)sizeof(struct rb_acct) : 0;
+	return 0;
+}
+
+uint64_t rb_acct_outstanding(const struct rb *rb, uint32_t cpu, uint32_t acct)
+{
+	if (cpu >= rb->nr_cpus || acct == 0 || acct > rb->nr_accts)
+		return 0;
+	struct rb_acct *a = rb_acct_at(rb, rb_cpu(rb, cpu), acct - 1);
+	/* Relaxed: a count, compared only (announced first: work announced
+	 * and committed meanwhile can only make it smaller). */
+	uint64_t ann = __atomic_load_n(&a->announced, __ATOMIC_RELAXED);
+	return ann - __atomic_load_n(&a->committed, __ATOMIC_RELAXED) -
+	       __atomic_load_n(&a->committed_remote, __ATOMIC_RELAXED);
+}
+
+/* rb_void_dead's range: from the first pass not complete at or after the
+ * read position up to the end of the sub-buffer write_count is in (a
+ * dead writer reserved its slot before write_count's value now, in a
+ * pass that cannot have completed since), joined to a range not yet
+ * passed. Reader only. */
+static void rb_void_range(struct rb *rb, struct rb_cpu_ctl *c)
+{
+	const uint64_t S = rb->subbuf_size;
+	/* Acquire: pairs with the writers' LCAS and push CAS (only
+	 * compared, never used to address memory). */
+	uint64_t rcnt = rb_mask_high_u64(__atomic_load_n(&c->read_count, __ATOMIC_ACQUIRE),
+					 rb->geom.sbfbits);
+	uint64_t wc = __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE);
+	uint64_t end = rb_mask_high_u64(wc + S - 1, rb->geom.sbfbits);
+	uint64_t at = rcnt;
+	for (uint32_t i = 0; i <= rb->num_subbuf && at != end; i++, at += S) {
+		/* Acquire: pairs with the CAS that published the pass. */
+		uint64_t seq = __atomic_load_n(&c->sb[rb_subbuf_index(rb, at)].commit_seq,
+					       __ATOMIC_ACQUIRE);
+		if (rb_mask_low_u64(seq, 64 - rb->geom.nsbbits) != rb_ctx_target(rb, at))
+			break;
+	}
+	uint64_t ob = c->void_begin, oe = c->void_end;
+	if ((int64_t)(oe - rcnt) > 0 && (int64_t)(ob - at) < 0)
+		at = ob;
+	c->void_begin = at;
+	c->void_end = end;
+}
+
+int rb_void_dead(struct rb *rb, uint32_t cpu, bool (*gone)(void *arg, uint32_t acct),
+		 void *arg)
+{
+	if (cpu >= rb->nr_cpus)
+		return -EINVAL;
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	int n = 0;
+	for (uint32_t i = 0; i < rb->nr_accts; i++) {
+		if (rb_acct_outstanding(rb, cpu, i + 1) == 0 || !gone(arg, i + 1))
+			continue;
+		/* Gone: no thread of its owner runs any more, so the words are
+		 * final. Read again after `gone` said so. */
+		uint64_t out = rb_acct_outstanding(rb, cpu, i + 1);
+		if ((int64_t)out <= 0)
+			continue;	/* nothing, or damaged: leave it */
+		if (n++ == 0)
+			rb_void_range(rb, c);
+		/* Seq-cst: after the range is set (the reader's own, read by
+		 * it and by snapshots it serialises with); pairs with the
+		 * acquire loads of the completion test, as a commit does. */
+		__atomic_fetch_add(&rb_acct_at(rb, c, i)->committed_remote, out, __ATOMIC_SEQ_CST);
+	}
+	if (n) {
+		rb_complete_behind(rb, cpu);
+		/* Close the packet the range ends with now (a flush, as the
+		 * switch timer's), rather than when the writers fill it: the
+		 * events after it are read. Failing (-EAGAIN) only delays
+		 * that. */
+		rb_flush_cpu(rb, cpu, false);
+	}
+	return n;
 }

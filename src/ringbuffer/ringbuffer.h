@@ -35,11 +35,12 @@
 #include "rb_equations.h"
 
 #define RB_SHM_MAGIC "RTRBUF1"	/* 8 bytes with the NUL */
-#define RB_SHM_VERSION 4
+#define RB_SHM_VERSION 5
 #define RB_MAX_CPUS 4096
 #define RB_MIN_SUBBUF_SIZE 4096ULL
 #define RB_MAX_SUBBUF_SIZE (1ULL << 30)
 #define RB_MAX_NUM_SUBBUF 65536U
+#define RB_MAX_ACCTS 1024U
 
 enum rb_mode {
 	RB_MODE_DISCARD = 0,	/* full buffer: drop the new event, count it */
@@ -74,6 +75,10 @@ enum rb_mode {
  *   72  u64      data_offset
  *   80  u64      data_stride
  *   88  u64      initial_count (value all counters started from)
+ *   96  u32      nr_accts K (writers' accounts per CPU, <= RB_MAX_ACCTS;
+ *                0: none, every writer uses the CPU's own words)
+ *  100  u32      acct_offset (where a CPU's accounts start in its
+ *                control area: after the sub-buffer array)
  */
 #define RB_SHM_HEADER_SIZE 4096
 #define RB_SHM_F_RSEQ 0x1u
@@ -95,6 +100,8 @@ struct rb_shm_header {
 	uint64_t data_offset;
 	uint64_t data_stride;
 	uint64_t initial_count;
+	uint32_t nr_accts;
+	uint32_t acct_offset;
 };
 
 /*
@@ -140,13 +147,17 @@ struct rb_subbuf_ctl {
  *   40  u64  hot_off            |
  *   48  u64  closed             |
  *   56  u8[8] padding          /
- *   64  u64  read_count, 72 u64 reader_subbuf, 80 u8[48]  (line 1: reader)
+ *   64  u64  read_count, 72 u64 reader_subbuf, 80 u64 void_begin,
+ *   88  u64  void_end, 96 u8[32]                          (line 1: reader)
  *  128  u64  events_lost, 136 u64 subbufs_lost,
  *  144  u64  records_lost_reported, 152 u8[40]         (line 2: statistics)
  *  192  u64  committed_remote, 200 u8[56]   (line 3: migrated committers,
  *            every commit in atomic mode; alone, as it is written once
  *            per event there: 6 ns per event less than beside line 2's)
  *  256  struct rb_subbuf_ctl sb[num_subbuf]
+ *  acct_offset  struct rb_acct acct[nr_accts] (32 bytes each:
+ *            0 u64 announced, 8 u64 committed, 16 u64 committed_remote,
+ *            24 u8[8] padding)
  *
  *  write_count: bytes reserved (free-running). Updated by the LCAS of
  *    Algorithm 2: an rseq section on the owning CPU in rseq mode, an SMP
@@ -158,7 +169,8 @@ struct rb_subbuf_ctl {
  *    packet header writes) that writers announced before reserving and
  *    that are still to be written: announced - committed -
  *    committed_remote (mod 2^64) is what this CPU's buffer still waits
- *    for. Free-running, only ever increased. announced: rseq sections on
+ *    for, with the same three words of every account added (see
+ *    accounts below). Free-running, only ever increased. announced: rseq sections on
  *    the owning CPU (the library's reservation stores it with write_count
  *    in one 16-byte store; the slow path adds before its LCAS), SMP atomic
  *    adds in atomic mode. committed: rseq adds on the owning CPU.
@@ -193,6 +205,23 @@ struct rb_subbuf_ctl {
  *    its compare-and-store section (rseq mode) or before each CAS attempt
  *    (atomic mode), until rb_reopen. Written by the reader only (SMP
  *    stores), read by writers; 0 in buffers of older versions (padding).
+ *  accounts (struct rb_acct; buffers several programs write, the
+ *    daemon's per-user buffers): the same announced/committed/
+ *    committed_remote words, one set per program per CPU, written as the
+ *    CPU's own words are (announced and committed by rseq sections on the
+ *    owning CPU, committed_remote by SMP adds; atomic mode: announced and
+ *    committed_remote by SMP adds). A process whose rb->acct is k > 0 (the
+ *    daemon gives each program its own, rb_use_acct) announces and commits
+ *    on account k - 1 only; every other writer (a program without one, the
+ *    reader's flush) on the CPU's words. Completion sums them all. So the
+ *    work a program left outstanding when it died is exactly its accounts'
+ *    announced - committed - committed_remote, which the reader voids
+ *    (rb_void_dead) once the program is known gone.
+ *  void_begin, void_end: [begin, end) the sub-buffers that may hold a slot
+ *    a dead writer reserved and never wrote (rb_void_dead): the reader
+ *    gives them up (counted in subbufs_lost) instead of reading them, and
+ *    a snapshot never copies them. Reader only (plain stores); begin ==
+ *    end: none.
  *  read_count: bytes consumed; SMP CAS by the reader (Algorithm 7) and by
  *    writers pushing the reader in overwrite mode.
  *  reader_subbuf: physical index of the reader's spare (overwrite mode);
@@ -214,7 +243,9 @@ struct rb_cpu_ctl {
 	uint8_t pad0[8];
 	uint64_t read_count;
 	uint64_t reader_subbuf;
-	uint8_t pad1[48];
+	uint64_t void_begin;
+	uint64_t void_end;
+	uint8_t pad1[32];
 	uint64_t events_lost;
 	uint64_t subbufs_lost;
 	uint64_t records_lost_reported;	/* events_lost in the last packet */
@@ -222,6 +253,14 @@ struct rb_cpu_ctl {
 	uint64_t committed_remote;
 	uint8_t pad3[56];
 	struct rb_subbuf_ctl sb[];
+};
+
+/* A writer's account on one CPU (see accounts above). */
+struct rb_acct {
+	uint64_t announced;
+	uint64_t committed;
+	uint64_t committed_remote;
+	uint8_t pad[8];
 };
 
 struct rb;
@@ -257,6 +296,7 @@ struct rb_config {
 	uint32_t subbuf_header_size;
 	uint64_t initial_count;		/* 0 normally; tests start near 2^64 */
 	bool use_rseq;			/* false forces SMP atomics */
+	uint32_t nr_accts;		/* writers' accounts (<= RB_MAX_ACCTS) */
 };
 
 /* Where one CPU's buffer is in this process's mapping. */
@@ -279,6 +319,9 @@ struct rb {
 	uint32_t num_subbuf;
 	bool rseq_fast;			/* rseq and this process can use it:
 					 * the inline fast path may run */
+	uint32_t acct_off;		/* this process's account: its byte
+					 * offset in a CPU's control area; 0:
+					 * none, the CPU's own words */
 	/* Slow paths only from here. */
 	uint64_t commit_mask;		/* M_0^(64-nsbbits): commit count bits */
 	struct rb_geom geom;
@@ -292,6 +335,8 @@ struct rb {
 	char *data;			/* shm + data_offset */
 	size_t data_stride;
 	uint64_t initial_count;
+	uint32_t nr_accts;
+	uint32_t acct_base;		/* header's acct_offset */
 	struct rb_client client;
 };
 
@@ -300,6 +345,8 @@ struct rb {
 struct rb_slot {
 	char *addr;		/* where the slot starts */
 	char *ctl;		/* the CPU's control area */
+	uint64_t *com;		/* the committed word its commit adds to:
+				 * the CPU's own or the writer's account's */
 	uint64_t offset;	/* write_count at the slot's start */
 	uint64_t tsc;		/* the event's timestamp */
 	int64_t rseq_off;	/* rb->fast.rseq_off (kept: the slot's writes
@@ -557,6 +604,36 @@ void rb_get_stats(const struct rb *rb, uint32_t cpu, struct rb_stats *st);
  * could not finish: damaged counters), -EINVAL (cpu).
  */
 int rb_close_dead(struct rb *rb, uint32_t cpu, uint64_t *outstanding);
+
+/*
+ * Writers' accounts (buffers several programs write; ringbuffer.h's
+ * layout, accounts). rb_use_acct: from now on this process's writers
+ * announce and commit on account `acct` (1..nr_accts; 0: the CPU's own
+ * words, as without accounts). Call it before the first reservation
+ * through `rb`. Returns 0 or -EINVAL (acct out of range).
+ */
+int rb_use_acct(struct rb *rb, uint32_t acct);
+
+/* Work announced on account `acct` (1..nr_accts) of `cpu` and not
+ * committed (0 for an account out of range): relaxed loads, for a
+ * reader deciding what to void or whether an account is free. */
+uint64_t rb_acct_outstanding(const struct rb *rb, uint32_t cpu, uint32_t acct);
+
+/*
+ * Dead writers (docs/ring-buffer.md): for each account with work
+ * outstanding on `cpu` whose owner `gone(arg, acct)` says is gone for
+ * good (no thread of it can run again: its process exited, every
+ * thread), void that work (add it to the account's committed_remote),
+ * so that the passes it held up complete, and give up (rb_get_subbuf,
+ * counted in subbufs_lost) the sub-buffers that may hold the slot it
+ * reserved and never wrote: from the oldest pass not complete to the end
+ * of the sub-buffer write_count is in. A torn event is never read.
+ * `gone` is called only for accounts with work outstanding.
+ * Concurrency: the CPU's reader (serialised with rb_get_subbuf), any
+ * writers. Returns the number of accounts voided, or -EINVAL (cpu).
+ */
+int rb_void_dead(struct rb *rb, uint32_t cpu, bool (*gone)(void *arg, uint32_t acct),
+		 void *arg);
 
 /* Count an event as lost on a CPU's buffer (async-signal-safe). */
 void rb_count_lost(struct rb *rb, uint32_t cpu);

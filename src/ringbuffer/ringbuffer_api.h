@@ -24,10 +24,26 @@ RB_HIDDEN bool rb_subbuf_try_complete(struct rb *rb, uint32_t cpu,
  * (rb_commit_rseq). */
 RB_HIDDEN void rb_commit_slow(struct rb *rb, const struct rb_slot *f,
 			      uint64_t remote_units);
+/* Void `units` announced on `cpu` by a reservation that failed (commit
+ * them, locally or remotely), as rb_lcas_announce does. */
+RB_HIDDEN void rb_unannounce(struct rb *rb, uint32_t cpu, uint64_t units);
 
 static inline struct rb_cpu_ctl *rb_cpu(const struct rb *rb, uint32_t cpu)
 {
 	return rb->cpus[cpu].ctl;
+}
+
+/* The announced and committed words this process's writers use in the
+ * control area `ctl` (ringbuffer.h, accounts): its account's, or the
+ * CPU's own (committed_remote goes with committed: rb_remote_word). */
+static inline uint64_t *rb_ann_word(const struct rb *rb, char *ctl)
+{
+	return (uint64_t *)(ctl + (rb->acct_off ? rb->acct_off : RT__CTL_ANNOUNCE));
+}
+
+static inline uint64_t *rb_com_word(const struct rb *rb, char *ctl)
+{
+	return (uint64_t *)(ctl + (rb->acct_off ? rb->acct_off + 8 : RT__CTL_COMMIT));
 }
 
 static inline uint32_t rb_subbuf_index(const struct rb *rb, uint64_t offset)
@@ -103,7 +119,7 @@ static inline int rb_reserve_slow_copy(struct rb *rb, struct rb_ctx *ctx)
  * buffer order.
  */
 static inline __attribute__((always_inline)) bool
-rb_fast_reserve(const struct rb *rb, uint64_t slot, uint64_t (*clock)(void),
+rb_fast_reserve(struct rb *rb, uint64_t slot, uint64_t (*clock)(void),
 		struct rb_slot *f)
 {
 #if RB_HAVE_RSEQ
@@ -135,14 +151,28 @@ rb_fast_reserve(const struct rb *rb, uint64_t slot, uint64_t (*clock)(void),
 	uint64_t tsc = clock();
 	if (__builtin_expect(tsc - last > b->tsc_max, 0))
 		return false;
-	/* Algorithm 2 line 6: the LCAS of write_count, announcing the slot. */
-	if (__builtin_expect(rb_rseq_reserve(c, wc, wc + slot, slot, cpu, off) != 0, 0))
+	/* Algorithm 2 line 6: the LCAS of write_count, announcing the slot:
+	 * one section storing both words, or, with an account (a buffer
+	 * other programs write too), the announcement on it first, then the
+	 * compare-and-store, whose failure voids it (the slow path's two
+	 * sections, rb_lcas_announce: program order on the CPU orders the
+	 * announcement before the reservation). */
+	if (__builtin_expect(rb->acct_off != 0, 0)) {
+		if (rb_rseq_add((uint64_t *)(c + rb->acct_off), slot, cpu, off) != 0)
+			return false;
+		if (rb_rseq_cmpeq_store(wcp, wc, wc + slot, cpu, off) != 0) {
+			rb_unannounce(rb, (uint32_t)cpu, slot);
+			return false;
+		}
+	} else if (__builtin_expect(rb_rseq_reserve(c, wc, wc + slot, slot, cpu, off) != 0, 0)) {
 		return false;
+	}
 	/* Relaxed: a hint for the next reservation (stale only towards the
 	 * past, which costs a full header, never a wrong one). */
 	__atomic_store_n(lastp, tsc, __ATOMIC_RELAXED);
 	f->addr = addr;
 	f->ctl = c;
+	f->com = rb_com_word(rb, c);
 	f->offset = wc;
 	f->room = (uint32_t)(S - in_sb);
 	f->tsc = tsc;
@@ -181,8 +211,7 @@ rb_commit_rseq(struct rb *rb, const struct rb_slot *f, uint64_t units)
 	/* The asm's "memory" clobber is the compiler barrier of Algorithm 3
 	 * line 1: the slot's data is written before the add; it also keeps
 	 * the write_count load below after the add. */
-	if (__builtin_expect(rb_rseq_add((uint64_t *)(f->ctl + RT__CTL_COMMIT), units,
-					  f->cpu, f->rseq_off) == 0, 1)) {
+	if (__builtin_expect(rb_rseq_add(f->com, units, f->cpu, f->rseq_off) == 0, 1)) {
 		/* Relaxed: only decides whether to check; the check does the
 		 * acquire loads. */
 		uint64_t wc = __atomic_load_n((uint64_t *)(f->ctl + RT__CTL_WRITE_COUNT),

@@ -3,6 +3,7 @@ RINGTRACE_RUNDIR, started with --foreground, killed at the end), the
 `ringtrace` commands, instrumented programs (app_prog, driven on stdin)
 and traces read back with babeltrace2's Python bindings."""
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -19,6 +20,7 @@ BUILD = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else "build"
 RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
 RINGTRACED = os.path.join(BUILD, "src/daemon/ringtraced")
 APP_PROG = os.path.join(BUILD, "tests/daemon/app_prog")
+APP_PAUSE = os.path.join(BUILD, "tests/daemon/app_pause")
 
 
 class Program:
@@ -67,6 +69,50 @@ class DlProgram(Program):
         line = self.p.stdout.readline()
         assert line.startswith("ready "), f"app_dl: {line!r}"
         self.pid = int(line.split()[1])
+
+
+class Pausing:
+    """app_pause (linked with the tests' copy of the library, whose hold
+    points can keep a writer at a point of an event): one command per
+    line, one answer line each."""
+
+    def __init__(self, env):
+        self.p = subprocess.Popen([APP_PAUSE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, env=env, text=True)
+        line = self.p.stdout.readline()
+        assert line.startswith("ready "), f"app_pause: {line!r}"
+        self.pid = int(line.split()[1])
+
+    def cmd(self, line):
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+        answer = self.p.stdout.readline()
+        assert answer == "ok\n", f"app_pause {line!r}: {answer!r}"
+
+    def close(self):
+        if self.p.poll() is None:
+            self.p.stdin.write("exit\n")
+            self.p.stdin.flush()
+            self.p.wait(timeout=30)
+        for f in (self.p.stdin, self.p.stdout, self.p.stderr):
+            f.close()
+
+
+def view_losses(env, path):
+    """(events discarded, packets lost) in the traces under `path`, as
+    `ringtrace view --stats` (our reader) counts them: the sums of its
+    streams' columns."""
+    r = subprocess.run([RINGTRACE, "view", "--stats", path], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    rows = r.stdout.split("pkts lost\n", 1)[1].split("\n\n", 1)[0]
+    discarded = lost = 0
+    for row in rows.splitlines():
+        m = re.match(r"^\d+\s+\S+\s+\d+\s+\d+\s+(\d+)\s+(\d+)$", row)
+        assert m, f"view --stats row {row!r}"
+        discarded += int(m.group(1))
+        lost += int(m.group(2))
+    return discarded, lost
 
 
 class AppCase(unittest.TestCase):

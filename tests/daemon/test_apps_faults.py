@@ -104,7 +104,7 @@ def close_mid(conn):
 def bad_channel(conn):
     # A CHANNEL without its descriptor and with nonsense sizes, then a
     # valid-looking reply: the program must reject the channel and go on.
-    conn.sendall(frame(CHANNEL, b"\x01" * 48))
+    conn.sendall(frame(CHANNEL, b"\x01" * 52))
     conn.sendall(frame(REGISTER_REPLY, struct.pack("<II", 1, 0)))
     time.sleep(5)
 
@@ -116,7 +116,7 @@ def unsealed_channel(conn):
     size = 1 << 20
     fd = os.memfd_create("unsealed", os.MFD_CLOEXEC)
     os.ftruncate(fd, size)
-    body = struct.pack("<QQIIQ", 1, 1, 0, 0, size) + b"\x11" * 16
+    body = struct.pack("<QQIIQ", 1, 1, 0, 0, size) + b"\x11" * 16 + struct.pack("<I", 0)
     socket.send_fds(conn, [frame(CHANNEL, body)], [fd])
     os.close(fd)
     conn.sendall(frame(REGISTER_REPLY, struct.pack("<II", 1, 0)))

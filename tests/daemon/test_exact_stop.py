@@ -10,55 +10,10 @@ discarded count with both.
 
 usage: test_exact_stop.py BUILD_DIR
 """
-import os
-import re
-import subprocess
 import unittest
 
-from apps_common import AppCase, BUILD, RINGTRACE, read_events
+from apps_common import AppCase, BUILD, Pausing, read_events, view_losses
 import rtfixtures  # noqa: E402 (apps_common puts tests/support on the path)
-
-APP_PAUSE = os.path.join(BUILD, "tests/daemon/app_pause")
-
-
-class Pausing:
-    """app_pause: one command per line, one answer line each."""
-
-    def __init__(self, env):
-        self.p = subprocess.Popen([APP_PAUSE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, env=env, text=True)
-        line = self.p.stdout.readline()
-        assert line.startswith("ready "), f"app_pause: {line!r}"
-        self.pid = int(line.split()[1])
-
-    def cmd(self, line):
-        self.p.stdin.write(line + "\n")
-        self.p.stdin.flush()
-        answer = self.p.stdout.readline()
-        assert answer == "ok\n", f"app_pause {line!r}: {answer!r}"
-
-    def close(self):
-        if self.p.poll() is None:
-            self.p.stdin.write("exit\n")
-            self.p.stdin.flush()
-            self.p.wait(timeout=30)
-        for f in (self.p.stdin, self.p.stdout, self.p.stderr):
-            f.close()
-
-
-def view_discarded(env, path):
-    """Events discarded in the traces under `path`, as `ringtrace view
-    --stats` (our reader) counts them: the sum of its streams' column."""
-    r = subprocess.run([RINGTRACE, "view", "--stats", path], capture_output=True, text=True,
-                       env=env, timeout=120)
-    assert r.returncode == 0, r.stderr
-    rows = r.stdout.split("pkts lost\n", 1)[1].split("\n\n", 1)[0]
-    total = 0
-    for row in rows.splitlines():
-        m = re.match(r"^\d+\s+\S+\s+\d+\s+\d+\s+(\d+)\s+\d+$", row)
-        assert m, f"view --stats row {row!r}"
-        total += int(m.group(1))
-    return total
 
 
 class ExactStop(AppCase):
@@ -97,7 +52,7 @@ class ExactStop(AppCase):
         # Event 10 was refused by the closed buffer: counted as
         # discarded, once.
         self.assertEqual(discarded, 1)
-        self.assertEqual(view_discarded(self.env, out), 1)
+        self.assertEqual(view_losses(self.env, out)[0], 1)
 
     def test_per_uid_buffers(self):
         self.check("--buffers-uid")

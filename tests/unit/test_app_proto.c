@@ -431,7 +431,7 @@ static void test_channel(void)
 		unit_case = "CHANNEL round trip";
 		struct rtp_app_channel m = { .key = 0x1122334455667788ull, .session_id = 9,
 					     .channel_id = 3, .nr_contexts = nc,
-					     .map_size = 1ull << 33 };
+					     .map_size = 1ull << 33, .account = 0x5a5a0007 };
 		for (int i = 0; i < 16; i++)
 			m.uuid[i] = (uint8_t)(0xa0 + i);
 		for (uint32_t i = 0; i < nc; i++)
@@ -441,14 +441,15 @@ static void test_channel(void)
 		CHECK_EQ(b.err, 0);
 		CHECK_EQ(b.len, RTP_APP_CHANNEL_FIXED + nc);
 		/* 0 key, 8 session, 16 channel, 20 nr_contexts, 24 map size,
-		 * 32 uuid, 48 contexts. */
+		 * 32 uuid, 48 account, 52 contexts. */
 		CHECK_EQ(u64_at(b.data, 0), m.key);
 		CHECK_EQ(u64_at(b.data, 8), 9);
 		CHECK_EQ(u32_at(b.data, 16), 3);
 		CHECK_EQ(u32_at(b.data, 20), nc);
 		CHECK_EQ(u64_at(b.data, 24), 1ull << 33);
 		CHECK(memcmp(b.data + 32, m.uuid, 16) == 0, "uuid bytes");
-		CHECK(memcmp(b.data + 48, m.contexts, nc) == 0, "context bytes");
+		CHECK_EQ(u32_at(b.data, 48), 0x5a5a0007);
+		CHECK(memcmp(b.data + 52, m.contexts, nc) == 0, "context bytes");
 		struct rtp_app_channel got;
 		memset(&got, 0xff, sizeof(got));
 		struct rtp_app_cursor c = rtp_app_cursor(b.data, b.len);
@@ -458,6 +459,7 @@ static void test_channel(void)
 		CHECK_EQ(got.channel_id, m.channel_id);
 		CHECK_EQ(got.nr_contexts, nc);
 		CHECK_EQ(got.map_size, m.map_size);
+		CHECK_EQ(got.account, m.account);
 		CHECK(memcmp(got.uuid, m.uuid, 16) == 0, "uuid");
 		CHECK(memcmp(got.contexts, m.contexts, nc) == 0, "contexts");
 		check_truncations("CHANNEL truncations", RTP_APP_CHANNEL, b.data, b.len);

@@ -251,6 +251,9 @@ static void reset_logs(void)
 	nbegin = nend = 0;
 }
 
+/* Writers' accounts of the next world_init's buffer (ringbuffer.h). */
+static uint32_t world_accts;
+
 static int world_init(struct world *w, const struct variant *v,
 		      enum rb_mode mode, uint64_t S, uint32_t N,
 		      uint32_t tsc_bits)
@@ -271,6 +274,7 @@ static int world_init(struct world *w, const struct variant *v,
 		.subbuf_header_size = HDR_SIZE,
 		.initial_count = v->near_wrap ? UINT64_MAX - 3 * buf + 1 : 0,
 		.use_rseq = v->rseq,
+		.nr_accts = world_accts,
 	};
 	struct rb_client cl = {
 		.subbuf_begin = cb_begin,
@@ -631,7 +635,7 @@ static void test_create(void)
 	set_case(NULL, "create");
 	struct rb rb;
 	struct rb_client cl = { cb_begin, cb_end, fake_clock, NULL };
-	struct rb_config ok = { 4096, 4, 2, RB_MODE_DISCARD, 27, HDR_SIZE, 0, false };
+	struct rb_config ok = { 4096, 4, 2, RB_MODE_DISCARD, 27, HDR_SIZE, 0, false, 0 };
 	struct rb_config c;
 	c = ok; c.subbuf_size = 4096 + 1;
 	CHECK_EQ(rb_create(&rb, &c, &cl), (uint64_t)-EINVAL);
@@ -1025,6 +1029,79 @@ static void test_held_slot(const struct variant *v, enum rb_mode mode)
 		CHECK_EQ(read_one(w, &p), 0);
 		CHECK_EQ(p.seq, k);
 	}
+	world_fini(w);
+	free(w);
+}
+
+/* rb_void_dead's callback: only account 1's owner is gone. */
+static bool only_acct1_gone(void *arg, uint32_t acct)
+{
+	(*(unsigned *)arg)++;
+	return acct == 1;
+}
+
+/*
+ * Dead writers: program A (account 1) dies with a slot reserved, program
+ * B (account 2) fills three more sub-buffers, which wait behind A's slot.
+ * rb_void_dead voids A's work (B's is never voided, even outstanding),
+ * every sub-buffer that may hold A's slot is given up and counted, none
+ * read; B's next packet is read whole.
+ */
+static void test_dead_writer(const struct variant *v, enum rb_mode mode)
+{
+	set_case(v, mode == RB_MODE_DISCARD ? "dead-writer/discard" : "dead-writer/overwrite");
+	struct world *w = calloc(1, sizeof(*w));
+	world_accts = 2;
+	int ret = world_init(w, v, mode, 4096, 8, 27);
+	world_accts = 0;
+	if (ret != 0) {
+		free(w);
+		return;
+	}
+	CHECK_EQ(rb_use_acct(&w->rb, 3), (uint64_t)-EINVAL);
+	CHECK_EQ(rb_use_acct(&w->rb, 1), 0);
+	fake_now++;
+	emit(w, 100, true, NULL);
+	struct rb_ctx held;
+	fake_now++;
+	CHECK_EQ(emit(w, 200, false, &held), 0);
+	CHECK_EQ(rb_acct_outstanding(&w->rb, 0, 1), held.slot_size);
+	uint64_t h = w->pos / w->S;
+	CHECK_EQ(rb_use_acct(&w->rb, 2), 0);
+	while (w->pos / w->S < h + 3) {
+		fake_now++;
+		emit(w, 300, true, NULL);
+	}
+	struct rb_ctx b_held;
+	fake_now++;
+	CHECK_EQ(emit(w, 40, false, &b_held), 0);
+	struct rb_read r;
+	CHECK_EQ(rb_get_subbuf(&w->rb, 0, &r), (uint64_t)-EAGAIN);
+	unsigned calls = 0;
+	CHECK_EQ(rb_void_dead(&w->rb, 0, only_acct1_gone, &calls), 1);
+	CHECK(calls == 2, "gone asked %u times, want 2 (the accounts with work)", calls);
+	CHECK_EQ(rb_acct_outstanding(&w->rb, 0, 1), 0);
+	CHECK_EQ(rb_acct_outstanding(&w->rb, 0, 2), b_held.slot_size);
+	/* B's slot still holds the last sub-buffer (closed by the void's
+	 * flush) up; once committed, everything from A's packet on is given
+	 * up, not read. */
+	model_flush(w);
+	uint64_t lost0 = ctl0(w)->subbufs_lost;
+	commit_event(w, &b_held, w->next_id - 1);
+	CHECK_EQ(rb_get_subbuf(&w->rb, 0, &r), (uint64_t)-EAGAIN);
+	CHECK_EQ(ctl0(w)->subbufs_lost - lost0, w->pos / w->S - h);
+	CHECK_EQ(ctl0(w)->read_count, w->rb.initial_count + w->pos);
+	calls = 0;
+	CHECK_EQ(rb_void_dead(&w->rb, 0, only_acct1_gone, &calls), 0);
+	CHECK_EQ(calls, 0);
+	/* B goes on: its next packet is read, whole. */
+	w->rpos = w->pos;
+	w->next_seq = w->pos / w->S;
+	fake_now++;
+	emit(w, 100, true, NULL);
+	CHECK_EQ(rb_flush_cpu(&w->rb, 0, false), 0);
+	model_flush(w);
+	CHECK_EQ(drain(w), 1);
 	world_fini(w);
 	free(w);
 }
@@ -2480,6 +2557,8 @@ int main(void)
 		test_final_flush_full(v);
 		test_flush(v, RB_MODE_DISCARD);
 		test_flush(v, RB_MODE_OVERWRITE);
+		test_dead_writer(v, RB_MODE_DISCARD);
+		test_dead_writer(v, RB_MODE_OVERWRITE);
 		test_close(v, RB_MODE_DISCARD);
 		test_close(v, RB_MODE_OVERWRITE);
 		test_timestamps(v);
