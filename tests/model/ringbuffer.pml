@@ -52,6 +52,8 @@
  *                         (subbuf_begin)
  *   pend[p]               the packet's content_size (subbuf_end), as the
  *                         logical offset of the packet's end
+ *   ann2, com2, comr2     DEAD: the library writer's account
+ *   vb, ve                DEAD: void_begin, void_end
  * Ghosts (no counterpart, for the assertions): ev_commit/ev_read (event at
  * that logical unit recorded / read back), lostsb (sub-buffer pushed and
  * counted), dropped (events refused and counted), rd_hold/rd_phys (the
@@ -72,6 +74,23 @@
  *   M_CS_NO_HOT_CHECK             one-section event trusts a stale hot word
  *   M_PUSH_UNCOUNTED              push of the reader not counted
  *   M_SNAPSHOT_NO_RECHECK         snapshot copy without the re-check
+ *
+ * Dead writers (-DDEAD): the library writer is another program, with its
+ * own account (struct rb_acct: ann2, com2, comr2) in a buffer the call
+ * site's program writes too; it may die (stop for good) after its
+ * reservation, before or after writing its slot, never committing it.
+ * Once it is dead the consumer may void its account's outstanding work
+ * (rb_void_dead: the range of sub-buffers that may hold its slot, then
+ * the add to comr2, completion, a flush); the reader gives up the
+ * complete sub-buffers in that range (counted in subbufs_lost).
+ * Mutation: M_VOID_NO_RANGE (voided, no range given up).
+ * Recovery (-DRECOVER): any library reservation may be its program's last
+ * (killed after reserving, before or after writing, never committing);
+ * once every writer is done or dead the consumer runs rb_close_dead
+ * (outstanding work: nothing; none: complete what write_count left and
+ * close the open packet) and drains, giving up what stays incomplete
+ * (rb_skip_stuck, at once). Mutation: M_CLOSE_DEAD_VOIDS (rb_close_dead
+ * voids the outstanding work and completes anyway).
  */
 
 #define S 4		/* sub-buffer size (units) */
@@ -124,6 +143,41 @@ byte clk = 1;
 byte stamp[NPHYS * S];
 byte pend[NPHYS];
 
+#ifdef DEAD
+byte ann2, com2, comr2;
+byte vb, ve;
+bit voided;
+/* The sub-buffer at logical o lies in the void range. */
+#define IN_VOID(o) ((o) / S * S >= vb && (o) / S * S < ve)
+/* Work announced and committed, the CPU's words and the account's. */
+#define ANN_ALL (ann + ann2)
+#define DONE_ALL (com + comr + com2 + comr2)
+/* This process's words (ringbuffer.h, accounts): the account's for the
+ * library writer (acct), the CPU's for the others. */
+#define ANN_ADD(x) atomic { ann2 = ann2 + (acct -> (x) : 0); ann = ann + (acct -> 0 : (x)) }
+#define COM_ADD(x) atomic { com2 = com2 + (acct -> (x) : 0); com = com + (acct -> 0 : (x)) }
+#define COMR_ADD(x) atomic { comr2 = comr2 + (acct -> (x) : 0); comr = comr + (acct -> 0 : (x)) }
+#define CAN_DIE acct
+#define ACCT_LOCAL , acct
+#else
+#define acct 0
+#define ACCT_LOCAL
+#define IN_VOID(o) false
+#define ANN_ALL ann
+#define DONE_ALL (com + comr)
+#define ANN_ADD(x) ann = ann + (x)
+#define COM_ADD(x) com = com + (x)
+#define COMR_ADD(x) comr = comr + (x)
+#ifdef RECOVER
+#define CAN_DIE 1
+#else
+#define CAN_DIE 0
+#endif
+#endif
+#if defined(DEAD) || defined(RECOVER)
+bit dead;	/* ghost: a writer died (DEAD: its pidfd is readable) */
+#endif
+
 byte dropped;
 bit ev_commit[MAXU], ev_read[MAXU], lostsb[MAXU / S];
 bit rd_hold;
@@ -174,7 +228,7 @@ inline try_complete(idx, off)
 	:: else ->
 #ifdef M_COMPLETE_ORDER
 		/* Mutation: announced read first. */
-		a = ann;
+		a = ANN_ALL;
 		done = com;
 		done = done + comr;
 		atomic {
@@ -184,9 +238,14 @@ inline try_complete(idx, off)
 		 * announced: acquire loads in this order. */
 		done = com;
 		done = done + comr;
+#ifdef DEAD
+		/* The account's committed words (read together: a
+		 * simplification of rb_done's loads). */
+		done = done + com2 + comr2;
+#endif
 		wa = wc;
 		atomic {
-			a = ann;
+			a = ANN_ALL;
 			/* RB_ASSERT: outstanding work never negative. */
 			assert(a >= done);
 #endif
@@ -202,7 +261,14 @@ inline try_complete(idx, off)
 			/* Seq-cst CAS from the previous pass's value. */
 			atomic {
 				if
-				:: cseq[idx] == raw -> cseq[idx] = tgt; WHOLE(idx, off)
+				:: cseq[idx] == raw -> cseq[idx] = tgt;
+					/* Published with a hole only when the
+					 * reader gives it up (a voided dead
+					 * writer's slot). */
+					if
+					:: IN_VOID(off) -> skip
+					:: else -> WHOLE(idx, off)
+					fi
 				:: else -> skip
 				fi
 			};
@@ -252,7 +318,7 @@ inline complete_behind()
  * what write_count left. */
 inline commit_units(units)
 {
-	com = com + units;
+	COM_ADD(units);
 	complete_behind()
 }
 
@@ -261,8 +327,8 @@ inline commit_units(units)
 inline commit_slot(units, st, rm)
 {
 	if
-	:: com = com + units
-	:: comr = comr + units
+	:: COM_ADD(units)
+	:: COMR_ADD(units)
 	fi;
 	w2 = wc;
 	if
@@ -426,7 +492,7 @@ inline reserve_slow(sz)
 			endo = start + sz;
 			job = so || sn;
 			units = SLOW_UNITS(sz);
-			ann = ann + units + job	/* the announcement (rseq add) */
+			ANN_ADD(units + job)	/* the announcement (rseq add) */
 		};
 		lcas(w, endo, units + job);
 		if
@@ -479,7 +545,7 @@ inline lib_event(sz)
 	w = wc;
 	atomic { lt = hot_tag; lp = hot_phys; in_sb = w % S; ok = 0 };
 	if
-	:: w - in_sb == lt && in_sb + sz < S ->
+	:: w - in_sb == lt && in_sb + sz < S && !acct ->
 		atomic { ts = clk; clk++ };
 		atomic {
 			if
@@ -488,6 +554,24 @@ inline lib_event(sz)
 			:: else -> skip
 			fi
 		}
+#ifdef DEAD
+	:: w - in_sb == lt && in_sb + sz < S && acct ->
+		/* With an account: the announcement (a section of its own),
+		 * then the compare-and-store, whose failure voids it
+		 * (rb_unannounce). */
+		atomic { ts = clk; clk++ };
+		ann2 = ann2 + FAST_UNITS(sz);
+		atomic {
+			if
+			:: wc == w -> wc = w + sz; ok = 1; TS_CHECK(ts)
+			:: else -> skip
+			fi
+		};
+		if
+		:: !ok -> commit_units(FAST_UNITS(sz))
+		:: else -> skip
+		fi
+#endif
 	:: else -> skip
 	fi;
 	if
@@ -495,7 +579,23 @@ inline lib_event(sz)
 	:: else -> reserve_slow(sz)
 	fi;
 	if
-	:: res -> write_slot(start, sz); commit_slot(units, start, rm)
+	:: res ->
+#if defined(DEAD) || defined(RECOVER)
+		/* A program killed with its slot reserved: before writing
+		 * it, or after, never committing it. */
+		if
+		:: CAN_DIE && !dead -> dead = 1; goto died
+		:: else -> skip
+		fi;
+		write_slot(start, sz);
+		if
+		:: CAN_DIE && !dead -> dead = 1; goto died
+		:: else -> skip
+		fi;
+#else
+		write_slot(start, sz);
+#endif
+		commit_slot(units, start, rm)
 	:: else -> skip
 	fi
 }
@@ -503,7 +603,7 @@ inline lib_event(sz)
 #define WRITER_LOCALS \
 	byte w, w2, in_sb, begin, start, endo, ts, nidx, r, p, u, ti, tp; \
 	byte lidx, ltag, lt, lp, units, rm, at, i, cbidx, tgt, raw, done, wa, a; \
-	bit so, sn, job, ok, res, lflag, tc
+	bit so, sn, job, ok, res, lflag, tc ACCT_LOCAL
 
 /* Dead locals back to 0 after each event, so that states differing only
  * in them are one state. */
@@ -560,6 +660,7 @@ proctype callsite(byte nev)
 		WRITER_RESET
 	:: else -> break
 	od;
+died:
 	wdone++
 }
 
@@ -569,10 +670,14 @@ proctype callsite(byte nev)
 proctype libwriter(byte nev)
 {
 	WRITER_LOCALS;
+#ifdef DEAD
+	acct = 1;	/* another program, on its own account */
+#endif
 	do
 	:: nev > 0 -> lib_event(LIB_SZ); WRITER_RESET
 	:: nev == 0 -> break
 	od;
+died:
 	wdone++
 }
 
@@ -608,7 +713,17 @@ inline get_put()
 	:: cseq[gidx] == r / (N * S) + 1 ->
 		/* Equation (4): not while the writers are in it. */
 		if
-		:: wc / S != r / S ->
+		:: wc / S != r / S && IN_VOID(r) ->
+			/* rb_get_one: a sub-buffer a dead writer's slot may be
+			 * in is given up (rb_give_up), never read. */
+			atomic {
+				if
+				:: rc == r -> rc = r / S * S + S; subbufs_lost++; lostsb[r / S] = 1
+				:: else -> skip
+				fi;
+				got = 1
+			}
+		:: wc / S != r / S && !IN_VOID(r) ->
 #if OVW
 			atomic { lidx = tidx[gidx]; ltag = ttag[gidx]; lflag = tflag[gidx] };
 			if
@@ -754,13 +869,75 @@ inline flush(final)
 	od
 }
 
+#ifdef DEAD
+/* rb_void_dead for the dead library writer's account: the range from the
+ * first pass not complete at the read position to the end of the
+ * sub-buffer write_count is in (one step: a simplification of its
+ * loads), then the void (an SMP add), completion and a flush. */
+inline void_dead()
+{
+	if
+	:: dead && !voided && ann2 != com2 + comr2 ->
+#ifndef M_VOID_NO_RANGE
+		atomic {
+			at = rc / S * S;
+			ve = (wc + S - 1) / S * S;
+			do
+			:: at != ve && cseq[(at / S) % N] == at / (N * S) + 1 -> at = at + S
+			:: else -> break
+			od;
+			vb = at;
+			at = 0
+		};
+#endif
+		atomic { comr2 = ann2 - com2; voided = 1 };
+		complete_behind();
+		flush(0)
+	:: else -> skip
+	fi
+}
+#endif
+
+#ifdef RECOVER
+/* rb_close_dead: nothing if work is outstanding; else complete what
+ * write_count left and close the open packet (an SMP reservation: no
+ * section of anyone runs any more). */
+inline close_dead()
+{
+#ifdef M_CLOSE_DEAD_VOIDS
+	/* Mutation: the outstanding work voided, the passes completed. */
+	comr = ann - com;
+#endif
+	if
+	:: ann == com + comr -> complete_behind(); flush(0)
+	:: else -> skip
+	fi
+}
+
+/* rb_skip_stuck at once (the writers are gone): the sub-buffer at the
+ * read position, left by write_count and still not complete, given up
+ * and counted; sets got. */
+inline skip_stuck()
+{
+	atomic {
+		got = 0;
+		r = rc;
+		if
+		:: wc - r / S * S >= S && cseq[(r / S) % N] != r / (N * S) + 1 ->
+			rc = r / S * S + S; subbufs_lost++; lostsb[r / S] = 1; got = 1
+		:: else -> skip
+		fi
+	}
+}
+#endif
+
 proctype consumer()
 {
 	byte w, in_sb, ts, r, p, u, ti, tp, lidx, ltag, at, i, cbidx;
 	byte tgt, raw, done, wa, a, gidx, se, sf, off, sidx, cs, sp, cpend;
 	byte cp[S];
 	byte lost_count, ops;
-	bit got, ok, lflag, tc;
+	bit got, ok, lflag, tc ACCT_LOCAL;
 	/* While the writers run: OPS operations in any order, at any
 	 * points (a bound that keeps the check exhaustive in minutes). */
 	do
@@ -769,8 +946,32 @@ proctype consumer()
 #ifdef SNAPSHOT
 	:: ops < OPS -> snapshot(); CONSUMER_RESET
 #endif
+#ifdef DEAD
+	:: dead && !voided -> void_dead()
+#endif
 	:: wdone == NW -> break
 	od;
+#ifdef DEAD
+	void_dead();
+#endif
+#ifdef RECOVER
+	/* `ringtrace recover`: every writer is gone. */
+	close_dead();
+	do
+	:: get_put();
+		if
+		:: !got -> skip_stuck()
+		:: else -> skip
+		fi;
+		if
+		:: !got -> break
+		:: else -> skip
+		fi
+	od;
+	atomic {
+		/* Everything reserved consumed or given up. */
+		assert(rc == wc || (rc / S == wc / S && rc % S == 0));
+#else
 	/* The final flush (stop), then everything is read. */
 	flush(1);
 	do
@@ -782,15 +983,25 @@ proctype consumer()
 	od;
 	atomic {
 		/* Nothing outstanding, everything consumed. */
-		assert(ann == com + comr);
+		assert(ANN_ALL == DONE_ALL);
 		assert(rc == wc);
+#endif
 		/* Nothing lost uncounted: each recorded event was read, or lies
 		 * in a sub-buffer pushed (overwrite mode) and counted. */
 		i = 0;
 		lost_count = 0;
 		do
 		:: i < MAXU ->
+#ifdef RECOVER
+			/* But the sub-buffer write_count is in when a writer
+			 * died in an event there: not read (rb_close_dead
+			 * closes no packet), counted by the consumer's drain,
+			 * not modelled (docs/reliability.md). */
+			assert(!ev_commit[i] || ev_read[i] || lostsb[i / S] ||
+			       (dead && i / S == wc / S));
+#else
 			assert(!ev_commit[i] || ev_read[i] || lostsb[i / S]);
+#endif
 			if
 			:: i % S == 0 && lostsb[i / S] -> lost_count++
 			:: else -> skip
