@@ -10,7 +10,8 @@
  *   hold SEQ AT    a second thread records pause:ev { seq = SEQ }, held
  *                  at AT: "before" (its buffer looked up, nothing
  *                  reserved) or "reserved" (its slot reserved, nothing
- *                  written); "ok" once it is held there
+ *                  written); "ok" once it is held there, an error line
+ *                  if it is not within 60 s
  *   release        lets it go on; "ok" once its call returned
  *   exit           exit(0)
  * At start it prints "ready PID". pause:ev has a string field: with a
@@ -25,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <ringtrace/ringtrace.h>
@@ -88,11 +90,18 @@ int main(void)
 			hold_at = !strcmp(at, "reserved") ? RT_TEST_RESERVED : RT_TEST_BEFORE_RESERVE;
 			pthread_create(&t, NULL, hold_thread, (void *)(uintptr_t)n);
 			started = true;
+			/* Bounded: an event that no longer takes the path of
+			 * the hold points fails the test instead of hanging it. */
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += 60;
+			int r = 0;
 			pthread_mutex_lock(&lock);
-			while (!held)
-				pthread_cond_wait(&cond, &lock);
+			while (!held && r == 0)
+				r = pthread_cond_timedwait(&cond, &lock, &until);
+			bool ok = held;
 			pthread_mutex_unlock(&lock);
-			printf("ok\n");
+			printf(ok ? "ok\n" : "error: the writer never reached the hold point\n");
 		} else if (!strcmp(line, "release\n") && started) {
 			pthread_mutex_lock(&lock);
 			released = true;
