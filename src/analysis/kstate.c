@@ -792,14 +792,18 @@ int ra_kstate_feed(struct ra_kstate *ks, const struct rtr_trace *t, const struct
 		int64_t tid, flags;
 		if (!payload_int(raw, "pid", &tid) || !payload_int(raw, "clone_flags", &flags))
 			break;
+		/* What the creator says, read before thread() adds the new
+		 * thread: adding may move the table, and cur with it. */
+		int64_t cur_pid = cur ? cur->pid : -1;
+		bool cur_kthread = cur && cur->kthread && cur->tid != 0;
 		struct ra_ks_thread *th = thread(ks, tid, &err);
 		if (!th)
 			break;
 		if (!(flags & 0x10000))
 			th->pid = tid;
-		else if (cur && cur->pid >= 0)
-			th->pid = cur->pid;
-		th->kthread = cur && cur->kthread && cur->tid != 0;
+		else if (cur_pid >= 0)
+			th->pid = cur_pid;
+		th->kthread = cur_kthread;
 		if (rtr_field_by_name(raw, "comm", &v) == 0)
 			set_comm(th, &v);
 		break;
