@@ -200,6 +200,10 @@ int cons_net_open(struct cons_net *n, const char *relay, int ctrl_port, int data
 	return 0;
 }
 
+/* Every packet sent stored (DATA_SYNC on the data connection) and the
+ * metadata too: the control connection's METADATA frames have no reply,
+ * and the relay serves each connection on a thread of its own, so a
+ * request answered there (a CLOCK exchange) comes after them. */
 static int sync_locked(struct cons_net *n)
 {
 	if (n->data < 0)
@@ -212,6 +216,19 @@ static int sync_locked(struct cons_net *n)
 	if (!ret && h.type != RNET_REPLY)
 		ret = -EPROTO;
 	free(p);
+	p = NULL;
+	if (!ret) {
+		struct rnet_wr w = { 0 };
+		rnet_put_u64(&w, rnet_realtime_ns());
+		ret = w.err ? w.err : rnet_send(n->ctrl, RNET_CLOCK, w.p, (uint32_t)w.len,
+						 RNET_SEND_MS);
+		rnet_wr_free(&w);
+		if (!ret)
+			ret = rnet_recv(n->ctrl, &h, &p, RNET_SYNC_MS);
+		if (!ret && h.type != RNET_CLOCK_REPLY)
+			ret = -EPROTO;
+		free(p);
+	}
 	if (ret < 0)
 		disconnect(n);
 	return ret;
