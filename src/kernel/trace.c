@@ -395,6 +395,26 @@ static void learn_after(struct rtk_procs *p, const struct rtk_class *c, const ch
 	}
 }
 
+/* Thread tid's entry, made when the table does not know it yet (from
+ * /proc, or from the creation queued on another CPU): NULL when it cannot
+ * be. The pointer is valid until the table's next insertion. */
+static struct rtk_proc *resolve(struct rtk_trace *t, int32_t tid)
+{
+	struct rtk_proc *r = rtk_procs_resolve(&t->procs, tid);
+	if (r && r->pid < 0 && !r->searched && t->lookahead) {
+		/* Gone from /proc and created on another CPU? Once. */
+		r->searched = true;
+		t->lookahead(t->lookahead_arg, tid);
+		/* It may have moved, or been made afresh by the creation
+		 * found (which forgets it was searched for: searching again
+		 * at each of its events would undo what they taught). */
+		r = rtk_procs_resolve(&t->procs, tid);
+		if (r)
+			r->searched = true;
+	}
+	return r;
+}
+
 static char *put_contexts(struct rtk_trace *t, char *p, int32_t tid, unsigned cpu)
 {
 	struct rtk_proc idle = { .tid = 0, .pid = 0, .prio = 20 }, unknown = {
@@ -405,13 +425,7 @@ static char *put_contexts(struct rtk_trace *t, char *p, int32_t tid, unsigned cp
 		snprintf(idle.comm, sizeof(idle.comm), "swapper/%u", cpu);
 		e = &idle;
 	} else if (tid > 0) {
-		struct rtk_proc *r = rtk_procs_resolve(&t->procs, tid);
-		if (r && r->pid < 0 && !r->searched && t->lookahead) {
-			/* Gone from /proc and created on another CPU? Once. */
-			r->searched = true;
-			t->lookahead(t->lookahead_arg, tid);
-			r = rtk_procs_resolve(&t->procs, tid);	/* it may have moved */
-		}
+		struct rtk_proc *r = resolve(t, tid);
 		e = r ? r : &unknown;
 	}
 	if (t->contexts & RTK_CTX_PID) {
@@ -438,6 +452,12 @@ static char *put_payload(struct rtk_trace *t, char *p, const struct rtk_class *c
 	memcpy(p, &tid, 4);
 	p += 4;
 	if (t->contexts) {
+		/* A sched_switch's prev is its emitter as it is: what the
+		 * event says wins over what the table's first look at an
+		 * unknown thread finds (a creation queued on another CPU names
+		 * it as it was before a rename recorded elsewhere). */
+		if (c->role == RTK_ROLE_SWITCH && tid > 0)
+			resolve(t, tid);
 		learn_before(&t->procs, c, rec, size);
 		p = put_contexts(t, p, tid, cpu);
 		learn_after(&t->procs, c, rec, size, tid);
