@@ -42,18 +42,9 @@
 # same alternation: a change measured against the code before it).
 set -euo pipefail
 
-die() { echo "bench/kernel: $*" >&2; exit 1; }
-say() { echo "bench/kernel: $*" >&2; }
-
-[ $# -ge 1 ] || die "usage: bench/kernel.sh BUILD_DIR [--quick]"
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=$(cd "$1" 2>/dev/null && pwd) || die "no build directory $1 (run make first)"
-MODE=full
-case "${2:-}" in
-"") ;;
---quick) MODE=quick ;;
-*) die "unknown option $2" ;;
-esac
+BENCH_NAME=bench/kernel BENCH_MODES="quick"
+. "$(dirname "$0")/args.sh"
+bench_args "$@"
 KLOAD=$BUILD/bench/kload
 RT=$BUILD/src/cli/ringtrace
 RTB=

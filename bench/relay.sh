@@ -24,18 +24,9 @@
 # and N.
 set -euo pipefail
 
-die() { echo "bench: $*" >&2; exit 1; }
-say() { echo "bench: $*" >&2; }
-
-[ $# -ge 1 ] || die "usage: bench/relay.sh BUILD_DIR [--quick]"
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=$(cd "$1" 2>/dev/null && pwd) || die "no build directory $1 (run make first)"
-MODE=full
-case "${2:-}" in
-	"") ;;
-	--quick) MODE=quick ;;
-	*) die "unknown option $2" ;;
-esac
+BENCH_NAME=bench BENCH_MODES="quick"
+. "$(dirname "$0")/args.sh"
+bench_args "$@"
 case $MODE in
 full) REPS=7 EVENTS=10000000 ;;
 quick) REPS=3 EVENTS=2000000 ;;

@@ -23,19 +23,9 @@
 # tracefs to itself).
 set -euo pipefail
 
-die() { echo "bench: $*" >&2; exit 1; }
-say() { echo "bench: $*" >&2; }
-
-[ $# -ge 1 ] || die "usage: bench/run.sh BUILD_DIR [--quick|--smoke]"
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=$(cd "$1" 2>/dev/null && pwd) || die "no build directory $1 (run make first)"
-MODE=full
-case "${2:-}" in
-	"") ;;
-	--quick) MODE=quick ;;
-	--smoke) MODE=smoke ;;
-	*) die "unknown option $2" ;;
-esac
+BENCH_NAME=bench BENCH_MODES="quick smoke"
+. "$(dirname "$0")/args.sh"
+bench_args "$@"
 B=$BUILD/bench
 START_S=$(date +%s)
 
