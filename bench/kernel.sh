@@ -43,7 +43,7 @@
 set -euo pipefail
 
 BENCH_NAME=bench/kernel BENCH_MODES="quick"
-. "$(dirname "$0")/args.sh"
+. "$(dirname "$0")/common.sh"
 bench_args "$@"
 KLOAD=$BUILD/bench/kload
 RT=$BUILD/src/cli/ringtrace
@@ -79,16 +79,9 @@ cleanup() {
 	set +e
 	hogs_stop
 	[ -n "$TC_INSTANCE" ] && [ -d "$TR/instances/$TC_INSTANCE" ] && rmdir "$TR/instances/$TC_INSTANCE"
-	if [ $rc -ne 0 ] && [ -s "$ERRLOG" ]; then
-		echo "bench/kernel: last messages of the programs:" >&2
-		tail -n 20 "$ERRLOG" >&2
-	fi
-	rm -rf "$T"
-	exit $rc
+	bench_exit $rc
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_traps
 
 # --- what can run here ---------------------------------------------------------
 KERNEL_OK=1

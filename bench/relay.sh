@@ -25,7 +25,7 @@
 set -euo pipefail
 
 BENCH_NAME=bench BENCH_MODES="quick"
-. "$(dirname "$0")/args.sh"
+. "$(dirname "$0")/common.sh"
 bench_args "$@"
 case $MODE in
 full) REPS=7 EVENTS=10000000 ;;
@@ -66,16 +66,9 @@ cleanup() {
 		case "$(ps -o comm= -p "$k" 2>/dev/null)" in lttng*) kill "$k" 2>/dev/null ;; esac
 	done
 	[ -n "$WAIT_SHM" ] && rm -f "$WAIT_SHM"
-	if [ $rc -ne 0 ] && [ -s "$ERRLOG" ]; then
-		echo "bench: last messages of the programs:" >&2
-		tail -n 20 "$ERRLOG" >&2
-	fi
-	rm -rf "$T"
-	exit $rc
+	bench_exit $rc
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_traps
 
 now_ns() { date +%s%N; }
 count_events() {	# DIR -> events babeltrace2 reads there

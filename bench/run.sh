@@ -24,7 +24,7 @@
 set -euo pipefail
 
 BENCH_NAME=bench BENCH_MODES="quick smoke"
-. "$(dirname "$0")/args.sh"
+. "$(dirname "$0")/common.sh"
 bench_args "$@"
 B=$BUILD/bench
 START_S=$(date +%s)
@@ -107,16 +107,9 @@ cleanup() {
 	[ -n "$WAIT_SHM" ] && rm -f "$WAIT_SHM"
 	[ -n "$FTRACE_INSTANCE" ] && rmdir "$FTRACE_INSTANCE" 2>/dev/null
 	[ "$MOUNTED_TRACEFS" = 1 ] && umount /sys/kernel/tracing 2>/dev/null
-	if [ $rc -ne 0 ] && [ -s "$ERRLOG" ]; then
-		echo "bench: last messages of the programs:" >&2
-		tail -n 20 "$ERRLOG" >&2
-	fi
-	rm -rf "$T"
-	exit $rc
+	bench_exit $rc
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+bench_traps
 
 # --- CPUs: consumers on the first CPU, measuring threads from the last ------
 NCPU=$(nproc)
