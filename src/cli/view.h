@@ -110,12 +110,17 @@ struct view_printer {
 	bool delta;			/* (+S.nnnnnnnnn) since the previous event */
 	bool color;
 	bool with_source;		/* several traces: say which */
+	bool plain;			/* no per-class caches of text: every
+					 * value decoded and formatted (what
+					 * tests compare the caches with) */
 	/* The `ip` context's symbols (analysis.h), NULL: raw addresses;
 	 * the trace (vpid of per-process traces). Borrowed. */
 	struct ra_symbols *syms;
 	const struct rtr_trace *t;
 	bool have_last;
 	int64_t last_ns;
+	struct fmt_out scratch;		/* a context's text, to cache it
+					 * (view_print.c); zeroed until used */
 	int64_t ts_sec;			/* JSON "ts": seconds whose digits are cached */
 	uint8_t ts_sec_len;
 	char ts_sec_text[24];

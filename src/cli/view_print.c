@@ -168,13 +168,14 @@ static void put_symbol(struct view_printer *pr, const struct rtr_event *ev, uint
 }
 
 /* The stream event context and event context fields: " { a = 1 }" (text)
- * or ,"context":{"a":1} (JSON, also when empty). */
-static void put_context(struct view_printer *pr, const struct rtr_event *ev)
+ * or ,"context":{"a":1} (JSON, also when empty). False when a field did
+ * not decode. */
+static bool put_context(struct view_printer *pr, const struct rtr_event *ev)
 {
 	static const enum rtr_scope scopes[] = { RTR_SCOPE_STREAM_EVENT_CONTEXT,
 						 RTR_SCOPE_EVENT_CONTEXT };
 	struct fmt_out *o = pr->out;
-	bool json = pr->json, any = false;
+	bool json = pr->json, any = false, ok = true;
 	for (int s = 0; s < 2; s++) {
 		uint32_t n = rtr_scope_count(ev, scopes[s]);
 		for (uint32_t i = 0; i < n; i++) {
@@ -197,6 +198,7 @@ static void put_context(struct view_printer *pr, const struct rtr_event *ev)
 				put_lit(o, " = ");
 			}
 			any = true;
+			ok &= r == 0;
 			if (r == 0)
 				put_value(o, &v, 16, json, 1);
 			else
@@ -209,6 +211,7 @@ static void put_context(struct view_printer *pr, const struct rtr_event *ev)
 		put_lit(o, any ? "}" : ",\"context\":{}");
 	else if (any)
 		put_lit(o, ev->cls->nr_fields ? " }," : " }");
+	return ok;
 }
 
 /*
@@ -227,6 +230,34 @@ struct view_layout {
 				 * scopes' layouts are per class) */
 	bool printf;		/* an rt_printf event: its first field, the
 				 * format, is shown as the message `msg` */
+	bool ctx_cached;	/* its context text is cached (ctx_cache) */
+	struct ctx_cache *ctx;	/* owned; NULL until the first event */
+};
+
+/*
+ * The context text of a class's recent events, keyed on the bytes of
+ * their two context scopes (rtr_scope_bytes: the values come from them
+ * alone, the layout is the class's): the contexts ringtrace and LTTng
+ * record (vpid, vtid, procname) repeat from one event of a thread to the
+ * next, so most events copy their text instead of decoding and
+ * formatting it. A few entries, for the threads that take turns on a
+ * CPU; replaced in turn.
+ */
+#define CTX_WAYS 4
+/* Larger keys or texts are not cached. */
+#define CTX_MAX_KEY 256
+#define CTX_MAX_TEXT 2048
+
+struct ctx_entry {
+	char *mem;		/* owned: the key bytes, then the text */
+	uint32_t cap;
+	uint16_t len0, len1;	/* the two scopes' byte counts (the key) */
+	uint32_t text_len;	/* 0: unused */
+};
+
+struct ctx_cache {
+	struct ctx_entry e[CTX_WAYS];
+	uint32_t next;		/* the entry to replace next */
 };
 
 /* Whether events of class c are rt_printf's: the first payload field is
@@ -246,6 +277,24 @@ static void end_piece(struct layout_builder *b, struct view_layout *l, uint32_t 
 	l->piece[i].off = b->mark;
 	l->piece[i].len = (uint32_t)b->o.len - b->mark;
 	b->mark = (uint32_t)b->o.len;
+}
+
+/* An `ip` context field (its symbol depends on more than its bytes). */
+static bool has_ip_context(const struct rtr_event *ev)
+{
+	static const enum rtr_scope scopes[] = { RTR_SCOPE_STREAM_EVENT_CONTEXT,
+						 RTR_SCOPE_EVENT_CONTEXT };
+	for (int s = 0; s < 2; s++) {
+		uint32_t n = rtr_scope_count(ev, scopes[s]);
+		for (uint32_t i = 0; i < n; i++) {
+			struct rtr_value v;
+			const char *name = NULL;
+			if (rtr_scope_field(ev, scopes[s], i, &v, &name) == 0 && name &&
+			    !strcmp(name, "ip"))
+				return true;
+		}
+	}
+	return false;
 }
 
 __attribute__((noinline)) static int build_layout(struct view_printer *pr,
@@ -307,6 +356,7 @@ __attribute__((noinline)) static int build_layout(struct view_printer *pr,
 	l->text = b.o.buf;	/* kept: fmt_close is not called */
 	l->has_context = rtr_scope_count(ev, RTR_SCOPE_STREAM_EVENT_CONTEXT) ||
 			 rtr_scope_count(ev, RTR_SCOPE_EVENT_CONTEXT);
+	l->ctx_cached = l->has_context && !pr->plain && !(pr->syms && has_ip_context(ev));
 	return 0;
 }
 
@@ -346,7 +396,12 @@ void view_printer_free(struct view_printer *p)
 	for (size_t i = 0; p->layouts && i < p->nr_layouts; i++) {
 		free(p->layouts[i].text);
 		free(p->layouts[i].piece);
+		for (int k = 0; p->layouts[i].ctx && k < CTX_WAYS; k++)
+			free(p->layouts[i].ctx->e[k].mem);
+		free(p->layouts[i].ctx);
 	}
+	if (p->scratch.buf)
+		fmt_close(&p->scratch);
 	free(p->layouts);
 	p->layouts = NULL;
 }
@@ -379,6 +434,67 @@ static void put_message(struct fmt_out *o, const struct rtr_event *ev, bool json
 	put_value(o, &v, 10, json, 0);
 }
 
+/* put_context through the class's cache (l->ctx_cached). */
+static void put_context_cached(struct view_printer *pr, struct view_layout *l,
+			       const struct rtr_event *ev)
+{
+	const uint8_t *k0, *k1;
+	size_t n0, n1;
+	if (rtr_scope_bytes(ev, RTR_SCOPE_STREAM_EVENT_CONTEXT, &k0, &n0) < 0 ||
+	    rtr_scope_bytes(ev, RTR_SCOPE_EVENT_CONTEXT, &k1, &n1) < 0 ||
+	    n0 + n1 > CTX_MAX_KEY) {
+		put_context(pr, ev);
+		return;
+	}
+	if (!n0)	/* absent: NULL, which memcmp and memcpy must not see */
+		k0 = (const uint8_t *)"";
+	if (!n1)
+		k1 = (const uint8_t *)"";
+	struct ctx_cache *cc = l->ctx;
+	if (cc) {
+		for (int w = 0; w < CTX_WAYS; w++) {
+			const struct ctx_entry *e = &cc->e[w];
+			if (e->text_len && e->len0 == n0 && e->len1 == n1 &&
+			    !memcmp(e->mem, k0, n0) && !memcmp(e->mem + n0, k1, n1)) {
+				fmt_str(pr->out, e->mem + n0 + n1, e->text_len);
+				return;
+			}
+		}
+	} else if ((cc = l->ctx = calloc(1, sizeof(*cc))) == NULL) {
+		put_context(pr, ev);	/* without the cache */
+		return;
+	}
+	/* A miss: the text into the scratch buffer, then the entry and out. */
+	struct fmt_out *out = pr->out;
+	if (!pr->scratch.buf && fmt_open(&pr->scratch, NULL, CTX_MAX_TEXT) < 0) {
+		put_context(pr, ev);
+		return;
+	}
+	pr->scratch.len = 0;
+	pr->out = &pr->scratch;
+	bool ok = put_context(pr, ev);
+	pr->out = out;
+	size_t tl = pr->scratch.len;
+	fmt_str(out, pr->scratch.buf, tl);
+	struct ctx_entry *e = &cc->e[cc->next];
+	if (!ok || pr->scratch.err || !tl || tl > CTX_MAX_TEXT)
+		return;
+	if (e->cap < n0 + n1 + tl) {
+		char *m = realloc(e->mem, CTX_MAX_KEY + CTX_MAX_TEXT);
+		if (!m)
+			return;
+		e->mem = m;
+		e->cap = CTX_MAX_KEY + CTX_MAX_TEXT;
+	}
+	memcpy(e->mem, k0, n0);
+	memcpy(e->mem + n0, k1, n1);
+	memcpy(e->mem + n0 + n1, pr->scratch.buf, tl);
+	e->len0 = (uint16_t)n0;
+	e->len1 = (uint16_t)n1;
+	e->text_len = (uint32_t)tl;
+	cc->next = (cc->next + 1) % CTX_WAYS;
+}
+
 /* Event name and payload, from the class layout. */
 static void put_event(struct view_printer *pr, const struct view_event *e)
 {
@@ -393,7 +509,10 @@ static void put_event(struct view_printer *pr, const struct view_event *e)
 	}
 	if (!pr->json && l->has_context) {
 		put_piece(o, l, 0);
-		put_context(pr, ev);
+		if (l->ctx_cached)
+			put_context_cached(pr, l, ev);
+		else
+			put_context(pr, ev);
 		put_piece(o, l, 1);
 	} else {	/* pieces 0 and 1 are contiguous: one copy */
 		put_pieces(o, l, 0, 1);
@@ -428,7 +547,9 @@ static void put_event(struct view_printer *pr, const struct view_event *e)
 	put_piece(o, l, c->nr_fields + 2);
 	if (!pr->json)
 		return;
-	if (l->has_context)
+	if (l->ctx_cached)
+		put_context_cached(pr, l, ev);
+	else if (l->has_context)
 		put_context(pr, ev);
 	else
 		put_lit(o, ",\"context\":{}");

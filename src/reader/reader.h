@@ -270,6 +270,18 @@ int rtr_field_by_name(const struct rtr_event *ev, const char *name,
 uint32_t rtr_scope_count(const struct rtr_event *ev, enum rtr_scope s);
 int rtr_scope_field(const struct rtr_event *ev, enum rtr_scope s, uint32_t i,
 		    struct rtr_value *v, const char **name);
+/*
+ * The bytes scope `s` of `ev` spans, when its fields' values are decoded
+ * from them alone: a structure of static size (no variant, no sequence)
+ * or of scalars and strings, beginning on a byte (its members' padding
+ * is then the same wherever it lies). Two events of one class whose scope
+ * has the same bytes have the same values there (a per-class cache of
+ * their text can be keyed on them). *p and *len: from its first byte to
+ * the one holding its last bit (*len 0 when the scope is absent). 0,
+ * -ENOTSUP (another shape: decode the fields), -EINVAL (as rtr_field).
+ */
+int rtr_scope_bytes(const struct rtr_event *ev, enum rtr_scope s, const uint8_t **p,
+		    size_t *len);
 /* RTR_STRUCT: members, RTR_ARRAY: elements; 0 for other types. */
 uint32_t rtr_value_count(const struct rtr_value *v);
 /* Member or element `i` of an RTR_STRUCT / RTR_ARRAY value; *name (if

@@ -586,6 +586,33 @@ static inline bool fast_header(struct rtr_cursor *c, const struct rtr_stream_cla
 	return true;
 }
 
+static inline bool skip_strs(const struct rtr_cursor *c, const struct rtr_node *n,
+			     uint64_t *bitp, uint64_t end);
+
+/* A context scope (root n, NULL: absent) from *bitp: one of scalars and
+ * strings (rtr_node.strs, such as the vpid, vtid and procname contexts)
+ * is stepped over without records, left for rtr_cursor_expand to lay out
+ * when a field is asked for (a viewer that caches the contexts' text by
+ * their bytes rarely asks); the others as walk_scope lays them out. */
+__attribute__((always_inline))
+static inline int context_scope(struct rtr_cursor *c, int scope, const struct rtr_node *n,
+				uint64_t *bitp, uint64_t end)
+{
+	if (n && !n->plain && n->strs) {
+		uint64_t start = align_up(*bitp, n->align);
+		if (skip_strs(c, n, bitp, end)) {
+			struct rtr_recbuf *rb = &c->recs[scope];
+			rb->n = 0;
+			rb->root = n;
+			rb->state = RS_SKIPPED;
+			rb->start = start;
+			rb->end = *bitp;
+			return 0;
+		}
+	}
+	return walk_scope(c, scope, n, bitp, end, dynamic(n));
+}
+
 int rtr_cursor_next(struct rtr_cursor *c)
 {
 	if (!c->map)
@@ -605,13 +632,13 @@ int rtr_cursor_next(struct rtr_cursor *c)
 	uint64_t end = c->pkt.content_end, at = c->pos, bit = at;
 	c->ev_id = 0;
 	/* Headers are only scanned (their values are rarely asked for);
-	 * contexts and payloads of dynamic size get their records at once
-	 * (readers usually want them, and that spares a second walk). */
+	 * payloads and contexts of dynamic size get their records at once
+	 * (readers usually want them, and that spares a second walk), but
+	 * contexts of scalars and strings (context_scope). */
 	if ((!sc->fast_header || !fast_header(c, sc, &bit, end)) &&
 	    walk_scope(c, RTR_SCOPE_EVENT_HEADER, sc->event_header, &bit, end, false) < 0)
 		return -EINVAL;
-	if (walk_scope(c, RTR_SCOPE_STREAM_EVENT_CONTEXT, sc->event_context, &bit, end,
-		       dynamic(sc->event_context)) < 0)
+	if (context_scope(c, RTR_SCOPE_STREAM_EVENT_CONTEXT, sc->event_context, &bit, end) < 0)
 		return -EINVAL;
 	uint32_t k = rtr_meta_find_class(m, sc, c->ev_id);
 	if (k == UINT32_MAX)
@@ -619,7 +646,7 @@ int rtr_cursor_next(struct rtr_cursor *c)
 	const struct rtr_class_nodes *cn = &m->class_nodes[k];
 	c->cls = k;
 	c->ev_start = at;
-	if (walk_scope(c, RTR_SCOPE_EVENT_CONTEXT, cn->context, &bit, end, dynamic(cn->context)) < 0)
+	if (context_scope(c, RTR_SCOPE_EVENT_CONTEXT, cn->context, &bit, end) < 0)
 		return -EINVAL;
 	uint64_t pl = bit;
 	if (walk_scope(c, RTR_SCOPE_PAYLOAD, cn->payload, &bit, end, dynamic(cn->payload)) < 0)

@@ -169,6 +169,27 @@ uint32_t rtr_scope_count(const struct rtr_event *ev, enum rtr_scope s)
 	return c->recs[s].root->nr_children;
 }
 
+int rtr_scope_bytes(const struct rtr_event *ev, enum rtr_scope s, const uint8_t **p,
+		    size_t *len)
+{
+	const struct rtr_cursor *c = cursor_of(ev);
+	if (!c || !p || !len || (unsigned)s >= RTR_NR_SCOPES)
+		return -EINVAL;
+	const struct rtr_recbuf *rb = &c->recs[s];
+	*p = NULL;
+	*len = 0;
+	if (rb->state == RS_ABSENT)
+		return 0;
+	/* Every member's alignment divides the root's (decode_plan.c: a
+	 * structure is aligned as its most aligned member; plain and strs
+	 * hold no variant, whose options' alignments would not count). */
+	if (!(rb->root->plain || rb->root->strs) || rb->start % 8)
+		return -ENOTSUP;
+	*p = c->map + rb->start / 8;
+	*len = (size_t)((rb->end - rb->start + 7) / 8);
+	return 0;
+}
+
 int rtr_scope_field(const struct rtr_event *ev, enum rtr_scope s, uint32_t i,
 		    struct rtr_value *v, const char **name)
 {

@@ -27,6 +27,8 @@ TYPES = os.path.join(BUILD, "tests/integration/types")
 BURST = os.path.join(BUILD, "tests/integration/burst")
 DEMO = os.path.join(BUILD, "examples/demo")
 LTTNG_APP = os.path.join(BUILD, "tests/reader/rtr_lttng_app")
+PRINT_CHECK = os.path.join(BUILD, "tests/view/view_print_check")
+PRINTFER = os.path.join(BUILD, "tests/integration/printfer")
 
 
 def record(trace, cmd, *opts):
@@ -202,6 +204,36 @@ class AgreesWithBabeltrace(unittest.TestCase):
         self.assertEqual([{k: v for k, v in e.items() if k != "trace"}
                           for e in both if e["trace"] == 0], a)
         self.assertEqual(sum(e["trace"] == 1 for e in both), len(b))
+
+
+class CachedText(unittest.TestCase):
+    """The printer's per-class caches of text (the contexts' text keyed
+    on their bytes) print every event as the plain printer does, which
+    decodes and formats every value: text, coloured text and JSON, event
+    by event (tests/view/print_check.c)."""
+
+    def check(self, *traces):
+        r = subprocess.run([PRINT_CHECK, *traces], capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"^[1-9][0-9]* events printed the same")
+
+    def test_ringtrace_traces(self):
+        t = Traces.get()
+        with tempfile.TemporaryDirectory(prefix="rt-view-cache-") as d:
+            # With record's contexts (vpid, vtid, procname): every type
+            # in types, several threads taking turns on the CPUs in
+            # demo, rt_printf messages in printfer.
+            record(os.path.join(d, "types"), [TYPES, "60"])
+            record(os.path.join(d, "burst"), [BURST, "3000", "return"])
+            record(os.path.join(d, "printf"), [PRINTFER])
+            for name in ("types", "burst", "printf"):
+                self.check(os.path.join(d, name))
+            self.check(t.demo)
+            self.check(t.types, t.demo, os.path.join(d, "types"))
+
+    def test_lttng_ust(self):
+        self.check(LttngTrace.get(self))
 
 
 class LttngTrace:
