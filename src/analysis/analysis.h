@@ -97,6 +97,8 @@ struct ra_event {
 	const struct rtr_event *raw;	/* valid until the next ra_source_next */
 };
 
+struct ra_source_cache;
+
 struct ra_source {
 	const char *const *dirs;	/* borrowed from the caller */
 	size_t nr;
@@ -121,6 +123,8 @@ struct ra_source {
 	int64_t first_ns, last_ns;	/* of the events returned so far */
 	uint64_t events;
 	struct rtr_event cur;		/* what ra_event.raw points to */
+	struct ra_source_cache *cache;	/* owned (source.c): what each event
+					 * class and thread gave before */
 };
 
 #define RA_DEFAULT_KEY "tid"

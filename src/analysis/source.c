@@ -89,6 +89,49 @@ static const char *trace_host(const struct rtr_trace *t, uint32_t i)
 	return e && e->is_string ? e->s : "";
 }
 
+/* The context fields an event's key and thread come from. */
+enum { CTX_VTID, CTX_TID, CTX_PROCNAME, NR_CTX };
+static const char *const ctx_names[NR_CTX] = { "vtid", "tid", "procname" };
+
+/* What the first event of an event class taught (constant per class: its
+ * contexts' layout and its name), so that later events of the class look
+ * nothing up by name. */
+struct class_info {
+	bool known;		/* the fields below are filled */
+	bool sched_switch;	/* its name ends in "sched_switch" */
+	uint32_t name;		/* index in ra_source.names */
+	int8_t scope[NR_CTX];	/* where ra_event_context finds the field:
+				 * an enum rtr_scope, -1 when it has none */
+	uint32_t field[NR_CTX];
+};
+
+/* A thread's key by its integer vtid (and, with several hosts, its
+ * trace): direct-mapped; key is the index + 1, 0 empty. */
+#define KEY_SLOTS 256
+struct key_slot {
+	int64_t tid;
+	uint32_t trace;
+	uint32_t key;
+};
+
+/* The procname context a key's thread name was last set from: its first
+ * bytes, as many as ra_printable reads into a 64-byte name (len: their
+ * number + 1, 0 none). */
+struct name_seen {
+	uint8_t len;
+	char raw[63];
+};
+
+struct ra_source_cache {
+	const struct rtr_event_class *classes;	/* rtr_event_classes' list */
+	size_t nr_classes;
+	struct class_info *cls;			/* parallel to classes */
+	struct class_info other;		/* a class outside the list */
+	struct key_slot keys[KEY_SLOTS];
+	struct name_seen *seen;			/* per key */
+	size_t nr_seen;
+};
+
 int ra_source_open(struct ra_source *src, const char *const *dirs, size_t nr,
 		   const char *key_field, char *err, size_t errlen)
 {
@@ -112,7 +155,12 @@ int ra_source_open(struct ra_source *src, const char *const *dirs, size_t nr,
 	}
 	for (uint32_t i = 1; src->default_key && !src->hosts && i < rtr_trace_count(src->t); i++)
 		src->hosts = strcmp(trace_host(src->t, 0), trace_host(src->t, i)) != 0;
-	if (ra_strtab_intern(&src->keys, RA_UNKNOWN_KEY) < 0) {
+	src->cache = calloc(1, sizeof(*src->cache));
+	if (src->cache) {
+		src->cache->nr_classes = rtr_event_classes(src->t, &src->cache->classes);
+		src->cache->cls = calloc(src->cache->nr_classes + 1, sizeof(*src->cache->cls));
+	}
+	if (!src->cache || !src->cache->cls || ra_strtab_intern(&src->keys, RA_UNKNOWN_KEY) < 0) {
 		snprintf(err, errlen, "out of memory");
 		ra_source_close(src);
 		return -ENOMEM;
@@ -156,13 +204,70 @@ int ra_event_field(const struct rtr_event *raw, const char *name,
 	return -ENOENT;
 }
 
+/* The class of the current event, learnt from it if it is the first of
+ * its class: NULL when out of memory. */
+static const struct class_info *class_of(struct ra_source *src)
+{
+	struct ra_source_cache *c = src->cache;
+	const struct rtr_event *raw = &src->cur;
+	size_t k = (size_t)(raw->cls - c->classes);
+	struct class_info *ci = raw->cls >= c->classes && k < c->nr_classes ? &c->cls[k] : &c->other;
+	if (ci->known)
+		return ci;
+	int64_t name = ra_strtab_intern(&src->names, raw->cls->name);
+	if (name < 0)
+		return NULL;
+	size_t n = strlen(raw->cls->name);
+	ci->name = (uint32_t)name;
+	ci->sched_switch = n >= 12 && !strcmp(raw->cls->name + n - 12, "sched_switch");
+	if (ci == &c->other)
+		return ci;
+	/* The fields ra_event_context would find, in its order; a field that
+	 * cannot be decoded (damaged data) leaves the class to be learnt from
+	 * a later event, this one looked up field by field. */
+	static const enum rtr_scope scopes[] = {
+		RTR_SCOPE_EVENT_CONTEXT, RTR_SCOPE_STREAM_EVENT_CONTEXT,
+	};
+	memset(ci->scope, -1, sizeof(ci->scope));
+	for (size_t s = 0; s < sizeof(scopes) / sizeof(scopes[0]); s++) {
+		uint32_t nf = rtr_scope_count(raw, scopes[s]);
+		for (uint32_t i = 0; i < nf; i++) {
+			struct rtr_value v;
+			const char *fname = NULL;
+			if (rtr_scope_field(raw, scopes[s], i, &v, &fname) < 0)
+				return ci;
+			for (int w = 0; fname && w < NR_CTX; w++) {
+				if (ci->scope[w] < 0 && !strcmp(fname, ctx_names[w])) {
+					ci->scope[w] = (int8_t)scopes[s];
+					ci->field[w] = i;
+				}
+			}
+		}
+	}
+	ci->known = true;
+	return ci;
+}
+
+/* ra_event_context(raw, ctx_names[w], v) through the class's positions. */
+static int ctx_get(const struct class_info *ci, const struct rtr_event *raw, int w,
+		   struct rtr_value *v)
+{
+	if (ci->known) {
+		if (ci->scope[w] < 0)
+			return -ENOENT;
+		if (rtr_scope_field(raw, (enum rtr_scope)ci->scope[w], ci->field[w], v, NULL) == 0)
+			return 0;
+	}
+	return ra_event_context(raw, ctx_names[w], v);
+}
+
 /* The key of an event as text (see ra_source_open). */
-static void key_text(const struct ra_source *src, const struct rtr_event *ev,
-		     char *out, size_t len)
+static void key_text(const struct ra_source *src, const struct class_info *ci,
+		     const struct rtr_event *ev, char *out, size_t len)
 {
 	struct rtr_value v;
 	snprintf(out, len, "%s", RA_UNKNOWN_KEY);
-	if (!(src->default_key && ra_event_context(ev, "vtid", &v) == 0) &&
+	if (!(src->default_key && ctx_get(ci, ev, CTX_VTID, &v) == 0) &&
 	    ra_event_field(ev, src->key_field, &v) < 0)
 		return;
 	switch (v.type) {
@@ -200,18 +305,27 @@ static void key_text(const struct ra_source *src, const struct rtr_event *ev,
 /* Key `key`'s thread name from the current event's procname context,
  * else (none named yet) from the state dump, when keys are threads (the
  * default key; a --key field may be anything). */
-static int set_thread_name(struct ra_source *src, uint32_t key)
+static int set_thread_name(struct ra_source *src, const struct class_info *ci, uint32_t key)
 {
 	struct rtr_value v;
 	const char *s;
 	size_t slen;
 	if (!src->default_key)
 		return 0;
-	if (ra_event_context(&src->cur, "procname", &v) == 0 && v.type == RTR_STRING) {
+	struct ra_source_cache *c = src->cache;
+	if (RT_ARRAY_GROW_ZEROED(c->seen, c->nr_seen, (size_t)key + 1, 64) < 0)
+		return -ENOMEM;
+	struct name_seen *seen = &c->seen[key];
+	size_t n = 0;
+	if (ctx_get(ci, &src->cur, CTX_PROCNAME, &v) == 0 && v.type == RTR_STRING) {
 		s = v.s.p;
 		slen = v.s.len;
+		/* The bytes the key's name was last set from: the same name. */
+		n = slen < sizeof(seen->raw) ? slen : sizeof(seen->raw);
+		if (seen->len == n + 1 && !memcmp(seen->raw, s, n))
+			return 0;
 	} else if ((key >= src->nr_key_thread || !src->key_thread[key]) &&
-		   ra_event_context(&src->cur, "vtid", &v) == 0 &&
+		   ctx_get(ci, &src->cur, CTX_VTID, &v) == 0 &&
 		   (v.type == RTR_INT || v.type == RTR_UINT) &&
 		   (s = ra_symbols_thread_name(src->syms, ra_event_vpid(src->t, &src->cur),
 					       v.i))) {
@@ -229,6 +343,8 @@ static int set_thread_name(struct ra_source *src, uint32_t key)
 	if (RT_ARRAY_GROW_ZEROED(src->key_thread, src->nr_key_thread, (size_t)key + 1, 64) < 0)
 		return -ENOMEM;
 	src->key_thread[key] = (uint32_t)t + 1;
+	seen->len = (uint8_t)(n ? n + 1 : 0);
+	memcpy(seen->raw, s, n);
 	return 0;
 }
 
@@ -280,22 +396,28 @@ static int int_value(const struct rtr_value *v, int64_t *out)
 	return 0;
 }
 
-/* The event's thread (ra_event.tid), then, for a sched_switch, the
- * thread its CPU runs from now on: 0, or -ENOMEM. */
-static int event_thread(struct ra_source *src, const struct rtr_event *raw, int64_t *tid)
+/* The event's thread (ra_event.tid). */
+static void event_thread(const struct ra_source *src, const struct class_info *ci,
+			 const struct rtr_event *raw, int64_t *tid)
 {
 	struct rtr_value v;
 	uint32_t cpu = raw->cpu;
 	*tid = -1;
-	if ((ra_event_context(raw, "vtid", &v) == 0 || ra_event_context(raw, "tid", &v) == 0) &&
+	if ((ctx_get(ci, raw, CTX_VTID, &v) == 0 || ctx_get(ci, raw, CTX_TID, &v) == 0) &&
 	    int_value(&v, tid) == 0)
 		;
 	else if (cpu < src->nr_cpu_tid && src->cpu_tid[cpu])
 		*tid = src->cpu_tid[cpu] - 1;
-	const char *name = raw->cls->name;
-	size_t n = strlen(name);
+}
+
+/* For a sched_switch, the thread its CPU runs from now on: 0, or -ENOMEM. */
+static int switch_thread(struct ra_source *src, const struct class_info *ci,
+			 const struct rtr_event *raw)
+{
+	struct rtr_value v;
+	uint32_t cpu = raw->cpu;
 	int64_t next;
-	if (cpu != UINT32_MAX && n >= 12 && !strcmp(name + n - 12, "sched_switch") &&
+	if (ci->sched_switch && cpu != UINT32_MAX &&
 	    rtr_field_by_name(raw, "next_tid", &v) == 0 && int_value(&v, &next) == 0 &&
 	    next >= 0 && cpu < 65536) {
 		if (RT_ARRAY_GROW_ZEROED(src->cpu_tid, src->nr_cpu_tid, (size_t)cpu + 1, 8) < 0)
@@ -303,6 +425,39 @@ static int event_thread(struct ra_source *src, const struct rtr_event *raw, int6
 		src->cpu_tid[cpu] = next + 1;
 	}
 	return 0;
+}
+
+/* The event's key (its index in src->keys; see ra_source_open) and
+ * thread (ra_event.tid): the index, or -ENOMEM. */
+static int64_t event_key(struct ra_source *src, const struct class_info *ci, int64_t *tid)
+{
+	const struct rtr_event *raw = &src->cur;
+	struct key_slot *slot = NULL;
+	uint32_t trace = src->hosts ? raw->trace : 0;
+	struct rtr_value v;
+	/* Threads named by an integer vtid, the usual case: their key is its
+	 * decimal text (after the host's), found again in the cache. */
+	if (src->default_key && ctx_get(ci, raw, CTX_VTID, &v) == 0 &&
+	    (v.type == RTR_INT || v.type == RTR_UINT) && int_value(&v, tid) == 0) {
+		uint64_t h = ((uint64_t)*tid ^ ((uint64_t)trace << 32)) * 0x9e3779b97f4a7c15ull;
+		slot = &src->cache->keys[h >> 56];
+		if (slot->key && slot->tid == *tid && slot->trace == trace)
+			return slot->key - 1;
+	}
+	char key[128];
+	key_text(src, ci, raw, key, sizeof(key));
+	event_thread(src, ci, raw, tid);
+	if (src->default_key && !strcmp(key, RA_UNKNOWN_KEY) && *tid >= 0)
+		snprintf(key, sizeof(key), "%" PRId64, *tid);
+	if (src->hosts) {
+		char k[sizeof(key)];
+		snprintf(k, sizeof(k), "%s", key);
+		snprintf(key, sizeof(key), "%.63s/%.63s", trace_host(src->t, raw->trace), k);
+	}
+	int64_t k = ra_strtab_intern(&src->keys, key);
+	if (k >= 0 && slot)
+		*slot = (struct key_slot){ .tid = *tid, .trace = trace, .key = (uint32_t)k + 1 };
+	return k;
 }
 
 int ra_source_next(struct ra_source *src, struct ra_event *ev, char *err,
@@ -314,33 +469,17 @@ int ra_source_next(struct ra_source *src, struct ra_event *ev, char *err,
 			snprintf(err, errlen, "%s", rtr_error(src->t));
 		return ret;
 	}
-	char key[128];
-	key_text(src, &src->cur, key, sizeof(key));
-	if (event_thread(src, &src->cur, &ev->tid) < 0) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	if (src->default_key && !strcmp(key, RA_UNKNOWN_KEY) && ev->tid >= 0)
-		snprintf(key, sizeof(key), "%" PRId64, ev->tid);
-	if (src->hosts) {
-		char k[sizeof(key)];
-		snprintf(k, sizeof(k), "%s", key);
-		snprintf(key, sizeof(key), "%.63s/%.63s", trace_host(src->t, src->cur.trace), k);
-	}
-	int64_t name = ra_strtab_intern(&src->names, src->cur.cls->name);
-	int64_t k = ra_strtab_intern(&src->keys, key);
-	if (name < 0 || k < 0) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	if (set_thread_name(src, (uint32_t)k) < 0) {
+	const struct class_info *ci = class_of(src);
+	int64_t k = ci ? event_key(src, ci, &ev->tid) : -ENOMEM;
+	if (k < 0 || switch_thread(src, ci, &src->cur) < 0 ||
+	    set_thread_name(src, ci, (uint32_t)k) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	ev->ns = src->cur.ns;
 	ev->cpu = src->cur.cpu;
 	ev->trace = src->cur.trace;
-	ev->name = (uint32_t)name;
+	ev->name = ci->name;
 	ev->key = (uint32_t)k;
 	ev->raw = &src->cur;
 	if (ev->ns < src->first_ns)
@@ -377,6 +516,11 @@ void ra_source_close(struct ra_source *src)
 	ra_strtab_free(&src->threads);
 	free(src->key_thread);
 	free(src->cpu_tid);
+	if (src->cache) {
+		free(src->cache->cls);
+		free(src->cache->seen);
+		free(src->cache);
+	}
 	ra_symbols_free(src->syms);
 	if (src->t)
 		rtr_close(src->t);

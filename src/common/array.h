@@ -28,11 +28,14 @@ int rt_array_grow(void *arrp, size_t *cap, size_t need, size_t elem, size_t firs
  * is an integer lvalue of any unsigned type. */
 #define RT_ARRAY_GROW_(arr, cap, need, first, zero)                                          \
 	({                                                                                   \
-		size_t rt_cap_ = (cap);                                                      \
-		int rt_ret_ = rt_array_grow(&(arr), &rt_cap_, (need), sizeof(*(arr)), (first), \
-					    (zero));                                         \
-		if (!rt_ret_)                                                                \
-			(cap) = (__typeof__(cap))rt_cap_;                                    \
+		size_t rt_cap_ = (cap), rt_need_ = (need);                                   \
+		int rt_ret_ = 0;                                                             \
+		if (rt_need_ > rt_cap_) { /* the call only when it has work */             \
+			rt_ret_ = rt_array_grow(&(arr), &rt_cap_, rt_need_, sizeof(*(arr)),   \
+						(first), (zero));                            \
+			if (!rt_ret_)                                                        \
+				(cap) = (__typeof__(cap))rt_cap_;                            \
+		}                                                                            \
 		rt_ret_;                                                                     \
 	})
 #define RT_ARRAY_GROW(arr, cap, need, first) RT_ARRAY_GROW_(arr, cap, need, first, false)
