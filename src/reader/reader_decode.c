@@ -377,6 +377,48 @@ __attribute__((noinline))
 static int walk_scope_nodes(struct rtr_cursor *c, int scope, const struct rtr_node *n,
 			    uint64_t *bitp, uint64_t end, bool rec);
 
+/* Scope root n (rtr_node.strs: plain scalars and strings, e.g. the vpid,
+ * vtid and procname context `record` adds) at rb->start laid out in one
+ * loop, the records walk_node would write (the structure's, then one per
+ * member: a string's with its length in `first`): true and *bitp past
+ * it, or false when its records do not fit yet or a member does not fit
+ * the content (the walk then grows them or names the field). */
+__attribute__((noinline))
+static bool rec_strs(const struct rtr_cursor *c, struct rtr_recbuf *rb,
+			    const struct rtr_node *n, uint64_t *bitp, uint64_t end)
+{
+	uint64_t bit = rb->start;
+	if (rb->cap < (size_t)n->nr_children + 1 || bit > end)
+		return false;
+	struct rtr_rec *r = rb->r;
+	r[0] = (struct rtr_rec){ .n = n, .bit = bit, .first = 1, .count = n->nr_children };
+	for (uint32_t k = 0; k < n->nr_children; k++) {
+		const struct rtr_node *ch = n->children[k];
+		bit = align_up(bit, ch->align);
+		if (bit > end)
+			return false;
+		uint64_t len = 0, next;
+		if (ch->kind == RN_STRING) {
+			uint64_t from = bit / 8, to = end / 8;
+			const uint8_t *z = from < to ? find_nul(c->map + from, to - from) : NULL;
+			if (!z)
+				return false;
+			len = (uint64_t)(z - (c->map + from));
+			next = (uint64_t)(z - c->map + 1) * 8;
+		} else {
+			if ((uint64_t)ch->static_bits > end - bit)
+				return false;
+			next = bit + (uint64_t)ch->static_bits;
+		}
+		r[k + 1] = (struct rtr_rec){ .n = ch, .bit = bit, .first = len, .count = 0 };
+		bit = next;
+	}
+	rb->n = (size_t)n->nr_children + 1;
+	rb->state = RS_EXPANDED;
+	*bitp = rb->end = bit;
+	return true;
+}
+
 static inline int walk_scope(struct rtr_cursor *c, int scope, const struct rtr_node *n,
 			     uint64_t *bitp, uint64_t end, bool rec)
 {
@@ -396,6 +438,8 @@ static inline int walk_scope(struct rtr_cursor *c, int scope, const struct rtr_n
 		*bitp = rb->end = bit + (uint64_t)n->static_bits;
 		return 0;
 	}
+	if (rec && n->strs && rec_strs(c, rb, n, bitp, end))
+		return 0;
 	return walk_scope_nodes(c, scope, n, bitp, end, rec);
 }
 
