@@ -159,9 +159,9 @@ int cmd_recover(int argc, char **argv)
 				(unsigned long long)st.packets, path,
 				(unsigned long long)st.events_discarded);
 		if (st.cpus_torn)
-			cli_error("%s: a writer died in the middle of an event on %u CPU(s): the "
-				  "sub-buffers it left incomplete were given up", names[i],
-				  st.cpus_torn);
+			cli_error("%s: a writer died in the middle of an event on %u CPU(s): "
+				  "what followed its slot was given up, the event counted as "
+				  "discarded", names[i], st.cpus_torn);
 		if (st.subbufs_skipped || st.packets_corrupt)
 			cli_error("%s: %llu sub-buffers given up, %llu damaged packets dropped",
 				  names[i], (unsigned long long)st.subbufs_skipped,

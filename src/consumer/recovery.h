@@ -109,13 +109,14 @@ CONS_HIDDEN void cons_recovered_free(struct cons_recovered *r);
 struct cons_recover_stats {
 	uint32_t nr_cpus;
 	uint32_t cpus_torn;		/* a writer died between reserve and
-					 * commit there: their incomplete
-					 * sub-buffers were given up */
+					 * commit there: what followed its
+					 * slot was given up (rb_close_dead) */
 	uint64_t packets;
 	uint64_t events;
 	uint64_t subbufs_skipped;	/* given up: incomplete, or damaged */
 	uint64_t packets_corrupt;	/* dropped: they did not check */
-	uint64_t events_discarded;	/* the writers' own lost count */
+	uint64_t events_discarded;	/* the writers' own lost count, and
+					 * one per dead slot */
 };
 
 /*

@@ -115,42 +115,6 @@ aborted:
 }
 
 /*
- * rb_rseq_cmpeq_store for a writer: the same section also reads
- * *closed first and stores nothing when it is nonzero (the reader's final
- * flush closed the buffer). A final flush sets closed, then runs on the
- * CPU (rb_flush_cpu pins itself there), which aborts every section in
- * progress on it: a section sees closed, or ends before the flush runs.
- * Returns 0 on success, 1 if *v != expect, 2 if closed, -1 if the thread
- * is not on `cpu` or the section was aborted.
- */
-static inline int rb_rseq_open_cmpeq_store(uint64_t *v, const uint64_t *closed,
-					   uint64_t expect, uint64_t newv, int32_t cpu,
-					   ptrdiff_t off)
-{
-	__asm__ goto(RT__RSEQ_CS_DESC("3", "1", "2", "4")
-		     RB_RSEQ_ENTER("3", "1", "4")
-		     "cmpq $0, %[closed]\n\t"
-		     "jnz %l[shut]\n\t"
-		     "cmpq %[expect], (%[ctl])\n\t"
-		     "jnz %l[differ]\n\t"
-		     "movq %[newv], (%[ctl])\n"
-		     "2:\n\t"
-		     RT__RSEQ_ABORT("4", "aborted")
-		     : "+m"(*v)
-		     : [ctl] "r"(v), [off] "r"(off), [cpu] "r"(cpu), [closed] "m"(*closed),
-		       [expect] "r"(expect), [newv] "r"(newv)
-		     : "cc", "rax"
-		     : differ, shut, aborted);
-	return 0;
-differ:
-	return 1;
-shut:
-	return 2;
-aborted:
-	return -1;
-}
-
-/*
  * Local add: if the thread runs on `cpu`, *v += inc as one instruction
  * inside a critical section. Returns 0, or -1 if the thread is not on
  * `cpu` (then nothing was added). Desnoyers & Dagenais 2012, Algorithm 3
@@ -176,35 +140,129 @@ aborted:
 	return -1;
 }
 
+/* Where out_from and committed_remote are in a CPU's control area
+ * (ringbuffer.h; its assertions are in ringbuffer.c). */
+#define RB_CTL_OUT_FROM 56
+#define RB_CTL_COMMIT_REMOTE 192
+
 /*
  * The library's reservation (Algorithm 2 line 6, the LCAS of write_count)
  * that also announces its slot: if the thread runs on `cpu` and
  * write_count (at ctl + RT__CTL_WRITE_COUNT) == expect, store write_count
  * = newv and announced += units with ONE 16-byte store, the section's
  * commit, so a slot is never reserved without being announced nor
- * announced without being reserved. Returns 0 on success, 1 if
- * write_count != expect, -1 if the thread is not on `cpu` or the section
- * aborted; nothing was stored then. The two words are 16-byte aligned
- * (the control area is cache-line aligned). No "memory" clobber, as
- * rb_rseq_cmpeq_store: the slot is written after.
+ * announced without being reserved. Before it, when nothing is
+ * outstanding on the CPU's words (announced == committed +
+ * committed_remote), out_from = expect (ringbuffer.h: every slot below it
+ * is written; a store of an aborted section is still true). Returns 0 on
+ * success, 1 if write_count != expect, -1 if the thread is not on `cpu`
+ * or the section aborted; nothing but out_from was stored then. The two
+ * words are 16-byte aligned (the control area is cache-line aligned). No
+ * "memory" clobber, as rb_rseq_cmpeq_store: the slot is written after.
  */
 static inline int rb_rseq_reserve(char *ctl, uint64_t expect, uint64_t newv,
 				  uint64_t units, int32_t cpu, ptrdiff_t off)
 {
 	__asm__ goto(RB_RSEQ_CMPEQ("movq " RT__S(RT__CTL_ANNOUNCE) "(%[ctl]), %%rcx\n\t"
+				   "subq " RT__S(RT__CTL_COMMIT) "(%[ctl]), %%rcx\n\t"
+				   "cmpq %[comr], %%rcx\n\t"
+				   "jnz 6f\n\t"
+				   "movq %[expect], " RT__S(RB_CTL_OUT_FROM) "(%[ctl])\n"
+				   "6:\n\t"
+				   "movq " RT__S(RT__CTL_ANNOUNCE) "(%[ctl]), %%rcx\n\t"
 				   "addq %[units], %%rcx\n\t"
 				   "movq %[newv], %%xmm0\n\t"
 				   "movq %%rcx, %%xmm1\n\t"
 				   "punpcklqdq %%xmm1, %%xmm0\n\t"
 				   "movdqa %%xmm0, " RT__S(RT__CTL_WRITE_COUNT) "(%[ctl])\n")
-		     : "+m"(*(uint64_t(*)[2])ctl)
+		     : "+m"(*(uint64_t(*)[8])ctl)
 		     : [ctl] "r"(ctl), [off] "r"(off), [cpu] "r"(cpu),
-		       [expect] "r"(expect), [newv] "r"(newv), [units] "r"(units)
+		       [expect] "r"(expect), [newv] "r"(newv), [units] "r"(units),
+		       [comr] "m"(*(const uint64_t *)(ctl + RB_CTL_COMMIT_REMOTE))
 		     : "cc", "rax", "rcx", "xmm0", "xmm1"
 		     : differ, aborted);
 	return 0;
 differ:
 	return 1;
+aborted:
+	return -1;
+}
+
+/* The words a writer announces and commits on (ringbuffer.h: the CPU's
+ * own or its account's), for rb_rseq_place: `to` is NULL for the CPU's
+ * own (they have no out_to). */
+struct rb_words {
+	uint64_t *ann, *com, *comr, *from, *to;
+};
+
+/* rb_rseq_place's section: enter; `shut` (a check of closed, or
+ * nothing); the compare of write_count; out_from = expect when the words'
+ * outstanding work is only this reservation's `units` (announced by the
+ * caller's section before); `to` (out_to = newv, or nothing); then the
+ * commit, write_count = newv. */
+#define RB_RSEQ_PLACE(shut, to)                                                \
+	RT__RSEQ_CS_DESC("3", "1", "2", "4")                                   \
+	RB_RSEQ_ENTER("3", "1", "4")                                           \
+	shut                                                                   \
+	"cmpq %[expect], %[wc]\n\t"                                            \
+	"jnz %l[differ]\n\t"                                                   \
+	"movq %[ann], %%rcx\n\t"                                               \
+	"subq %[com], %%rcx\n\t"                                               \
+	"subq %[comr], %%rcx\n\t"                                              \
+	"cmpq %[units], %%rcx\n\t"                                             \
+	"jnz 6f\n\t"                                                           \
+	"movq %[expect], %[from]\n"                                            \
+	"6:\n\t"                                                               \
+	to                                                                     \
+	"movq %[newv], %[wc]\n"                                                \
+	"2:\n\t"                                                               \
+	RT__RSEQ_ABORT("4", "aborted")
+#define RB_RSEQ_SHUT "cmpq $0, %[closed]\n\tjnz %l[shut]\n\t"
+#define RB_RSEQ_TO "movq %[newv], %[to]\n\t"
+
+/*
+ * The compare-and-store half of a reservation whose `units` the caller
+ * announced on `w` in a section before (the slow path; the fast path on
+ * an account): if the thread runs on `cpu` and *wc == expect, store the
+ * words' out_from (when `units` is all they have outstanding) and out_to
+ * (w->to), then *wc = newv, the commit (ringbuffer.h, out_from). With
+ * `closed`, a writer's: nothing is stored when *closed is nonzero (the
+ * reader's final flush closed the buffer; it sets closed, then runs on
+ * the CPU, which aborts every section in progress there: a section sees
+ * closed, or ends before the flush runs). Returns 0 on success, 1 if *wc
+ * != expect, 2 if closed, -1 if the thread is not on `cpu` or the section
+ * aborted (out_from and out_to may have been stored then: still bounds).
+ * The stores are plain movs: on x86 they are release stores (TSO), in
+ * program order. No "memory" clobber: the slot is written after.
+ */
+static inline int rb_rseq_place(uint64_t *wc, const uint64_t *closed, const struct rb_words *w,
+				uint64_t expect, uint64_t newv, uint64_t units, int32_t cpu,
+				ptrdiff_t off)
+{
+	static const uint64_t open_word = 0;
+	const uint64_t *cl = closed ? closed : &open_word;
+	uint64_t *to = w->to ? w->to : w->from;
+#define RB_RSEQ_PLACE_OPERANDS                                                 \
+	: [wc] "+m"(*wc), [from] "+m"(*w->from), [to] "+m"(*to)                \
+	: [off] "r"(off), [cpu] "r"(cpu), [closed] "m"(*cl), [ann] "m"(*w->ann), \
+	  [com] "m"(*w->com), [comr] "m"(*w->comr), [expect] "r"(expect),      \
+	  [newv] "r"(newv), [units] "r"(units)                                 \
+	: "cc", "rax", "rcx"                                                   \
+	: differ, shut, aborted
+	if (closed && w->to)
+		__asm__ goto(RB_RSEQ_PLACE(RB_RSEQ_SHUT, RB_RSEQ_TO) RB_RSEQ_PLACE_OPERANDS);
+	else if (closed)
+		__asm__ goto(RB_RSEQ_PLACE(RB_RSEQ_SHUT, "") RB_RSEQ_PLACE_OPERANDS);
+	else if (w->to)
+		__asm__ goto(RB_RSEQ_PLACE("", RB_RSEQ_TO) RB_RSEQ_PLACE_OPERANDS);
+	else
+		__asm__ goto(RB_RSEQ_PLACE("", "") RB_RSEQ_PLACE_OPERANDS);
+#undef RB_RSEQ_PLACE_OPERANDS
+	return 0;
+differ:
+	return 1;
+shut:
+	return 2;
 aborted:
 	return -1;
 }

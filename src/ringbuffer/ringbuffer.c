@@ -26,6 +26,10 @@
  *               subbufs_lost: SMP atomics only, from any CPU.
  *  last_tsc     plain relaxed stores from anywhere; only a hint that may go
  *               stale towards the past (which makes headers larger).
+ *  out_from, out_to  rseq mode: stores inside the reservation's section,
+ *               before its store of write_count; atomic mode: an SMP
+ *               store (out_to a CAS maximum) before its compare-and-swap.
+ *               Read only by a reader whose writers are gone.
  *
  * Migration between reserve and commit: the slot's commit goes to
  * committed_remote with an atomic add; what is committed is the sum of
@@ -70,6 +74,14 @@ _Static_assert(offsetof(struct rb_cpu_ctl, hot_tag) == RT__CTL_HOT &&
 	       "hot word offsets are ABI (and rb_rseq_hot_store's)");
 _Static_assert(offsetof(struct rb_cpu_ctl, committed) == RT__CTL_COMMIT,
 	       "committed offset");
+_Static_assert(offsetof(struct rb_cpu_ctl, out_from) == RB_CTL_OUT_FROM &&
+		       offsetof(struct rb_cpu_ctl, committed_remote) == RB_CTL_COMMIT_REMOTE,
+	       "the offsets rb_rseq_reserve uses");
+_Static_assert(offsetof(struct rb_acct, committed) == 8 &&
+		       offsetof(struct rb_acct, committed_remote) == 16 &&
+		       offsetof(struct rb_acct, out_from) == 24 &&
+		       offsetof(struct rb_acct, out_to) == 32 && sizeof(struct rb_acct) == 64,
+	       "an account's words as rb_words_of and the layout say");
 
 static bool is_pow2(uint64_t x)
 {
@@ -391,7 +403,10 @@ static int rb_init_in(struct rb *rb, const struct rb_config *cfg,
 		c->closed = 0;
 		c->committed_remote = 0;
 		c->void_begin = c->void_end = start;
+		c->out_from = start;
 		memset((char *)c + rb->acct_base, 0, rb->nr_accts * sizeof(struct rb_acct));
+		for (uint32_t i = 0; i < rb->nr_accts; i++)
+			rb_acct_at(rb, c, i)->out_from = rb_acct_at(rb, c, i)->out_to = start;
 		for (uint32_t i = 0; i < rb->num_subbuf; i++) {
 			c->sb[i].commit_seq = start_commit;
 			uint64_t pass = (start >> rb->geom.bfbits) - 1;
@@ -770,6 +785,33 @@ static void rb_ctx_place(struct rb *rb, struct rb_ctx *ctx, uint32_t cpu,
 	ctx->r.addr = sub + (offset & (rb->subbuf_size - 1));
 }
 
+/* Atomic mode's out_from and out_to (ringbuffer.h) for a reservation of
+ * [old, new) whose `units` are announced on `ann` (this process's words),
+ * before its compare-and-swap: out_from = old when nothing else is
+ * outstanding on the words (committed words read after announced, and
+ * only growing: the difference can only be too large, never hide work),
+ * out_to = the maximum (compare-and-swap) of itself and new. Seq-cst:
+ * after the announcement, before the compare-and-swap (a reader looks
+ * only once the writers are gone). */
+static void rb_bounds_smp(struct rb *rb, struct rb_cpu_ctl *c, uint64_t *ann, uint64_t old,
+			  uint64_t new, uint64_t units)
+{
+	uint64_t *com = rb_com_word(rb, (char *)c);
+	uint64_t out = __atomic_load_n(ann, __ATOMIC_SEQ_CST) -
+		       __atomic_load_n(com, __ATOMIC_SEQ_CST) -
+		       __atomic_load_n(rb_remote_word(c, com), __ATOMIC_SEQ_CST);
+	struct rb_acct *a = rb->acct_off ? (struct rb_acct *)((char *)c + rb->acct_off) : NULL;
+	if (out == units)
+		__atomic_store_n(a ? &a->out_from : &c->out_from, old, __ATOMIC_SEQ_CST);
+	if (!a)
+		return;
+	uint64_t to = __atomic_load_n(&a->out_to, __ATOMIC_SEQ_CST);
+	while ((int64_t)(new - to) > 0 &&
+	       !__atomic_compare_exchange_n(&a->out_to, &to, new, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST))
+		;
+}
+
 /* Atomic mode's reservation in two steps: announce (an SMP add on this
  * process's announced word: its account's, or the CPU's own), then CAS
  * write_count; if the CAS fails, void the announcement with a commit, as
@@ -782,11 +824,13 @@ static int rb_cas_announce_split(struct rb *rb, uint32_t cpu, uint64_t old, uint
 				 uint64_t units, bool writer)
 {
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
-	__atomic_fetch_add(rb_ann_word(rb, (char *)c), units, __ATOMIC_SEQ_CST);
+	uint64_t *ann = rb_ann_word(rb, (char *)c);
+	__atomic_fetch_add(ann, units, __ATOMIC_SEQ_CST);
 	if (writer && __atomic_load_n(&c->closed, __ATOMIC_SEQ_CST)) {
 		rb_commit_units(rb, true, cpu, units);
 		return 2;
 	}
+	rb_bounds_smp(rb, c, ann, old, new, units);
 	if (__atomic_compare_exchange_n(&c->write_count, &old, new, false,
 					__ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 		return 0;
@@ -819,6 +863,14 @@ static int rb_cas_announce(struct rb *rb, uint32_t cpu, uint64_t old, uint64_t n
 		 * closed. */
 		if (writer && __atomic_load_n(&c->closed, __ATOMIC_ACQUIRE))
 			return 2;
+		/* out_from (ringbuffer.h): nothing outstanding at `a`, and the
+		 * exchange below succeeds only if announced is still `a`.
+		 * Relaxed store: the locked exchange after it orders it (x86),
+		 * and it is read only once the writers are gone. */
+		if (a - __atomic_load_n(&c->committed, __ATOMIC_ACQUIRE) -
+			    __atomic_load_n(&c->committed_remote, __ATOMIC_ACQUIRE) ==
+		    0)
+			__atomic_store_n(&c->out_from, old, __ATOMIC_RELAXED);
 		uint64_t lo = old, hi = a;
 		bool ok;
 		__asm__ __volatile__("lock cmpxchg16b %[m]"
@@ -862,13 +914,11 @@ static int rb_lcas_announce(struct rb *rb, bool smp, struct rb_cpu_ctl *c,
 {
 #if RB_HAVE_RSEQ
 	if (rb->rseq && !smp) {
-		if (rb_rseq_add(rb_ann_word(rb, (char *)c), units, (int32_t)cpu,
-				rb_rseq_off()) != 0)
+		struct rb_words w = rb_words_of(rb, (char *)c);
+		if (rb_rseq_add(w.ann, units, (int32_t)cpu, rb_rseq_off()) != 0)
 			return -1;
-		int r = writer ? rb_rseq_open_cmpeq_store(&c->write_count, &c->closed, old, new,
-							  (int32_t)cpu, rb_rseq_off())
-			       : rb_rseq_cmpeq_store(&c->write_count, old, new, (int32_t)cpu,
-						     rb_rseq_off());
+		int r = rb_rseq_place(&c->write_count, writer ? &c->closed : NULL, &w, old, new,
+				      units, (int32_t)cpu, rb_rseq_off());
 		if (r == 0)
 			return 0;
 		rb_commit_units(rb, smp, cpu, units);
@@ -1436,6 +1486,112 @@ int rb_snapshot_copy(const struct rb *rb, uint32_t cpu, uint64_t off, void *dst,
 	return 0;
 }
 
+/* The start of the oldest pass not complete at or after the read
+ * position, up to `end` (a sub-buffer start): where work may still be
+ * outstanding. Reader only. */
+static uint64_t rb_first_incomplete(struct rb *rb, struct rb_cpu_ctl *c, uint64_t end)
+{
+	const uint64_t S = rb->subbuf_size;
+	/* Acquire: pairs with the writers' LCAS and push CAS (only
+	 * compared, never used to address memory). */
+	uint64_t at = rb_mask_high_u64(__atomic_load_n(&c->read_count, __ATOMIC_ACQUIRE),
+				       rb->geom.sbfbits);
+	for (uint32_t i = 0; i <= rb->num_subbuf && at != end; i++, at += S) {
+		/* Acquire: pairs with the CAS that published the pass. */
+		uint64_t seq = __atomic_load_n(&c->sb[rb_subbuf_index(rb, at)].commit_seq,
+					       __ATOMIC_ACQUIRE);
+		if (rb_mask_low_u64(seq, 64 - rb->geom.nsbbits) != rb_ctx_target(rb, at))
+			break;
+	}
+	return at;
+}
+
+/* Whether `x` may be a bound of work outstanding in a buffer whose
+ * write_count is `wc`: not past it, not more than the buffer and its
+ * open sub-buffer behind it (shared memory: checked before use). */
+static bool rb_bound_ok(const struct rb *rb, uint64_t x, uint64_t wc)
+{
+	return wc - x <= ((uint64_t)rb->num_subbuf + 1) * rb->subbuf_size;
+}
+
+/* Recovery: the lowest out_from of the words with work outstanding (the
+ * CPU's own and each account's: below it every slot is written), how
+ * many such words in *sets. Returns false when a bound is unusable. The
+ * writers are gone: the words are final. */
+static bool rb_dead_from(struct rb *rb, struct rb_cpu_ctl *c, uint64_t wc, uint64_t *from,
+			 uint32_t *sets)
+{
+	uint64_t low = wc;
+	*sets = 0;
+	for (uint32_t i = 0; i <= rb->nr_accts; i++) {
+		uint64_t ann, com, comr, f;
+		if (i == 0) {
+			ann = c->announced, com = c->committed, comr = c->committed_remote;
+			f = c->out_from;
+		} else {
+			struct rb_acct *a = rb_acct_at(rb, c, i - 1);
+			ann = a->announced, com = a->committed, comr = a->committed_remote;
+			f = a->out_from;
+		}
+		if (ann - com - comr == 0)
+			continue;
+		if (!rb_bound_ok(rb, f, wc))
+			return false;
+		if (wc - f > wc - low)
+			low = f;
+		(*sets)++;
+	}
+	*from = low;
+	return true;
+}
+
+/* Recovery's publication of the pass at `at` (the buffer's only user):
+ * its commit count at the pass's target and, in overwrite mode, its
+ * writer flag cleared, so that the reader takes it or, in the void
+ * range, gives it up. */
+static void rb_publish_dead(struct rb *rb, struct rb_cpu_ctl *c, uint64_t at)
+{
+	struct rb_subbuf_ctl *s = &c->sb[rb_subbuf_index(rb, at)];
+	s->commit_seq = rb_ctx_target(rb, at);
+	uint64_t pass = (at >> rb->geom.bfbits) & RB_TABLE_TAG_MASK;
+	if (rb->mode == RB_MODE_OVERWRITE && RB_TABLE_TAG(s->table) == pass)
+		s->table &= ~RB_TABLE_FLAG;
+}
+
+/* rb_close_dead when a writer died between reserving and committing:
+ * every slot below `from` is written. The passes before its sub-buffer
+ * are published, its packet is closed at `from` (when its header is
+ * below: the events before the dead slot are read), the sub-buffers
+ * after it up to the end of write_count's are given up (the void range;
+ * write_count is moved there), and the `sets` dead slots (at least one
+ * per word set with work outstanding) counted as lost events. */
+static int rb_cut_dead(struct rb *rb, uint32_t cpu, uint64_t wc, uint64_t from, uint32_t sets)
+{
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	const uint64_t S = rb->subbuf_size;
+	uint64_t end = rb_mask_high_u64(wc + S - 1, rb->geom.sbfbits);
+	uint64_t x = rb_mask_high_u64(from, rb->geom.sbfbits);
+	uint64_t at = rb_first_incomplete(rb, c, end);
+	c->events_lost += sets;
+	/* Only what lies at or after the first pass not complete is ours
+	 * to close or give up. */
+	if ((int64_t)(x - at) < 0)
+		x = at, from = at;
+	for (; at != x; at += S)
+		rb_publish_dead(rb, c, at);
+	if (x != end && from - x >= rb->hdr_size) {
+		rb_close_packet(rb, cpu, from, from - x, rb->client.clock_read());
+		rb_publish_dead(rb, c, x);
+		x += S;
+	}
+	c->void_begin = x;
+	c->void_end = end;
+	for (at = x; at != end; at += S)
+		rb_publish_dead(rb, c, at);
+	c->write_count = end;
+	return 0;
+}
+
 int rb_close_dead(struct rb *rb, uint32_t cpu, uint64_t *outstanding)
 {
 	if (cpu >= rb->nr_cpus)
@@ -1445,8 +1601,13 @@ int rb_close_dead(struct rb *rb, uint32_t cpu, uint64_t *outstanding)
 	 * compared. */
 	uint64_t out = rb_announced(rb, c) - rb_done(rb, c);
 	*outstanding = out;
-	if (out)
-		return 0;
+	if (out) {
+		uint64_t wc = c->write_count, from;
+		uint32_t sets;
+		if (!rb_dead_from(rb, c, wc, &from, &sets))
+			return 0;	/* damaged bounds: left incomplete */
+		return rb_cut_dead(rb, cpu, wc, from, sets);
+	}
 	/* A writer that died between its commit and the completion test
 	 * left passes complete but unpublished. */
 	rb_complete_behind(rb, cpu);
@@ -1474,33 +1635,55 @@ uint64_t rb_acct_outstanding(const struct rb *rb, uint32_t cpu, uint32_t acct)
 	       __atomic_load_n(&a->committed_remote, __ATOMIC_RELAXED);
 }
 
-/* rb_void_dead's range: from the first pass not complete at or after the
- * read position up to the end of the sub-buffer write_count is in (a
- * dead writer reserved its slot before write_count's value now, in a
- * pass that cannot have completed since), joined to a range not yet
- * passed. Reader only. */
-static void rb_void_range(struct rb *rb, struct rb_cpu_ctl *c)
+/* rb_void_dead's range: the sub-buffers that may hold the slots of the
+ * dead accounts marked in `dead`: from their lowest out_from to the end
+ * of the sub-buffer of their highest out_to (ringbuffer.h), but from no
+ * earlier than the first pass not complete at or after the read
+ * position (a pass holding a slot outstanding cannot have completed) and
+ * to no later than the end of the sub-buffer write_count is in; joined
+ * to a range not yet passed. Bounds that cannot be right (damaged by a
+ * program) give the whole of that. Reader only. */
+static void rb_void_range(struct rb *rb, struct rb_cpu_ctl *c, const uint64_t *dead)
 {
 	const uint64_t S = rb->subbuf_size;
-	/* Acquire: pairs with the writers' LCAS and push CAS (only
-	 * compared, never used to address memory). */
-	uint64_t rcnt = rb_mask_high_u64(__atomic_load_n(&c->read_count, __ATOMIC_ACQUIRE),
-					 rb->geom.sbfbits);
+	/* Acquire: pairs with the writers' LCAS (only compared). */
 	uint64_t wc = __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE);
 	uint64_t end = rb_mask_high_u64(wc + S - 1, rb->geom.sbfbits);
-	uint64_t at = rcnt;
-	for (uint32_t i = 0; i <= rb->num_subbuf && at != end; i++, at += S) {
-		/* Acquire: pairs with the CAS that published the pass. */
-		uint64_t seq = __atomic_load_n(&c->sb[rb_subbuf_index(rb, at)].commit_seq,
-					       __ATOMIC_ACQUIRE);
-		if (rb_mask_low_u64(seq, 64 - rb->geom.nsbbits) != rb_ctx_target(rb, at))
-			break;
+	uint64_t at = rb_first_incomplete(rb, c, end);
+	uint64_t lo = wc, hi = at;
+	bool ok = true;
+	for (uint32_t i = 0; i < rb->nr_accts && ok; i++) {
+		if (!(dead[i / 64] >> (i % 64) & 1))
+			continue;
+		/* Relaxed: the owner is gone, its words are final. */
+		struct rb_acct *a = rb_acct_at(rb, c, i);
+		uint64_t f = __atomic_load_n(&a->out_from, __ATOMIC_RELAXED);
+		uint64_t t = __atomic_load_n(&a->out_to, __ATOMIC_RELAXED);
+		ok = rb_bound_ok(rb, f, wc) && rb_bound_ok(rb, t, wc) && (int64_t)(t - f) > 0;
+		if (wc - f > wc - lo)
+			lo = f;
+		if (wc - t < wc - hi)
+			hi = t;
 	}
+	uint64_t b = rb_mask_high_u64(lo, rb->geom.sbfbits);
+	uint64_t e = rb_mask_high_u64(hi + S - 1, rb->geom.sbfbits);
+	if (!ok || (int64_t)(e - end) > 0)
+		e = end;
+	if (!ok || (int64_t)(b - at) < 0)
+		b = at;
+	if ((int64_t)(e - b) < 0)
+		e = b;
+	/* A range not passed yet stays: the hull of both. */
+	uint64_t rcnt = __atomic_load_n(&c->read_count, __ATOMIC_ACQUIRE);
 	uint64_t ob = c->void_begin, oe = c->void_end;
-	if ((int64_t)(oe - rcnt) > 0 && (int64_t)(ob - at) < 0)
-		at = ob;
-	c->void_begin = at;
-	c->void_end = end;
+	if ((int64_t)(oe - rcnt) > 0) {
+		if ((int64_t)(ob - b) < 0)
+			b = ob;
+		if ((int64_t)(oe - e) > 0)
+			e = oe;
+	}
+	c->void_begin = b;
+	c->void_end = e;
 }
 
 int rb_void_dead(struct rb *rb, uint32_t cpu, bool (*gone)(void *arg, uint32_t acct),
@@ -1509,29 +1692,36 @@ int rb_void_dead(struct rb *rb, uint32_t cpu, bool (*gone)(void *arg, uint32_t a
 	if (cpu >= rb->nr_cpus)
 		return -EINVAL;
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	uint64_t dead[(RB_MAX_ACCTS + 63) / 64] = { 0 };
+	uint64_t out[RB_MAX_ACCTS];
 	int n = 0;
 	for (uint32_t i = 0; i < rb->nr_accts; i++) {
 		if (rb_acct_outstanding(rb, cpu, i + 1) == 0 || !gone(arg, i + 1))
 			continue;
 		/* Gone: no thread of its owner runs any more, so the words are
 		 * final. Read again after `gone` said so. */
-		uint64_t out = rb_acct_outstanding(rb, cpu, i + 1);
-		if ((int64_t)out <= 0)
+		out[i] = rb_acct_outstanding(rb, cpu, i + 1);
+		if ((int64_t)out[i] <= 0)
 			continue;	/* nothing, or damaged: leave it */
-		if (n++ == 0)
-			rb_void_range(rb, c);
+		dead[i / 64] |= 1ULL << (i % 64);
+		n++;
+	}
+	if (!n)
+		return 0;
+	rb_void_range(rb, c, dead);
+	for (uint32_t i = 0; i < rb->nr_accts; i++) {
+		if (!(dead[i / 64] >> (i % 64) & 1))
+			continue;
 		/* Seq-cst: after the range is set (the reader's own, read by
 		 * it and by snapshots it serialises with); pairs with the
 		 * acquire loads of the completion test, as a commit does. */
-		__atomic_fetch_add(&rb_acct_at(rb, c, i)->committed_remote, out, __ATOMIC_SEQ_CST);
+		__atomic_fetch_add(&rb_acct_at(rb, c, i)->committed_remote, out[i],
+				   __ATOMIC_SEQ_CST);
 	}
-	if (n) {
-		rb_complete_behind(rb, cpu);
-		/* Close the packet the range ends with now (a flush, as the
-		 * switch timer's), rather than when the writers fill it: the
-		 * events after it are read. Failing (-EAGAIN) only delays
-		 * that. */
-		rb_flush_cpu(rb, cpu, false);
-	}
+	rb_complete_behind(rb, cpu);
+	/* Close the packet the range ends with now (a flush, as the switch
+	 * timer's), rather than when the writers fill it: the events after
+	 * it are read. Failing (-EAGAIN) only delays that. */
+	rb_flush_cpu(rb, cpu, false);
 	return n;
 }

@@ -35,7 +35,7 @@
 #include "rb_equations.h"
 
 #define RB_SHM_MAGIC "RTRBUF1"	/* 8 bytes with the NUL */
-#define RB_SHM_VERSION 5
+#define RB_SHM_VERSION 6
 #define RB_MAX_CPUS 4096
 #define RB_MIN_SUBBUF_SIZE 4096ULL
 #define RB_MAX_SUBBUF_SIZE (1ULL << 30)
@@ -146,7 +146,7 @@ struct rb_subbuf_ctl {
  *   32  u64  committed          | fast paths)
  *   40  u64  hot_off            |
  *   48  u64  closed             |
- *   56  u8[8] padding          /
+ *   56  u64  out_from          /
  *   64  u64  read_count, 72 u64 reader_subbuf, 80 u64 void_begin,
  *   88  u64  void_end, 96 u8[32]                          (line 1: reader)
  *  128  u64  events_lost, 136 u64 subbufs_lost,
@@ -155,9 +155,9 @@ struct rb_subbuf_ctl {
  *            every commit in atomic mode; alone, as it is written once
  *            per event there: 6 ns per event less than beside line 2's)
  *  256  struct rb_subbuf_ctl sb[num_subbuf]
- *  acct_offset  struct rb_acct acct[nr_accts] (32 bytes each:
+ *  acct_offset  struct rb_acct acct[nr_accts] (64 bytes each:
  *            0 u64 announced, 8 u64 committed, 16 u64 committed_remote,
- *            24 u8[8] padding)
+ *            24 u64 out_from, 32 u64 out_to, 40 u8[24] padding)
  *
  *  write_count: bytes reserved (free-running). Updated by the LCAS of
  *    Algorithm 2: an rseq section on the owning CPU in rseq mode, an SMP
@@ -217,6 +217,22 @@ struct rb_subbuf_ctl {
  *    work a program left outstanding when it died is exactly its accounts'
  *    announced - committed - committed_remote, which the reader voids
  *    (rb_void_dead) once the program is known gone.
+ *  out_from (the CPU's words and each account), out_to (accounts):
+ *    where the work outstanding on those words can lie, for the reader
+ *    of a buffer whose writer died (rb_void_dead, rb_close_dead).
+ *    out_from: every slot reserved on those words that starts below it
+ *    has been written; a reservation stores its own start there, inside
+ *    its compare-and-store section (rseq mode; before its CAS in atomic
+ *    mode), when the words had nothing outstanding but its own
+ *    announcement (committed_remote read stale only makes that rarer:
+ *    the bound stays low). out_to: no slot reserved on the account ends
+ *    past it; every reservation stores its own end there in the same
+ *    section, before write_count (an aborted section's store is of a
+ *    reservation at write_count's value or later, still a bound; atomic
+ *    mode: a compare-and-swap maximum). Written by writers only, read
+ *    by the reader once they are gone: a dead program's slots lie in
+ *    [out_from, out_to) of its account. The call sites' one-section
+ *    events write before they reserve: they never leave work.
  *  void_begin, void_end: [begin, end) the sub-buffers that may hold a slot
  *    a dead writer reserved and never wrote (rb_void_dead): the reader
  *    gives them up (counted in subbufs_lost) instead of reading them, and
@@ -240,7 +256,7 @@ struct rb_cpu_ctl {
 	uint64_t committed;
 	uint64_t hot_off;
 	uint64_t closed;
-	uint8_t pad0[8];
+	uint64_t out_from;
 	uint64_t read_count;
 	uint64_t reader_subbuf;
 	uint64_t void_begin;
@@ -260,7 +276,9 @@ struct rb_acct {
 	uint64_t announced;
 	uint64_t committed;
 	uint64_t committed_remote;
-	uint8_t pad[8];
+	uint64_t out_from;
+	uint64_t out_to;
+	uint8_t pad[24];
 };
 
 struct rb;
@@ -596,10 +614,17 @@ void rb_get_stats(const struct rb *rb, uint32_t cpu, struct rb_stats *st);
  * have died between its commit and the completion test) and the open
  * packet is closed at write_count (subbuf_end, an SMP reservation: no
  * rseq section runs), so rb_get_subbuf hands out everything committed.
- * Otherwise a writer died between reserving and committing: somewhere in
- * the passes not complete lies a slot never (or partly) written, which
- * nothing locates, so nothing is done and those passes stay incomplete
- * (rb_skip_stuck gives them up: never a torn event read).
+ * Otherwise a writer died between reserving and committing: its slot
+ * lies at or after the lowest out_from of the words with work
+ * outstanding (layout above), below which every slot is written. The
+ * passes before that point are completed, the packet it is in is closed
+ * there (when its header is below: the events before the dead slot are
+ * read), the sub-buffers after it up to write_count's are given up
+ * (rb_get_subbuf counts them in subbufs_lost; write_count moves to the
+ * end of its sub-buffer), and each word set's dead slot is counted in
+ * events_lost (the closed packet's events_discarded). Never a torn event
+ * read. Bounds that cannot be right (damaged) leave the passes not
+ * complete as they are (rb_skip_stuck gives them up).
  * Concurrency: the buffer's only user. Returns 0, -EAGAIN (the close
  * could not finish: damaged counters), -EINVAL (cpu).
  */
@@ -625,9 +650,11 @@ uint64_t rb_acct_outstanding(const struct rb *rb, uint32_t cpu, uint32_t acct);
  * good (no thread of it can run again: its process exited, every
  * thread), void that work (add it to the account's committed_remote),
  * so that the passes it held up complete, and give up (rb_get_subbuf,
- * counted in subbufs_lost) the sub-buffers that may hold the slot it
- * reserved and never wrote: from the oldest pass not complete to the end
- * of the sub-buffer write_count is in. A torn event is never read.
+ * counted in subbufs_lost) the sub-buffers that may hold the slots it
+ * reserved and never wrote: those from its account's out_from to its
+ * out_to (layout above; usually the one packet its slot is in), within
+ * the passes not complete and write_count's sub-buffer. A torn event is
+ * never read.
  * `gone` is called only for accounts with work outstanding.
  * Concurrency: the CPU's reader (serialised with rb_get_subbuf), any
  * writers. Returns the number of accounts voided, or -EINVAL (cpu).

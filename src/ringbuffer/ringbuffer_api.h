@@ -46,6 +46,23 @@ static inline uint64_t *rb_com_word(const struct rb *rb, char *ctl)
 	return (uint64_t *)(ctl + (rb->acct_off ? rb->acct_off + 8 : RT__CTL_COMMIT));
 }
 
+#if RB_HAVE_RSEQ
+/* All the words of this process's writers in the control area `ctl`
+ * (rb_ann_word's set), for rb_rseq_place. */
+static inline struct rb_words rb_words_of(const struct rb *rb, char *ctl)
+{
+	if (rb->acct_off) {
+		uint64_t *a = (uint64_t *)(ctl + rb->acct_off);
+		return (struct rb_words){ .ann = a, .com = a + 1, .comr = a + 2, .from = a + 3,
+					  .to = a + 4 };
+	}
+	return (struct rb_words){ .ann = (uint64_t *)(ctl + RT__CTL_ANNOUNCE),
+				  .com = (uint64_t *)(ctl + RT__CTL_COMMIT),
+				  .comr = (uint64_t *)(ctl + RB_CTL_COMMIT_REMOTE),
+				  .from = (uint64_t *)(ctl + RB_CTL_OUT_FROM), .to = NULL };
+}
+#endif
+
 static inline uint32_t rb_subbuf_index(const struct rb *rb, uint64_t offset)
 {
 	return (uint32_t)(offset >> rb->geom.sbfbits) & (rb->num_subbuf - 1);
@@ -154,13 +171,15 @@ rb_fast_reserve(struct rb *rb, uint64_t slot, uint64_t (*clock)(void),
 	/* Algorithm 2 line 6: the LCAS of write_count, announcing the slot:
 	 * one section storing both words, or, with an account (a buffer
 	 * other programs write too), the announcement on it first, then the
-	 * compare-and-store, whose failure voids it (the slow path's two
-	 * sections, rb_lcas_announce: program order on the CPU orders the
+	 * compare-and-store with the account's bounds (out_from, out_to),
+	 * whose failure voids it (the slow path's two sections,
+	 * rb_lcas_announce: program order on the CPU orders the
 	 * announcement before the reservation). */
 	if (__builtin_expect(rb->acct_off != 0, 0)) {
-		if (rb_rseq_add((uint64_t *)(c + rb->acct_off), slot, cpu, off) != 0)
+		struct rb_words w = rb_words_of(rb, c);
+		if (rb_rseq_add(w.ann, slot, cpu, off) != 0)
 			return false;
-		if (rb_rseq_cmpeq_store(wcp, wc, wc + slot, cpu, off) != 0) {
+		if (rb_rseq_place(wcp, NULL, &w, wc, wc + slot, slot, cpu, off) != 0) {
 			rb_unannounce(rb, (uint32_t)cpu, slot);
 			return false;
 		}

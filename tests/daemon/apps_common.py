@@ -76,9 +76,12 @@ class Pausing:
     points can keep a writer at a point of an event): one command per
     line, one answer line each."""
 
-    def __init__(self, env):
-        self.p = subprocess.Popen([APP_PAUSE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, env=env, text=True)
+    def __init__(self, env, under=()):
+        """`under`: the command app_pause runs under (ringtrace record
+        ... --), whose process is self.p; self.pid is app_pause's."""
+        self.p = subprocess.Popen([*under, APP_PAUSE], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                  text=True)
         line = self.p.stdout.readline()
         assert line.startswith("ready "), f"app_pause: {line!r}"
         self.pid = int(line.split()[1])

@@ -53,7 +53,9 @@
  *   pend[p]               the packet's content_size (subbuf_end), as the
  *                         logical offset of the packet's end
  *   ann2, com2, comr2     DEAD: the library writer's account
- *   vb, ve                DEAD: void_begin, void_end
+ *   fr2, to2              DEAD: its out_from, out_to
+ *   fr                    RECOVER: the CPU's out_from
+ *   vb, ve                DEAD, RECOVER: void_begin, void_end
  * Ghosts (no counterpart, for the assertions): ev_commit/ev_read (event at
  * that logical unit recorded / read back), lostsb (sub-buffer pushed and
  * counted), dropped (events refused and counted), rd_hold/rd_phys (the
@@ -80,17 +82,23 @@
  * site's program writes too; it may die (stop for good) after its
  * reservation, before or after writing its slot, never committing it.
  * Once it is dead the consumer may void its account's outstanding work
- * (rb_void_dead: the range of sub-buffers that may hold its slot, then
- * the add to comr2, completion, a flush); the reader gives up the
+ * (rb_void_dead: the range of sub-buffers that may hold its slot, from
+ * its account's out_from to its out_to, within the passes not complete,
+ * then the add to comr2, completion, a flush); the reader gives up the
  * complete sub-buffers in that range (counted in subbufs_lost).
- * Mutation: M_VOID_NO_RANGE (voided, no range given up).
+ * Mutations: M_VOID_NO_RANGE (voided, no range given up), M_NO_BOUNDS_SLOW
+ * (the general path's reservation stores no out_from/out_to).
  * Recovery (-DRECOVER): any library reservation may be its program's last
  * (killed after reserving, before or after writing, never committing);
  * once every writer is done or dead the consumer runs rb_close_dead
- * (outstanding work: nothing; none: complete what write_count left and
- * close the open packet) and drains, giving up what stays incomplete
- * (rb_skip_stuck, at once). Mutation: M_CLOSE_DEAD_VOIDS (rb_close_dead
- * voids the outstanding work and completes anyway).
+ * (nothing outstanding: complete what write_count left and close the
+ * open packet; else rb_cut_dead: publish the passes below the CPU's
+ * out_from, close its packet there, give up the rest, count the dead
+ * slot) and drains, giving up what stays incomplete (rb_skip_stuck, at
+ * once). Every event committed below the cut is read. Mutations:
+ * M_CLOSE_DEAD_VOIDS (rb_close_dead voids the outstanding work and
+ * completes anyway), M_CUT_AT_WC (the cut at write_count, not at
+ * out_from).
  */
 
 #define S 4		/* sub-buffer size (units) */
@@ -143,12 +151,40 @@ byte clk = 1;
 byte stamp[NPHYS * S];
 byte pend[NPHYS];
 
-#ifdef DEAD
-byte ann2, com2, comr2;
+#if defined(DEAD) || defined(RECOVER)
 byte vb, ve;
-bit voided;
 /* The sub-buffer at logical o lies in the void range. */
 #define IN_VOID(o) ((o) / S * S >= vb && (o) / S * S < ve)
+#else
+#define IN_VOID(o) false
+#endif
+#ifdef RECOVER
+byte fr;	/* out_from of the CPU's words */
+/* In the reservation's section (rb_rseq_reserve, rb_rseq_place): out_from
+ * = the slot's start when the words' outstanding work is only the
+ * reservation's own `u` units. */
+#define FROM_CPU(st, u) if :: ann == com + comr + (u) -> fr = (st) :: else -> skip fi
+#else
+#define FROM_CPU(st, u) skip
+#endif
+#ifdef DEAD
+byte ann2, com2, comr2;
+byte fr2, to2;
+bit voided;
+#ifdef M_NO_BOUNDS_SLOW
+#define BOUNDS_SLOW(st, en, u) skip
+#else
+#define BOUNDS_SLOW(st, en, u) BOUNDS(st, en, u)
+#endif
+/* rb_rseq_place's bounds for this process's words: the account's out_from
+ * and out_to, or the CPU's out_from. */
+#define BOUNDS(st, en, u) \
+	if \
+	:: acct -> \
+		if :: ann2 == com2 + comr2 + (u) -> fr2 = (st) :: else -> skip fi; \
+		to2 = (en) \
+	:: else -> FROM_CPU(st, u) \
+	fi
 /* Work announced and committed, the CPU's words and the account's. */
 #define ANN_ALL (ann + ann2)
 #define DONE_ALL (com + comr + com2 + comr2)
@@ -162,7 +198,8 @@ bit voided;
 #else
 #define acct 0
 #define ACCT_LOCAL
-#define IN_VOID(o) false
+#define BOUNDS(st, en, u) FROM_CPU(st, u)
+#define BOUNDS_SLOW(st, en, u) FROM_CPU(st, u)
 #define ANN_ALL ann
 #define DONE_ALL (com + comr)
 #define ANN_ADD(x) ann = ann + (x)
@@ -176,6 +213,10 @@ bit voided;
 #endif
 #if defined(DEAD) || defined(RECOVER)
 bit dead;	/* ghost: a writer died (DEAD: its pidfd is readable) */
+#endif
+#ifdef RECOVER
+byte cut = MAXU;	/* ghost: where rb_cut_dead cut (MAXU: no cut) */
+byte torn;		/* ghost: dead slots counted in events_lost */
 #endif
 
 byte dropped;
@@ -345,7 +386,7 @@ inline lcas(w0, newv, units)
 {
 	atomic {
 		if
-		:: wc == w0 -> wc = newv; ok = 1; TS_CHECK(ts)
+		:: wc == w0 -> BOUNDS_SLOW(w0, newv, units); wc = newv; ok = 1; TS_CHECK(ts)
 		:: else -> ok = 0
 		fi
 	};
@@ -549,8 +590,8 @@ inline lib_event(sz)
 		atomic { ts = clk; clk++ };
 		atomic {
 			if
-			:: wc == w -> wc = w + sz; ann = ann + FAST_UNITS(sz); ok = 1;
-				TS_CHECK(ts)
+			:: wc == w -> FROM_CPU(w, 0); wc = w + sz; ann = ann + FAST_UNITS(sz);
+				ok = 1; TS_CHECK(ts)
 			:: else -> skip
 			fi
 		}
@@ -563,7 +604,8 @@ inline lib_event(sz)
 		ann2 = ann2 + FAST_UNITS(sz);
 		atomic {
 			if
-			:: wc == w -> wc = w + sz; ok = 1; TS_CHECK(ts)
+			:: wc == w -> BOUNDS(w, w + sz, FAST_UNITS(sz)); wc = w + sz; ok = 1;
+				TS_CHECK(ts)
 			:: else -> skip
 			fi
 		};
@@ -851,7 +893,7 @@ inline flush(final)
 		ann++;
 		atomic {
 			if
-			:: wc == w -> wc = w - in_sb + S; ok = 1
+			:: wc == w -> FROM_CPU(w, 1); wc = w - in_sb + S; ok = 1
 			:: else -> ok = 0
 			fi
 		};
@@ -886,7 +928,21 @@ inline void_dead()
 			:: at != ve && cseq[(at / S) % N] == at / (N * S) + 1 -> at = at + S
 			:: else -> break
 			od;
-			vb = at;
+			/* The account's bounds, within the passes not complete
+			 * and write_count's sub-buffer. */
+			vb = fr2 / S * S;
+			if
+			:: vb < at -> vb = at
+			:: else -> skip
+			fi;
+			if
+			:: (to2 + S - 1) / S * S < ve -> ve = (to2 + S - 1) / S * S
+			:: else -> skip
+			fi;
+			if
+			:: ve < vb -> ve = vb
+			:: else -> skip
+			fi;
 			at = 0
 		};
 #endif
@@ -899,6 +955,74 @@ inline void_dead()
 #endif
 
 #ifdef RECOVER
+/* Recovery's publication of the pass at logical `o` (rb_publish_dead):
+ * whole unless given up (the void range). */
+inline publish_dead(o)
+{
+	cbidx = (o / S) % N;
+	cseq[cbidx] = o / (N * S) + 1;
+	if
+	:: IN_VOID(o) -> skip
+	:: else -> WHOLE(cbidx, o)
+	fi;
+#if OVW
+	if
+	:: tflag[cbidx] && ttag[cbidx] == o / (N * S) -> tflag[cbidx] = 0
+	:: else -> skip
+	fi;
+#endif
+	cbidx = 0
+}
+
+/* rb_cut_dead, one step (the buffer's only user): the passes below the
+ * sub-buffer of the CPU's out_from published, its packet closed there
+ * when its header is below, the rest up to the end of write_count's
+ * sub-buffer given up (the void range, write_count moved there), the
+ * dead slot counted as a lost event. */
+inline cut_dead()
+{
+	atomic {
+#ifdef M_CUT_AT_WC
+		cut = wc;
+#else
+		cut = fr;
+#endif
+		ve = (wc + S - 1) / S * S;
+		at = rc / S * S;
+		do
+		:: at != ve && cseq[(at / S) % N] == at / (N * S) + 1 -> at = at + S
+		:: else -> break
+		od;
+		if
+		:: cut / S * S < at -> cut = at
+		:: else -> skip
+		fi;
+		events_lost++;
+		torn++;
+		vb = ve;
+		do
+		:: at != cut / S * S -> publish_dead(at); at = at + S
+		:: else -> break
+		od;
+		if
+		:: at != ve && cut - at >= H ->
+			p = WHOLE_PHYS((at / S) % N);
+			pend[p] = cut;
+			publish_dead(at);
+			at = at + S
+		:: else -> skip
+		fi;
+		vb = at;
+		do
+		:: at != ve -> publish_dead(at); at = at + S
+		:: else -> break
+		od;
+		wc = ve;
+		at = 0;
+		p = 0
+	}
+}
+
 /* rb_close_dead: nothing if work is outstanding; else complete what
  * write_count left and close the open packet (an SMP reservation: no
  * section of anyone runs any more). */
@@ -910,7 +1034,7 @@ inline close_dead()
 #endif
 	if
 	:: ann == com + comr -> complete_behind(); flush(0)
-	:: else -> skip
+	:: else -> cut_dead()
 	fi
 }
 
@@ -993,12 +1117,9 @@ proctype consumer()
 		do
 		:: i < MAXU ->
 #ifdef RECOVER
-			/* But the sub-buffer write_count is in when a writer
-			 * died in an event there: not read (rb_close_dead
-			 * closes no packet), counted by the consumer's drain,
-			 * not modelled (docs/reliability.md). */
-			assert(!ev_commit[i] || ev_read[i] || lostsb[i / S] ||
-			       (dead && i / S == wc / S));
+			/* But those at or after the cut, where the dead slot
+			 * may be (counted as one lost event). */
+			assert(!ev_commit[i] || ev_read[i] || lostsb[i / S] || i >= cut);
 #else
 			assert(!ev_commit[i] || ev_read[i] || lostsb[i / S]);
 #endif
@@ -1010,7 +1131,12 @@ proctype consumer()
 		:: else -> break
 		od;
 		assert(lost_count == subbufs_lost);
+#ifdef RECOVER
+		assert(events_lost == dropped + torn);
+		assert(torn == (cut != MAXU))
+#else
 		assert(events_lost == dropped)
+#endif
 	}
 }
 
