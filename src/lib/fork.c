@@ -26,6 +26,7 @@
 #include <pthread.h>
 
 #include "daemon_client.h"
+#include "epoch.h"
 #include "rt_internal.h"
 
 static void fork_prepare(void)
@@ -47,6 +48,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	pthread_mutex_init(&rt_registry_lock, NULL);
+	rt_epoch_fork_child();
 	rt_probe_fork_child();
 	rt_daemon_client_fork_child();
 	rt_session_fork_child();

@@ -61,6 +61,12 @@
  * sites (rt__reserve and rt__commit, at the end) are the exception: they
  * write their payload between the two calls, and keep their reservation
  * per thread meanwhile.
+ *
+ * Daemon mode: each event runs inside the thread's epoch (epoch.h), from
+ * before the target table is loaded until after the last commit, so that
+ * a buffer set no longer published is unmapped only once no thread still
+ * writes it (daemon_targets.c); version 1's call sites hold it from
+ * rt__reserve to their last rt__commit.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -73,6 +79,7 @@
 #include "../ringbuffer/ringbuffer_api.h"
 #include "ctx_section.h"
 #include "daemon_client.h"
+#include "epoch.h"
 #include "filter_fetch.h"
 #include "rt_internal.h"
 #include "test_hook.h"
@@ -653,6 +660,12 @@ record(struct rt_event_desc *ev, const char *flat, const struct rt_part *parts,
 	 * (registry) and the channel (session start). */
 	const struct rt_event_class *c = __atomic_load_n(&ev->priv, __ATOMIC_ACQUIRE);
 	struct rt_channel *ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
+	/* Daemon mode: the buffer sets the target table names stay mapped
+	 * until the epoch is left (epoch.h), after the last commit.
+	 * Embedded mode's channel is never unmapped. */
+	const bool daemon = ch == NULL;
+	if (daemon)
+		rt_epoch_enter();
 	/* Relaxed: only whether the class has triggers, which the general
 	 * path evaluates (it loads them with acquire). */
 	if (__builtin_expect(c != NULL && fast, 1) &&
@@ -663,9 +676,9 @@ record(struct rt_event_desc *ev, const char *flat, const struct rt_part *parts,
 				if (__builtin_expect(record_fast(o.rb, o.id, o.hdr_compact, flat,
 								 parts, nr, size),
 						     1))
-					return;
+					goto out;
 			} else if (flat && record_ctx_fast(&o, flat, size)) {
-				return;
+				goto out;
 			}
 		}
 	}
@@ -674,6 +687,9 @@ record(struct rt_event_desc *ev, const char *flat, const struct rt_part *parts,
 	 * forward (about 5 ns per event here). */
 	const struct rt_payload pl = { flat, parts, nr, size };
 	record_general(c, ch, &pl, (uintptr_t)__builtin_return_address(0));
+out:
+	if (daemon)
+		rt_epoch_exit();
 }
 
 /* What call sites need to record event `id` in rb by themselves
@@ -826,10 +842,17 @@ bool rt__reserve(struct rt_event_desc *ev, size_t payload_size, struct rt_v1_slo
 		return false;
 	struct rt_v1_state st = { .c = c, .size = payload_size };
 	st.ch = __atomic_load_n(&rt_active_channel, __ATOMIC_ACQUIRE);
-	if (!st.ch)
+	/* Daemon mode: the epoch (epoch.h) is held from the table's load
+	 * until the last buffer's commit (rt__commit returning false). */
+	if (!st.ch) {
+		rt_epoch_enter();
 		st.set = daemon_targets(c);
-	if (!v1_reserve(&st, slot, (uintptr_t)__builtin_return_address(0)))
+	}
+	if (!v1_reserve(&st, slot, (uintptr_t)__builtin_return_address(0))) {
+		if (!st.ch)
+			rt_epoch_exit();
 		return false;
+	}
 	memcpy(slot->opaque, &st, sizeof(st));
 	return true;
 }
@@ -845,8 +868,11 @@ bool rt__commit(struct rt_v1_slot *slot)
 	/* Signal fence: the level is released after its commit. */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	rt_v1_depth = d;
-	if (!v1_reserve(&st, slot, (uintptr_t)__builtin_return_address(0)))
+	if (!v1_reserve(&st, slot, (uintptr_t)__builtin_return_address(0))) {
+		if (!st.ch)
+			rt_epoch_exit();
 		return false;
+	}
 	memcpy(slot->opaque, &st, sizeof(st));
 	return true;
 }

@@ -62,6 +62,7 @@
 
 #include "../common/config_parse.h"
 #include "daemon_client.h"
+#include "epoch.h"
 #include "../common/fs_util.h"
 #include "../common/hex.h"
 #include "../common/rule.h"
@@ -468,6 +469,7 @@ void rt_session_stop(void)
 __attribute__((constructor)) static void rt_lib_init(void)
 {
 	rt_fork_init();
+	rt_epoch_init();
 	const char *out = getenv("RINGTRACE_OUTPUT");
 	if (!out || !*out) {
 		/* The daemon's rules decide; its ids are per trace. */
