@@ -332,9 +332,21 @@ static int wait_readable(int fd, int wait_ms)
 	return fd_ours(fd) ? 0 : -EBADF;
 }
 
+/* Unmap the dead buffer sets whose grace period passed (daemon_targets.c);
+ * returns whether some still wait. The listener thread only. */
+static bool reclaim(void)
+{
+	pthread_mutex_lock(&rt_registry_lock);
+	bool waiting = rt_targets_reclaim();
+	pthread_mutex_unlock(&rt_registry_lock);
+	return waiting;
+}
+
 /* Read and apply the daemon's messages on `fd` until the connection is
  * lost or a message is bad; then drop every target and close (unless the
- * program closed it under us). The listener thread only. */
+ * program closed it under us). While dead buffer sets wait for their
+ * grace period, it wakes every RT_DC_RECLAIM_MS to try again. The
+ * listener thread only. */
 static void serve(int fd)
 {
 	char err[160];
@@ -342,7 +354,9 @@ static void serve(int fd)
 		struct rtp_msg m;
 		int fds[RTP_MAX_FDS];
 		unsigned nfds = 0;
-		int r = wait_readable(fd, -1);
+		int r;
+		while ((r = wait_readable(fd, reclaim() ? RT_DC_RECLAIM_MS : -1)) == -ETIMEDOUT)
+			;
 		if (r == 0)
 			r = rtp_recv(fd, &m, fds, 1, &nfds, -1);
 		if (r < 0) {
@@ -540,6 +554,7 @@ static void *listener(void *arg)
 			if (now_ms() - since >= RT_DC_BACKOFF_MAX_MS)
 				delay = RT_DC_BACKOFF_MIN_MS;
 		}
+		reclaim();
 		if (!may_reconnect())
 			break;
 		backoff_sleep(delay, &seed);

@@ -16,12 +16,16 @@
  *    client disconnects and stops tracing rather than grow).
  *  - A lost connection (daemon killed, restarted, bad message) ends a
  *    generation: its buffer sets are no longer written (targets
- *    dropped) but stay mapped until the process exits, because no grace
- *    period tells when the last probe that loaded an old table is done
- *    with it. A probe still running on them is safe: the memfd pages
- *    stay valid while mapped, whatever became of the daemon; nobody reads
- *    what it writes. rt_targets_may_reconnect() bounds what dead
- *    generations keep (RT_DC_MAX_BUFS, RT_DC_DEAD_MAX, RT_DC_RETIRED_MAX).
+ *    dropped), and neither are those of a destroyed session
+ *    (DISABLE_SESSION). Such a buffer set stays mapped until a grace
+ *    period (epoch.h) says that no probe which loaded a table naming it
+ *    is still inside its event; the listener then unmaps it
+ *    (rt_targets_reclaim: call sites' fast sites closed first, the
+ *    control area's pages kept as private memory). A probe still running
+ *    on it meanwhile is safe: the memfd pages stay valid while mapped,
+ *    whatever became of the daemon; nobody reads what it writes.
+ *    rt_targets_may_reconnect() bounds what dead generations keep
+ *    (RT_DC_MAX_BUFS, RT_DC_DEAD_MAX: mapped bytes, RT_DC_RETIRED_MAX).
  *  - Filters (an ENABLE's, loaded with rtf_load and bound to their
  *    classes) are never freed either: a filter the next ENABLE repeats
  *    byte for byte is kept, not loaded again, so that resending the same
@@ -54,6 +58,9 @@
 #define RT_DC_EVENT_INSNS_MAX (64u << 10)
 /* Registrations over the process's life (first + reconnections). */
 #define RT_DC_MAX_CONNECTIONS 16
+/* While dead buffer sets wait for their grace period, the listener
+ * tries again this often (milliseconds). */
+#define RT_DC_RECLAIM_MS 100
 /* Bytes of buffer sets of dead connections kept mapped before the
  * client stops reconnecting. */
 #define RT_DC_DEAD_MAX (1ULL << 30)
@@ -79,8 +86,9 @@ struct rt_target_filters {
 };
 
 /* A buffer set received in RTP_APP_CHANNEL. Owner: daemon_targets.c;
- * lives until the process exits (mapping included; `ids` is freed when
- * its connection is lost). */
+ * the struct lives until the process exits (`ids` is freed when its
+ * connection is lost), its mapping until a grace period after it is
+ * dead and unpublished (rt_targets_reclaim). */
 struct rt_dbuf {
 	struct rb rb;			/* first: probes use &dbuf->rb */
 	struct ctf_stream_info stream;	/* packet headers (client priv) */
@@ -99,8 +107,14 @@ struct rt_dbuf {
 	/* The last ENABLE's filters (the array is replaced, not them). */
 	struct rt_dprog **progs;
 	uint32_t nr_progs;
-	void *map;
+	void *map;			/* NULL once unmapped */
 	size_t map_size;
+	/* Dead (!live) and no longer in any table since epoch dead_since
+	 * (epoch.h): unmapped once that has passed (rt_targets_reclaim). */
+	bool unpublished;
+	bool counted_dead;		/* in dead_bytes */
+	bool kept;			/* unmapping failed: stays mapped */
+	uint64_t dead_since;
 };
 
 /* One place an event is written to. */
@@ -146,6 +160,11 @@ RT_HIDDEN int rt_targets_publish(void);
 /* Stop writing to every buffer set (lost daemon, bad message) and end
  * the generation: keys of a later connection are a new namespace. */
 RT_HIDDEN void rt_targets_drop_all(void);
+/* Unmap the dead, unpublished buffer sets whose grace period passed,
+ * advancing it (epoch.h) if needed; never blocks. Returns whether some
+ * still wait (a thread inside an event since before: call again later).
+ * The listener thread only. */
+RT_HIDDEN bool rt_targets_reclaim(void);
 /* Whether a new connection may add buffer sets: fewer than
  * RT_DC_MAX_BUFS so far, dead ones under RT_DC_DEAD_MAX bytes, retired
  * tables under RT_DC_RETIRED_MAX. */

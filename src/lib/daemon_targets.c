@@ -15,11 +15,13 @@
 #include "../common/array.h"
 #include "../common/context.h"
 #include "daemon_client.h"
+#include "epoch.h"
 
 /* Under rt_registry_lock (or a fork child alone). bufs[first_buf ..
  * nr_bufs) belong to the current connection; those before, to dead
- * ones (a lost daemon's, or a fork parent's): never written again,
- * never unmapped (see daemon_client.h). */
+ * ones (a lost daemon's, or a fork parent's): never written again, and
+ * unmapped after a grace period like those of destroyed sessions (see
+ * daemon_client.h). */
 static struct rt_dbuf *bufs[RT_DC_MAX_BUFS];	/* never freed */
 static uint32_t nr_bufs;
 static uint32_t first_buf;
@@ -457,12 +459,28 @@ static int replace_set(struct rt_event_class *c, struct rt_target_set *s)
 	return ok ? 0 : -E2BIG;
 }
 
+/* Every class's table and call site now names live buffer sets only:
+ * the others are unpublished since the current epoch (rt_targets_reclaim
+ * unmaps them once it has passed). */
+static void mark_unpublished(void)
+{
+	uint64_t now = rt_epoch_now();
+	for (uint32_t i = 0; i < nr_bufs; i++) {
+		struct rt_dbuf *b = bufs[i];
+		if (!b->live && b->map && !b->unpublished) {
+			b->unpublished = true;
+			b->dead_since = now;
+		}
+	}
+}
+
 int rt_targets_publish(void)
 {
 	struct rt_event_class **classes;
 	size_t n = rt_registry_classes(&classes);
 	int ret = 0;
-	for (size_t i = 0; i < n && ret == 0; i++) {
+	size_t i = 0;
+	for (; i < n && ret == 0; i++) {
 		struct rt_target_set *s;
 		ret = build_set(classes[i], &s);
 		if (ret < 0)
@@ -474,6 +492,11 @@ int rt_targets_publish(void)
 		ret = replace_set(classes[i], s);
 	}
 	rt_registry_apply_sites_locked();
+	/* Only when every class was rebuilt (a failure leaves some tables
+	 * naming dead buffer sets: the disconnection that follows drops
+	 * them all). */
+	if (i == n && ret == 0)
+		mark_unpublished();
 	return ret;
 }
 
@@ -484,7 +507,10 @@ static void end_generation(bool free_ids)
 {
 	for (uint32_t i = first_buf; i < nr_bufs; i++) {
 		bufs[i]->live = false;
-		dead_bytes += bufs[i]->map_size;
+		if (bufs[i]->map && !bufs[i]->counted_dead) {
+			dead_bytes += bufs[i]->map_size;
+			bufs[i]->counted_dead = true;
+		}
 		if (free_ids) {
 			/* Read only under rt_registry_lock, from first_buf on. */
 			free(bufs[i]->ids);
@@ -510,6 +536,7 @@ void rt_targets_drop_all(void)
 	for (size_t i = 0; i < n; i++)
 		replace_set(classes[i], NULL);
 	rt_registry_apply_sites_locked();
+	mark_unpublished();
 }
 
 bool rt_targets_may_reconnect(void)
@@ -537,4 +564,88 @@ void rt_targets_fork_child(bool keep)
 	for (size_t i = 0; i < n; i++)
 		replace_set(classes[i], NULL);
 	rt_registry_disable_all();
+}
+
+/* Make every call site's copy of b's fast site (the tables' targets,
+ * retired or not, and b's own) refuse to record: a section that reads
+ * nr_cpus 0 fails at its first check, before it touches the mapping
+ * (ringtrace/internal/fast.h). Relaxed stores: the call sites read the
+ * word in their rseq section, which rt_epoch_rseq_fence orders after. */
+static void close_fast_sites(struct rt_dbuf *b)
+{
+	struct rt_event_class **classes;
+	size_t n = rt_registry_classes(&classes);
+	__atomic_store_n(&b->rb.fast.nr_cpus, 0, __ATOMIC_RELAXED);
+	for (struct rt_target_set *s = retired; s; s = s->retired)
+		for (uint32_t i = 0; i < s->nr; i++)
+			if (s->t[i].buf == b)
+				__atomic_store_n(&s->t[i].site.buf.nr_cpus, 0, __ATOMIC_RELAXED);
+	/* Current tables name live buffer sets only, but a fork child's
+	 * inherited ones are its parent's: checked all the same. */
+	for (size_t c = 0; c < n; c++) {
+		struct rt_target_set *s = classes[c]->targets;
+		for (uint32_t i = 0; s && i < s->nr; i++)
+			if (s->t[i].buf == b)
+				__atomic_store_n(&s->t[i].site.buf.nr_cpus, 0, __ATOMIC_RELAXED);
+	}
+}
+
+/*
+ * Unmap b, whose grace period passed: no thread is inside an event that
+ * loaded it (epoch.h). Call sites record without the epoch, in one rseq
+ * section, through a fast site they may have loaded long ago: their
+ * sites are closed first and every section in progress restarted, and
+ * the control area stays mapped as private memory (a call site that
+ * committed just before stores the CPU's last_tsc there after its
+ * section). Without membarrier (old kernel, seccomp) b stays mapped.
+ * 0 or -errno.
+ */
+static int unmap_buf(struct rt_dbuf *b)
+{
+	size_t keep = 0;
+	if (b->rb.rseq_fast) {
+		close_fast_sites(b);
+		int r = rt_epoch_rseq_fence();
+		if (r < 0)
+			return r;
+		size_t page = (size_t)sysconf(_SC_PAGESIZE);
+		size_t end = (size_t)(b->rb.fast.cpu_ctl - (char *)b->map) +
+			     (size_t)b->rb.nr_cpus * b->rb.fast.cpu_ctl_stride;
+		keep = (end + page - 1) / page * page;
+		if (keep > b->map_size)
+			keep = b->map_size;
+		/* MAP_FIXED replaces the pages at once: a store lands in
+		 * the old page or the new one. */
+		if (mmap(b->map, keep, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+			return -errno;
+	}
+	if (keep < b->map_size && munmap((char *)b->map + keep, b->map_size - keep) < 0)
+		return -errno;
+	if (b->counted_dead)
+		dead_bytes -= b->map_size;
+	b->map = NULL;
+	return 0;
+}
+
+bool rt_targets_reclaim(void)
+{
+	bool waiting = false, advanced = false;
+	for (uint32_t i = 0; i < nr_bufs; i++) {
+		struct rt_dbuf *b = bufs[i];
+		if (!b->map || !b->unpublished || b->kept)
+			continue;
+		if (!rt_epoch_passed(b->dead_since) && !advanced) {
+			advanced = true;
+			int r = rt_epoch_advance();
+			/* No membarrier: nothing is ever unmapped. */
+			if (r < 0 && r != -EAGAIN)
+				return false;
+		}
+		if (!rt_epoch_passed(b->dead_since))
+			waiting = true;
+		else if (unmap_buf(b) < 0)
+			b->kept = true;
+	}
+	return waiting;
 }

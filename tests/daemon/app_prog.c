@@ -13,6 +13,14 @@
  *   threads T N [P]  T threads each emit N app:tick { seq = 0..N-1, tag =
  *                  "PK" for thread K (P: "t" by default), value = 3*seq }
  *                  at the same time, pausing 5 ms after every 1000 events
+ *   storm T        starts T threads (at most 16) that emit all the time
+ *                  (5 and 5 events, then 1 ms of sleep), in turn, app:tick { seq, tag = "wK" for thread K,
+ *                  value = 3*seq } (a string: the library's path) and
+ *                  app:warn { seq } (fixed size: the call site's own),
+ *                  and a thread that sends SIGUSR1 to one of them every
+ *                  millisecond, whose handler emits app:tick with tag
+ *                  "sig"; answers "ok" once they run
+ *   calm           stops the storm ("ok EVENTS SIGNAL_EVENTS")
  *   exec           execs itself (the new image says "ready PID" again)
  *   spin MS        app:tick with tag "spin" for MS milliseconds ("ok COUNT")
  *   sigstack S N   N app:tick { seq = 0..N-1, tag = "sig", value = 3*seq },
@@ -150,6 +158,72 @@ static void run_threads(unsigned t, uint64_t n, const char *prefix)
 		pthread_join(w[i].th, NULL);
 }
 
+/* The storm: its threads, and how many events they emitted. */
+#define STORM_MAX 16
+static pthread_t storm_th[STORM_MAX], storm_sig_th;
+static unsigned storm_n;
+static int storm_stop;
+static uint64_t storm_events, storm_sig_events;
+
+static void on_storm_sig(int sig)
+{
+	(void)sig;
+	uint64_t k = __atomic_fetch_add(&storm_sig_events, 1, __ATOMIC_RELAXED);
+	rt_event(app, tick, seq, k, tag, "sig", value, (int32_t)(3 * k));
+}
+
+static void *storm_work(void *arg)
+{
+	char tag[16];
+	snprintf(tag, sizeof(tag), "w%u", (unsigned)(uintptr_t)arg);
+	uint64_t i = 0;
+	while (!__atomic_load_n(&storm_stop, __ATOMIC_RELAXED)) {
+		rt_event(app, tick, seq, i, tag, tag, value, (int32_t)(3 * i));
+		rt_event_loglevel(RT_LOGLEVEL_WARNING, app, warn, seq, i);
+		/* About 10,000 events a second each: a trace read back in
+		 * a few seconds. */
+		if (++i % 5 == 0)
+			usleep(1000);
+	}
+	__atomic_fetch_add(&storm_events, 2 * i, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void *storm_signals(void *arg)
+{
+	(void)arg;
+	for (unsigned k = 0; !__atomic_load_n(&storm_stop, __ATOMIC_RELAXED); k++) {
+		pthread_kill(storm_th[k % storm_n], SIGUSR1);
+		usleep(1000);
+	}
+	return NULL;
+}
+
+static int storm_start(unsigned t)
+{
+	struct sigaction sa = { .sa_handler = on_storm_sig, .sa_flags = SA_RESTART };
+	if (t == 0 || t > STORM_MAX || storm_n || sigaction(SIGUSR1, &sa, NULL) < 0)
+		return -1;
+	storm_stop = 0;
+	storm_events = storm_sig_events = 0;
+	for (storm_n = 0; storm_n < t; storm_n++)
+		if (pthread_create(&storm_th[storm_n], NULL, storm_work,
+				   (void *)(uintptr_t)storm_n) != 0)
+			break;
+	if (storm_n == 0 || pthread_create(&storm_sig_th, NULL, storm_signals, NULL) != 0)
+		return -1;
+	return 0;
+}
+
+static void storm_end(void)
+{
+	__atomic_store_n(&storm_stop, 1, __ATOMIC_RELAXED);
+	pthread_join(storm_sig_th, NULL);
+	for (unsigned i = 0; i < storm_n; i++)
+		pthread_join(storm_th[i], NULL);
+	storm_n = 0;
+}
+
 static int pair[2] = { -1, -1 };
 
 static void pair_bytes(int from, char out[64])
@@ -241,6 +315,12 @@ int main(void)
 				strcpy(prefix, "t");
 			run_threads(nt, n, prefix);
 			printf("ok\n");
+		} else if (sscanf(line, "storm %u", &nt) == 1) {
+			printf(storm_start(nt) == 0 ? "ok\n" : "storm failed\n");
+		} else if (!strncmp(line, "calm", 4)) {
+			storm_end();
+			printf("ok %llu %llu\n", (unsigned long long)storm_events,
+			       (unsigned long long)storm_sig_events);
 		} else if (!strncmp(line, "exec", 4)) {
 			fflush(stdout);
 			execl("/proc/self/exe", "app_prog", (char *)NULL);

@@ -26,10 +26,14 @@
  * Concurrency contract: no lock, no system call, no allocation, no
  * floating point; safe in signal handlers (a handler that interrupts the
  * section aborts it: the interrupted event then goes through the library,
- * after the handler's). A published site and the memory it points to
- * are never freed nor changed, so a call site may use one it loaded after
- * the library replaced it (events written then are lost like any event
- * recorded after a session stops).
+ * after the handler's). A published site is never freed, so a call site
+ * may use one it loaded after the library replaced it (events written
+ * then are lost like any event recorded after a session stops). Before
+ * the library unmaps the buffers of a site it no longer publishes, it
+ * sets the site's nr_cpus to 0 (the section then fails at its first
+ * check, before it touches the buffers), restarts every section in
+ * progress (membarrier) and keeps the control area mapped as private
+ * memory (the store of last_tsc after the section).
  */
 #ifndef RINGTRACE_INTERNAL_FAST_H
 #define RINGTRACE_INTERNAL_FAST_H
