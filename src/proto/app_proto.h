@@ -75,7 +75,8 @@
  * channel that match the event, each with its filter: OR).
  *
  * RTP_APP_DISABLE_SESSION (daemon -> program): stop writing to every
- * buffer set of the session (the mappings stay until the program exits).
+ * buffer set of the session (the program unmaps them once no thread of
+ * it is still inside an event that loaded them: src/lib/epoch.h).
  *    0  u64  session id
  *
  * RTP_APP_EVENTS_REPLY (daemon -> program; frame status 0 or -errno,
