@@ -31,14 +31,19 @@ static void put_value(struct fmt_out *o, const struct rtr_value *v, int bytes_ba
 
 /* An integer as the text output shows it: in its base (two's complement
  * bits for negative values in base 2, 8 or 16). */
+static inline char *put_int_bits(char *p, uint64_t u, bool is_signed, unsigned bits, int base,
+				 bool json)
+{
+	if (is_signed && (json || base == 10 || !base))
+		return fmt_put_i64(p, (int64_t)u);
+	if (is_signed && bits && bits < 64)
+		u &= ((uint64_t)1 << bits) - 1;
+	return json || base == 10 ? fmt_put_u64(p, u) : fmt_put_base(p, u, base);
+}
+
 static inline char *put_int_at(char *p, const struct rtr_value *v, bool is_signed, bool json)
 {
-	if (is_signed && (json || v->base == 10 || !v->base))
-		return fmt_put_i64(p, v->i);
-	uint64_t u = v->u;
-	if (is_signed && v->bits && v->bits < 64)
-		u &= ((uint64_t)1 << v->bits) - 1;
-	return json || v->base == 10 ? fmt_put_u64(p, u) : fmt_put_base(p, u, v->base);
+	return put_int_bits(p, v->u, is_signed, v->bits, v->base, json);
 }
 
 /* Room for the longest integer put_int_at writes (0b and 64 digits). */
@@ -231,6 +236,11 @@ struct view_layout {
 	bool printf;		/* an rt_printf event: its first field, the
 				 * format, is shown as the message `msg` */
 	bool ctx_cached;	/* its context text is cached (ctx_cache) */
+	uint8_t ctx_scopes;	/* 1: the stream event context has fields,
+				 * 2: the event context has */
+	struct rtr_int_place *ints;	/* owned: when every payload field is
+					 * an integer at a fixed place (and
+					 * every label a short piece), where */
 	struct ctx_cache *ctx;	/* owned; NULL until the first event */
 };
 
@@ -258,6 +268,7 @@ struct ctx_entry {
 struct ctx_cache {
 	struct ctx_entry e[CTX_WAYS];
 	uint32_t next;		/* the entry to replace next */
+	uint32_t last;		/* the entry that matched or was filled last */
 };
 
 /* Whether events of class c are rt_printf's: the first payload field is
@@ -277,6 +288,19 @@ static void end_piece(struct layout_builder *b, struct view_layout *l, uint32_t 
 	l->piece[i].off = b->mark;
 	l->piece[i].len = (uint32_t)b->o.len - b->mark;
 	b->mark = (uint32_t)b->o.len;
+}
+
+/* Pieces up to this long are copied in blocks (the layout text has the
+ * slack fmt_put_blocks reads past the end). */
+#define SHORT_PIECE (FMT_MIN_ROOM - 16)
+
+/* Whether the field labels (pieces 2..n+1) are all short pieces. */
+static bool fixed_ints(const struct view_layout *l, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (l->piece[i + 2].len > SHORT_PIECE)
+			return false;
+	return true;
 }
 
 /* An `ip` context field (its symbol depends on more than its bytes). */
@@ -354,15 +378,18 @@ __attribute__((noinline)) static int build_layout(struct view_printer *pr,
 		return -ENOMEM;
 	}
 	l->text = b.o.buf;	/* kept: fmt_close is not called */
-	l->has_context = rtr_scope_count(ev, RTR_SCOPE_STREAM_EVENT_CONTEXT) ||
-			 rtr_scope_count(ev, RTR_SCOPE_EVENT_CONTEXT);
+	l->ctx_scopes = (uint8_t)((rtr_scope_count(ev, RTR_SCOPE_STREAM_EVENT_CONTEXT) ? 1 : 0) |
+				  (rtr_scope_count(ev, RTR_SCOPE_EVENT_CONTEXT) ? 2 : 0));
+	l->has_context = l->ctx_scopes != 0;
 	l->ctx_cached = l->has_context && !pr->plain && !(pr->syms && has_ip_context(ev));
+	if (!pr->plain && !l->printf && c->nr_fields && fixed_ints(l, c->nr_fields) &&
+	    (l->ints = calloc(c->nr_fields, sizeof(*l->ints))) != NULL &&
+	    rtr_payload_ints(ev, l->ints, c->nr_fields) < 0) {
+		free(l->ints);
+		l->ints = NULL;
+	}
 	return 0;
 }
-
-/* Pieces up to this long are copied in blocks (the layout text has the
- * slack fmt_put_blocks reads past the end). */
-#define SHORT_PIECE (FMT_MIN_ROOM - 16)
 
 /* Pieces first..last (consecutive in the text) in one copy. */
 static inline void put_pieces(struct fmt_out *o, const struct view_layout *l, uint32_t first,
@@ -396,6 +423,7 @@ void view_printer_free(struct view_printer *p)
 	for (size_t i = 0; p->layouts && i < p->nr_layouts; i++) {
 		free(p->layouts[i].text);
 		free(p->layouts[i].piece);
+		free(p->layouts[i].ints);
 		for (int k = 0; p->layouts[i].ctx && k < CTX_WAYS; k++)
 			free(p->layouts[i].ctx->e[k].mem);
 		free(p->layouts[i].ctx);
@@ -435,27 +463,45 @@ static void put_message(struct fmt_out *o, const struct rtr_event *ev, bool json
 }
 
 /* put_context through the class's cache (l->ctx_cached). */
+static inline bool ctx_match(const struct ctx_entry *e, const uint8_t *k0, size_t n0,
+			     const uint8_t *k1, size_t n1)
+{
+	return e->text_len && e->len0 == n0 && e->len1 == n1 && !memcmp(e->mem, k0, n0) &&
+	       (!n1 || !memcmp(e->mem + n0, k1, n1));
+}
+
 static void put_context_cached(struct view_printer *pr, struct view_layout *l,
 			       const struct rtr_event *ev)
 {
-	const uint8_t *k0, *k1;
-	size_t n0, n1;
-	if (rtr_scope_bytes(ev, RTR_SCOPE_STREAM_EVENT_CONTEXT, &k0, &n0) < 0 ||
-	    rtr_scope_bytes(ev, RTR_SCOPE_EVENT_CONTEXT, &k1, &n1) < 0 ||
+	static const uint8_t none[1];
+	const uint8_t *k0 = none, *k1 = none;
+	size_t n0 = 0, n1 = 0;
+	/* Only the scopes the class has fields in (the same for each of its
+	 * events): the others write no text. */
+	if (((l->ctx_scopes & 1) &&
+	     rtr_scope_bytes(ev, RTR_SCOPE_STREAM_EVENT_CONTEXT, &k0, &n0) < 0) ||
+	    ((l->ctx_scopes & 2) && rtr_scope_bytes(ev, RTR_SCOPE_EVENT_CONTEXT, &k1, &n1) < 0) ||
 	    n0 + n1 > CTX_MAX_KEY) {
 		put_context(pr, ev);
 		return;
 	}
 	if (!n0)	/* absent: NULL, which memcmp and memcpy must not see */
-		k0 = (const uint8_t *)"";
+		k0 = none;
 	if (!n1)
-		k1 = (const uint8_t *)"";
+		k1 = none;
 	struct ctx_cache *cc = l->ctx;
 	if (cc) {
-		for (int w = 0; w < CTX_WAYS; w++) {
-			const struct ctx_entry *e = &cc->e[w];
-			if (e->text_len && e->len0 == n0 && e->len1 == n1 &&
-			    !memcmp(e->mem, k0, n0) && !memcmp(e->mem + n0, k1, n1)) {
+		/* The entry that matched last first: a thread's events come
+		 * in runs. */
+		const struct ctx_entry *e = &cc->e[cc->last];
+		if (ctx_match(e, k0, n0, k1, n1)) {
+			fmt_str(pr->out, e->mem + n0 + n1, e->text_len);
+			return;
+		}
+		for (uint32_t w = 0; w < CTX_WAYS; w++) {
+			e = &cc->e[w];
+			if (w != cc->last && ctx_match(e, k0, n0, k1, n1)) {
+				cc->last = w;
 				fmt_str(pr->out, e->mem + n0 + n1, e->text_len);
 				return;
 			}
@@ -492,6 +538,7 @@ static void put_context_cached(struct view_printer *pr, struct view_layout *l,
 	e->len0 = (uint16_t)n0;
 	e->len1 = (uint16_t)n1;
 	e->text_len = (uint32_t)tl;
+	cc->last = cc->next;
 	cc->next = (cc->next + 1) % CTX_WAYS;
 }
 
@@ -516,6 +563,16 @@ static void put_event(struct view_printer *pr, const struct view_event *e)
 		put_piece(o, l, 1);
 	} else {	/* pieces 0 and 1 are contiguous: one copy */
 		put_pieces(o, l, 0, 1);
+	}
+	if (l->ints) {	/* integers at fixed places: straight from the bytes */
+		for (uint32_t i = 0; i < c->nr_fields; i++) {
+			const struct rtr_int_place *f = &l->ints[i];
+			char *p = fmt_reserve(o, FMT_MIN_ROOM + INT_ROOM);
+			p = fmt_put_blocks(p, l->text + l->piece[i + 2].off, l->piece[i + 2].len);
+			fmt_commit(o, put_int_bits(p, rtr_fixed_int(ev->payload, f), f->is_signed,
+						   8u * f->bytes, f->base, pr->json));
+		}
+		goto end;
 	}
 	struct rtr_value vals[FIELD_BATCH];
 	int got = 0;
@@ -544,6 +601,7 @@ static void put_event(struct view_printer *pr, const struct view_event *e)
 		else
 			put_lit(o, pr->json ? "null" : "<undecodable>");
 	}
+end:
 	put_piece(o, l, c->nr_fields + 2);
 	if (!pr->json)
 		return;

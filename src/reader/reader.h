@@ -47,9 +47,11 @@
 #ifndef RINGTRACE_CTF_READER_H
 #define RINGTRACE_CTF_READER_H
 
+#include <endian.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -282,6 +284,49 @@ int rtr_scope_field(const struct rtr_event *ev, enum rtr_scope s, uint32_t i,
  */
 int rtr_scope_bytes(const struct rtr_event *ev, enum rtr_scope s, const uint8_t **p,
 		    size_t *len);
+/*
+ * A payload integer every event of its class holds at the same place: a
+ * byte-aligned 8, 16, 32 or 64-bit integer of a payload of static layout
+ * (rtr_payload_ints). rtr_fixed_int reads it from an event's payload.
+ */
+struct rtr_int_place {
+	uint32_t off;		/* bytes from rtr_event.payload */
+	uint8_t bytes;		/* 1, 2, 4 or 8 */
+	bool be;		/* big-endian */
+	bool is_signed;
+	uint8_t base;		/* 2, 8, 10 or 16 */
+};
+
+static inline uint64_t rtr_fixed_int(const uint8_t *payload, const struct rtr_int_place *f)
+{
+	const uint8_t *b = payload + f->off;
+	uint64_t v;
+	uint32_t v32;
+	uint16_t v16;
+	switch (f->bytes) {
+	case 1:
+		v = b[0];
+		return f->is_signed ? (uint64_t)(int64_t)(int8_t)v : v;
+	case 2:
+		memcpy(&v16, b, 2);
+		v16 = f->be ? be16toh(v16) : le16toh(v16);
+		return f->is_signed ? (uint64_t)(int64_t)(int16_t)v16 : v16;
+	case 4:
+		memcpy(&v32, b, 4);
+		v32 = f->be ? be32toh(v32) : le32toh(v32);
+		return f->is_signed ? (uint64_t)(int64_t)(int32_t)v32 : v32;
+	default:
+		memcpy(&v, b, 8);
+		return f->be ? be64toh(v) : le64toh(v);
+	}
+}
+
+/* The places of the first n payload fields of ev's class when each is a
+ * plain integer (not an enum nor a boolean) at a fixed byte offset from
+ * the payload's first byte in every event of the class (the payload's
+ * layout is static and begins on a byte): 0 and places[0..n), else
+ * -ENOTSUP (decode the fields with rtr_fields); -EINVAL as rtr_field. */
+int rtr_payload_ints(const struct rtr_event *ev, struct rtr_int_place *places, uint32_t n);
 /* RTR_STRUCT: members, RTR_ARRAY: elements; 0 for other types. */
 uint32_t rtr_value_count(const struct rtr_value *v);
 /* Member or element `i` of an RTR_STRUCT / RTR_ARRAY value; *name (if

@@ -190,6 +190,34 @@ int rtr_scope_bytes(const struct rtr_event *ev, enum rtr_scope s, const uint8_t 
 	return 0;
 }
 
+int rtr_payload_ints(const struct rtr_event *ev, struct rtr_int_place *places, uint32_t n)
+{
+	const struct rtr_cursor *c = cursor_of(ev);
+	if (!c || (!places && n))
+		return -EINVAL;
+	const struct rtr_recbuf *rb = &c->recs[RTR_SCOPE_PAYLOAD];
+	if (rb->state == RS_ABSENT)
+		return n ? -ENOTSUP : 0;
+	const struct rtr_node *root = rb->root;
+	/* Every event's payload begins aligned to the root's alignment:
+	 * with a multiple of 8 bits, rtr_event.payload is its first byte. */
+	if (!root->offs || root->align % 8 || n > root->nr_children)
+		return -ENOTSUP;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct rtr_node *f = root->children[i];
+		if (f->kind != RN_INT || f->pub == RTR_BOOL || root->offs[i] % 8 ||
+		    root->offs[i] / 8 > UINT32_MAX ||
+		    (f->size != 8 && f->size != 16 && f->size != 32 && f->size != 64))
+			return -ENOTSUP;
+		places[i].off = (uint32_t)(root->offs[i] / 8);
+		places[i].bytes = (uint8_t)(f->size / 8);
+		places[i].be = f->be;
+		places[i].is_signed = f->is_signed;
+		places[i].base = f->base;
+	}
+	return 0;
+}
+
 int rtr_scope_field(const struct rtr_event *ev, enum rtr_scope s, uint32_t i,
 		    struct rtr_value *v, const char **name)
 {
