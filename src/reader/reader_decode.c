@@ -644,6 +644,24 @@ static inline int context_scope(struct rtr_cursor *c, int scope, const struct rt
 {
 	if (n && !n->plain && n->strs) {
 		uint64_t start = align_up(*bitp, n->align);
+		struct rtr_recbuf *prev = &c->recs[scope];
+		/* The bytes of this scope of the previous event, in the same
+		 * packet (a live set's previous packet is freed), begin the
+		 * same: then it ends as far from its start (both starts are
+		 * aligned as its members: the same padding). */
+		if (prev->root == n && prev->state != RS_ABSENT && !c->set->live_ops &&
+		    prev->start >= c->pkt.off * 8 && prev->start < start && !(start % 8) &&
+		    !(prev->start % 8)) {
+			uint64_t bits = prev->end - prev->start;
+			if (start <= end && bits <= end - start &&
+			    !memcmp(c->map + start / 8, c->map + prev->start / 8, (bits + 7) / 8)) {
+				prev->n = 0;
+				prev->state = RS_SKIPPED;
+				prev->start = start;
+				*bitp = prev->end = start + bits;
+				return 0;
+			}
+		}
 		if (skip_strs(c, n, bitp, end)) {
 			struct rtr_recbuf *rb = &c->recs[scope];
 			rb->n = 0;
