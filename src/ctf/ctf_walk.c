@@ -67,10 +67,42 @@ static bool skip_fields(const char **pp, const char *end, const uint32_t *types,
 	return true;
 }
 
+/* Bytes taken by `nr` fields of `types` (or of fields[].type) when each
+ * has a fixed size (its field_size with room for all), else -1: those
+ * fields are stepped over one by one. */
+static int64_t fixed_size(const uint32_t *types, const struct rt_field_desc *fields, uint32_t nr)
+{
+	static const char room[16];
+	int64_t sum = 0;
+	for (uint32_t i = 0; i < nr; i++) {
+		uint32_t type = types ? types[i] : fields[i].type;
+		if (type == RT_TYPE_STRING || type == RT_TYPE_BYTES)
+			return -1;
+		uint64_t sz = field_size(type, room, room + sizeof(room));
+		if (!sz)
+			return -1; /* an unknown type: field_size refuses it */
+		sum += (int64_t)sz;
+	}
+	return sum;
+}
+
+/* The classes a walk met, by id modulo CLASS_SLOTS (one walk: what fn
+ * says of an id does not change while the caller holds its lock). */
+#define CLASS_SLOTS 32u
+struct class_slot {
+	uint32_t id;
+	uint32_t nr;
+	const struct rt_field_desc *fields;
+	int64_t fixed;			/* fixed_size of the fields */
+};
+
 int64_t ctf_walk_events(const char *p, const char *end, const uint32_t *ctx_types,
 			uint32_t nr_ctx, ctf_class_fn fn, void *arg, uint64_t ts_begin,
 			uint64_t ts_end, uint64_t *last_ts)
 {
+	struct class_slot slots[CLASS_SLOTS];
+	uint32_t known = 0;		/* bit i: slots[i] holds a class */
+	const int64_t ctx_fixed = fixed_size(ctx_types, NULL, nr_ctx);
 	uint64_t now = ts_begin;
 	int64_t n = 0;
 	while (p < end) {
@@ -93,11 +125,34 @@ int64_t ctf_walk_events(const char *p, const char *end, const uint32_t *ctx_type
 			now = compact_time(now, h >> 5);
 			p += CTF_EVENT_HEADER_COMPACT;
 		}
-		const struct rt_field_desc *fields;
-		uint32_t nr;
-		if (now > ts_end || !skip_fields(&p, end, ctx_types, NULL, nr_ctx) ||
-		    !fn(arg, id, &fields, &nr) || !skip_fields(&p, end, NULL, fields, nr))
+		if (now > ts_end)
 			return -EBADMSG;
+		/* The contexts: all in one step when they are all of a fixed
+		 * size (the usual case), or one by one. */
+		if (ctx_fixed >= 0) {
+			if (end - p < ctx_fixed)
+				return -EBADMSG;
+			p += ctx_fixed;
+		} else if (!skip_fields(&p, end, ctx_types, NULL, nr_ctx)) {
+			return -EBADMSG;
+		}
+		/* The payload: its class asked once per walk, then stepped
+		 * over the same way. */
+		struct class_slot *c = &slots[id % CLASS_SLOTS];
+		if (!(known >> (id % CLASS_SLOTS) & 1u) || c->id != id) {
+			if (!fn(arg, id, &c->fields, &c->nr))
+				return -EBADMSG;
+			c->id = id;
+			c->fixed = fixed_size(NULL, c->fields, c->nr);
+			known |= 1u << (id % CLASS_SLOTS);
+		}
+		if (c->fixed >= 0) {
+			if (end - p < c->fixed)
+				return -EBADMSG;
+			p += c->fixed;
+		} else if (!skip_fields(&p, end, NULL, c->fields, c->nr)) {
+			return -EBADMSG;
+		}
 		n++;
 	}
 	if (last_ts)
