@@ -105,9 +105,28 @@ int64_t ctf_walk_events(const char *p, const char *end, const uint32_t *ctx_type
 	const int64_t ctx_fixed = fixed_size(ctx_types, NULL, nr_ctx);
 	uint64_t now = ts_begin;
 	int64_t n = 0;
+	/* The last event's compact id when the whole event has a fixed size
+	 * (UINT32_MAX: not so), and that size: in a run of such events (the
+	 * usual packet), the next event's place is known before its header
+	 * is read, and the loop is no longer a chain of loads. */
+	uint32_t run_id = UINT32_MAX;
+	int64_t stride = 0;
 	while (p < end) {
+		if (run_id != UINT32_MAX && end - p >= stride) {
+			uint32_t h;
+			memcpy(&h, p, 4);
+			if ((h & 31u) == run_id) {
+				now = compact_time(now, h >> 5);
+				if (now > ts_end)
+					return -EBADMSG;
+				p += stride;
+				n++;
+				continue;
+			}
+		}
 		uint32_t id = (uint8_t)*p & 31u;
-		if (id == CTF_EXTENDED_ID) {
+		const bool compact = id != CTF_EXTENDED_ID;
+		if (!compact) {
 			uint64_t ts;
 			if (end - p < CTF_EVENT_HEADER_EXTENDED)
 				return -EBADMSG;
@@ -154,6 +173,8 @@ int64_t ctf_walk_events(const char *p, const char *end, const uint32_t *ctx_type
 			return -EBADMSG;
 		}
 		n++;
+		run_id = compact && ctx_fixed >= 0 && c->fixed >= 0 ? id : UINT32_MAX;
+		stride = CTF_EVENT_HEADER_COMPACT + ctx_fixed + c->fixed;
 	}
 	if (last_ts)
 		*last_ts = now;

@@ -34,7 +34,8 @@ typedef bool (*ctf_class_fn)(void *arg, uint32_t id, const struct rt_field_desc 
  * of events or -EBADMSG. `fn` is asked about an id once per walk (again
  * only when another id took its place in the walk's 32-entry cache): its
  * answer must not change during the walk. Contexts and classes whose
- * fields all have a fixed size are stepped over in one step.
+ * fields all have a fixed size are stepped over in one step, and a run of
+ * such events of one compact id without looking their id up.
  */
 int64_t ctf_walk_events(const char *p, const char *end, const uint32_t *ctx_types,
 			uint32_t nr_ctx, ctf_class_fn fn, void *arg, uint64_t ts_begin,

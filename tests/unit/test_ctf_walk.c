@@ -231,6 +231,40 @@ static void test_walk(void)
 	ev_payload(&k, 33, NULL, 0);
 	walk_check("time going back", &k, NULL, 0, 1000, -EBADMSG, 0, true);
 
+	/* Runs of one compact id of a fixed size (stepped over without
+	 * reading each header's size), broken by other ids, a string
+	 * class, an extended header. */
+	k.len = 0;
+	static const uint32_t run[] = { 1, 1, 1, 4, 4, 1, 1, 2, 1, 1, 1, 1, 1, 1, 4 };
+	uint32_t nrun = sizeof(run) / sizeof(run[0]);
+	for (uint32_t i = 0; i < nrun; i++) {
+		ev_header(&k, run[i], 700 + 3 * i, i == 11); /* one extended */
+		ev_payload(&k, run[i], "run", 0);
+	}
+	walk_check("runs of one id", &k, NULL, 0, 10000, nrun, 700 + 3 * (nrun - 1), true);
+	walk_check("a run past timestamp_end", &k, NULL, 0, 700 + 3 * 9, -EBADMSG, 0, true);
+	cut = k;
+	cut.len -= 5; /* the last event (id 4: a header alone) and a byte */
+	walk_check("a run's last event cut", &cut, NULL, 0, 10000, -EBADMSG, 0, true);
+	cut = k;
+	cut.len -= 4;
+	walk_check("a run without its last event", &cut, NULL, 0, 10000, nrun - 1,
+		   700 + 3 * (nrun - 2), true);
+	/* Low time bits wrapping within a run. */
+	k.len = 0;
+	const uint64_t wrap = 1ull << CTF_COMPACT_TSC_BITS;
+	for (uint32_t i = 0; i < 6; i++) {
+		ev_header(&k, 1, wrap - 2 + i, 0);
+		ev_payload(&k, 1, NULL, 0);
+	}
+	unit_case = "a run across a wrap of the low time bits";
+	struct walk_classes w = { { 0 } };
+	uint64_t last = 0;
+	int64_t n = ctf_walk_events(k.b, k.b + k.len, NULL, 0, walk_class, &w, wrap - 2,
+				    UINT64_MAX, &last);
+	CHECK(n == 6, "%lld events", (long long)n);
+	CHECK_EQ(last, wrap + 3);
+
 	k.len = 0;
 	walk_check("no event", &k, NULL, 0, 1000, 0, 100, true);
 }
