@@ -105,6 +105,48 @@ class DeadWriter(AppCase):
         self.assertEqual(discarded, 0)
         self.assertEqual(view_losses(self.env, out), (0, lost_packets))
 
+    def test_recover_per_user_buffers(self):
+        # The daemon's per-user buffers in files (create --shm-path), a
+        # read timer longer than the run: A records 3,000 events on CPU
+        # 0 and is held with event 3,000's slot reserved, B records 50
+        # after it on its own account; the daemon, A and B are killed.
+        # recover finds A's 3,000 events, never its torn one, counts it
+        # as discarded; B's 50 after A's slot are given up with it.
+        shm, out, rec = self.out("shm"), self.out("t"), self.out("rec")
+        self.rt("create", "s", "-o", out, "--shm-path", shm)
+        self.rt("enable-channel", "-u", "--buffers-uid", "--subbuf-size", "64k",
+                "--num-subbuf", "8", "--read-timer", "60000000", "ch")
+        self.rt("enable-event", "-u", "-c", "ch", "pause:*")
+        self.rt("add-context", "-u", "-c", "ch", "-t", "vtid")
+        self.rt("start")
+        a, b = Pausing(self.env), Pausing(self.env)
+        try:
+            for p in (a, b):
+                p.cmd("cpu 0")
+            a.cmd("emit 3000 0")
+            a.cmd("hold 3000 reserved")
+            b.cmd("emit 50 5000")
+            self.daemon.send_signal(signal.SIGKILL)
+            self.daemon.wait()
+            for p in (a, b):
+                os.kill(p.pid, signal.SIGKILL)
+                p.p.wait()
+        finally:
+            a.close()
+            b.close()
+        r = subprocess.run([RINGTRACE, "recover", shm, "-o", rec], capture_output=True,
+                           text=True, env=self.env, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("a writer died in the middle of an event on 1 CPU(s)", r.stderr)
+        seqs = [e["seq"] for e in read_events(rec) if e["event"] == "pause:ev"]
+        ours = [e["payload"]["seq"] for e in rtfixtures.rtr_dump(BUILD, rec)
+                if e["name"] == "pause:ev"]
+        self.assertEqual(seqs, list(range(3000)))
+        self.assertEqual(ours, seqs)
+        _, discarded, lost_packets = rtfixtures.bt2_read(rec)
+        self.assertEqual((discarded, lost_packets), (1, 0))
+        self.assertEqual(view_losses(self.env, rec), (1, 0))
+
 
 class RecoverTorn(unittest.TestCase):
     """`ringtrace recover` after a program died between reserving and
