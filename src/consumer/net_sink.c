@@ -36,7 +36,8 @@ static void disconnect(struct cons_net *n)
 
 /* A request answered by REPLY: 0 and *value, *value2 (and the relay's
  * message, if any, in err), or the relay's negative status (message in
- * err), or -errno of the connection. */
+ * err, printable: rnet_shown), or -errno of the connection (-EPROTO: a
+ * malformed reply). */
 static int request(int fd, uint16_t type, const struct rnet_wr *w, uint64_t *value,
 		   uint64_t *value2, char *err, size_t errlen)
 {
@@ -53,7 +54,10 @@ static int request(int fd, uint16_t type, const struct rnet_wr *w, uint64_t *val
 		int32_t status = (int32_t)rnet_get_u32(&r);
 		uint64_t v = rnet_get_u64(&r), v2 = rnet_get_u64(&r);
 		rnet_get_str(&r, msg, RNET_MSG_MAX);
-		if (rnet_rd_end(&r) < 0 || status > 0) {
+		rnet_shown(msg);
+		/* A status is 0 or a negative errno (Linux's are above
+		 * -4096): another one could not be told from ours. */
+		if (rnet_rd_end(&r) < 0 || status > 0 || status < -4095) {
 			ret = -EPROTO;
 		} else if (status < 0) {
 			snprintf(err, errlen, "the relay refused: %s", msg);
@@ -97,12 +101,15 @@ static int clock_sync(struct cons_net *n)
 		struct rnet_rd r = { .p = p, .len = h.length };
 		uint64_t e1 = rnet_get_u64(&r), t2 = rnet_get_u64(&r), t3 = rnet_get_u64(&r);
 		free(p);
-		if (rnet_rd_end(&r) < 0 || e1 != t1 || t3 < t2 || t4 < t1 || t4 - t1 < t3 - t2)
+		/* The relay's times are wall-clock nanoseconds (below 2^63,
+		 * as ours): the offset then fits in 64 bits. */
+		if (rnet_rd_end(&r) < 0 || e1 != t1 || t3 < t2 || t4 < t1 || t4 - t1 < t3 - t2 ||
+		    t3 > INT64_MAX || t4 > INT64_MAX)
 			return -EPROTO;
 		uint64_t rtt = (t4 - t1) - (t3 - t2);
 		if (rtt < best) {
 			best = rtt;
-			n->clock_offset_ns = ((int64_t)(t2 - t1) + (int64_t)(t3 - t4)) / 2;
+			n->clock_offset_ns = (int64_t)(((__int128)t2 - t1 + ((__int128)t3 - t4)) / 2);
 			n->clock_error_ns = rtt / 2 + 1;
 		}
 	}

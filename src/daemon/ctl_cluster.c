@@ -54,20 +54,6 @@ static void drop(struct listening *l)
 	l->retry_ms = rtd_now_ms() + CTL_CLUSTER_RETRY_MS;
 }
 
-/* Answer request id: its status and message. */
-static int answer(int fd, uint64_t id, int status, const char *msg)
-{
-	struct rnet_wr w = { 0 };
-	char m[RNET_MSG_MAX + 1];
-	snprintf(m, sizeof(m), "%s", msg);
-	rnet_put_u64(&w, id);
-	rnet_put_u32(&w, (uint32_t)status);
-	rnet_put_str(&w, m);
-	int ret = w.err ? w.err : rnet_send(fd, RNET_CLUSTER_DONE, w.p, (uint32_t)w.len, 1000);
-	rnet_wr_free(&w);
-	return ret;
-}
-
 static void on_request(int fd, short revents, void *arg)
 {
 	(void)revents;
@@ -75,16 +61,9 @@ static void on_request(int fd, short revents, void *arg)
 	struct listening *l = by_fd(fd);
 	if (!l)
 		return;
-	struct rnet_hdr h;
 	struct rnet_cluster_req q;
-	uint8_t *p = NULL;
 	/* Readable: the frame's bytes are there or on their way. */
-	int ret = rnet_recv(fd, &h, &p, 1000);
-	if (!ret && h.type != RNET_CLUSTER_SNAPSHOT)
-		ret = -EBADMSG;
-	if (!ret)
-		ret = rnet_cluster_req_decode(p, h.length, &q);
-	free(p);
+	int ret = rnet_cluster_recv(fd, 1000, &q);
 	if (ret < 0) {
 		rt_warn("session %s: the relay's cluster requests connection closed: %s",
 			l->s->name, ret == -ECONNRESET ? "closed by the relay" : strerror(-ret));
@@ -92,14 +71,8 @@ static void on_request(int fd, short revents, void *arg)
 		return;
 	}
 	char path[PATH_MAX] = "", err[CTL_ERRLEN] = "";
-	if (strcmp(q.session, l->s->name)) {
-		snprintf(err, sizeof(err), "not a request of session %s", l->s->name);
-		ret = -EINVAL;
-	} else if (q.id <= l->last_id) {
-		snprintf(err, sizeof(err), "request %llu replayed (the last was %llu)",
-			 (unsigned long long)q.id, (unsigned long long)l->last_id);
-		ret = -EALREADY;
-	} else {
+	ret = rnet_cluster_check(&q, l->s->name, l->last_id, err, sizeof(err));
+	if (!ret) {
 		l->last_id = q.id;
 		ret = ctl_session_snapshot_relay(l->s, q.name, path, sizeof(path), err, sizeof(err));
 	}
@@ -109,7 +82,7 @@ static void on_request(int fd, short revents, void *arg)
 	else
 		rt_warn("session %s: cluster snapshot %llu (trigger on host %s) recorded in %s",
 			l->s->name, (unsigned long long)q.id, q.origin, path);
-	if (answer(fd, q.id, ret, err) < 0)
+	if (rnet_cluster_done(fd, q.id, ret, err, 1000) < 0)
 		drop(l);
 }
 

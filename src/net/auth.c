@@ -247,7 +247,7 @@ static int expect(int fd, uint16_t type, uint8_t **p, uint32_t *len, int timeout
 		rnet_get_u64(&r);
 		rnet_get_str(&r, msg, RNET_MSG_MAX);
 		snprintf(err, errlen, "authentication failed: %s",
-			 rnet_rd_end(&r) == 0 ? msg : "refused by the relay");
+			 rnet_rd_end(&r) == 0 ? rnet_shown(msg) : "refused by the relay");
 		free(*p);
 		*p = NULL;
 		return -EACCES;
@@ -357,12 +357,8 @@ int rnet_server_handshake(int fd, const struct rnet_secret *k, uint32_t *role, c
 	}
 	if (*role < RNET_ROLE_CTRL || *role > RNET_ROLE_VIEWER ||
 	    rnet_check_name(name, RNET_HOST_MAX) < 0) {
-		char shown[256];
-		size_t i;	/* logged with control bytes as '?' */
-		for (i = 0; name[i] && i < sizeof(shown) - 1; i++)
-			shown[i] = name[i] >= 0x20 && name[i] < 0x7f ? name[i] : '?';
-		shown[i] = 0;
-		snprintf(err, errlen, "refused host name '%s' or role %u", shown, *role);
+		snprintf(err, errlen, "refused host name '%s' or role %u", rnet_shown(name),
+			 *role);
 		fail(fd, "host name refused (letters, digits, '.', '_', '-', not starting "
 		     "with '.')");
 		ret = -EINVAL;

@@ -168,6 +168,10 @@ void rnet_get_str(struct rnet_rd *r, char *out, size_t max);
 const void *rnet_get_ref(struct rnet_rd *r, size_t n);
 /* 0 when every byte was read and every field fit, else -EBADMSG. */
 int rnet_rd_end(struct rnet_rd *r);
+/* Text from a peer made safe to print on a terminal, in place: every byte
+ * outside printable ASCII (0x20 to 0x7e: control bytes, escapes) becomes
+ * '?'. Returns s. */
+char *rnet_shown(char *s);
 
 /* ---- cluster requests ---- */
 
@@ -185,6 +189,19 @@ struct rnet_cluster_req {
 void rnet_cluster_req_encode(struct rnet_wr *w, const struct rnet_cluster_req *q);
 /* 0, or -EBADMSG (malformed, or a name that rnet_check_name refuses). */
 int rnet_cluster_req_decode(const void *p, size_t len, struct rnet_cluster_req *q);
+/* A daemon's listening connection: its next request (RNET_CLUSTER_SNAPSHOT)
+ * read within timeout_ms and decoded into *q. 0, or the connection's
+ * error (rnet_recv's; -EBADMSG: another frame, or a malformed request):
+ * the connection is then unusable. */
+int rnet_cluster_recv(int fd, int timeout_ms, struct rnet_cluster_req *q);
+/* Whether request q may be taken by `session`, whose connection took
+ * `last_id` last: 0, -EINVAL (another session's), -EALREADY (an id not
+ * above the last: replayed), with a message in err. */
+int rnet_cluster_check(const struct rnet_cluster_req *q, const char *session, uint64_t last_id,
+		       char *err, size_t errlen);
+/* Answer request `id` (RNET_CLUSTER_DONE): status 0 or a negative errno,
+ * msg (cut at RNET_MSG_MAX bytes). 0 or rnet_send's errors. */
+int rnet_cluster_done(int fd, uint64_t id, int status, const char *msg, int timeout_ms);
 
 /* ---- names that become paths ---- */
 

@@ -230,6 +230,14 @@ void rnet_get_str(struct rnet_rd *r, char *out, size_t max)
 	out[n] = 0;
 }
 
+char *rnet_shown(char *s)
+{
+	for (char *c = s; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e)
+			*c = '?';
+	return s;
+}
+
 int rnet_rd_end(struct rnet_rd *r)
 {
 	if (!r->err && r->off != r->len)

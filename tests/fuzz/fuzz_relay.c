@@ -84,6 +84,9 @@ static void handshake_client(int fd, const char *host)
 					sizeof(err));
 	FUZZ_CHECK(ret < 0);
 	FUZZ_CHECK(err[0] != 0);
+	/* Shown to the user: the peer's text cannot drive the terminal. */
+	for (const char *c = err; *c; c++)
+		FUZZ_CHECK(*c >= 0x20 && *c <= 0x7e);
 }
 
 static int put(const char *path, const uint8_t *p, size_t len)

@@ -160,3 +160,91 @@ put("relay", "cluster-trigger", b"\6" + frame(CREATE, text("fix") + u64(17000000
     + frame(CLUSTER_TRIGGER, u64(1) + u64(1700000000 * 10 ** 9) + u64(1))
     + frame(ARCHIVE, u64(1) + text("") + text("20231114T221320-0"))
     + frame(ARCHIVE, u64(1) + text("chunk-1") + text("20231114T221320-1")))
+
+# ---- netsink: a relay's replies to a session daemon (fuzz_netsink.c):
+# each reply a u16 (length, bit 15 on a connection's last) then its
+# bytes; a CLOCK_REPLY echoing 0 gets the CLOCK's own timestamp ----
+REPLY, CLOCK_REPLY, CLUSTER_SNAPSHOT = 24, 25, 26
+
+
+def unit(data, last=False):
+    return struct.pack("<H", len(data) | (0x8000 if last else 0)) + data
+
+
+def ok(value=0, value2=0, msg=""):
+    return frame(REPLY, u32(0) + u64(value) + u64(value2) + text(msg))
+
+
+def refused(errno, msg):
+    return frame(REPLY, u32(2 ** 32 - errno) + u64(0) + u64(0) + text(msg))
+
+
+clock = frame(CLOCK_REPLY, u64(0) + u64(1700000000 * 10 ** 9) + u64(1700000000 * 10 ** 9))
+hello_units = b"".join(unit(clock) for _ in range(4)) + unit(ok(1))
+
+
+def conns(*units_per_conn):
+    out = b""
+    for units in units_per_conn:
+        for k, u in enumerate(units):
+            out += unit(u, k == len(units) - 1)
+    return out
+
+
+def connection(after):
+    """A control connection's replies: four clocks, the session, then
+    `after`."""
+    return [clock] * 4 + [ok(1)] + after
+
+
+# scenario 0: open, metadata, packets, sync; connected again (stream 0
+# has its first packet stored, stream 1 none); rotation, archive,
+# cluster trigger, snapshot upload, close.
+first = connection([ok(2), ok(3), ok(1), clock])
+second = connection([ok(4, 1), ok(5, 0), ok(6), clock,
+                     ok(0, 0, "fuzzhost/s-20231114-221320/archives/archive-0"),
+                     ok(7, 3), ok(8), ok(9), clock, clock, ok()])
+put("netsink", "session", b"\0" + conns(first, [ok(1), ok()], second,
+                                        [ok(1), ok(), ok(), ok()]))
+put("netsink", "session-refused", b"\0" + conns(
+    first, [ok(1), ok()],
+    connection([ok(4, 2), ok(5, 2), ok(6), clock, refused(17, "archive exists"),
+                refused(16, "one request per second"), ok(8), ok(9), clock, clock, ok()]),
+    [ok(1), ok(), ok(), ok()]))
+put("netsink", "session-unasked-frames", b"\0" + conns(
+    [clock + clock, clock, clock, clock, ok(1) + ok(2)], [ok(1)]))
+
+
+def request(rid, session="s", name="cluster-1-20231114-221320"):
+    return frame(CLUSTER_SNAPSHOT, u64(rid) + u64(1700000000 * 10 ** 9) + text(session)
+                 + text("hostA") + text(name))
+
+
+# scenario 1: a cluster listener; requests 1 and 2, 2 replayed, one of
+# another session, a malformed name.
+put("netsink", "listener", b"\1" + conns(
+    connection([]), [ok(1)],
+    [ok() + request(1) + request(2) + request(2) + request(3, "other")
+     + request(4, name="../x")]))
+
+# Regression inputs (each failed the harness before its fix):
+# a relay's clock near 2^63 ns: the offset's sum overflowed (UBSan).
+far = frame(CLOCK_REPLY, u64(0) + u64(2 ** 63 - 1) + u64(2 ** 63 - 1))
+put("netsink", "regress-clock-far", b"\0" + conns([far] * 4 + [ok(1)], [ok(1)]))
+# a refusal whose status is not an errno (INT32_MIN: -status overflows
+# where it is shown), and a message with a terminal's escape sequence.
+put("netsink", "regress-status-not-errno", b"\0" + conns(
+    first, [ok(1), ok()],
+    connection([ok(4, 1), ok(5, 0), ok(6), clock,
+                frame(REPLY, u32(2 ** 31) + u64(0) + u64(0) + text("x")),
+                ok(7, 3), ok(8), ok(9), clock, clock, ok()]),
+    [ok(1), ok(), ok(), ok()]))
+put("netsink", "regress-escape-in-message", b"\0" + conns(
+    first, [ok(1), ok()],
+    connection([ok(4, 1), ok(5, 0), ok(6), clock, ok(0, 0, "\x1b]0;owned\x07\x1b[2J"),
+                refused(16, "\x1b[31mred"), ok(8), ok(9), clock, clock, ok()]),
+    [ok(1), ok(), ok(), ok()]))
+# the relay's side of the handshake (any peer on its port, without the
+# secret) refusing with a terminal's escape sequence in its message.
+put("relay", "regress-auth-fail-escape", b"\3" + frame(
+    AUTH_FAIL, u32(2 ** 32 - 13) + u64(0) + u64(0) + text("\x1b]0;owned\x07\x1b[2Jno")))
