@@ -268,9 +268,12 @@ int rnet_send(int fd, uint16_t type, const void *payload, uint32_t len, int time
 int rnet_send2(int fd, uint16_t type, const void *a, uint32_t alen, const void *b,
 	       uint32_t blen, int timeout_ms);
 /* Read one frame within timeout_ms (-1: no limit): *h and its payload
- * (malloc'ed, NULL when empty) in *payload. Returns 0, -ETIMEDOUT,
- * -ECONNRESET (closed, also mid-frame), rnet_frame_decode's errors,
- * -ENOMEM, -errno. */
+ * (malloc'ed, NULL when empty) in *payload. The payload's buffer grows as
+ * its bytes arrive, from RNET_RECV_FIRST bytes, doubling: what a peer
+ * announces (up to its type's limit) is never allocated before it sent
+ * half of it. Returns 0, -ETIMEDOUT, -ECONNRESET (closed, also
+ * mid-frame), rnet_frame_decode's errors, -ENOMEM, -errno. */
+#define RNET_RECV_FIRST (64u << 10)
 int rnet_recv(int fd, struct rnet_hdr *h, uint8_t **payload, int timeout_ms);
 /* Raw bytes, for protocols framed otherwise (LTTng's live protocol on the
  * live port): write a[0..alen) then b[0..blen), or read exactly len

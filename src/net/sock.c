@@ -327,10 +327,25 @@ int rnet_recv(int fd, struct rnet_hdr *h, uint8_t **payload, int timeout_ms)
 		ret = rnet_frame_decode(hdr, sizeof(hdr), h);
 	if (ret < 0 || h->length == 0)
 		return ret;
-	uint8_t *p = malloc(h->length);
-	if (!p)
-		return -ENOMEM;
-	ret = recv_all(fd, p, h->length, deadline);
+	/* The buffer grows with the bytes that came (twice what arrived, at
+	 * most): a peer that announces a large frame and sends little costs
+	 * little. */
+	uint8_t *p = NULL;
+	size_t got = 0, cap = 0;
+	while (!ret && got < h->length) {
+		size_t want = cap ? 2 * cap : RNET_RECV_FIRST;
+		if (want > h->length)
+			want = h->length;
+		uint8_t *np = realloc(p, want);
+		if (!np) {
+			ret = -ENOMEM;
+			break;
+		}
+		p = np;
+		cap = want;
+		ret = recv_all(fd, p + got, cap - got, deadline);
+		got = cap;
+	}
 	if (ret < 0) {
 		free(p);
 		return ret;
