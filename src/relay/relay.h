@@ -62,6 +62,7 @@
 #define RELAY_SESSIONS_MAX 4096u
 #define RELAY_STREAMS_MAX 65536u	/* all sessions together */
 #define RELAY_CONNS_MAX 512u		/* connections served at once */
+#define RELAY_METADATA_FILE_MAX (256u << 20)	/* one trace's metadata file */
 
 /* One packet of a stream, as the CTF index holds it (host byte order). */
 struct relay_index {
@@ -177,7 +178,10 @@ struct relay_stream *relay_stream_find(uint64_t id);
 int relay_stream_append(struct relay_stream *st, struct relay_index *ix, const void *data,
 			uint64_t len);
 /* Write metadata bytes at `offset` of a metadata stream (a resend after a
- * reconnect rewrites what is there). 0 or -errno. */
+ * reconnect rewrites what is there): at most at its end (no hole: a
+ * sender cannot make a sparse file of any size), the file at most
+ * RELAY_METADATA_FILE_MAX bytes. 0, -EINVAL (not a metadata stream, an
+ * offset past the end), -EFBIG, -errno of the write. */
 int relay_metadata_write(struct relay_stream *st, uint64_t offset, const void *data,
 			 uint64_t len);
 void relay_stream_close(struct relay_stream *st);

@@ -471,10 +471,14 @@ int relay_stream_append(struct relay_stream *st, struct relay_index *ix, const v
 int relay_metadata_write(struct relay_stream *st, uint64_t offset, const void *data,
 			 uint64_t len)
 {
-	if (!st->metadata || offset > UINT64_MAX - len)
+	if (!st->metadata)
 		return -EINVAL;
 	pthread_mutex_lock(&st->lock);
-	int ret = pwrite_all(st->data_fd, data, len, offset);
+	int ret = offset > st->size ? -EINVAL
+		  : offset > RELAY_METADATA_FILE_MAX || len > RELAY_METADATA_FILE_MAX - offset
+		  ? -EFBIG : 0;
+	if (!ret)
+		ret = pwrite_all(st->data_fd, data, len, offset);
 	if (!ret && offset + len > st->size)
 		st->size = offset + len;
 	pthread_mutex_unlock(&st->lock);

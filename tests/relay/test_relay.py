@@ -203,6 +203,32 @@ class Relay(rc.RelayCase, unittest.TestCase):
         self.wait_stored(os.path.join(self.stored("hostA"), "ust", name),
                          os.path.getsize(os.path.join(trace, name)))
 
+    def test_metadata_offset_bounded(self):
+        """METADATA at an offset past the file's end is refused (it made a
+        sparse file of any size: 1 TiB here); one at the end or within it
+        is written, and the session goes on."""
+        trace = recorded_trace(self.tmp)
+        c, d, sid = self.session("hostA")
+        st, mid, msg = c.add_stream(sid, "ust/x", "metadata", 0, metadata=True)
+        self.assertEqual(st, 0, msg)
+        c.metadata(mid, 0, b"/* CTF 1.8 */\n")
+        c.metadata(mid, 1 << 40, b"far away")
+        c.metadata(mid, 15, b"one past the end")
+        c.metadata(mid, 14, b"at the end\n")
+        c.metadata(mid, 3, b"CTF")
+        # The control connection answers after the frames before it.
+        self.assertEqual(c.add_stream(sid, "ust/x", "chan", 0)[0], 0)
+        path = os.path.join(self.stored("hostA"), "ust", "x", "metadata")
+        self.assertLess(os.stat(path).st_size, 4096)
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(), b"/* CTF 1.8 */\nat the end\n")
+        self.assertIn("cannot write the metadata", self.logged())
+        # The honest trace streams on the same connection.
+        self.stream_trace(c, d, sid, trace)
+        name = [f for f in os.listdir(trace) if "_" in f][0]
+        self.wait_stored(os.path.join(self.stored("hostA"), "ust", name),
+                         os.path.getsize(os.path.join(trace, name)))
+
     def test_unauthenticated_idle_connection_dropped(self):
         idle = rc.Conn(self.ctrl, timeout=20)
         self.assertTrue(idle.closed_by_peer(timeout=15))
