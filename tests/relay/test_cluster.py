@@ -10,13 +10,16 @@ before the trigger (numbered ticks, the hosts' workloads in lockstep),
 and the hosts' windows (the snapshots' packets, on the relay's clock)
 all hold the trigger's time. D is not asked. A cluster request that is
 not authenticated, or replayed, is refused, and the relay goes on
-serving the others."""
+serving the others. A relay that stops answering (its port connects,
+then nothing) does not stall the daemon's commands while the cluster
+listener tries to connect again."""
 import glob
 import json
 import os
 import re
 import shutil
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -302,6 +305,57 @@ class Cluster(unittest.TestCase):
         else:
             self.fail("no second cluster snapshot:\n" + self.relay_logged())
 
+
+    def test_silent_relay_does_not_stall_commands(self):
+        """The relay goes away and its control port is taken by a socket
+        that completes TCP connections and then answers nothing (as a
+        relay that stopped serving, or a host that drops the packets after
+        the connect). The daemon's cluster listener connects again every
+        second and waits for the handshake's answer (RNET_CONNECT_MS, 2 s);
+        that wait is off the daemon's loop, so `ringtrace list` is answered
+        while an attempt is held open. Before, the loop waited in the
+        handshake and answered only once the attempt was given up (the
+        held connection then found closed)."""
+        a = Host(self, "A")
+        self.hosts.append(a)
+        a.rt("create", "S", "--snapshot", "--set-url=" + self.url)
+        self.wait_relay(r"host A: cluster requests of session S listened to")
+        self.relay.send_signal(signal.SIGTERM)
+        self.relay.wait(timeout=10)
+        silent = socket.socket()
+        silent.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        silent.bind(("127.0.0.1", self.ctrl))
+        silent.listen(8)
+        silent.settimeout(60)
+        held = []
+        try:
+            for _ in range(5):
+                conn, _ = silent.accept()   # the daemon's next attempt
+                conn.settimeout(30)
+                hello, want = b"", 12
+                while len(hello) < want:    # its whole HELLO, then it waits
+                    chunk = conn.recv(want - len(hello))
+                    self.assertTrue(chunk, "closed before its HELLO")
+                    hello += chunk
+                    if len(hello) == 12:
+                        magic, t, _, length = struct.unpack(">IHHI", hello)
+                        self.assertEqual((magic, t), (rc.MAGIC, rc.HELLO))
+                        want += length
+                r = a.rt("list")
+                self.assertIn("S", r.stdout)
+                conn.setblocking(False)
+                try:
+                    still_open = conn.recv(4096) != b""
+                except BlockingIOError:
+                    still_open = True
+                conn.close()
+                held.append(still_open)
+                if still_open:
+                    break
+        finally:
+            silent.close()
+        self.assertIn(True, held, "every `list` was answered only after the daemon gave "
+                      "up its attempt")
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1] + sys.argv[2:], verbosity=2)
