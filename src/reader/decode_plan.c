@@ -446,6 +446,21 @@ static bool finalize(struct rtr_node *n)
 		n->strs = (c->kind == RN_STRING && c->role == RR_NONE && c->slot < 0) ||
 			  (c->kind <= RN_FLOAT && c->plain);
 	}
+	n->nr_runs = 0;
+	bool bytes = n->strs && n->align % 8 == 0;
+	uint32_t r = 0;
+	memset(n->runs, 0, sizeof(n->runs));
+	for (uint32_t k = 0; bytes && k < n->nr_children; k++) {
+		const struct rtr_node *c = n->children[k];
+		if (c->kind == RN_STRING)
+			bytes = ++r < RTR_RUNS;
+		else if (c->static_bits % 8 || (uint64_t)c->static_bits / 8 > UINT32_MAX - n->runs[r])
+			bytes = false;
+		else
+			n->runs[r] += (uint32_t)(c->static_bits / 8);
+	}
+	if (bytes)
+		n->nr_runs = (uint8_t)(r + 1);
 	return plain;
 }
 

@@ -130,15 +130,22 @@ static void apply_role(struct rtr_cursor *c, const struct rtr_node *n, uint64_t 
 static int walk_node(struct walk *w, const struct rtr_node *n, uint64_t *bitp, size_t rec);
 
 /* The first NUL of p[0..n), or NULL: the strings of events (names,
- * contexts such as procname) mostly end within a few bytes, found one by
- * one before memchr's set-up. */
+ * contexts such as procname) mostly end within 16 bytes, found in two
+ * 8-byte words (the lowest byte of a word that is 0 sets the lowest
+ * bit of `z`: a borrow only moves upwards) before memchr's set-up. */
 static inline const uint8_t *find_nul(const uint8_t *p, size_t n)
 {
-	size_t k = n < 16 ? n : 16;
-	for (size_t i = 0; i < k; i++)
-		if (!p[i])
-			return p + i;
-	return n > 16 ? memchr(p + 16, 0, n - 16) : NULL;
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	size_t i = 0;
+	for (; i < 16 && n - i >= 8; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		w = le64toh(w);
+		uint64_t z = (w - ones) & ~w & highs;
+		if (z)
+			return p + i + ((unsigned)__builtin_ctzll(z) >> 3);
+	}
+	return i < n ? memchr(p + i, 0, n - i) : NULL;
 }
 
 /* A scalar (integer, enum, float) without record: the common case of the
@@ -595,10 +602,11 @@ static inline void header_apply(struct rtr_cursor *c, const struct rtr_hdr_field
  * (*bitp then past it), false when it does not fit, is too close to the
  * end of the file for whole-word loads or its tag selects no option: the
  * general walk then decodes it or names the error (walking the same
- * bytes again is harmless, see walk_scope). */
+ * bytes again is harmless, see walk_scope). `rec`: set the scope's
+ * record buffer as walk_scope would (rtr_cursor_count needs none). */
 __attribute__((always_inline))
 static inline bool fast_header(struct rtr_cursor *c, const struct rtr_stream_class *sc,
-			       uint64_t *bitp, uint64_t end)
+			       uint64_t *bitp, uint64_t end, bool rec)
 {
 	const struct rtr_hdr_fast *fh = sc->fast_header;
 	const struct rtr_hdr_form *fm = &fh->prefix;
@@ -612,7 +620,7 @@ static inline bool fast_header(struct rtr_cursor *c, const struct rtr_stream_cla
 			tag = header_field(b, &fm->f[fh->tag]);
 			header_apply(c, &fm->f[fh->tag], tag);
 		}
-		int32_t opt = variant_pick(fh->variant, tag);
+		int32_t opt = tag < fh->nr_pick ? fh->pick[tag] : variant_pick(fh->variant, tag);
 		if (opt < 0)
 			return false;
 		fm = &fh->opts[opt];
@@ -621,12 +629,15 @@ static inline bool fast_header(struct rtr_cursor *c, const struct rtr_stream_cla
 	}
 	for (uint32_t k = 0; k < fm->nr; k++)
 		header_apply(c, &fm->f[k], header_field(b, &fm->f[k]));
-	struct rtr_recbuf *rb = &c->recs[RTR_SCOPE_EVENT_HEADER];
-	rb->n = 0;
-	rb->root = sc->event_header;
-	rb->state = RS_SKIPPED;
-	rb->start = bit;
-	*bitp = rb->end = bit + fm->bits;
+	*bitp = bit + fm->bits;
+	if (rec) {
+		struct rtr_recbuf *rb = &c->recs[RTR_SCOPE_EVENT_HEADER];
+		rb->n = 0;
+		rb->root = sc->event_header;
+		rb->state = RS_SKIPPED;
+		rb->start = bit;
+		rb->end = *bitp;
+	}
 	return true;
 }
 
@@ -697,7 +708,7 @@ int rtr_cursor_next(struct rtr_cursor *c)
 	 * payloads and contexts of dynamic size get their records at once
 	 * (readers usually want them, and that spares a second walk), but
 	 * contexts of scalars and strings (context_scope). */
-	if ((!sc->fast_header || !fast_header(c, sc, &bit, end)) &&
+	if ((!sc->fast_header || !fast_header(c, sc, &bit, end, true)) &&
 	    walk_scope(c, RTR_SCOPE_EVENT_HEADER, sc->event_header, &bit, end, false) < 0)
 		return -EINVAL;
 	if (context_scope(c, RTR_SCOPE_STREAM_EVENT_CONTEXT, sc->event_context, &bit, end) < 0)
@@ -743,6 +754,23 @@ static inline bool skip_strs(const struct rtr_cursor *c, const struct rtr_node *
 	uint64_t bit = align_up(*bitp, n->align);
 	if (bit > end)
 		return false;
+	if (n->nr_runs) {
+		/* Whole bytes: runs of scalars, each string's NUL between. */
+		uint64_t p = bit / 8, e = end / 8;
+		for (uint32_t i = 0;; i++) {
+			if (n->runs[i] > e - p)
+				return false;
+			p += n->runs[i];
+			if (i + 1 == n->nr_runs)
+				break;
+			const uint8_t *z = p < e ? find_nul(c->map + p, e - p) : NULL;
+			if (!z)
+				return false;
+			p = (uint64_t)(z - c->map) + 1;
+		}
+		*bitp = p * 8;
+		return true;
+	}
 	for (uint32_t k = 0; k < n->nr_children; k++) {
 		const struct rtr_node *ch = n->children[k];
 		bit = align_up(bit, ch->align);
@@ -764,13 +792,23 @@ static inline bool skip_strs(const struct rtr_cursor *c, const struct rtr_node *
 	return true;
 }
 
-/* Scope n walked to its end for rtr_cursor_count: 0 or -EINVAL. */
+/* Scope n walked to its end for rtr_cursor_count (no record buffer
+ * set: the count needs none): 0 or -EINVAL. */
 __attribute__((always_inline))
 static inline int count_scope(struct rtr_cursor *c, int scope, const struct rtr_node *n,
 			      uint64_t *bitp, uint64_t end)
 {
-	if (n && !n->plain && n->strs && skip_strs(c, n, bitp, end))
+	if (!n)
 		return 0;
+	if (n->plain) {
+		uint64_t bit = align_up(*bitp, n->align);
+		if (bit <= end && (uint64_t)n->static_bits <= end - bit) {
+			*bitp = bit + (uint64_t)n->static_bits;
+			return 0;
+		}
+	} else if (n->strs && skip_strs(c, n, bitp, end)) {
+		return 0;
+	}
 	return walk_scope(c, scope, n, bitp, end, false);
 }
 
@@ -799,7 +837,7 @@ int rtr_cursor_count(struct rtr_cursor *c, uint64_t stop, uint64_t *per_class,
 		c->ev_id = 0;
 		/* As rtr_cursor_next, but every scope only walked to its end
 		 * (plain ones stepped over), without records. */
-		if ((!sc->fast_header || !fast_header(c, sc, &bit, end)) &&
+		if ((!sc->fast_header || !fast_header(c, sc, &bit, end, false)) &&
 		    walk_scope(c, RTR_SCOPE_EVENT_HEADER, sc->event_header, &bit, end, false) < 0)
 			return -EAGAIN;
 		if (count_scope(c, RTR_SCOPE_STREAM_EVENT_CONTEXT, sc->event_context, &bit, end) < 0)

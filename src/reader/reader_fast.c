@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "reader_internal.h"
+#include "reader_stream.h"
 #include "tsdl.h"
 
 #define MAX_FORM_FIELDS 8u	/* integers with a role or slot per form */
@@ -104,6 +104,8 @@ const struct rtr_hdr_fast *rtr_hdr_fast_build(struct rtr_arena *a, const struct 
 	fh->word = fh->prefix.word;
 	fh->span = fh->prefix.span;
 	fh->tag = -1;
+	fh->pick = NULL;
+	fh->nr_pick = 0;
 	if (!fh->variant)
 		return fh;
 	const struct rtr_node *v = fh->variant;
@@ -120,6 +122,17 @@ const struct rtr_hdr_fast *rtr_hdr_fast_build(struct rtr_arena *a, const struct 
 		fh->word &= f->word;
 		if (f->span > fh->span)
 			fh->span = f->span;
+	}
+	if (fh->tag >= 0 && fh->prefix.f[fh->tag].size <= 8 && !fh->prefix.f[fh->tag].is_signed &&
+	    v->nr_children <= INT8_MAX) {
+		uint32_t nr = 1u << fh->prefix.f[fh->tag].size;
+		int8_t *pick = tsdl_arena_alloc(a, nr);
+		if (!pick)
+			return NULL;
+		for (uint32_t t = 0; t < nr; t++)
+			pick[t] = (int8_t)variant_pick(v, t);
+		fh->pick = pick;
+		fh->nr_pick = nr;
 	}
 	return fh;
 }

@@ -63,6 +63,13 @@ struct rtr_node {
 	uint8_t strs;		/* RN_STRUCT of plain scalars and strings only,
 				 * no role or slot (rtr_cursor_count steps over
 				 * it in a loop) */
+	uint8_t nr_runs;	/* strs of whole bytes (its alignment and its
+				 * scalars' sizes multiples of 8 bits) with
+				 * fewer than RTR_RUNS strings: runs[0..nr_runs)
+				 * are the bytes of scalars before each string
+				 * and after the last; else 0 */
+#define RTR_RUNS 4
+	uint32_t runs[RTR_RUNS];
 	uint32_t size;		/* scalars */
 	uint32_t align;
 	int32_t slot;		/* >= 0: its integer value is kept in slot
@@ -125,6 +132,11 @@ struct rtr_hdr_fast {
 				 * (a slot filled by an earlier scope) */
 	bool word;		/* every form's `word` */
 	uint32_t span;		/* the largest form span */
+	/* The option of each tag value below nr_pick (variant_pick's answer,
+	 * -1 none), when the tag is an unsigned prefix field of at most 8
+	 * bits with at most 127 options; else nr_pick is 0. */
+	const int8_t *pick;
+	uint32_t nr_pick;
 };
 
 /* Scopes compiled per stream class and per event class. */
