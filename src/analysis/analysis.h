@@ -8,8 +8,9 @@
  *     and an interned key (its thread: see ra_source_open);
  *   - ra_pairer: pairs begin/end events per key (a stack per key);
  *   - ra_stats: event rates over time, durations of paired events and
- *     per-key activity, computed from a source (keeps one 24-byte record per
- *     event and one per pair in memory);
+ *     per-key activity, computed from a source (keeps one 32-byte record
+ *     per pair in memory, and one 24-byte record per event only when
+ *     asked to: counts per name and interval otherwise);
  *   - ra_kernel_run: the kernel analyses (system calls, block I/O, CPU
  *     time, interrupts) of the kernel traces of a set, streamed in one
  *     pass in memory bounded by threads, names and devices (ra_loghist
@@ -257,9 +258,10 @@ struct ra_options {
 	bool auto_pairs;
 	const char *const *pairs;	/* "BEGIN,END" specs */
 	size_t nr_pairs;
+	bool keep_events;	/* fill ra_stats.ev (the report's lanes) */
 };
 
-struct ra_ev {			/* one event, kept for rates and the report */
+struct ra_ev {			/* one event, kept for the report */
 	int64_t ns;
 	uint32_t name, key, cpu, trace;
 };
@@ -275,6 +277,14 @@ struct ra_key_stats {
 	int64_t paired_ns;	/* time inside outermost pairs */
 	int64_t open_since;	/* begin of the outermost open pair */
 	uint64_t *name_counts;	/* owned, per name (nr_names at finish) */
+	uint32_t nr_name_counts;	/* allocated in name_counts */
+};
+
+/* Events per name in intervals of ra_stats.width ns from the first
+ * event's time (ra_stats without its events), grown as they come. */
+struct ra_rate_counts {
+	uint64_t *n;		/* owned */
+	size_t nr;		/* allocated */
 };
 
 #define RA_HIST_BUCKETS 40	/* 1-2-5 series from 1 ns: 1, 2, 5, 10 ... */
@@ -291,8 +301,17 @@ struct ra_stats {
 	struct ra_source src;
 	struct ra_pairer pairer;
 	struct ra_options opt;
-	struct ra_ev *ev;		/* owned */
-	size_t nr_ev, cap_ev;
+	struct ra_ev *ev;		/* owned; NULL but with opt.keep_events */
+	size_t nr_ev, cap_ev;		/* nr_ev: the events read */
+	/* Without the events: counts per name in intervals of `width` ns
+	 * from the first event (1, 10, 100 ... ns, the finest that makes
+	 * fewer than 1000 intervals, coarsened as the trace goes on; or the
+	 * interval asked for), summed into the rates at the end. */
+	struct ra_rate_counts *fine;	/* owned, per name */
+	uint32_t nr_fine;
+	uint64_t width;
+	int64_t fine_from;		/* the first event's time */
+	bool too_fine;			/* the interval asked for cannot fit */
 	struct ra_pair *pairs;		/* owned */
 	size_t nr_pairs, cap_pairs;
 	struct ra_key_stats *keys;	/* owned, per key */

@@ -14,6 +14,10 @@
 
 #define AUTO_BUCKETS 50		/* aim of the automatic interval */
 #define MAX_BUCKETS 1000000	/* refuse intervals finer than span / this */
+/* Intervals counted per name without the events (ra_stats.fine): with
+ * at least 10 * AUTO_BUCKETS of them, the automatic interval of the
+ * 1-2-5 series is a multiple of their width (a power of 10). */
+#define FINE_MAX 1000
 
 static const int64_t series125[3] = { 1, 2, 5 };
 
@@ -139,11 +143,71 @@ static int grow_keys(struct ra_stats *s, uint32_t key)
 	return 0;
 }
 
+/* Intervals of 10 times the width: each count moves to index / 10 (an
+ * index never below the ones already moved). */
+static void coarsen(struct ra_stats *s)
+{
+	s->width *= 10;
+	for (uint32_t n = 0; n < s->nr_fine; n++) {
+		struct ra_rate_counts *f = &s->fine[n];
+		for (size_t j = 0; j < f->nr; j++) {
+			uint64_t v = f->n[j];
+			f->n[j] = 0;
+			f->n[j / 10] += v;
+		}
+	}
+}
+
+/* Count ev in s->fine (the events are not kept): 0, -ENOMEM, or -EAGAIN
+ * when it comes before the first event (the rates are then counted from
+ * the events, kept). */
+static int count_rate(struct ra_stats *s, const struct ra_event *ev)
+{
+	if (s->nr_ev == 1) {
+		s->fine_from = ev->ns;
+		s->width = s->opt.interval_ns ? (uint64_t)s->opt.interval_ns : 1;
+	}
+	if (ev->ns < s->fine_from)
+		return -EAGAIN;
+	uint64_t off = (uint64_t)ev->ns - (uint64_t)s->fine_from;
+	uint64_t i = off / s->width;
+	if (s->opt.interval_ns) {
+		/* As many intervals as finish_rates refuses: it will. */
+		if (i >= MAX_BUCKETS || s->too_fine) {
+			s->too_fine = true;
+			return 0;
+		}
+	} else {
+		for (; i >= FINE_MAX; i = off / s->width)
+			coarsen(s);
+	}
+	if (RT_ARRAY_GROW_ZEROED(s->fine, s->nr_fine, (size_t)ev->name + 1, 16) < 0)
+		return -ENOMEM;
+	struct ra_rate_counts *f = &s->fine[ev->name];
+	if (RT_ARRAY_GROW_ZEROED(f->n, f->nr, (size_t)i + 1, 64) < 0)
+		return -ENOMEM;
+	f->n[i]++;
+	return 0;
+}
+
+/* 0, -ENOMEM, or -EAGAIN (count_rate). */
 static int account(struct ra_stats *s, const struct ra_event *ev, uint64_t seq)
 {
-	if (push_ev(s, ev) < 0 || grow_keys(s, ev->key) < 0)
+	int ret;
+	if (s->opt.keep_events) {
+		ret = push_ev(s, ev);
+	} else {
+		s->nr_ev++;
+		ret = count_rate(s, ev);
+	}
+	if (ret < 0)
+		return ret;
+	if (grow_keys(s, ev->key) < 0)
 		return -ENOMEM;
 	struct ra_key_stats *k = &s->keys[ev->key];
+	if (RT_ARRAY_GROW_ZEROED(k->name_counts, k->nr_name_counts, (size_t)ev->name + 1, 8) < 0)
+		return -ENOMEM;
+	k->name_counts[ev->name]++;
 	k->events++;
 	if (ev->ns < k->first_ns)
 		k->first_ns = ev->ns;
@@ -235,6 +299,9 @@ static int finish_rates(struct ra_stats *s, char *err, size_t errlen)
 			 "of %" PRIu64 "ns (at most %d intervals)", iv, span, MAX_BUCKETS);
 		return -EINVAL;
 	}
+	/* Beyond the 1-2-5 series: not a multiple of the counted width. */
+	if (!s->opt.keep_events && s->nr_ev && (uint64_t)iv % s->width)
+		return -EAGAIN;
 	s->interval_ns = iv;
 	s->nr_buckets = (uint32_t)(span / (uint64_t)iv + 1);
 	uint32_t nn = s->src.names.nr;
@@ -242,35 +309,47 @@ static int finish_rates(struct ra_stats *s, char *err, size_t errlen)
 	s->name_counts = calloc(nn ? nn : 1, sizeof(*s->name_counts));
 	if (!s->rates || !s->name_counts)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->nr_ev; i++) {
+	for (size_t i = 0; s->ev && i < s->nr_ev; i++) {
 		const struct ra_ev *e = &s->ev[i];
 		uint64_t off = (uint64_t)e->ns - (uint64_t)s->src.first_ns;
 		s->rates[(size_t)e->name * s->nr_buckets + off / (uint64_t)iv]++;
 		s->name_counts[e->name]++;
 	}
+	/* Counted from the first event (the earliest): interval j of width
+	 * w is in interval j / (iv / w) of width iv. */
+	uint64_t m = s->width ? (uint64_t)iv / s->width : 1;
+	for (uint32_t n = 0; n < s->nr_fine; n++) {
+		const struct ra_rate_counts *f = &s->fine[n];
+		for (size_t j = 0; j < f->nr; j++) {
+			if (!f->n[j] || j / m >= s->nr_buckets)
+				continue;
+			s->rates[(size_t)n * s->nr_buckets + j / m] += f->n[j];
+			s->name_counts[n] += f->n[j];
+		}
+	}
 	return 0;
 }
 
+/* Every key's counts per name for every name (counted as they came). */
 static int finish_keys(struct ra_stats *s)
 {
 	uint32_t nn = s->src.names.nr;
 	for (uint32_t k = 0; k < s->nr_keys; k++) {
-		if (!s->keys[k].events)
-			continue;
-		s->keys[k].name_counts = calloc(nn, sizeof(uint64_t));
-		if (!s->keys[k].name_counts)
+		struct ra_key_stats *ks = &s->keys[k];
+		if (ks->events && RT_ARRAY_GROW_ZEROED(ks->name_counts, ks->nr_name_counts, nn, 8) < 0)
 			return -ENOMEM;
 	}
-	for (size_t i = 0; i < s->nr_ev; i++)
-		s->keys[s->ev[i].key].name_counts[s->ev[i].name]++;
 	return 0;
 }
 
-int ra_stats_run(struct ra_stats *s, const char *const *dirs, size_t nr,
-		 const struct ra_options *opt, char *err, size_t errlen)
+/* ra_stats_run, keeping the events or not: also -EAGAIN when the rates
+ * need them (count_rate, finish_rates). */
+static int stats_pass(struct ra_stats *s, const char *const *dirs, size_t nr,
+		      const struct ra_options *opt, bool keep_events, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof(*s));
 	s->opt = *opt;
+	s->opt.keep_events = keep_events;
 	ra_pairer_init(&s->pairer, opt->auto_pairs);
 	for (size_t i = 0; i < opt->nr_pairs; i++) {
 		int ret = ra_pairer_add(&s->pairer, opt->pairs[i], err, errlen);
@@ -285,7 +364,8 @@ int ra_stats_run(struct ra_stats *s, const char *const *dirs, size_t nr,
 	while ((ret = ra_source_next(&s->src, &ev, err, errlen)) > 0) {
 		ret = account(s, &ev, seq++);
 		if (ret < 0) {
-			snprintf(err, errlen, "out of memory");
+			if (ret == -ENOMEM)
+				snprintf(err, errlen, "out of memory");
 			return ret;
 		}
 	}
@@ -303,6 +383,21 @@ int ra_stats_run(struct ra_stats *s, const char *const *dirs, size_t nr,
 	return ret;
 }
 
+int ra_stats_run(struct ra_stats *s, const char *const *dirs, size_t nr,
+		 const struct ra_options *opt, char *err, size_t errlen)
+{
+	/* The events are kept only when asked, or when the rates cannot be
+	 * counted without them (a trace whose time goes back before its
+	 * first event, an automatic interval beyond the 1-2-5 series): the
+	 * traces are then read again. */
+	int ret = stats_pass(s, dirs, nr, opt, opt->keep_events, err, errlen);
+	if (ret == -EAGAIN && !s->opt.keep_events) {
+		ra_stats_free(s);
+		ret = stats_pass(s, dirs, nr, opt, true, err, errlen);
+	}
+	return ret;
+}
+
 void ra_stats_free(struct ra_stats *s)
 {
 	for (uint32_t t = 0; s->dur && t < s->pairer.nr_types; t++)
@@ -315,6 +410,9 @@ void ra_stats_free(struct ra_stats *s)
 	free(s->rates);
 	free(s->pairs);
 	free(s->ev);
+	for (uint32_t n = 0; n < s->nr_fine; n++)
+		free(s->fine[n].n);
+	free(s->fine);
 	ra_pairer_free(&s->pairer);
 	ra_source_close(&s->src);
 	memset(s, 0, sizeof(*s));

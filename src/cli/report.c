@@ -57,7 +57,7 @@ static const struct option report_opts[] = {
 
 int cmd_report(int argc, char **argv)
 {
-	struct ra_options opt = { .top = 10, .auto_pairs = true };
+	struct ra_options opt = { .top = 10, .auto_pairs = true, .keep_events = true };
 	const char *pairs[CLI_MAX_PAIRS];
 	const char *output = NULL, *explain = NULL;
 	int64_t tid = -1;
