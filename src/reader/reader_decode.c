@@ -614,22 +614,30 @@ static inline bool fast_header(struct rtr_cursor *c, const struct rtr_stream_cla
 	if (!fh->word || bit > end || fm->bits > end - bit || c->size - (bit >> 3) < fh->span)
 		return false;
 	const uint8_t *b = c->map + (bit >> 3);
+	/* The header's size straight from the tag's value when it can (the
+	 * next event's position waits for it, not the fields). */
+	uint64_t bits = fm->bits;
 	if (fh->variant) {
 		uint64_t tag = c->slots[fh->variant->ref_slot];
 		if (fh->tag >= 0) {
 			tag = header_field(b, &fm->f[fh->tag]);
 			header_apply(c, &fm->f[fh->tag], tag);
 		}
-		int32_t opt = tag < fh->nr_pick ? fh->pick[tag] : variant_pick(fh->variant, tag);
-		if (opt < 0)
+		int32_t opt;
+		if (tag < fh->nr_pick) {
+			opt = fh->pick[tag];
+			bits = fh->pick_bits[tag];
+		} else {
+			opt = variant_pick(fh->variant, tag);
+			bits = opt < 0 ? 0 : fh->opts[opt].bits;
+		}
+		if (opt < 0 || bits > end - bit)
 			return false;
 		fm = &fh->opts[opt];
-		if (fm->bits > end - bit)
-			return false;
 	}
 	for (uint32_t k = 0; k < fm->nr; k++)
 		header_apply(c, &fm->f[k], header_field(b, &fm->f[k]));
-	*bitp = bit + fm->bits;
+	*bitp = bit + bits;
 	if (rec) {
 		struct rtr_recbuf *rb = &c->recs[RTR_SCOPE_EVENT_HEADER];
 		rb->n = 0;
@@ -818,22 +826,29 @@ int rtr_cursor_count(struct rtr_cursor *c, uint64_t stop, uint64_t *per_class,
 	const struct rtr_meta *m = c->m;
 	uint64_t n = 0, first = 0, prev = 0;
 	uint32_t cpu = UINT32_MAX, pcpu = UINT32_MAX;
-	if (c->map)
-		pcpu = HAVE(&c->pkt, RR_CPU_ID) ? (uint32_t)c->pkt.cpu : UINT32_MAX;
-	for (; c->map;) {
+	if (!c->map)
+		goto done;
+	pcpu = HAVE(&c->pkt, RR_CPU_ID) ? (uint32_t)c->pkt.cpu : UINT32_MAX;
+	/* The position and the packet's bounds in registers: each event's
+	 * end is the next one's start, the loop's chain of dependences. */
+	uint64_t pos = c->pos, end = c->pkt.content_end;
+	const struct rtr_stream_class *sc = c->pkt.sc;
+	for (;;) {
 		/* As rtr_cursor_next: the next packet holding an event. */
-		if (c->pos >= c->pkt.content_end ||
-		    (c->pkt.sc->event_header && c->pkt.content_end - c->pos < 8)) {
+		if (pos >= end || (sc->event_header && end - pos < 8)) {
 			uint64_t next = c->pkt.packet_end / 8;
 			if (next >= c->size || next >= stop)
 				break;
+			c->pos = pos;
 			if (rtr_cursor_packet(c, next) < 0)
 				return -EAGAIN;
 			pcpu = HAVE(&c->pkt, RR_CPU_ID) ? (uint32_t)c->pkt.cpu : UINT32_MAX;
+			pos = c->pos;
+			end = c->pkt.content_end;
+			sc = c->pkt.sc;
 			continue;
 		}
-		const struct rtr_stream_class *sc = c->pkt.sc;
-		uint64_t end = c->pkt.content_end, at = c->pos, bit = at;
+		uint64_t at = pos, bit = at;
 		c->ev_id = 0;
 		/* As rtr_cursor_next, but every scope only walked to its end
 		 * (plain ones stepped over), without records. */
@@ -849,7 +864,7 @@ int rtr_cursor_count(struct rtr_cursor *c, uint64_t stop, uint64_t *per_class,
 		if (count_scope(c, RTR_SCOPE_EVENT_CONTEXT, cn->context, &bit, end) < 0 ||
 		    count_scope(c, RTR_SCOPE_PAYLOAD, cn->payload, &bit, end) < 0 || bit == at)
 			return -EAGAIN;
-		c->pos = bit;
+		pos = bit;
 		if (n == 0) {
 			first = c->clock;
 			cpu = pcpu;
@@ -860,6 +875,8 @@ int rtr_cursor_count(struct rtr_cursor *c, uint64_t stop, uint64_t *per_class,
 		per_class[k]++;
 		n++;
 	}
+	c->pos = pos;
+done:
 	out->events = n;
 	out->first_ticks = first;
 	out->last_ticks = prev;

@@ -105,6 +105,7 @@ const struct rtr_hdr_fast *rtr_hdr_fast_build(struct rtr_arena *a, const struct 
 	fh->span = fh->prefix.span;
 	fh->tag = -1;
 	fh->pick = NULL;
+	fh->pick_bits = NULL;
 	fh->nr_pick = 0;
 	if (!fh->variant)
 		return fh;
@@ -127,11 +128,15 @@ const struct rtr_hdr_fast *rtr_hdr_fast_build(struct rtr_arena *a, const struct 
 	    v->nr_children <= INT8_MAX) {
 		uint32_t nr = 1u << fh->prefix.f[fh->tag].size;
 		int8_t *pick = tsdl_arena_alloc(a, nr);
-		if (!pick)
+		uint64_t *sizes = tsdl_arena_alloc(a, nr * sizeof(*sizes));
+		if (!pick || !sizes)
 			return NULL;
-		for (uint32_t t = 0; t < nr; t++)
+		for (uint32_t t = 0; t < nr; t++) {
 			pick[t] = (int8_t)variant_pick(v, t);
+			sizes[t] = pick[t] < 0 ? 0 : fh->opts[pick[t]].bits;
+		}
 		fh->pick = pick;
+		fh->pick_bits = sizes;
 		fh->nr_pick = nr;
 	}
 	return fh;

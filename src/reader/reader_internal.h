@@ -133,9 +133,11 @@ struct rtr_hdr_fast {
 	bool word;		/* every form's `word` */
 	uint32_t span;		/* the largest form span */
 	/* The option of each tag value below nr_pick (variant_pick's answer,
-	 * -1 none), when the tag is an unsigned prefix field of at most 8
-	 * bits with at most 127 options; else nr_pick is 0. */
+	 * -1 none) and the header's size then (its form's bits, 0 when
+	 * none), when the tag is an unsigned prefix field of at most 8 bits
+	 * with at most 127 options; else nr_pick is 0. */
 	const int8_t *pick;
+	const uint64_t *pick_bits;
 	uint32_t nr_pick;
 };
 
