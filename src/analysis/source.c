@@ -103,6 +103,18 @@ struct class_info {
 	int8_t scope[NR_CTX];	/* where ra_event_context finds the field:
 				 * an enum rtr_scope, -1 when it has none */
 	uint32_t field[NR_CTX];
+	/* The bytes of both context scopes (rtr_scope_bytes: the stream
+	 * event context's, then the event context's) of the class's last
+	 * event whose key came from an integer vtid, and what they gave:
+	 * the same bytes give the same key, thread and procname. */
+	bool have_last;
+	bool no_context;	/* the class has no event context scope */
+	uint8_t len[2];
+	uint8_t bytes[48];
+	uint32_t key;
+	int64_t tid;
+	int8_t proc;		/* the procname string's scope (0, 1), -1 none */
+	uint8_t proc_off, proc_len;	/* its bytes in that scope's */
 };
 
 /* A thread's key by its integer vtid (and, with several hosts, its
@@ -206,7 +218,7 @@ int ra_event_field(const struct rtr_event *raw, const char *name,
 
 /* The class of the current event, learnt from it if it is the first of
  * its class: NULL when out of memory. */
-static const struct class_info *class_of(struct ra_source *src)
+static struct class_info *class_of(struct ra_source *src)
 {
 	struct ra_source_cache *c = src->cache;
 	const struct rtr_event *raw = &src->cur;
@@ -229,6 +241,9 @@ static const struct class_info *class_of(struct ra_source *src)
 		RTR_SCOPE_EVENT_CONTEXT, RTR_SCOPE_STREAM_EVENT_CONTEXT,
 	};
 	memset(ci->scope, -1, sizeof(ci->scope));
+	const uint8_t *p;
+	size_t len;
+	ci->no_context = rtr_scope_bytes(raw, RTR_SCOPE_EVENT_CONTEXT, &p, &len) == 0 && !p;
 	for (size_t s = 0; s < sizeof(scopes) / sizeof(scopes[0]); s++) {
 		uint32_t nf = rtr_scope_count(raw, scopes[s]);
 		for (uint32_t i = 0; i < nf; i++) {
@@ -302,31 +317,33 @@ static void key_text(const struct ra_source *src, const struct class_info *ci,
 	}
 }
 
-/* Key `key`'s thread name from the current event's procname context,
- * else (none named yet) from the state dump, when keys are threads (the
- * default key; a --key field may be anything). */
-static int set_thread_name(struct ra_source *src, const struct class_info *ci, uint32_t key)
+/* Key `key`'s thread name from the current event's procname context
+ * (its string's bytes in ps[0..plen), ps NULL when it has none), else
+ * (none named yet) from the state dump, for the thread of its vtid
+ * context (*vtid when the caller knows it is an integer, else looked
+ * up). */
+static int name_thread(struct ra_source *src, const struct class_info *ci, uint32_t key,
+		       const char *ps, size_t plen, const int64_t *vtid)
 {
 	struct rtr_value v;
 	const char *s;
 	size_t slen;
-	if (!src->default_key)
-		return 0;
 	struct ra_source_cache *c = src->cache;
 	if (RT_ARRAY_GROW_ZEROED(c->seen, c->nr_seen, (size_t)key + 1, 64) < 0)
 		return -ENOMEM;
 	struct name_seen *seen = &c->seen[key];
 	size_t n = 0;
-	if (ctx_get(ci, &src->cur, CTX_PROCNAME, &v) == 0 && v.type == RTR_STRING) {
-		s = v.s.p;
-		slen = v.s.len;
+	if (ps) {
+		s = ps;
+		slen = plen;
 		/* The bytes the key's name was last set from: the same name. */
 		n = slen < sizeof(seen->raw) ? slen : sizeof(seen->raw);
 		if (seen->len == n + 1 && !memcmp(seen->raw, s, n))
 			return 0;
 	} else if ((key >= src->nr_key_thread || !src->key_thread[key]) &&
-		   ctx_get(ci, &src->cur, CTX_VTID, &v) == 0 &&
-		   (v.type == RTR_INT || v.type == RTR_UINT) &&
+		   (vtid ? (v.i = *vtid, true)
+			 : ctx_get(ci, &src->cur, CTX_VTID, &v) == 0 &&
+				   (v.type == RTR_INT || v.type == RTR_UINT)) &&
 		   (s = ra_symbols_thread_name(src->syms, ra_event_vpid(src->t, &src->cur),
 					       v.i))) {
 		slen = strlen(s);
@@ -346,6 +363,24 @@ static int set_thread_name(struct ra_source *src, const struct class_info *ci, u
 	seen->len = (uint8_t)(n ? n + 1 : 0);
 	memcpy(seen->raw, s, n);
 	return 0;
+}
+
+/* name_thread with the current event's procname and vtid contexts, when
+ * keys are threads (the default key; a --key field may be anything); *ps
+ * and *plen: the procname string used (*ps NULL: none). */
+static int set_thread_name(struct ra_source *src, const struct class_info *ci, uint32_t key,
+			   const char **ps, size_t *plen)
+{
+	struct rtr_value v;
+	*ps = NULL;
+	*plen = 0;
+	if (!src->default_key)
+		return 0;
+	if (ctx_get(ci, &src->cur, CTX_PROCNAME, &v) == 0 && v.type == RTR_STRING) {
+		*ps = v.s.p;
+		*plen = v.s.len;
+	}
+	return name_thread(src, ci, key, *ps, *plen, NULL);
 }
 
 void ra_printable(const char *s, size_t slen, char *out, size_t len)
@@ -429,16 +464,19 @@ static int switch_thread(struct ra_source *src, const struct class_info *ci,
 
 /* The event's key (its index in src->keys; see ra_source_open) and
  * thread (ra_event.tid): the index, or -ENOMEM. */
-static int64_t event_key(struct ra_source *src, const struct class_info *ci, int64_t *tid)
+static int64_t event_key(struct ra_source *src, const struct class_info *ci, int64_t *tid,
+			 bool *by_vtid)
 {
 	const struct rtr_event *raw = &src->cur;
 	struct key_slot *slot = NULL;
+	*by_vtid = false;
 	uint32_t trace = src->hosts ? raw->trace : 0;
 	struct rtr_value v;
 	/* Threads named by an integer vtid, the usual case: their key is its
 	 * decimal text (after the host's), found again in the cache. */
 	if (src->default_key && ctx_get(ci, raw, CTX_VTID, &v) == 0 &&
 	    (v.type == RTR_INT || v.type == RTR_UINT) && int_value(&v, tid) == 0) {
+		*by_vtid = true;
 		uint64_t h = ((uint64_t)*tid ^ ((uint64_t)trace << 32)) * 0x9e3779b97f4a7c15ull;
 		slot = &src->cache->keys[h >> 56];
 		if (slot->key && slot->tid == *tid && slot->trace == trace)
@@ -460,6 +498,79 @@ static int64_t event_key(struct ra_source *src, const struct class_info *ci, int
 	return k;
 }
 
+/* Whether p[0..2) with len[0..2) are the bytes ci kept. */
+static bool same_bytes(const struct class_info *ci, const uint8_t *const p[2], const size_t len[2])
+{
+	return ci->have_last && ci->len[0] == len[0] && ci->len[1] == len[1] &&
+	       (!len[0] || !memcmp(ci->bytes, p[0], len[0])) &&
+	       (!len[1] || !memcmp(ci->bytes + len[0], p[1], len[1]));
+}
+
+/* Keep the current event's context bytes p, len and what they gave in
+ * ci (procname: ps[0..plen) inside them, or NULL). */
+static void keep_bytes(struct class_info *ci, const uint8_t *const p[2], const size_t len[2],
+		       uint32_t key, int64_t tid, const char *ps, size_t plen)
+{
+	ci->proc = -1;
+	if (ps) {
+		int j = ci->scope[CTX_PROCNAME] == RTR_SCOPE_STREAM_EVENT_CONTEXT ? 0 : 1;
+		const uint8_t *u = (const uint8_t *)ps;
+		if (!len[j] || u < p[j] || (size_t)(u - p[j]) > len[j] || plen > len[j] - (size_t)(u - p[j]))
+			return;
+		ci->proc = (int8_t)j;
+		ci->proc_off = (uint8_t)(u - p[j]);
+		ci->proc_len = (uint8_t)plen;
+	}
+	ci->len[0] = (uint8_t)len[0];
+	ci->len[1] = (uint8_t)len[1];
+	if (len[0])
+		memcpy(ci->bytes, p[0], len[0]);
+	if (len[1])
+		memcpy(ci->bytes + len[0], p[1], len[1]);
+	ci->key = key;
+	ci->tid = tid;
+	ci->have_last = true;
+}
+
+/* The current event's key (*key) and thread (*tid), and its key's
+ * thread name: from the previous event of its class when their contexts
+ * have the same bytes. 0 or -ENOMEM. */
+static int event_context(struct ra_source *src, struct class_info *ci, int64_t *tid,
+			 uint32_t *key)
+{
+	const struct rtr_event *raw = &src->cur;
+	const uint8_t *p[2];
+	size_t len[2];
+	p[1] = NULL;
+	len[1] = 0;
+	bool bytes = src->default_key && ci->known && ci->scope[CTX_VTID] >= 0 &&
+		     rtr_scope_bytes(raw, RTR_SCOPE_STREAM_EVENT_CONTEXT, &p[0], &len[0]) == 0 &&
+		     (ci->no_context ||
+		      rtr_scope_bytes(raw, RTR_SCOPE_EVENT_CONTEXT, &p[1], &len[1]) == 0) &&
+		     len[0] + len[1] <= sizeof(ci->bytes);
+	if (bytes && same_bytes(ci, p, len)) {
+		*key = ci->key;
+		*tid = ci->tid;
+		const char *ps = ci->proc >= 0 ? (const char *)p[ci->proc] + ci->proc_off : NULL;
+		if (switch_thread(src, ci, raw) < 0 ||
+		    name_thread(src, ci, *key, ps, ci->proc_len, tid) < 0)
+			return -ENOMEM;
+		return 0;
+	}
+	bool by_vtid;
+	const char *ps;
+	size_t plen;
+	int64_t k = event_key(src, ci, tid, &by_vtid);
+	if (k < 0 || switch_thread(src, ci, raw) < 0 ||
+	    set_thread_name(src, ci, (uint32_t)k, &ps, &plen) < 0)
+		return -ENOMEM;
+	*key = (uint32_t)k;
+	ci->have_last = false;
+	if (bytes && by_vtid)
+		keep_bytes(ci, p, len, *key, *tid, ps, plen);
+	return 0;
+}
+
 int ra_source_next(struct ra_source *src, struct ra_event *ev, char *err,
 		   size_t errlen)
 {
@@ -469,10 +580,8 @@ int ra_source_next(struct ra_source *src, struct ra_event *ev, char *err,
 			snprintf(err, errlen, "%s", rtr_error(src->t));
 		return ret;
 	}
-	const struct class_info *ci = class_of(src);
-	int64_t k = ci ? event_key(src, ci, &ev->tid) : -ENOMEM;
-	if (k < 0 || switch_thread(src, ci, &src->cur) < 0 ||
-	    set_thread_name(src, ci, (uint32_t)k) < 0) {
+	struct class_info *ci = class_of(src);
+	if (!ci || event_context(src, ci, &ev->tid, &ev->key) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -480,7 +589,6 @@ int ra_source_next(struct ra_source *src, struct ra_event *ev, char *err,
 	ev->cpu = src->cur.cpu;
 	ev->trace = src->cur.trace;
 	ev->name = ci->name;
-	ev->key = (uint32_t)k;
 	ev->raw = &src->cur;
 	if (ev->ns < src->first_ns)
 		src->first_ns = ev->ns;
