@@ -60,6 +60,10 @@ struct cons_net {
 	int64_t clock_offset_ns;
 	uint64_t clock_error_ns;
 	char last_error[256];		/* why the last attempt failed */
+	/* Streams whose packets in flight at a rotation the relay was not
+	 * asked about yet (the relay was away): their chunk is not archived
+	 * before (cons_net_archive refuses). */
+	uint32_t unconfirmed;
 };
 
 /*
@@ -138,6 +142,7 @@ struct cons_net_trace {
 	 * sink's rotate) maps to its path on the relay. "": none. */
 	char root[320];
 	bool chunk_stored;	/* the last rotation found the chunk stored */
+	char ended[RNET_PATH_MAX + 1];	/* the path before the last rotation */
 };
 /* path: the trace's directory in its session (checked: rnet_check_path).
  * 0 or -EINVAL. */
@@ -156,7 +161,9 @@ int cons_net_trace_open(struct cons_net_trace *nt, struct cons_net *n, const cha
  * there (RNET_ARCHIVE_CHUNK), once every trace of the session rotated
  * (their sinks' rotate waited until the relay stored the chunk). Connects
  * again first if needed. 0 and the archive's path in the relay's output
- * in `where`, or -errno with a message in err. */
+ * in `where`, or -errno with a message in err (-EAGAIN: packets in flight
+ * when the relay went away at a rotation are not confirmed yet; the
+ * chunk stays where it is). */
 int cons_net_archive(struct cons_net *n, const char *chunk, const char *name, char *where,
 		     size_t wlen, char *err, size_t errlen);
 /* The metadata before a packet (consumer.h's cons_metadata_fn):
@@ -177,6 +184,17 @@ struct cons_net_stream {
 	uint64_t unstored_events;
 	bool tomb;			/* a header-only packet is due */
 	struct ctf_packet_header tomb_hdr;
+	/* The relay path of the ended chunk whose packets in flight (the
+	 * stream's ring) the relay has not confirmed yet: a rotation found
+	 * the relay away. At the next connection the stream is added again
+	 * there, what the relay lacks counted lost (in that chunk: a
+	 * header-only packet ends its stream, events_discarded raised by
+	 * them), and it is closed. "": none. */
+	char unconfirmed[RNET_PATH_MAX + 1];
+	/* At that rotation: the newest packet's header (sent or lost; its
+	 * own events_discarded) and lost_events. */
+	struct ctf_packet_header ended_hdr;
+	uint64_t ended_lost;
 };
 struct cons_net_sink {
 	struct cons_net_trace *nt;

@@ -276,14 +276,13 @@ bool cons_net_connected(struct cons_net *n)
 
 /* A stream of this trace on the relay (lock held): its id and
  * value2 (its last stored packet_seq_num + 1, 0: none). */
-static int add_stream(struct cons_net_trace *nt, const char *channel, uint32_t cpu,
-		      bool metadata, uint64_t *id, uint64_t *last)
+static int add_stream_at(struct cons_net *n, const char *path, const char *channel,
+			 uint32_t cpu, bool metadata, uint64_t *id, uint64_t *last)
 {
-	struct cons_net *n = nt->net;
 	struct rnet_wr w = { 0 };
 	char err[256] = "";
 	rnet_put_u64(&w, n->relay_session);
-	rnet_put_str(&w, nt->path);
+	rnet_put_str(&w, path);
 	rnet_put_str(&w, channel);
 	rnet_put_u32(&w, cpu);
 	rnet_put_u32(&w, metadata ? 1u : 0u);
@@ -292,6 +291,13 @@ static int add_stream(struct cons_net_trace *nt, const char *channel, uint32_t c
 	if (ret < 0)
 		snprintf(n->last_error, sizeof(n->last_error), "%s", err);
 	return ret;
+}
+
+/* The same in the trace's current path. */
+static int add_stream(struct cons_net_trace *nt, const char *channel, uint32_t cpu,
+		      bool metadata, uint64_t *id, uint64_t *last)
+{
+	return add_stream_at(nt->net, nt->path, channel, cpu, metadata, id, last);
 }
 
 /* The end of a stream on the relay (lock held, connected): no reply. */
@@ -452,6 +458,14 @@ void cons_net_sink_free(struct cons_net_sink *ns)
 		nt->sinks = NULL;
 		nt->cap_sinks = 0;
 	}
+	/* Streams still waiting for the relay's word on an ended chunk
+	 * (it stayed away to the end): no longer in the way of archiving. */
+	for (uint32_t i = 0; nt && ns->s && i < ns->nr; i++)
+		if (ns->s[i].unconfirmed[0]) {
+			pthread_mutex_lock(&nt->net->lock);
+			nt->net->unconfirmed--;
+			pthread_mutex_unlock(&nt->net->lock);
+		}
 	free(ns->s);
 	ns->s = NULL;
 }
@@ -534,6 +548,34 @@ static void remember(struct cons_net_stream *s, struct net_stream_ring *r, const
 		r->nr++;
 }
 
+/* The ended chunk's stream `old` (added again: the relay has its packets
+ * up to `last` - 1): the packets in flight it lacks counted lost, and in
+ * that chunk too, as the header-only packet that ends it (its
+ * events_discarded: the chunk's losses since its last stored packet, for
+ * a reader of that chunk alone), then the stream closed. Lock held. 0 or
+ * -errno of the connection. */
+static int confirm_ended(struct cons_net_sink *ns, uint32_t stream, uint64_t old,
+			 uint64_t last)
+{
+	struct cons_net_stream *s = &ns->s[stream];
+	struct cons_net *n = ns->nt->net;
+	uint64_t before = s->lost_events;
+	confirm(s, ring_of(ns, stream), last);
+	int ret = 0;
+	if (!last || s->ended_hdr.packet_seq_num >= last) {
+		char tomb[CTF_TOMB_SIZE];
+		ctf_tomb_packet(&s->ended_hdr, s->ended_lost + (s->lost_events - before), tomb);
+		ret = send_packet(n, old, tomb, sizeof(tomb));
+	}
+	if (!ret)
+		close_stream(n, old);
+	if (ret < 0 || n->ctrl < 0)
+		return ret < 0 ? ret : -ENOTCONN;
+	s->unconfirmed[0] = 0;
+	n->unconfirmed--;
+	return 0;
+}
+
 /* The stream added on this connection (once), what the relay lost of
  * the last one counted. Connected, lock held. 0 or -errno. */
 static int stream_add(struct cons_net_sink *ns, uint32_t stream)
@@ -542,8 +584,23 @@ static int stream_add(struct cons_net_sink *ns, uint32_t stream)
 	struct cons_net *n = ns->nt->net;
 	if (s->epoch == n->epoch)
 		return 0;
-	uint64_t last = 0;
-	int ret = add_stream(ns->nt, ns->ch->name, stream, false, &s->id, &last);
+	uint64_t last = 0, old;
+	int ret = 0;
+	if (s->unconfirmed[0]) {
+		ret = add_stream_at(n, s->unconfirmed, ns->ch->name, stream, false, &old, &last);
+		if (!ret) {
+			ret = confirm_ended(ns, stream, old, last);
+		} else if (!strncmp(n->last_error, "the relay refused", 17)) {
+			/* It cannot say: the stream goes on in its chunk,
+			 * those packets left uncounted (the relay said why). */
+			s->unconfirmed[0] = 0;
+			n->unconfirmed--;
+			ret = 0;
+		}
+		last = 0;
+	}
+	if (!ret)
+		ret = add_stream(ns->nt, ns->ch->name, stream, false, &s->id, &last);
 	if (!ret) {
 		if (s->epoch)
 			confirm(s, ring_of(ns, stream), last);
@@ -618,12 +675,13 @@ static void net_lost_events(void *arg, uint32_t stream, uint64_t events)
 	ns->s[stream].lost_events += events;
 }
 
-/* The end: the header-only packet that is due, if it can go now. */
+/* The end: the header-only packet that is due, and what the relay has of
+ * an ended chunk's packets in flight, if they can go now. */
 static int net_settle(void *arg, uint32_t stream)
 {
 	struct cons_net_sink *ns = arg;
 	struct cons_net *n = ns->nt->net;
-	if (!ns->s[stream].tomb)
+	if (!ns->s[stream].tomb && !ns->s[stream].unconfirmed[0])
 		return 0;
 	pthread_mutex_lock(&n->lock);
 	int ret = stream_ready(ns, stream);
@@ -652,6 +710,7 @@ static int net_rotate(void *arg, const char *dir)
 		nt->chunk_stored = sync_locked(n) == 0;
 		if (n->ctrl >= 0 && nt->meta_epoch == n->epoch)
 			close_stream(n, nt->meta_id);
+		snprintf(nt->ended, sizeof(nt->ended), "%s", nt->path);
 		snprintf(nt->path, sizeof(nt->path), "%s", path);
 		nt->meta_epoch = 0;
 		nt->meta = (struct cons_metadata_state){ 0 };
@@ -659,13 +718,22 @@ static int net_rotate(void *arg, const char *dir)
 	}
 	for (uint32_t i = 0; i < ns->nr; i++) {
 		struct cons_net_stream *s = &ns->s[i];
+		struct net_stream_ring *r = ring_of(ns, i);
 		if (n->ctrl >= 0 && s->epoch == n->epoch)
 			close_stream(n, s->id);
 		/* Stored: nothing of the ring can be lost any more. Not
-		 * stored (the relay is away): which of those packets it lost
-		 * cannot be asked of the new chunk's streams; they are not
-		 * counted (a limit docs/rotation.md states). */
-		ring_of(ns, i)->nr = 0;
+		 * stored (the relay is away): the ended chunk's stream is
+		 * asked at the next connection (stream_add). A ring that
+		 * waits for that already holds an older chunk's packets,
+		 * and nothing since (nothing is sent before it is asked). */
+		if (!s->unconfirmed[0] && r->nr && !nt->chunk_stored) {
+			snprintf(s->unconfirmed, sizeof(s->unconfirmed), "%s", nt->ended);
+			s->ended_hdr = s->tomb_hdr;
+			s->ended_lost = s->lost_events;
+			n->unconfirmed++;
+		} else if (!s->unconfirmed[0]) {
+			r->nr = 0;
+		}
 		s->epoch = 0;
 	}
 	pthread_mutex_unlock(&n->lock);
@@ -678,7 +746,12 @@ int cons_net_archive(struct cons_net *n, const char *chunk, const char *name, ch
 	pthread_mutex_lock(&n->lock);
 	err[0] = 0;
 	int ret = n->ctrl >= 0 ? 0 : connect_locked(n, err, errlen);
-	if (!ret) {
+	if (!ret && n->unconfirmed) {
+		snprintf(err, errlen, "the relay was away at the rotation: %u streams' packets "
+			 "in flight then are not confirmed yet (the chunk stays in place)",
+			 n->unconfirmed);
+		ret = -EAGAIN;
+	} else if (!ret) {
 		struct rnet_wr w = { 0 };
 		uint64_t v;
 		rnet_put_u64(&w, n->relay_session);

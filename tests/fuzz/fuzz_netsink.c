@@ -23,7 +23,9 @@
  *      CREATE_SESSION; data: DATA_ATTACH), a trace with two streams:
  *      metadata, packets, a beacon, a sync; the connections dropped and
  *      made again (streams added again: the relay says what it has of
- *      each, the rest counted lost), more packets, a rotation, an
+ *      each, the rest counted lost), more packets, a rotation, packets of
+ *      the next chunk (connected again first if the rotation found the
+ *      relay away: the ended chunk's streams asked what they have), an
  *      archive, a cluster trigger, a snapshot uploaded, the end;
  *   1  a cluster listener: cons_net_open, cons_net_cluster_listen, then
  *      every request of that connection read, checked and answered as
@@ -448,6 +450,14 @@ static void session(void)
 	for (uint32_t i = 0; i < 2; i++)
 		sink.ops->settle(sink.arg, i);
 	sink.ops->rotate(sink.arg, "/out/chunk-1/" TRACE_PATH);
+	/* Packets of the next chunk: connected again if the rotation found
+	 * the relay away (its chunk's packets in flight asked of it then). */
+	pthread_mutex_lock(&n.lock);
+	n.retry_ns = 0;
+	pthread_mutex_unlock(&n.lock);
+	write_packets(&sink, g, seq, 2);
+	for (uint32_t i = 0; i < 2; i++)
+		sink.ops->settle(sink.arg, i);
 	ret = cons_net_archive(&n, "", "archive-0", where, sizeof(where), err, sizeof(err));
 	check_outcome(ret, ret < 0 ? err : where);
 	FUZZ_CHECK(ret == 0 || err[0] != 0);

@@ -201,14 +201,14 @@ def connection(after):
 # has its first packet stored, stream 1 none); rotation, archive,
 # cluster trigger, snapshot upload, close.
 first = connection([ok(2), ok(3), ok(1), clock])
-second = connection([ok(4, 1), ok(5, 0), ok(6), clock,
+second = connection([ok(4, 1), ok(5, 0), ok(6), clock, ok(10), ok(11),
                      ok(0, 0, "fuzzhost/s-20231114-221320/archives/archive-0"),
                      ok(7, 3), ok(8), ok(9), clock, clock, ok()])
 put("netsink", "session", b"\0" + conns(first, [ok(1), ok()], second,
                                         [ok(1), ok(), ok(), ok()]))
 put("netsink", "session-refused", b"\0" + conns(
     first, [ok(1), ok()],
-    connection([ok(4, 2), ok(5, 2), ok(6), clock, refused(17, "archive exists"),
+    connection([ok(4, 2), ok(5, 2), ok(6), clock, ok(10), ok(11), refused(17, "archive exists"),
                 refused(16, "one request per second"), ok(8), ok(9), clock, clock, ok()]),
     [ok(1), ok(), ok(), ok()]))
 put("netsink", "session-unasked-frames", b"\0" + conns(
@@ -219,6 +219,19 @@ def request(rid, session="s", name="cluster-1-20231114-221320"):
     return frame(CLUSTER_SNAPSHOT, u64(rid) + u64(1700000000 * 10 ** 9) + text(session)
                  + text("hostA") + text(name))
 
+
+# scenario 0 with the relay away at the rotation (its sync unanswered):
+# connected again for the next chunk's packets, each of the ended chunk's
+# streams is added again (the relay has stream 0's packets up to seq 2,
+# stream 1's up to 1), a header-only packet ends it there, then the new
+# chunk's stream is added; the archive follows.
+away = connection([ok(4, 1), ok(5, 0), ok(6)])
+put("netsink", "rotation-relay-away", b"\0" + conns(
+    first, [ok(1), ok()], away, [ok(1)],
+    connection([ok(20, 3), ok(21), ok(22, 2), ok(23),
+                ok(0, 0, "fuzzhost/s-20231114-221320/archives/archive-0"),
+                ok(7, 3), ok(8), ok(9), clock, clock, ok()]),
+    [ok(1), ok(), ok(), ok()]))
 
 # scenario 1: a cluster listener; requests 1 and 2, 2 replayed, one of
 # another session, a malformed name.
@@ -235,13 +248,14 @@ put("netsink", "regress-clock-far", b"\0" + conns([far] * 4 + [ok(1)], [ok(1)]))
 # where it is shown), and a message with a terminal's escape sequence.
 put("netsink", "regress-status-not-errno", b"\0" + conns(
     first, [ok(1), ok()],
-    connection([ok(4, 1), ok(5, 0), ok(6), clock,
+    connection([ok(4, 1), ok(5, 0), ok(6), clock, ok(10), ok(11),
                 frame(REPLY, u32(2 ** 31) + u64(0) + u64(0) + text("x")),
                 ok(7, 3), ok(8), ok(9), clock, clock, ok()]),
     [ok(1), ok(), ok(), ok()]))
 put("netsink", "regress-escape-in-message", b"\0" + conns(
     first, [ok(1), ok()],
-    connection([ok(4, 1), ok(5, 0), ok(6), clock, ok(0, 0, "\x1b]0;owned\x07\x1b[2J"),
+    connection([ok(4, 1), ok(5, 0), ok(6), clock, ok(10), ok(11),
+                ok(0, 0, "\x1b]0;owned\x07\x1b[2J"),
                 refused(16, "\x1b[31mred"), ok(8), ok(9), clock, clock, ok()]),
     [ok(1), ok(), ok(), ok()]))
 # the relay's side of the handshake (any peer on its port, without the

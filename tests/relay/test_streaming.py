@@ -33,6 +33,23 @@ BURST = os.path.join(BUILD, "tests/integration/burst")
 APP = os.path.join(BUILD, "tests/daemon/app_prog")
 
 
+def unread_bytes(port):
+    """Bytes received and not yet read on the TCP connections whose local
+    port is `port` (/proc/net/tcp's rx_queue)."""
+    n = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                lines = f.readlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":
+                n += int(fields[4].split(":")[1], 16)
+    return n
+
+
 class Host:
     """A daemon of its own (run directory, HOME, host name)."""
 
@@ -370,6 +387,95 @@ class Streaming(unittest.TestCase):
             app.stdout.close()
         a.rt("stop")
         a.rt("destroy")
+
+    def test_rotation_with_the_relay_away(self):
+        """Packets sent but never stored (the relay stopped, then killed
+        with them unread), then a rotation while the relay is away: at
+        the next connection the ended chunk's stream is added again, the
+        relay says which packets it has, and the others are counted lost,
+        in the next chunk's trace (babeltrace2's discarded events) and in
+        status: what both chunks hold plus what is counted lost is what
+        was written. Before, those packets were dropped uncounted."""
+        a = self.host("hostA")
+        a.rt("create", "web", "--set-url=" + self.url)
+        a.rt("enable-channel", "-u", "small", "--subbuf-size", "16k", "--num-subbuf", "8")
+        a.rt("enable-event", "-u", "-a", "-c", "small")
+        a.rt("start")
+        # One CPU, one stream (see test_relay_killed_and_restarted).
+        cpu = sorted(os.sched_getaffinity(0))[0]
+        app = subprocess.Popen([APP], env=a.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True, preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+
+        def cmd(line):
+            app.stdin.write(line + "\n")
+            app.stdin.flush()
+            return app.stdout.readline().strip()
+
+        self.assertTrue(app.stdout.readline().startswith("ready"))
+        self.assertEqual(cmd("emit 3000 before"), "ok")
+        a.rt("status")      # stored on the relay
+        self.relay.send_signal(signal.SIGSTOP)
+        self.assertEqual(cmd("emit 1500 inflight"), "ok")
+        # Sent: the relay's data connection holds a packet's bytes unread.
+        deadline = time.monotonic() + 60
+        while unread_bytes(self.data) < 16384:
+            self.assertLess(time.monotonic(), deadline, "no packet sent to the relay")
+            time.sleep(0.05)
+        self.relay.kill()
+        self.relay.wait()
+        r = a.rt("rotate", check=False)
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.relay = rc.restart_relay_on(RELAYD, self.relay_env, self.out, self.relay_log,
+                                         self.ctrl, self.data)
+        # Packets make the consumer connect again (at most once a second).
+        spun, deadline = 0, time.monotonic() + 60
+        while not re.search(r"Relay: connected as host hostA \(connection 2\)",
+                            a.rt("status").stdout):
+            self.assertLess(time.monotonic(), deadline, "never connected again")
+            spun += int(cmd("spin 200").split()[1])
+        self.assertEqual(cmd("emit 3000 after"), "ok")
+        self.assertEqual(cmd("exit"), "")
+        app.wait(timeout=30)
+        a.rt("stop", check=False)
+        status = a.rt("status").stdout
+        lost = int(re.search(r"small: .*, events \d+, lost (\d+),", status).group(1))
+        a.rt("destroy", check=False)
+        session = self.stored("hostA", "web")
+        # The first chunk stays in place (its archive failed with the
+        # relay away); the second is archived at destroy.
+        archives = os.listdir(os.path.join(session, "archives"))
+        self.assertEqual(len(archives), 1, archives)
+        chunks = [os.path.join(session, "ust"), os.path.join(session, "archives", archives[0])]
+        tags, discarded = {}, []
+        for path in chunks:
+            events, d, _ = rtfixtures.bt2_read(path)
+            discarded.append(d)
+            for e in events:
+                if e.event.name == "app:tick":
+                    tags.setdefault(str(e.event.payload_field["tag"]), []).append(
+                        int(e.event.payload_field["seq"]))
+            ours = [e for e in rtfixtures.rtr_dump(BUILD, path) if e["name"] == "app:tick"]
+            self.assertEqual(len(ours), sum(1 for e in events if e.event.name == "app:tick"))
+        self.assertEqual(tags["before"], list(range(3000)))
+        self.assertEqual(tags["after"], list(range(3000)))
+        self.assertNotIn("inflight", tags)
+        # The first chunk read alone tells of every event it lost: those
+        # in flight when the relay went away, and the rest of its last
+        # packet (lost when the rotation flushed it).
+        self.assertEqual(discarded[0], 1500)
+        r = subprocess.run([RINGTRACE, "view", "--stats", chunks[0]], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        row = re.search(r"^\d+\s+small_%d\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$" % cpu, r.stdout,
+                        re.M)
+        self.assertIsNotNone(row, r.stdout)
+        self.assertEqual((int(row.group(2)), int(row.group(3))), (3000, 1500))
+        self.assertGreater(int(row.group(4)), 0)
+        # Status counted them, with every other event lost while the
+        # relay was away: stored plus lost is what was written.
+        stored = sum(map(len, tags.values()))
+        self.assertEqual(stored + lost, 3000 + 1500 + spun + 3000)
+        self.assertGreater(lost, 0)
 
     def test_relay_killed_and_restarted(self):
         a = self.host("hostA")
