@@ -567,15 +567,16 @@ void rt_targets_fork_child(bool keep)
 }
 
 /* Make every call site's copy of b's fast site (the tables' targets,
- * retired or not, and b's own) refuse to record: a section that reads
- * nr_cpus 0 fails at its first check, before it touches the mapping
+ * retired or not) refuse to record: a section that reads nr_cpus 0 fails
+ * at its first check, before it touches the mapping
  * (ringtrace/internal/fast.h). Relaxed stores: the call sites read the
- * word in their rseq section, which rt_epoch_rseq_fence orders after. */
+ * word in their rseq section, which rt_epoch_rseq_fence orders after.
+ * b->rb.fast itself is left alone: only the library's paths read it,
+ * inside the epoch, which has passed. */
 static void close_fast_sites(struct rt_dbuf *b)
 {
 	struct rt_event_class **classes;
 	size_t n = rt_registry_classes(&classes);
-	__atomic_store_n(&b->rb.fast.nr_cpus, 0, __ATOMIC_RELAXED);
 	for (struct rt_target_set *s = retired; s; s = s->retired)
 		for (uint32_t i = 0; i < s->nr; i++)
 			if (s->t[i].buf == b)
