@@ -62,15 +62,17 @@ fuzz:
 
 # The ring buffer's model in every configuration and mutation
 # (tests/model, docs/reliability.md); make check runs the discard
-# configuration, every mutation but the snapshot's, and the dead-writer and
-# recovery configurations without consumer operations during the run.
+# configuration, every mutation but the snapshot's, and the dead-writer,
+# recovery and atomic-mode configurations without consumer operations
+# during the run.
 model:
 	$(Q)tests/model/run_model.sh "" "!M_COMPLETE_IGNORES_ANNOUNCED" "!M_NO_ANNOUNCE_SLOW" \
 		"!M_FAST_NO_ANNOUNCE" "!M_COMPLETE_ORDER" "!M_CLOCK_OUTSIDE" "!M_CS_NO_HOT_CHECK" \
 		"OVERWRITE,PREFILL,LIB_SZ=2" "!OVERWRITE,PREFILL,LIB_SZ=2,M_PUSH_UNCOUNTED" \
 		"OVERWRITE,PREFILL,LIB_SZ=2,SNAPSHOT" "!OVERWRITE,PREFILL,LIB_SZ=2,SNAPSHOT,M_SNAPSHOT_NO_RECHECK" \
 		"DEAD" "!DEAD,M_VOID_NO_RANGE" "!DEAD,M_NO_BOUNDS_SLOW" "RECOVER" \
-		"!RECOVER,M_CLOSE_DEAD_VOIDS" "!RECOVER,M_CUT_AT_WC"
+		"!RECOVER,M_CLOSE_DEAD_VOIDS" "!RECOVER,M_CUT_AT_WC" \
+		"SMP" "SMP,OVERWRITE" "SMP,LIB_SZ=2" "!SMP,M_SMP_NO_CLAMP"
 
 clean:
 	$(say) "  CLEAN     $(BUILD)"

@@ -73,7 +73,7 @@ FILTER_ROWS = [
     ("filter", "lttng-filt-reject2", "LTTng-UST, `--filter 'v > 100 && v < 50'`: rejected"),
 ]
 BREAKDOWN_CASES = ["rseq2", "clock", "buf", "buf_clk", "inline",
-                   "buf_atomic", "inline_atomic", "calls", "lib", "floor",
+                   "buf_atomic", "inline_atomic", "smp3", "calls", "lib", "floor",
                    "inline_s64", "lib_s64", "inline_q256", "lib_q256"]
 
 
@@ -874,7 +874,10 @@ def main():
           f"rdtsc alone {fmt(bd['clock'])} ns, the two rseq sections alone "
           f"{fmt(bd['rseq2'])} ns, the buffer with SMP atomics instead of rseq "
           f"{fmt(bd['buf_atomic'])} ns (rseq saves {fmt(bd['buf_atomic'] - bd['buf'])} ns), "
-          f"the library's whole fast path with atomics {fmt(bd['inline_atomic'])} ns. "
+          f"the library's whole fast path with atomics {fmt(bd['inline_atomic'])} ns, "
+          f"of which the three locked instructions alone (`smp3`: the announcement's add, "
+          f"the `lock cmpxchg16b` of {{write_count, stamp}}, the commit's add) "
+          f"{fmt(bd['smp3'])} ns. "
           f"The floor of an rseq per-CPU design (`floor`: one cache line of per-CPU state, "
           f"reserve, TSC, header, payload, commit, no sub-buffers) is {fmt(bd['floor'])} ns, "
           f"{ratio(bd['floor'], lb)} x the lower bound.")

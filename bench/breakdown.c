@@ -22,7 +22,12 @@
  *              RINGTRACE_OUTPUT set, as micro_rt): the call site records
  *              by itself in one rseq section through its fast site
  *              (rt__fast_event, ringtrace/internal/fast.h)
- *   *_atomic   buf and inline with SMP atomics instead of rseq
+ *   *_atomic   buf and inline with SMP atomics instead of rseq (the
+ *              buffer's atomic mode: rb_smp_reserve, rb_smp_commit)
+ *   smp3       atomic mode's three locked instructions alone (the
+ *              announcement's add, the lock cmpxchg16b of {write_count,
+ *              stamp}, the commit's add) on a private cache line, no
+ *              clock, no buffer
  *   inline_s64, inline_q256
  *              the library's two-section path inlined (as `inline`) for
  *              a 64-byte string (strlen + copy) and a 256-byte sequence
@@ -69,6 +74,7 @@ static struct rb rb_rseq, rb_counter, rb_atomic, rb_acct;
 static struct ctf_stream_info stream;
 static __thread uint64_t fake_clock;
 static uint64_t rseq_word;
+static uint64_t smp_words[4] __attribute__((aligned(64)));
 
 static uint64_t clk_counter(void)
 {
@@ -134,6 +140,17 @@ __attribute__((always_inline)) static inline void rseq_pair(void)
 	uint64_t w = __atomic_load_n(&rseq_word, __ATOMIC_RELAXED);
 	if (rb_rseq_cmpeq_store(&rseq_word, w, w + 1, cpu, rs) == 0)
 		rb_rseq_add(&rseq_word, 1, cpu, rs);
+}
+
+__attribute__((always_inline)) static inline void smp_three(void)
+{
+#if RB_HAVE_SMP_PAIR
+	__atomic_fetch_add(&smp_words[2], 8, __ATOMIC_SEQ_CST);
+	uint64_t lo = __atomic_load_n(&smp_words[0], __ATOMIC_RELAXED);
+	uint64_t hi = __atomic_load_n(&smp_words[1], __ATOMIC_RELAXED);
+	rb_cas_pair(&smp_words[0], &lo, &hi, lo + 8, hi + 1);
+	__atomic_fetch_add(&smp_words[3], 8, __ATOMIC_SEQ_CST);
+#endif
 }
 
 /* "floor": per-CPU state in one cache line, a 1 MiB buffer per CPU. */
@@ -202,6 +219,7 @@ static struct rt_event_desc stub_ev = { 1, RT_ABI_VERSION, "rtbench", "stub", 6,
 static uint64_t clock_sink;
 
 BENCH_DEFINE(rseq2, rseq_pair())
+BENCH_DEFINE(smp3, smp_three())
 BENCH_DEFINE(clock, __atomic_store_n(&clock_sink, bench_rdtsc(), __ATOMIC_RELAXED))
 BENCH_DEFINE(buf, buf_only(&rb_counter, clk_counter, v, false))
 BENCH_DEFINE(buf_clk, buf_only(&rb_rseq, clk_tsc, v, false))
@@ -229,8 +247,15 @@ static int need_rseq(void)
 	return rb_rseq_usable() ? 0 : 1;
 }
 
+/* Atomic mode's 16-byte compare-and-swap: x86-64 only. */
+static int need_pair(void)
+{
+	return RB_HAVE_SMP_PAIR ? 0 : 1;
+}
+
 static const struct bench_case cases[] = {
 	BENCH_CASE(rseq2, need_rseq, "two rseq sections (local CAS + local add)"),
+	BENCH_CASE(smp3, need_pair, "lock add + lock cmpxchg16b + lock add"),
 	BENCH_CASE(clock, NULL, "rdtsc"),
 	BENCH_CASE(buf, need_rseq, "rb_reserve + rb_commit inlined, counter clock"),
 	BENCH_CASE(buf_clk, need_rseq, "rb_reserve + rb_commit inlined, TSC"),

@@ -349,7 +349,7 @@ PAYLOADS="p32 str64 f8 printf1"
 FILTERS="reject pass reject2"
 declare -A FILTER_EXPR=([reject]='v < 0' [pass]='v >= 0' [reject2]='v > 100 && v < 50')
 # the breakdown's variants run in one process, interleaved
-BREAKDOWN="rseq2,clock,buf,buf_clk,inline,buf_atomic,inline_atomic,calls,lib,floor,inline_s64,lib_s64,inline_q256,lib_q256"
+BREAKDOWN="rseq2,clock,buf,buf_clk,inline,buf_atomic,inline_atomic,smp3,calls,lib,floor,inline_s64,lib_s64,inline_q256,lib_q256"
 for ((rep = 1; rep <= REPS; rep++)); do
 	say "micro benchmark: repetition $rep of $REPS"
 	[ "$LTTNG_OK" = 1 ] && lttng_session micro overwrite 256k 4

@@ -630,7 +630,9 @@ static RT_NOINLINE void record_general(const struct rt_event_class *c,
 
 /* rt__record's fast path in buffer `rb` (event `id`, compact header of
  * `hdr` bytes, no contexts): rb_fast_reserve, header, payload,
- * rb_commit_rseq, nothing out of line. False: nothing was written. The
+ * rb_fast_commit (rb_commit_rseq; atomic mode's rb_smp_reserve and
+ * rb_smp_commit), nothing out of line but atomic mode's reservation.
+ * False: nothing was written. The
  * payload comes as scalars, not as a struct rt_payload: fewer values stay
  * live across the fast path. */
 static inline __attribute__((always_inline)) bool
@@ -644,7 +646,7 @@ record_fast(struct rb *rb, uint32_t id, uint32_t hdr, const char *flat,
 	uint32_t h = ctf_write_event_header(f.addr, id, f.tsc, 0);
 	const struct rt_payload pl = { flat, parts, nr, size };
 	write_payload(f.addr + h, &pl);
-	rb_commit_rseq(rb, &f, slot);
+	rb_fast_commit(rb, &f, slot);
 	return true;
 }
 

@@ -15,11 +15,14 @@
  *               reading write_count and its store is aborted by the kernel
  *               and retries on its new CPU. A thread without rseq (raw
  *               clone) never writes it: its events are dropped and counted.
- *               Atomic mode: SMP CAS only.
+ *               Atomic mode: SMP CAS only (with stamp: one 16-byte
+ *               compare-and-swap of the pair, rb_cas_stamp and
+ *               rb_smp_reserve).
  *  announced    rseq mode: rseq sections on the owning CPU (the library's
  *               reservation stores it with write_count in one 16-byte
  *               store, rb_rseq_reserve; the slow path adds before its
- *               LCAS). Atomic mode: SMP adds only.
+ *               LCAS). Atomic mode: the word is stamp, and the CPU's
+ *               announced is announced_smp, SMP adds only.
  *  committed    only rseq sections on the owning CPU (commit of work
  *               announced on that CPU, by a thread still there).
  *  committed_remote, commit_seq, read_count, table, events_lost,
@@ -50,6 +53,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,11 +169,13 @@ static uint64_t rb_done(const struct rb *rb, struct rb_cpu_ctl *c)
 	return d;
 }
 
-/* Work announced on a CPU's buffer, its own word and every account's.
- * Acquire loads: pair with the announcements (rseq stores, SMP adds). */
+/* Work announced on a CPU's buffer, its own word (announced_smp in
+ * atomic mode) and every account's. Acquire loads: pair with the
+ * announcements (rseq stores, SMP adds). */
 static uint64_t rb_announced(const struct rb *rb, struct rb_cpu_ctl *c)
 {
-	uint64_t a = __atomic_load_n(&c->announced, __ATOMIC_ACQUIRE);
+	uint64_t a = __atomic_load_n(rb->rseq ? &c->announced : &c->announced_smp,
+				     __ATOMIC_ACQUIRE);
 	for (uint32_t i = 0; i < rb->nr_accts; i++)
 		a += __atomic_load_n(&rb_acct_at(rb, c, i)->announced, __ATOMIC_ACQUIRE);
 	return a;
@@ -215,6 +223,25 @@ bool rb_rseq_usable(void)
 #else
 	return false;
 #endif
+}
+
+int32_t rb_getcpu(void)
+{
+	return sched_getcpu();
+}
+
+/* enum rb_smp_cpu for this process (ringbuffer.h). */
+static uint8_t rb_smp_cpu_source(void)
+{
+	if (rb_rseq_usable())
+		return RB_CPU_RSEQ;
+#if defined(__x86_64__)
+	unsigned a, b, c, d;
+	/* CPUID leaf 7: ECX bit 22, RDPID. */
+	if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & (1u << 22)))
+		return RB_CPU_RDPID;
+#endif
+	return RB_CPU_GETCPU;
 }
 
 /* The CPU whose buffer a thread without a usable rseq area writes to. */
@@ -320,6 +347,10 @@ static int rb_adopt(struct rb *rb, struct rb_shm_header *h, size_t size)
 	fb->subbuf_size = rb->subbuf_size;
 	fb->tsc_max = (1ULL << h->tsc_bits) - 1;
 	fb->rseq_off = rb->rseq_fast ? rb_rseq_off() : 0;
+	/* Atomic mode: rb_smp_reserve, and how it learns its CPU. */
+	rb->smp_fast = !rb->rseq && RB_HAVE_SMP_PAIR;
+	rb->smp_cpu = rb_smp_cpu_source();
+	rb->smp_cpu_off = rb->smp_cpu == RB_CPU_RSEQ ? rb_rseq_off() : 0;
 	fb->nr_cpus = rb->nr_cpus;
 	fb->offset_mask = rb->subbuf_size - 1;
 	rb->cpus = calloc(rb->nr_cpus, sizeof(*rb->cpus));
@@ -398,7 +429,8 @@ static int rb_init_in(struct rb *rb, const struct rb_config *cfg,
 		c->reader_subbuf = rb->num_subbuf;
 		c->hot_tag = RB_HOT_TAG_NONE;
 		c->hot_off = 0;
-		c->announced = 0;
+		c->announced = 0;	/* stamp in atomic mode */
+		c->announced_smp = 0;
 		c->committed = 0;
 		c->closed = 0;
 		c->committed_remote = 0;
@@ -560,14 +592,6 @@ static void rb_complete_behind(struct rb *rb, uint32_t cpu)
 		    !rb_subbuf_try_complete(rb, cpu, idx, at))
 			return;
 	}
-}
-
-/* The committed_remote word that goes with this process's committed word
- * `com` of control area `c` (ringbuffer.h, accounts). */
-static uint64_t *rb_remote_word(struct rb_cpu_ctl *c, uint64_t *com)
-{
-	return com == &c->committed ? &c->committed_remote
-				    : &((struct rb_acct *)(com - 1))->committed_remote;
 }
 
 RB_NOINLINE void rb_commit_slow(struct rb *rb, const struct rb_slot *f,
@@ -785,47 +809,20 @@ static void rb_ctx_place(struct rb *rb, struct rb_ctx *ctx, uint32_t cpu,
 	ctx->r.addr = sub + (offset & (rb->subbuf_size - 1));
 }
 
-/* Atomic mode's out_from and out_to (ringbuffer.h) for a reservation of
- * [old, new) whose `units` are announced on `ann` (this process's words),
- * before its compare-and-swap: out_from = old when nothing else is
- * outstanding on the words (committed words read after announced, and
- * only growing: the difference can only be too large, never hide work),
- * out_to = the maximum (compare-and-swap) of itself and new. Seq-cst:
- * after the announcement, before the compare-and-swap (a reader looks
- * only once the writers are gone). */
-static void rb_bounds_smp(struct rb *rb, struct rb_cpu_ctl *c, uint64_t *ann, uint64_t old,
-			  uint64_t new, uint64_t units)
-{
-	uint64_t *com = rb_com_word(rb, (char *)c);
-	uint64_t out = __atomic_load_n(ann, __ATOMIC_SEQ_CST) -
-		       __atomic_load_n(com, __ATOMIC_SEQ_CST) -
-		       __atomic_load_n(rb_remote_word(c, com), __ATOMIC_SEQ_CST);
-	struct rb_acct *a = rb->acct_off ? (struct rb_acct *)((char *)c + rb->acct_off) : NULL;
-	if (out == units)
-		__atomic_store_n(a ? &a->out_from : &c->out_from, old, __ATOMIC_SEQ_CST);
-	if (!a)
-		return;
-	uint64_t to = __atomic_load_n(&a->out_to, __ATOMIC_SEQ_CST);
-	while ((int64_t)(new - to) > 0 &&
-	       !__atomic_compare_exchange_n(&a->out_to, &to, new, false, __ATOMIC_SEQ_CST,
-					    __ATOMIC_SEQ_CST))
-		;
-}
-
-/* Atomic mode's reservation in two steps: announce (an SMP add on this
+/* An SMP reservation in two steps: announce (an SMP add on this
  * process's announced word: its account's, or the CPU's own), then CAS
  * write_count; if the CAS fails, void the announcement with a commit, as
  * the rseq path does. Seq-cst: the announcement is visible before the
  * reservation (the completion test reads write_count, then announced). A
  * writer refuses a closed buffer (checked after its announcement:
- * seq-cst, as the closing flush's store of closed and its add to
- * announced). Returns as rb_cas_announce. */
+ * seq-cst, as the closing flush's store of closed). Atomic mode without
+ * the 16-byte swap (not x86-64), and rb_cas_announce's with an account.
+ * Returns as rb_cas_announce. */
 static int rb_cas_announce_split(struct rb *rb, uint32_t cpu, uint64_t old, uint64_t new,
 				 uint64_t units, bool writer)
 {
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
-	uint64_t *ann = rb_ann_word(rb, (char *)c);
-	__atomic_fetch_add(ann, units, __ATOMIC_SEQ_CST);
+	uint64_t ann = __atomic_add_fetch(rb_ann_word(rb, (char *)c), units, __ATOMIC_SEQ_CST);
 	if (writer && __atomic_load_n(&c->closed, __ATOMIC_SEQ_CST)) {
 		rb_commit_units(rb, true, cpu, units);
 		return 2;
@@ -838,9 +835,10 @@ static int rb_cas_announce_split(struct rb *rb, uint32_t cpu, uint64_t old, uint
 	return 1;
 }
 
-#if defined(__x86_64__)
-/* Atomic mode's reservation on x86-64: one lock cmpxchg16b of
- * {write_count, announced} (16-byte aligned), from {old, announced read}
+#if RB_HAVE_SMP_PAIR
+/* An SMP reservation in an rseq-mode buffer (the flush of a CPU no thread
+ * of ours can run on, recovery's close: no rseq section runs there): one
+ * lock cmpxchg16b of {write_count, announced} from {old, announced read}
  * to {new, + units}, retried while only announced moved; with an account
  * (whose announced word is elsewhere), rb_cas_announce_split. Returns 0,
  * 1 if write_count is not `old` (nothing stored), 2 if a writer found
@@ -856,11 +854,8 @@ static int rb_cas_announce(struct rb *rb, uint32_t cpu, uint64_t old, uint64_t n
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
 	uint64_t a = __atomic_load_n(&c->announced, __ATOMIC_ACQUIRE);
 	for (;;) {
-		/* A writer refuses a closed buffer. Acquire, after the load of
-		 * announced: pairs with the closing flush, which stores closed
-		 * and then adds to announced (rb_close_smp); a CAS from an
-		 * announced read before that add fails, and its retry reads
-		 * closed. */
+		/* A writer refuses a closed buffer (acquire, after the load
+		 * of announced). */
 		if (writer && __atomic_load_n(&c->closed, __ATOMIC_ACQUIRE))
 			return 2;
 		/* out_from (ringbuffer.h): nothing outstanding at `a`, and the
@@ -872,13 +867,7 @@ static int rb_cas_announce(struct rb *rb, uint32_t cpu, uint64_t old, uint64_t n
 		    0)
 			__atomic_store_n(&c->out_from, old, __ATOMIC_RELAXED);
 		uint64_t lo = old, hi = a;
-		bool ok;
-		__asm__ __volatile__("lock cmpxchg16b %[m]"
-				     : "+a"(lo), "+d"(hi), [m] "+m"(c->write_count),
-				       "+m"(c->announced), "=@ccz"(ok)
-				     : "b"(new), "c"(a + units)
-				     : "memory");
-		if (ok)
+		if (rb_cas_pair(&c->write_count, &lo, &hi, new, a + units))
 			return 0;
 		if (lo != old)
 			return 1;
@@ -893,12 +882,51 @@ static int rb_cas_announce(struct rb *rb, uint32_t cpu, uint64_t old, uint64_t n
 }
 #endif
 
+#if RB_HAVE_SMP_PAIR
+/* Atomic mode's reservation on x86-64 (rb->smp_fast; ringbuffer.h,
+ * stamp): announce (an SMP add on this process's announced word), the
+ * dead writers' bounds (rb_bounds_smp), then one lock cmpxchg16b of
+ * {write_count, stamp} from {old, st_old}, the pair the caller read, to
+ * {new, st_new}, its timestamp (no older than st_old); if the swap fails, void the announcement with a commit. A
+ * writer refuses a closed buffer: closed is read after the announcement
+ * and after the caller's loads of the pair (seq-cst, as the closing
+ * flush's store of closed and its move of the pair, rb_close_smp: a
+ * swap from a pair read before that move fails). Seq-cst: the
+ * announcement is visible before the reservation (the completion test
+ * reads write_count, then announced). Returns as rb_cas_announce. */
+static int rb_cas_stamp(struct rb *rb, uint32_t cpu, uint64_t old, uint64_t new,
+			uint64_t st_old, uint64_t st_new, uint64_t units, bool writer)
+{
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	uint64_t ann = __atomic_add_fetch(rb_ann_word(rb, (char *)c), units, __ATOMIC_SEQ_CST);
+	if (writer && __atomic_load_n(&c->closed, __ATOMIC_SEQ_CST)) {
+		rb_commit_units(rb, true, cpu, units);
+		return 2;
+	}
+	rb_bounds_smp(rb, c, ann, old, new, units);
+	if (rb_cas_pair(&c->write_count, &old, &st_old, new, st_new))
+		return 0;
+	rb_commit_units(rb, true, cpu, units);
+	return 1;
+}
+#endif
+
+/* Atomic mode with the stamp pair (rb->smp_fast): the timestamp of a
+ * reservation from a pair whose stamp is `stamp`: the clock read `tsc`,
+ * raised to stamp if older (ringbuffer.h, stamp). Otherwise `tsc`. */
+static uint64_t rb_stamp_after(const struct rb *rb, uint64_t tsc, uint64_t stamp)
+{
+	return rb->smp_fast && (int64_t)(tsc - stamp) < 0 ? stamp : tsc;
+}
+
 /*
  * The LCAS of Algorithms 2 and 4, which also announces `units` of work
  * (rb_subbuf_try_complete): rseq mode, two sections on the owning CPU, the
  * announcement (a local add) and the compare-and-store, whose failure
- * voids the announcement (a commit); SMP-atomic mode (or `smp`), one SMP
- * compare-and-swap of both words. A `writer` (not the flush's own
+ * voids the announcement (a commit); `smp` in rseq mode, one SMP
+ * compare-and-swap of both words; atomic mode, the announcement and the
+ * compare-and-swap of {write_count, stamp} from {old, st_old} to {new,
+ * st_new} (rb_cas_stamp). A `writer` (not the flush's own
  * reservations) also refuses a closed buffer (ringbuffer.h, closed).
  * Returns 0 when reserved and announced, -1 (rseq: not on `cpu`) or 1
  * (write_count moved) when neither: retry; 2 (closed) when neither: give
@@ -910,8 +938,15 @@ static int rb_cas_announce(struct rb *rb, uint32_t cpu, uint64_t old, uint64_t n
  */
 static int rb_lcas_announce(struct rb *rb, bool smp, struct rb_cpu_ctl *c,
 			    uint32_t cpu, uint64_t old, uint64_t new, uint64_t units,
-			    bool writer)
+			    bool writer, uint64_t st_old, uint64_t st_new)
 {
+#if RB_HAVE_SMP_PAIR
+	if (rb->smp_fast)
+		return rb_cas_stamp(rb, cpu, old, new, st_old, st_new, units, writer);
+#else
+	(void)st_old;
+	(void)st_new;
+#endif
 #if RB_HAVE_RSEQ
 	if (rb->rseq && !smp) {
 		struct rb_words w = rb_words_of(rb, (char *)c);
@@ -1012,8 +1047,11 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 
 		/* TRY_RESERVE_SLOT (Algorithm 1). */
 		uint64_t wc = __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE);
-		uint64_t last = __atomic_load_n(&c->last_tsc, __ATOMIC_RELAXED);
-		uint64_t tsc = rb->client.clock_read();
+		/* Atomic mode: the pair's stamp (acquire: closed is read
+		 * after it, rb_cas_stamp); the swap checks the two whole. */
+		uint64_t last = rb->smp_fast ? __atomic_load_n(&c->stamp, __ATOMIC_ACQUIRE)
+					     : __atomic_load_n(&c->last_tsc, __ATOMIC_RELAXED);
+		uint64_t tsc = rb_stamp_after(rb, rb->client.clock_read(), last);
 		bool full = ((tsc - last) >> rb->tsc_bits) != 0;
 		uint64_t slot = (full ? ctx->hdr_full : ctx->hdr_compact) +
 				(uint64_t)ctx->payload_size;
@@ -1081,7 +1119,7 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 		 * for their header writes (rb_subbuf_try_complete). */
 		const uint64_t job = switch_old || switch_new;
 		int l = rb_lcas_announce(rb, smp, c, (uint32_t)cpu, wc, end, slot + job,
-					 !(flags & RB_RES_QUIET));
+					 !(flags & RB_RES_QUIET), last, tsc);
 		/* Closed (rb_close_cpu): not recorded, counted as discarded
 		 * (the next packet of the CPU's stream, or the header-only
 		 * packet of the next final flush, carries the count). */
@@ -1095,7 +1133,8 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 				return -EAGAIN;
 			continue;
 		}
-		__atomic_store_n(&c->last_tsc, tsc, __ATOMIC_RELAXED);
+		if (!rb->smp_fast)
+			__atomic_store_n(&c->last_tsc, tsc, __ATOMIC_RELAXED);
 		/* commit_seq moves one pass at a time, in order: the
 		 * sub-buffer we entered for pass p has completed pass p - 1
 		 * (equation (3)) and cannot complete pass p before our
@@ -1193,10 +1232,12 @@ static int rb_force_switch(struct rb *rb, uint32_t cpu, bool final, bool smp)
 				return ret;
 			continue;
 		}
-		uint64_t tsc = rb->client.clock_read();
+		/* Atomic mode: the pair's stamp, as rb_reserve_on. */
+		uint64_t last = rb->smp_fast ? __atomic_load_n(&c->stamp, __ATOMIC_ACQUIRE) : 0;
+		uint64_t tsc = rb_stamp_after(rb, rb->client.clock_read(), last);
 		uint64_t next = rb_mask_high_u64(wc, rb->geom.sbfbits) + S;
 		/* One unit of announced work: closing the packet. */
-		if (rb_lcas_announce(rb, smp, c, cpu, wc, next, 1, false) != 0)
+		if (rb_lcas_announce(rb, smp, c, cpu, wc, next, 1, false, last, tsc) != 0)
 			continue;
 		rb_close_packet(rb, cpu, next, in_sb, tsc);
 		rb_commit_units(rb, smp, cpu, 1);
@@ -1206,15 +1247,26 @@ static int rb_force_switch(struct rb *rb, uint32_t cpu, bool final, bool smp)
 	return -EAGAIN;
 }
 
-/* Atomic mode's grace period for a closing flush: one unit announced and
- * committed, so that every writer whose compare-and-swap of
- * {write_count, announced} read announced before (and closed before its
- * store) fails and reads closed on its retry (rb_cas_announce).
- * Seq-cst: after the store of closed. */
+/* Atomic mode's grace period for a closing flush: the pair {write_count,
+ * stamp} moved (stamp + 1, one tick later), so that every writer whose
+ * compare-and-swap of the pair read it before (and closed before the
+ * store of closed) fails and reads closed on its retry (rb_cas_stamp,
+ * rb_smp_reserve). Without the pair (not x86-64), one unit announced and
+ * committed. Seq-cst (a locked instruction): after the store of
+ * closed. */
 static void rb_close_smp(struct rb *rb, uint32_t cpu)
 {
-	__atomic_fetch_add(&rb_cpu(rb, cpu)->announced, 1, __ATOMIC_SEQ_CST);
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+#if RB_HAVE_SMP_PAIR
+	uint64_t wc = __atomic_load_n(&c->write_count, __ATOMIC_RELAXED);
+	uint64_t st = __atomic_load_n(&c->stamp, __ATOMIC_RELAXED);
+	/* A failed swap reads the pair whole for the next try. */
+	while (!rb_cas_pair(&c->write_count, &wc, &st, wc, st + 1))
+		;
+#else
+	__atomic_fetch_add(&c->announced_smp, 1, __ATOMIC_SEQ_CST);
 	rb_commit_units(rb, true, cpu, 1);
+#endif
 }
 
 void rb_reopen(struct rb *rb)
@@ -1526,7 +1578,8 @@ static bool rb_dead_from(struct rb *rb, struct rb_cpu_ctl *c, uint64_t wc, uint6
 	for (uint32_t i = 0; i <= rb->nr_accts; i++) {
 		uint64_t ann, com, comr, f;
 		if (i == 0) {
-			ann = c->announced, com = c->committed, comr = c->committed_remote;
+			ann = rb->rseq ? c->announced : c->announced_smp;
+			com = c->committed, comr = c->committed_remote;
 			f = c->out_from;
 		} else {
 			struct rb_acct *a = rb_acct_at(rb, c, i - 1);

@@ -35,7 +35,7 @@
 #include "rb_equations.h"
 
 #define RB_SHM_MAGIC "RTRBUF1"	/* 8 bytes with the NUL */
-#define RB_SHM_VERSION 6
+#define RB_SHM_VERSION 7
 #define RB_MAX_CPUS 4096
 #define RB_MIN_SUBBUF_SIZE 4096ULL
 #define RB_MAX_SUBBUF_SIZE (1ULL << 30)
@@ -140,7 +140,9 @@ struct rb_subbuf_ctl {
  * Per-CPU control (four cache lines, then the sub-buffer array), byte
  * by byte:
  *    0  u64  write_count       \
- *    8  u64  announced          |
+ *    8  u64  announced (rseq    |
+ *            mode) / stamp      |
+ *            (atomic mode)      |
  *   16  u64  last_tsc           | line 0: all an event's reservation
  *   24  u64  hot_tag            | and commit read and write (the
  *   32  u64  committed          | fast paths)
@@ -151,9 +153,11 @@ struct rb_subbuf_ctl {
  *   88  u64  void_end, 96 u8[32]                          (line 1: reader)
  *  128  u64  events_lost, 136 u64 subbufs_lost,
  *  144  u64  records_lost_reported, 152 u8[40]         (line 2: statistics)
- *  192  u64  committed_remote, 200 u8[56]   (line 3: migrated committers,
- *            every commit in atomic mode; alone, as it is written once
- *            per event there: 6 ns per event less than beside line 2's)
+ *  192  u64  committed_remote, 200 u64 announced_smp (atomic mode's
+ *            announced), 208 u8[48]   (line 3: migrated committers, every
+ *            commit and announcement in atomic mode; alone, as it is
+ *            written once per event there: 6 ns per event less than
+ *            beside line 2's)
  *  256  struct rb_subbuf_ctl sb[num_subbuf]
  *  acct_offset  struct rb_acct acct[nr_accts] (64 bytes each:
  *            0 u64 announced, 8 u64 committed, 16 u64 committed_remote,
@@ -165,6 +169,16 @@ struct rb_subbuf_ctl {
  *    flusher pins itself there), so the word never sees both kinds. The
  *    call sites' one-section fast path (rt__fast_event) reserves and
  *    commits with one store of it.
+ *  stamp (atomic mode, in announced's place): the timestamp of the
+ *    last reservation in buffer order, paired with write_count: every
+ *    reservation in atomic mode is one 16-byte compare-and-swap of
+ *    {write_count, stamp}, from the pair it read to {its end, its
+ *    timestamp}, and its timestamp is the clock's, raised to stamp if the
+ *    clock read is older (an unordered TSC read may run before the load
+ *    of write_count, or on a CPU whose reads lag). So timestamps are
+ *    monotonic in buffer order without a fence before the clock read, and
+ *    the compact-or-full header decision is exact (ringbuffer_api.h,
+ *    rb_smp_reserve). The CPU's own announced word is then announced_smp.
  *  announced, committed, committed_remote: units of work (slot bytes,
  *    packet header writes) that writers announced before reserving and
  *    that are still to be written: announced - committed -
@@ -172,14 +186,16 @@ struct rb_subbuf_ctl {
  *    for, with the same three words of every account added (see
  *    accounts below). Free-running, only ever increased. announced: rseq sections on
  *    the owning CPU (the library's reservation stores it with write_count
- *    in one 16-byte store; the slow path adds before its LCAS), SMP atomic
- *    adds in atomic mode. committed: rseq adds on the owning CPU.
+ *    in one 16-byte store; the slow path adds before its LCAS); in atomic
+ *    mode the word is announced_smp, SMP adds before the reservation's
+ *    compare-and-swap. committed: rseq adds on the owning CPU.
  *    committed_remote: SMP atomic adds (a committer that migrated, atomic
  *    mode). A pass is complete once write_count has left it and nothing
  *    announced is outstanding (ringbuffer.c, rb_subbuf_try_complete).
  *  last_tsc: a timestamp no newer than the last reserved slot's; decides
  *    compact vs full event headers. Plain stores, may go stale towards the
- *    past, which only makes headers larger (never wrong).
+ *    past, which only makes headers larger (never wrong). Atomic mode
+ *    decides on stamp instead (exact) and leaves it alone.
  *  hot_tag, hot_off: the hot word, where the sub-buffer write_count is
  *    in lies, cached so the fast paths read no table: hot_tag is that
  *    sub-buffer's start (its first write_count value), hot_off the byte
@@ -197,8 +213,10 @@ struct rb_subbuf_ctl {
  *    a later start that hot_tag does not hold. A stale pair (an update
  *    skipped because the writer migrated) names an older start and sends
  *    the fast path to the slow path, which stores it again. hot_tag starts
- *    at RB_HOT_TAG_NONE (matches nothing). Atomic mode has no fast path:
- *    plain stores.
+ *    at RB_HOT_TAG_NONE (matches nothing). Atomic mode: plain stores
+ *    that nothing reads (its fast path, rb_smp_reserve, reads the
+ *    sub-buffer table instead: writers on several CPUs could leave a
+ *    pair from two sub-buffers there).
  *  closed: nonzero once the reader closed the buffer (rb_close_cpu,
  *    the drain of stop, destroy and exit; docs/ring-buffer.md "Exact
  *    stop"): a reservation that would open a packet refuses it, inside
@@ -250,7 +268,10 @@ struct rb_subbuf_ctl {
  */
 struct rb_cpu_ctl {
 	uint64_t write_count;
-	uint64_t announced;
+	union {
+		uint64_t announced;	/* rseq mode */
+		uint64_t stamp;		/* atomic mode */
+	};
 	uint64_t last_tsc;
 	uint64_t hot_tag;
 	uint64_t committed;
@@ -267,7 +288,8 @@ struct rb_cpu_ctl {
 	uint64_t records_lost_reported;	/* events_lost in the last packet */
 	uint8_t pad2[40];
 	uint64_t committed_remote;
-	uint8_t pad3[56];
+	uint64_t announced_smp;
+	uint8_t pad3[48];
 	struct rb_subbuf_ctl sb[];
 };
 
@@ -323,6 +345,17 @@ struct rb_cpu_ptrs {
 	char *data;		/* its physical sub-buffers */
 };
 
+/* How an atomic-mode writer learns the CPU it runs on (a hint: any
+ * buffer is correct in that mode): the cpu_id of glibc's rseq area when
+ * it registered one (a load), else the RDPID instruction where the CPU
+ * has it (Linux keeps the CPU number in the low 12 bits of TSC_AUX, as
+ * the vDSO's getcpu reads it), else sched_getcpu. */
+enum rb_smp_cpu {
+	RB_CPU_GETCPU = 0,
+	RB_CPU_RSEQ = 1,
+	RB_CPU_RDPID = 2,
+};
+
 /* Process-local handle. Owner: whoever called rb_create/rb_attach; set
  * there and constant afterwards. `fast` and `rseq_fast`, at the start,
  * are everything an event's fast path (ringbuffer_api.h) reads: keep
@@ -340,6 +373,11 @@ struct rb {
 	uint32_t acct_off;		/* this process's account: its byte
 					 * offset in a CPU's control area; 0:
 					 * none, the CPU's own words */
+	bool smp_fast;			/* atomic mode on x86-64: the fast
+					 * path is rb_smp_reserve */
+	uint8_t smp_cpu;		/* atomic mode: how a writer learns its
+					 * CPU (enum rb_smp_cpu) */
+	ptrdiff_t smp_cpu_off;		/* RB_CPU_RSEQ: __rseq_offset */
 	/* Slow paths only from here. */
 	uint64_t commit_mask;		/* M_0^(64-nsbbits): commit count bits */
 	struct rb_geom geom;

@@ -38,7 +38,10 @@ static inline struct rb_cpu_ctl *rb_cpu(const struct rb *rb, uint32_t cpu)
  * CPU's own (committed_remote goes with committed: rb_remote_word). */
 static inline uint64_t *rb_ann_word(const struct rb *rb, char *ctl)
 {
-	return (uint64_t *)(ctl + (rb->acct_off ? rb->acct_off : RT__CTL_ANNOUNCE));
+	if (rb->acct_off)
+		return (uint64_t *)(ctl + rb->acct_off);
+	return rb->rseq ? &((struct rb_cpu_ctl *)ctl)->announced
+			: &((struct rb_cpu_ctl *)ctl)->announced_smp;
 }
 
 static inline uint64_t *rb_com_word(const struct rb *rb, char *ctl)
@@ -62,6 +65,14 @@ static inline struct rb_words rb_words_of(const struct rb *rb, char *ctl)
 				  .from = (uint64_t *)(ctl + RB_CTL_OUT_FROM), .to = NULL };
 }
 #endif
+
+/* The committed_remote word that goes with this process's committed word
+ * `com` of control area `c` (ringbuffer.h, accounts). */
+static inline uint64_t *rb_remote_word(struct rb_cpu_ctl *c, uint64_t *com)
+{
+	return com == &c->committed ? &c->committed_remote
+				    : &((struct rb_acct *)(com - 1))->committed_remote;
+}
 
 static inline uint32_t rb_subbuf_index(const struct rb *rb, uint64_t offset)
 {
@@ -107,6 +118,181 @@ static inline int rb_reserve_slow_copy(struct rb *rb, struct rb_ctx *ctx)
 	return r;
 }
 
+#if defined(__x86_64__)
+#define RB_HAVE_SMP_PAIR 1
+/* One lock cmpxchg16b of the 16-byte aligned pair at `m`: from {*lo, *hi}
+ * to {nlo, nhi}. True if stored; false with {*lo, *hi} the pair found (a
+ * 16-byte atomic read). Sequentially consistent (a locked instruction). */
+static inline bool rb_cas_pair(uint64_t *m, uint64_t *lo, uint64_t *hi, uint64_t nlo,
+			       uint64_t nhi)
+{
+	bool ok;
+	__asm__ __volatile__("lock cmpxchg16b %[m]"
+			     : "+a"(*lo), "+d"(*hi), [m] "+m"(*(uint64_t(*)[2])m), "=@ccz"(ok)
+			     : "b"(nlo), "c"(nhi)
+			     : "memory");
+	return ok;
+}
+#else
+#define RB_HAVE_SMP_PAIR 0
+#endif
+
+/* Atomic mode's out_from and out_to (ringbuffer.h) for a reservation of
+ * [old, new) whose `units` are announced (this process's announced word
+ * now `ann`, its own add included), before its compare-and-swap: out_from = old when nothing else is
+ * outstanding on the words (committed words read after announced, and
+ * only growing: the difference can only be too large, never hide work),
+ * out_to = the maximum (compare-and-swap) of itself and new. After the
+ * announcement, before the compare-and-swap; the out_from store is
+ * relaxed: the reader reads it only once the writers are gone (their
+ * stores all done), and a locked instruction follows it anyway. */
+static inline __attribute__((always_inline)) void
+rb_bounds_smp(struct rb *rb, struct rb_cpu_ctl *c, uint64_t ann, uint64_t old, uint64_t new,
+	      uint64_t units)
+{
+	uint64_t *com = rb_com_word(rb, (char *)c);
+	uint64_t out = ann - __atomic_load_n(com, __ATOMIC_SEQ_CST) -
+		       __atomic_load_n(rb_remote_word(c, com), __ATOMIC_SEQ_CST);
+	struct rb_acct *a = rb->acct_off ? (struct rb_acct *)((char *)c + rb->acct_off) : NULL;
+	if (out == units)
+		__atomic_store_n(a ? &a->out_from : &c->out_from, old, __ATOMIC_RELAXED);
+	if (!a)
+		return;
+	uint64_t to = __atomic_load_n(&a->out_to, __ATOMIC_SEQ_CST);
+	while ((int64_t)(new - to) > 0 &&
+	       !__atomic_compare_exchange_n(&a->out_to, &to, new, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST))
+		;
+}
+
+/* sched_getcpu (the CPU the thread runs on, or -1). */
+RB_HIDDEN int32_t rb_getcpu(void);
+
+/* The CPU whose buffer an atomic-mode writer picks (a hint: any buffer
+ * is correct there; enum rb_smp_cpu), or -1 when out of range. */
+static inline int32_t rb_smp_cpu(const struct rb *rb)
+{
+	int32_t cpu;
+	if (rb->smp_cpu == RB_CPU_RSEQ) {
+		cpu = rb_rseq_cpu(rb->smp_cpu_off);
+#if defined(__x86_64__)
+	} else if (rb->smp_cpu == RB_CPU_RDPID) {
+		uint64_t aux;
+		__asm__ __volatile__("rdpid %0" : "=r"(aux));
+		cpu = (int32_t)(aux & 0xfff);
+#endif
+	} else {
+		cpu = rb_getcpu();
+	}
+	return (uint32_t)cpu < rb->nr_cpus ? cpu : -1;
+}
+
+/*
+ * The reservation of atomic mode (no rseq: every counter is an SMP
+ * atomic) in the common case, as rb_fast_reserve's: the slot fits the
+ * open sub-buffer, whose physical sub-buffer the table names for this
+ * pass with the writer flag (overwrite mode; discard mode: the logical
+ * one), the buffer is not closed, and a compact timestamp does. Then the
+ * announcement (an SMP add on this process's announced word) and ONE
+ * lock cmpxchg16b of {write_count, stamp} from the pair read to {wc +
+ * slot, tsc}, where tsc is the clock raised to stamp: the clock is read
+ * without a fence (no lfence: 10-15 ns here), so it may run before the
+ * load of write_count, but the swap only succeeds if the pair is the one
+ * read, so stamp is the timestamp of the slot right before ours in the
+ * buffer and ours is no older (ringbuffer.h, stamp). Returns true with
+ * *f filled (reserved and announced: the caller writes the slot and
+ * commits it, rb_smp_commit); false when any of that does not hold or
+ * another writer moved the pair: nothing is reserved or outstanding.
+ *
+ * Why the table entry can be trusted: its flag with this pass's tag was
+ * set by the writer that opened the pass and is cleared only once the
+ * pass is complete, which needs write_count out of the sub-buffer and
+ * our announcement committed; the swap succeeds only if write_count is
+ * still where it was read, in that sub-buffer, after our announcement.
+ * The closed word is read after the pair: a closing reader stores it and
+ * then moves the pair (rb_close_smp), so a swap from a pair read before
+ * that fails and one read after sees closed (the slow path refuses).
+ */
+static __attribute__((noinline, unused)) bool
+rb_smp_reserve(struct rb *rb, uint64_t slot, uint64_t (*clock)(void), struct rb_slot *f)
+{
+#if RB_HAVE_SMP_PAIR
+	const struct rt_fast_buf *b = &rb->fast;
+	const uint64_t S = b->subbuf_size;
+	int32_t cpu = rb_smp_cpu(rb);
+	if (__builtin_expect(cpu < 0, 0))
+		return false;
+	struct rb_cpu_ctl *c = (struct rb_cpu_ctl *)(b->cpu_ctl + (size_t)cpu * b->cpu_ctl_stride);
+	/* Acquire: the table entry and closed are read after the pair (see
+	 * above); the pair itself may be torn, the swap checks it whole. */
+	uint64_t wc = __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE);
+	uint64_t stamp = __atomic_load_n(&c->stamp, __ATOMIC_ACQUIRE);
+	uint64_t in_sb = wc & b->offset_mask;
+	if (__builtin_expect(in_sb == 0 || in_sb + slot >= S, 0))
+		return false;
+	uint32_t idx = rb_subbuf_index(rb, wc);
+	uint32_t phys = idx;
+	if (rb->mode == RB_MODE_OVERWRITE) {
+		/* Acquire: pairs with the CAS that set the flag (the index
+		 * it protects). Shared memory: the index is bounded. */
+		uint64_t e = __atomic_load_n(&c->sb[idx].table, __ATOMIC_ACQUIRE);
+		uint64_t pass = (wc >> rb->geom.bfbits) & RB_TABLE_TAG_MASK;
+		if (__builtin_expect(!(e & RB_TABLE_FLAG) || RB_TABLE_TAG(e) != pass ||
+				     RB_TABLE_IDX(e) > rb->num_subbuf, 0))
+			return false;
+		phys = RB_TABLE_IDX(e);
+	}
+	if (__builtin_expect(__atomic_load_n(&c->closed, __ATOMIC_ACQUIRE) != 0, 0))
+		return false;
+	uint64_t tsc = clock();
+	if ((int64_t)(tsc - stamp) < 0)
+		tsc = stamp;
+	if (__builtin_expect(tsc - stamp > b->tsc_max, 0))
+		return false;
+	/* The announcement, before the reservation; seq-cst: visible before
+	 * the swap (the completion test reads write_count, then announced).
+	 * Then the dead writers' bounds. */
+	uint64_t ann = __atomic_add_fetch(rb_ann_word(rb, (char *)c), slot, __ATOMIC_SEQ_CST);
+	rb_bounds_smp(rb, c, ann, wc, wc + slot, slot);
+	if (__builtin_expect(!rb_cas_pair(&c->write_count, &wc, &stamp, wc + slot, tsc), 0)) {
+		rb_unannounce(rb, (uint32_t)cpu, slot);
+		return false;
+	}
+	f->addr = b->data + (size_t)cpu * rb->data_stride + ((size_t)phys << rb->geom.sbfbits) +
+		  in_sb;
+	f->ctl = (char *)c;
+	f->com = rb_com_word(rb, (char *)c);
+	f->offset = wc;
+	f->room = (uint32_t)(S - in_sb);
+	f->tsc = tsc;
+	f->rseq_off = 0;
+	f->cpu = cpu;
+	return true;
+#else
+	(void)rb;
+	(void)slot;
+	(void)clock;
+	(void)f;
+	return false;
+#endif
+}
+
+/* Algorithm 3 in atomic mode, for any slot: an SMP add of `units` to
+ * this process's committed_remote word (seq-cst: the slot's data before
+ * the count, which the completion test's acquire loads pair with, and
+ * the count before the load of write_count), then the completion of the
+ * passes write_count left, if it left the slot's sub-buffer (as
+ * rb_commit_rseq). */
+static inline __attribute__((always_inline)) void
+rb_smp_commit(struct rb *rb, const struct rb_slot *f, uint64_t units)
+{
+	struct rb_cpu_ctl *c = (struct rb_cpu_ctl *)f->ctl;
+	__atomic_fetch_add(rb_remote_word(c, f->com), units, __ATOMIC_SEQ_CST);
+	uint64_t wc = __atomic_load_n(&c->write_count, __ATOMIC_RELAXED);
+	if (__builtin_expect(rb_left_subbuf(wc, f->offset, f->room), 0))
+		rb_commit_slow(rb, f, 0);
+}
+
 /*
  * Algorithm 2 (RESERVE_SLOT) for the common case, with nothing out of
  * line, in rseq mode when this process can use it: the slot (`slot`
@@ -142,7 +328,7 @@ rb_fast_reserve(struct rb *rb, uint64_t slot, uint64_t (*clock)(void),
 #if RB_HAVE_RSEQ
 	const struct rt_fast_buf *b = &rb->fast;
 	if (__builtin_expect(!rb->rseq_fast, 0))
-		return false;
+		return rb->smp_fast && rb_smp_reserve(rb, slot, clock, f);
 	const ptrdiff_t off = b->rseq_off;
 	const uint64_t S = b->subbuf_size;
 	int32_t cpu = rb_rseq_cpu(off);
@@ -199,11 +385,7 @@ rb_fast_reserve(struct rb *rb, uint64_t slot, uint64_t (*clock)(void),
 	f->cpu = cpu;
 	return true;
 #else
-	(void)rb;
-	(void)slot;
-	(void)clock;
-	(void)f;
-	return false;
+	return rb->smp_fast && rb_smp_reserve(rb, slot, clock, f);
 #endif
 }
 
@@ -245,14 +427,14 @@ rb_commit_rseq(struct rb *rb, const struct rb_slot *f, uint64_t units)
 }
 
 /* As rb_commit_rseq for any slot (from the slow path too, in any mode):
- * in SMP-atomic mode every commit is a remote add. */
+ * in SMP-atomic mode every commit is a remote add (rb_smp_commit). */
 static inline __attribute__((always_inline)) void
 rb_fast_commit(struct rb *rb, const struct rb_slot *f, uint64_t units)
 {
 	if (__builtin_expect(rb->rseq_fast, 1))
 		rb_commit_rseq(rb, f, units);
 	else
-		rb_commit_slow(rb, f, units);
+		rb_smp_commit(rb, f, units);
 }
 
 /*

@@ -77,6 +77,18 @@
  *   M_PUSH_UNCOUNTED              push of the reader not counted
  *   M_SNAPSHOT_NO_RECHECK         snapshot copy without the re-check
  *
+ * Atomic mode (-DSMP: no rseq, every counter an SMP atomic; ringbuffer.h,
+ * stamp): two library writers on different CPUs write the one buffer (a
+ * thread picks the buffer of the CPU it ran on, and may have migrated
+ * since), no call-site events. A reservation is the announcement (an
+ * SMP add), then ONE compare-and-swap of the pair {write_count, stamp}
+ * (pst) from the pair it read (two loads: possibly torn) to {end, its
+ * timestamp}; its clock read may come before those loads (the fast
+ * path's unordered TSC read) and is raised to the stamp read
+ * (rb_smp_reserve: the physical sub-buffer from the table, not the hot
+ * word). Every commit is an SMP add. Mutation: M_SMP_NO_CLAMP (the
+ * clock read used as is, the swap of write_count alone).
+ *
  * Dead writers (-DDEAD): the library writer is another program, with its
  * own account (struct rb_acct: ann2, com2, comr2) in a buffer the call
  * site's program writes too; it may die (stop for good) after its
@@ -146,6 +158,7 @@ byte tidx[N], ttag[N];
 bit tflag[N];
 byte spare = N;
 byte hot_tag = NONE, hot_phys;
+byte pst;	/* SMP: stamp, paired with write_count */
 byte events_lost, subbufs_lost;
 byte clk = 1;
 byte stamp[NPHYS * S];
@@ -359,7 +372,11 @@ inline complete_behind()
  * what write_count left. */
 inline commit_units(units)
 {
+#ifdef SMP
+	COMR_ADD(units);
+#else
 	COM_ADD(units);
+#endif
 	complete_behind()
 }
 
@@ -367,10 +384,14 @@ inline commit_units(units)
  * to its sub-buffer's end (0: its reservation switched sub-buffers). */
 inline commit_slot(units, st, rm)
 {
+#ifdef SMP
+	COMR_ADD(units);
+#else
 	if
 	:: COM_ADD(units)
 	:: COMR_ADD(units)
 	fi;
+#endif
 	w2 = wc;
 	if
 	:: w2 - (st) >= rm -> complete_behind()
@@ -386,7 +407,13 @@ inline lcas(w0, newv, units)
 {
 	atomic {
 		if
+#ifdef SMP
+		/* The swap of {write_count, stamp}. */
+		:: wc == w0 && pst == lst -> BOUNDS_SLOW(w0, newv, units); wc = newv; pst = ts;
+			ok = 1; TS_CHECK(ts)
+#else
 		:: wc == w0 -> BOUNDS_SLOW(w0, newv, units); wc = newv; ok = 1; TS_CHECK(ts)
+#endif
 		:: else -> ok = 0
 		fi
 	};
@@ -491,10 +518,17 @@ inline reserve_slow(sz)
 #endif
 	do
 	:: w = wc;
+#ifdef SMP
+		lst = pst;
+#endif
 		atomic {
 #ifndef M_CLOCK_OUTSIDE
 			ts = clk;
 			clk++;
+#endif
+#ifdef SMP
+			/* rb_stamp_after: raised to the stamp read. */
+			ts = (ts < lst -> lst : ts);
 #endif
 			in_sb = w % S;
 			begin = w;
@@ -582,6 +616,50 @@ inline reserve_slow(sz)
  * the library. */
 inline lib_event(sz)
 {
+#ifdef SMP
+	/* rb_smp_reserve: the clock first (unordered: it may run before the
+	 * loads), write_count, the stamp, the table entry (overwrite mode),
+	 * then the announcement and the swap of the pair. */
+	atomic { ts = clk; clk++ };
+	w = wc;
+	lst = pst;
+	in_sb = w % S;
+	ti = (w / S) % N;
+#if OVW
+	atomic { lidx = tidx[ti]; ltag = ttag[ti]; lflag = tflag[ti] };
+	ok = (lflag && ltag == w / (N * S));
+#else
+	lidx = ti;
+	ok = 1;
+#endif
+	if
+	:: ok && in_sb != 0 && in_sb + sz < S ->
+#ifndef M_SMP_NO_CLAMP
+		ts = (ts < lst -> lst : ts);
+#endif
+		ANN_ADD(sz);
+		atomic {
+			if
+#ifdef M_SMP_NO_CLAMP
+			:: wc == w -> BOUNDS(w, w + sz, sz); wc = w + sz; pst = ts; TS_CHECK(ts)
+#else
+			:: wc == w && pst == lst -> BOUNDS(w, w + sz, sz); wc = w + sz; pst = ts;
+				TS_CHECK(ts)
+#endif
+			:: else -> ok = 0
+			fi
+		};
+		if
+		:: !ok -> commit_units(sz)	/* rb_unannounce */
+		:: else -> skip
+		fi
+	:: else -> ok = 0
+	fi;
+	if
+	:: ok -> p = lidx; start = w; units = sz; rm = S - in_sb; res = 1
+	:: else -> reserve_slow(sz)
+	fi;
+#else
 	/* rb_fast_reserve: loads, then the section (rb_rseq_reserve). */
 	w = wc;
 	atomic { lt = hot_tag; lp = hot_phys; in_sb = w % S; ok = 0 };
@@ -620,6 +698,7 @@ inline lib_event(sz)
 	:: ok -> p = lp; start = w; units = FAST_UNITS(sz); rm = S - in_sb; res = 1
 	:: else -> reserve_slow(sz)
 	fi;
+#endif
 	if
 	:: res ->
 #if defined(DEAD) || defined(RECOVER)
@@ -644,7 +723,7 @@ inline lib_event(sz)
 
 #define WRITER_LOCALS \
 	byte w, w2, in_sb, begin, start, endo, ts, nidx, r, p, u, ti, tp; \
-	byte lidx, ltag, lt, lp, units, rm, at, i, cbidx, tgt, raw, done, wa, a; \
+	byte lidx, ltag, lt, lp, units, rm, at, i, cbidx, tgt, raw, done, wa, a, lst; \
 	bit so, sn, job, ok, res, lflag, tc ACCT_LOCAL
 
 /* Dead locals back to 0 after each event, so that states differing only
@@ -654,14 +733,14 @@ inline lib_event(sz)
 		nev--; w = 0; w2 = 0; in_sb = 0; begin = 0; start = 0; endo = 0; ts = 0; \
 		nidx = 0; r = 0; p = 0; u = 0; ti = 0; tp = 0; lidx = 0; ltag = 0; \
 		lt = 0; lp = 0; units = 0; rm = 0; at = 0; i = 0; cbidx = 0; \
-		so = 0; sn = 0; job = 0; ok = 0; res = 0; lflag = 0; tc = 0 \
+		so = 0; sn = 0; job = 0; ok = 0; res = 0; lflag = 0; tc = 0; lst = 0 \
 	}
 #define CONSUMER_RESET \
 	atomic { \
 		ops++; w = 0; in_sb = 0; ts = 0; r = 0; p = 0; u = 0; ti = 0; tp = 0; \
 		lidx = 0; ltag = 0; at = 0; i = 0; cbidx = 0; gidx = 0; se = 0; \
 		sf = 0; off = 0; sidx = 0; cs = 0; sp = 0; cpend = 0; cp[0] = 0; \
-		cp[1] = 0; cp[2] = 0; cp[3] = 0; ok = 0; lflag = 0; tc = 0 \
+		cp[1] = 0; cp[2] = 0; cp[3] = 0; ok = 0; lflag = 0; tc = 0; lst = 0 \
 	}
 
 /* The call sites' one-section events (rt__fast_event), 1 unit each. */
@@ -889,6 +968,26 @@ inline flush(final)
 		:: in_sb == 0 -> break
 		:: else -> skip
 		fi;
+#ifdef SMP
+		/* Atomic mode: the swap of the pair, its timestamp raised to
+		 * the stamp read; commits are SMP adds. */
+		lst = pst;
+		atomic { ts = clk; clk++; ts = (ts < lst -> lst : ts) };
+		ann++;
+		atomic {
+			if
+			:: wc == w && pst == lst -> wc = w - in_sb + S; pst = ts; ok = 1;
+				TS_CHECK(ts)
+			:: else -> ok = 0
+			fi
+		};
+		if
+		:: !ok -> comr++; complete_behind()
+		:: ok ->
+			close_packet(w - in_sb + S, in_sb);
+			comr++;
+			complete_behind();
+#else
 		atomic { ts = clk; clk++ };
 		ann++;
 		atomic {
@@ -903,6 +1002,7 @@ inline flush(final)
 			close_packet(w - in_sb + S, in_sb);
 			com++;
 			complete_behind();
+#endif
 			if
 			:: !final -> break
 			:: else -> skip
@@ -1058,7 +1158,7 @@ inline skip_stuck()
 proctype consumer()
 {
 	byte w, in_sb, ts, r, p, u, ti, tp, lidx, ltag, at, i, cbidx;
-	byte tgt, raw, done, wa, a, gidx, se, sf, off, sidx, cs, sp, cpend;
+	byte tgt, raw, done, wa, a, gidx, se, sf, off, sidx, cs, sp, cpend, lst;
 	byte cp[S];
 	byte lost_count, ops;
 	bit got, ok, lflag, tc ACCT_LOCAL;
@@ -1179,8 +1279,14 @@ init
 		hot_tag = (N - 1) * S;
 		hot_phys = N - 1;
 #endif
+#ifdef SMP
+		/* Two writers on different CPUs, into this CPU's buffer. */
+		run libwriter(LIB_EVENTS);
+		run libwriter(LIB_EVENTS);
+#else
 		run callsite(CS_EVENTS);
 		run libwriter(LIB_EVENTS);
+#endif
 		run consumer()
 	}
 }

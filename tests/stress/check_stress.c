@@ -6,7 +6,11 @@
  * Every event must be intact (payload length, bytes and checksum derive
  * from its thread and seq), each thread's sequence must increase in trace
  * order, and every event the manifest says was written but the trace does
- * not hold must be accounted for: in discard mode the streams' discarded
+ * not hold must be accounted for; each event's timestamp lies within its
+ * packet's timestamp_begin and timestamp_end and is no older than the
+ * event before it in its stream (buffer order: a timestamp gone back,
+ * written as a compact header, would read as a jump past the packet's
+ * end). In discard mode the streams' discarded
  * counts must add up to exactly the missing events (and no packet may be
  * lost); in overwrite mode every run of missing events must fall in a
  * window where a stream lost packets, or be covered by discarded counts.
@@ -39,6 +43,10 @@ struct thread_state {
 
 static struct thread_state th[MAX_IDS];
 static unsigned failures;
+
+/* Per stream file: the timestamp of the last event read. */
+#define MAX_STREAMS 4096
+static uint64_t stream_ticks[MAX_STREAMS];
 
 #define FAIL(...)                                                              \
 	do {                                                                   \
@@ -97,9 +105,44 @@ static int get_u64(const struct rtr_event *ev, const char *name, uint64_t *out)
 	return 0;
 }
 
+/* The packet context's field `name` of ev's packet (an unsigned integer). */
+static int packet_u64(const struct rtr_event *ev, const char *name, uint64_t *out)
+{
+	uint32_t n = rtr_scope_count(ev, RTR_SCOPE_PACKET_CONTEXT);
+	for (uint32_t i = 0; i < n; i++) {
+		struct rtr_value v;
+		const char *f;
+		if (rtr_scope_field(ev, RTR_SCOPE_PACKET_CONTEXT, i, &v, &f) == 0 && f &&
+		    !strcmp(f, name) && v.type == RTR_UINT) {
+			*out = v.u;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void check_ticks(const struct rtr_event *ev, uint64_t index)
+{
+	uint64_t begin, end;
+	if (packet_u64(ev, "timestamp_begin", &begin) || packet_u64(ev, "timestamp_end", &end)) {
+		FAIL("event %" PRIu64 ": no packet timestamps\n", index);
+		return;
+	}
+	if (ev->ticks < begin || ev->ticks > end)
+		FAIL("event %" PRIu64 " at %" PRIu64 " outside its packet [%" PRIu64 ", %" PRIu64
+		     "]\n", index, ev->ticks, begin, end);
+	if (ev->stream < MAX_STREAMS) {
+		if (ev->ticks < stream_ticks[ev->stream])
+			FAIL("event %" PRIu64 " at %" PRIu64 " after %" PRIu64
+			     " in its stream\n", index, ev->ticks, stream_ticks[ev->stream]);
+		stream_ticks[ev->stream] = ev->ticks;
+	}
+}
+
 static void check_event(const struct rtr_event *ev, uint64_t index)
 {
 	uint64_t thread, seq, sum;
+	check_ticks(ev, index);
 	bool fixed = !strcmp(ev->cls->name, "stress:fixed");
 	if (!fixed && strcmp(ev->cls->name, "stress:ev") != 0) {
 		FAIL("event %" PRIu64 ": unexpected event %s\n", index, ev->cls->name);

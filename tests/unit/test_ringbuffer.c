@@ -307,6 +307,13 @@ static struct rb_cpu_ctl *ctl0(struct world *w)
 	return rb_cpu(&w->rb, 0);
 }
 
+/* CPU 0's own announced word: announced, or announced_smp in atomic
+ * mode (ringbuffer.h). */
+static uint64_t ann0(struct world *w)
+{
+	return w->rb.rseq ? ctl0(w)->announced : ctl0(w)->announced_smp;
+}
+
 static uint64_t events_lost0(struct world *w)
 {
 	struct rb_stats st;
@@ -962,7 +969,7 @@ static void test_migrated_commit(const struct variant *v)
 		}
 		uint64_t remote0 = ctl0(w)->committed_remote;
 		uint64_t local0 = ctl0(w)->committed;
-		CHECK(ctl0(w)->announced != local0 + remote0, "the held slot is announced");
+		CHECK(ann0(w) != local0 + remote0, "the held slot is announced");
 		struct rb_read r;
 		CHECK_EQ(rb_get_subbuf(&w->rb, 0, &r), (uint64_t)-EAGAIN);
 		rt_test_pin_cpu(1);
@@ -973,8 +980,7 @@ static void test_migrated_commit(const struct variant *v)
 				 held.slot_size);
 			CHECK_EQ(ctl0(w)->committed, local0);
 		}
-		CHECK_EQ(ctl0(w)->announced,
-			 ctl0(w)->committed + ctl0(w)->committed_remote);
+		CHECK_EQ(ann0(w), ctl0(w)->committed + ctl0(w)->committed_remote);
 		struct pkt p;
 		CHECK_EQ(read_one(w, &p), 0);
 		CHECK_EQ(p.seq, h);
@@ -1023,7 +1029,7 @@ static void test_held_slot(const struct variant *v, enum rb_mode mode)
 		uint32_t idx = rb_subbuf_index(&w->rb, off);
 		CHECK_EQ(ctl0(w)->sb[idx].commit_seq, rb_ctx_target(&w->rb, off));
 	}
-	CHECK_EQ(ctl0(w)->announced, ctl0(w)->committed + ctl0(w)->committed_remote);
+	CHECK_EQ(ann0(w), ctl0(w)->committed + ctl0(w)->committed_remote);
 	for (uint64_t k = h; k < h + 3; k++) {
 		struct pkt p;
 		CHECK_EQ(read_one(w, &p), 0);
@@ -1211,7 +1217,9 @@ static void test_corrupt_table(const struct variant *v)
  * sub-buffer number it carries: after the reader has exchanged
  * sub-buffers (physical != logical), a stale word naming the previous
  * sub-buffer and another physical index must not redirect a slot, and
- * the slow path that then runs stores the right word again.
+ * the slow path that then runs stores the right word again. Atomic
+ * mode's fast path reads the sub-buffer table: the stale word must not
+ * redirect it either.
  */
 static void test_hot_word(const struct variant *v)
 {
@@ -1265,8 +1273,10 @@ static void test_hot_word(const struct variant *v)
 			      round, (long)(ctx.r.addr - w->rb.cpus[0].data),
 			      (long)(want + (wc & (w->S - 1)) - w->rb.cpus[0].data),
 			      phys, other);
-			CHECK(c->hot_tag == RB_HOT_TAG(wc, w->S) &&
-				      c->hot_off == (uint64_t)phys << sbf,
+			/* Atomic mode's fast path reads the table, not the
+			 * hot word (and stores none). */
+			CHECK(!v->rseq || (c->hot_tag == RB_HOT_TAG(wc, w->S) &&
+					   c->hot_off == (uint64_t)phys << sbf),
 			      "round %d: the slow path did not store the hot word", round);
 		}
 		write_event(&ctx, 1000);
@@ -1745,6 +1755,57 @@ static void test_timestamps(const struct variant *v)
 	fake_now += 1ULL << 40;
 	CHECK_EQ(emit(w, 100, true, &ctx), 0);
 	CHECK(ctx.full_tsc, "2^40 jump inside a packet: compact timestamp");
+	world_fini(w);
+	free(w);
+}
+
+/*
+ * Atomic mode (ringbuffer.h, stamp): a reservation's timestamp is never
+ * older than the one before it in the buffer, whatever the clock read
+ * says (an unordered TSC read, on another CPU, may be older): a clock
+ * read older than the pair's stamp is raised to it, with a compact
+ * header (the delta is 0), on the fast path and on the slow path (the
+ * first event of a packet, a flush); a clock that moves on again is
+ * used as read. rseq mode records the clock as read.
+ */
+static void test_stamp(const struct variant *v)
+{
+	set_case(v, "stamp");
+	if (v->rseq)
+		return;
+	struct world *w = calloc(1, sizeof(*w));
+	if (world_init(w, v, RB_MODE_OVERWRITE, 4096, 4, 27) != 0) {
+		free(w);
+		return;
+	}
+	uint64_t prev = 0, raised = 0;
+	for (unsigned i = 0; i < 400; i++) {
+		/* Forward by 100, then back by 40 every third event. */
+		fake_now += i % 3 == 2 ? (uint64_t)-40 : 100;
+		struct rb_ctx ctx = { .payload_size = 100 + 8 * (i % 5),
+				      .hdr_compact = EV_COMPACT, .hdr_full = EV_FULL };
+		CHECK_EQ(rb_reserve(&w->rb, &ctx, fake_clock), 0);
+		CHECK(ctx.r.tsc >= prev, "event %u: timestamp %lu after %lu", i,
+		      (unsigned long)ctx.r.tsc, (unsigned long)prev);
+		CHECK_EQ(ctx.r.tsc, fake_now > prev ? fake_now : prev);
+		CHECK(!ctx.full_tsc, "event %u: full timestamp", i);
+		CHECK_EQ(ctl0(w)->stamp, ctx.r.tsc);
+		raised += ctx.r.tsc != fake_now;
+		prev = ctx.r.tsc;
+		write_event(&ctx, i);
+		rb_commit(&w->rb, &ctx);
+		if (i % 50 == 49) {
+			/* A flush whose clock reads older: the packet's end
+			 * is raised too, and the next event follows it. */
+			fake_now -= 30;
+			CHECK_EQ(rb_flush_cpu(&w->rb, 0, false), 0);
+			CHECK_EQ(ctl0(w)->stamp, prev);
+		}
+		struct rb_read r;
+		while (rb_get_subbuf(&w->rb, 0, &r) == 0)
+			rb_put_subbuf(&w->rb, 0, &r);
+	}
+	CHECK(raised > 100, "only %lu timestamps raised", (unsigned long)raised);
 	world_fini(w);
 	free(w);
 }
@@ -2254,7 +2315,8 @@ static void test_mt(const struct variant *v, enum rb_mode mode)
 				"announced %#lx committed %#lx + %#lx\n", c,
 				(unsigned long)cc->write_count, (unsigned long)cc->read_count,
 				(unsigned long)cc->events_lost, (unsigned long)cc->subbufs_lost,
-				(unsigned long)cc->announced, (unsigned long)cc->committed,
+				(unsigned long)(st->rb.rseq ? cc->announced : cc->announced_smp),
+				(unsigned long)cc->committed,
 				(unsigned long)cc->committed_remote);
 			for (uint32_t i = 0; i < st->rb.num_subbuf; i++)
 				fprintf(stderr, "  sb %u seq %#lx table %#lx\n", i,
@@ -2564,6 +2626,7 @@ int main(void)
 		test_close(v, RB_MODE_DISCARD);
 		test_close(v, RB_MODE_OVERWRITE);
 		test_timestamps(v);
+		test_stamp(v);
 		test_overwrite(v);
 		test_attach(v);
 		test_corrupt_table(v);
