@@ -27,7 +27,8 @@
  * contexts from the thread's cache of them. Everything else goes through
  * the noinline record_general, which writes an event of fixed-size
  * fields to each of several targets the same way (a target's fast site:
- * the call sites' section, rt__fast_event; or record_ctx_fast).
+ * the call sites' section, rt__fast_event; or record_ctx_fast); two
+ * fast sites in a row share one clock read (pair_section.h).
  *
  * Embedded mode's channel may have contexts too (RINGTRACE_CONTEXTS, which
  * `ringtrace record` sets): they are written the same way.
@@ -81,6 +82,7 @@
 #include "daemon_client.h"
 #include "epoch.h"
 #include "filter_fetch.h"
+#include "pair_section.h"
 #include "rt_internal.h"
 #include "test_hook.h"
 #include "tracer_thread.h"
@@ -582,6 +584,27 @@ static bool filters_pass(const struct rt_target_filters *tf, const struct rt_pay
 	return false;
 }
 
+/* One target of daemon mode's table (its filters passed): a payload of
+ * fixed-size fields in one section, the call sites' own through the
+ * target's fast site (no contexts, no filter), or with its contexts;
+ * anything else through one_record. */
+static RT_NOINLINE void record_target(const struct rt_target *t, const struct rt_payload *pl,
+				      uintptr_t ip)
+{
+	struct rt_one o;
+	rt_pick_target(t, pl->size, &o);
+	if (pl->flat && pl->size % 4 == 0 && pl->size <= RT__FAST_PAYLOAD_MAX) {
+#if RT__HAVE_FAST_EVENT
+		if (t->fast_ok &&
+		    rt__fast_event(&t->site.buf, t->site.id, pl->flat, (uint32_t)pl->size))
+			return;
+#endif
+		if (o.nr_ctx && record_ctx_fast(&o, pl->flat, pl->size))
+			return;
+	}
+	one_record(&o, ip, pl);
+}
+
 /* The general path: whatever record_fast does not take (see rt__record).
  * Daemon mode writes every target of the table in turn, those with
  * filters when one passes. */
@@ -598,25 +621,37 @@ static RT_NOINLINE void record_general(const struct rt_event_class *c,
 		return;
 	}
 	const struct rt_target_set *set = daemon_targets(c);
+#if RT_HAVE_PAIR_SECTION
+	/* Two fast sites in a row: one clock read for both (pair_section.h);
+	 * pair.b2 is the buffer the first section read, until the next
+	 * target's section uses it. */
+	struct rt_pair pair;
+	pair.b2 = NULL;
+#endif
 	for (uint32_t i = 0; set && i < set->nr; i++) {
 		const struct rt_target *t = &set->t[i];
 		if (t->filters && !filters_pass(t->filters, pl, ip))
 			continue;
-		rt_pick_target(t, pl->size, &o);
-		/* Several targets (sessions recording the same event): a
-		 * payload of fixed-size fields goes to each in one section,
-		 * the call sites' own through the target's fast site (no
-		 * contexts, no filter), or with its contexts. */
-		if (pl->flat && pl->size % 4 == 0 && pl->size <= RT__FAST_PAYLOAD_MAX) {
-#if RT__HAVE_FAST_EVENT
-			if (t->fast_ok &&
-			    rt__fast_event(&t->site.buf, t->site.id, pl->flat, (uint32_t)pl->size))
-				continue;
-#endif
-			if (o.nr_ctx && record_ctx_fast(&o, pl->flat, pl->size))
-				continue;
+#if RT_HAVE_PAIR_SECTION
+		/* Sessions recording the same event: two fast sites in a
+		 * row, one clock read. */
+		if (pl->flat && pl->size % 4 == 0 && pl->size <= RT__FAST_PAYLOAD_MAX &&
+		    t->fast_ok) {
+			const uint32_t sz = (uint32_t)pl->size;
+			if (pair.b2 == &t->site.buf) {
+				pair.b2 = NULL;
+				if (rt_pair_next(&t->site.buf, t->site.id, pl->flat, sz, &pair))
+					continue;
+			} else if (i + 1 < set->nr && set->t[i + 1].fast_ok &&
+				   !set->t[i + 1].filters) {
+				pair.b2 = &set->t[i + 1].site.buf;
+				if (rt_pair_first(&t->site.buf, t->site.id, pl->flat, sz, &pair))
+					continue;
+				pair.b2 = NULL;
+			}
 		}
-		one_record(&o, ip, pl);
+#endif
+		record_target(t, pl, ip);
 	}
 	/* Acquire: pairs with the release store that published the table
 	 * (triggers.c): its bound filters and captures are complete. After
@@ -650,9 +685,40 @@ record_fast(struct rb *rb, uint32_t id, uint32_t hdr, const char *flat,
 	return true;
 }
 
+#if RT_HAVE_PAIR_SECTION
+/* Daemon mode, an event of fixed-size fields (`size` bytes at `flat`)
+ * that exactly two targets record, each through its fast site (no
+ * filter, no contexts): both with one clock read (pair_section.h), the
+ * second through record_target if its section fails. True when
+ * recorded; false when nothing was written (record_general's turn). */
+static inline __attribute__((always_inline)) bool
+record_pair_fast(const struct rt_event_class *c, const char *flat, uint64_t size, uintptr_t ip)
+{
+	const struct rt_target_set *s = daemon_targets(c);
+	if (!s || s->nr != 2 || size % 4 != 0 || size > RT__FAST_PAYLOAD_MAX)
+		return false;
+	const struct rt_target *a = &s->t[0], *b = &s->t[1];
+	if (!a->fast_ok || !b->fast_ok || a->filters || b->filters)
+		return false;
+	/* Only b2 set: the first section fills the rest (an initializer
+	 * would zero the whole struct, 1-2 ns here). */
+	struct rt_pair pair;
+	pair.b2 = &b->site.buf;
+	if (!rt_pair_first(&a->site.buf, a->site.id, flat, (uint32_t)size, &pair))
+		return false;
+	RT_TEST_HOOK(RT_TEST_PAIR);
+	if (!rt_pair_next(&b->site.buf, b->site.id, flat, (uint32_t)size, &pair)) {
+		const struct rt_payload pl = { flat, NULL, 0, size };
+		record_target(b, &pl, ip);
+	}
+	return true;
+}
+#endif
+
 /* Both entry points: record_fast when the class is known, `fast` (the
  * payload is small enough to copy inline) and the event goes to one
- * buffer without contexts; record_general otherwise. Always inlined into
+ * buffer without contexts (or to two through their fast sites,
+ * record_pair_fast); record_general otherwise. Always inlined into
  * the entry point, whose return address is the call site's ip. */
 static inline __attribute__((always_inline)) void
 record(struct rt_event_desc *ev, const char *flat, const struct rt_part *parts,
@@ -683,6 +749,12 @@ record(struct rt_event_desc *ev, const char *flat, const struct rt_part *parts,
 				goto out;
 			}
 		}
+#if RT_HAVE_PAIR_SECTION
+		else if (daemon && flat &&
+			 record_pair_fast(c, flat, size, (uintptr_t)__builtin_return_address(0))) {
+			goto out;
+		}
+#endif
 	}
 	/* By address: passed by value, its 16-byte halves were read back
 	 * right after their 4- and 8-byte stores, which the CPU cannot

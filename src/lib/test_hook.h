@@ -1,6 +1,8 @@
 /*
  * test_hook.h - points on the library's event path where a test program
- * can hold a writer (exact stop, dead writers: tests/daemon/app_pause.c).
+ * can hold a writer (exact stop, dead writers: tests/daemon/app_pause.c)
+ * or record meanwhile (two sessions' shared clock read:
+ * tests/daemon/app_pair.c).
  *
  * Compiled in only with RT_TEST_HOOKS, which only the test copy of the
  * library has (libringtrace_testhooks.so, tests/daemon/CMakeLists.txt):
@@ -14,6 +16,9 @@
 enum rt_test_point {
 	RT_TEST_BEFORE_RESERVE = 1,	/* buffer looked up, nothing reserved */
 	RT_TEST_RESERVED = 2,		/* slot reserved, not yet written */
+	RT_TEST_PAIR = 3,		/* two sessions' event: between the
+					 * first buffer's section and the
+					 * second's (record_pair_fast) */
 };
 
 #ifdef RT_TEST_HOOKS
