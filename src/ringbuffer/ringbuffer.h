@@ -620,7 +620,10 @@ int rb_flush_cpu(struct rb *rb, uint32_t cpu, bool final);
  * not reserved before the close never lands after its flush. A CPU this
  * thread cannot run on (outside its affinity, offline) is closed by an
  * SMP compare-and-swap, which covers only the writers that cannot run
- * there either. Concurrency: the CPU's reader. Returns as rb_flush_cpu.
+ * there either: the reader's own process's, not other processes' (a
+ * daemon confined by a cpuset races its programs' sections on that CPU:
+ * docs/ring-buffer.md, exact stop). Concurrency: the CPU's reader.
+ * Returns as rb_flush_cpu.
  */
 int rb_close_cpu(struct rb *rb, uint32_t cpu);
 
