@@ -91,51 +91,14 @@ rt_ctx_section(const struct rt_fast_buf *b, uint32_t id, const struct rt_ctx_cac
 	uint64_t coff = csize;
 	uint64_t ext = csize + (uint64_t)psize > c16 ? csize + (uint64_t)psize : c16;
 	const uint64_t slot = RT__COMPACT_HEADER_SIZE + (uint64_t)csize + psize;
-	__asm__ goto(RT__RSEQ_CS_DESC("3", "1", "2", "4")
-		     "leaq 3b(%%rip), %%rax\n\t"
-		     "movq " RT__S(RT__FB_RSEQ_OFF) "(%[b]), %%rcx\n\t"
-		     "movq %%rax, %%fs:" RT__S(RT__RSEQ_CS) "(%%rcx)\n"
-		     "1:\n\t"
-		     "movl %%fs:" RT__S(RT__RSEQ_CPU_ID) "(%%rcx), %k[c]\n\t"
-		     "cmpl " RT__S(RT__FB_NR_CPUS) "(%[b]), %k[c]\n\t"
-		     "jae %l[fail]\n\t"
-		     "imulq " RT__S(RT__FB_CPU_CTL_STRIDE) "(%[b]), %[c]\n\t"
-		     "addq " RT__S(RT__FB_CPU_CTL) "(%[b]), %[c]\n\t"
-		     "movq " RT__S(RT__CTL_WRITE_COUNT) "(%[c]), %[wc]\n\t"
-		     "rdtsc\n\t"
-		     "shlq $32, %%rdx\n\t"
-		     "orq %%rax, %%rdx\n\t"
-		     "movq %%rdx, %[t]\n\t"
-		     "subq " RT__S(RT__CTL_LAST_TSC) "(%[c]), %[t]\n\t"
-		     "cmpq " RT__S(RT__FB_TSC_MAX) "(%[b]), %[t]\n\t"
-		     "ja %l[fail]\n\t"
+	__asm__ goto(RT__FAST_ENTER
 		     /* The cache is the one the event was sized with. */
 		     "movl " RT__S(RT_CC_SEQ) "(%[cc]), %%ecx\n\t"
 		     "cmpl %[seq], %%ecx\n\t"
 		     "jne %l[fail]\n\t"
-		     /* in_sb + 4 + ext < S (also refuses a slot ending at
-		      * the boundary, as rt__fast_event). */
-		     "movq " RT__S(RT__FB_OFFSET_MASK) "(%[b]), %[t]\n\t"
-		     "andq %[wc], %[t]\n\t"
-		     "movq %[ext], %%rcx\n\t"
-		     "leaq %c[hs](%[t],%%rcx), %%rcx\n\t"
-		     "cmpq " RT__S(RT__FB_SUBBUF_SIZE) "(%[b]), %%rcx\n\t"
-		     "jae %l[fail]\n\t"
-		     /* The hot word, as rt__fast_event. */
-		     "movq %[wc], %%rdi\n\t"
-		     "subq %[t], %%rdi\n\t"
-		     "cmpq " RT__S(RT__CTL_HOT) "(%[c]), %%rdi\n\t"
-		     "jne %l[fail]\n\t"
-		     "movq " RT__S(RT__CTL_HOT_OFF) "(%[c]), %[s]\n\t"
-		     "cmpq " RT__S(RT__FB_OFF_MAX) "(%[b]), %[s]\n\t"
-		     "ja %l[fail]\n\t"
-		     "addq " RT__S(RT__FB_DATA) "(%[b]), %[s]\n\t"
-		     "addq %[t], %[s]\n\t"
-		     /* The compact header. */
-		     "movl %%edx, %k[t]\n\t"
-		     "shll %[idb], %k[t]\n\t"
-		     "orl %[id], %k[t]\n\t"
-		     "movl %k[t], (%[s])\n\t"
+		     /* in_sb + 4 + ext < S. */
+		     RT__FAST_SLOT("movq %[ext], %%rcx\n\t"
+					 "leaq %c[hs](%[t],%%rcx), %%rcx\n\t")
 		     /* The contexts, 16 bytes per iteration, last first. */
 		     "6:\n\t"
 		     "movq " RT__S(RT_CC_BYTES) "-16(%[cc],%[cn],8), %%rcx\n\t"
@@ -154,11 +117,7 @@ rt_ctx_section(const struct rt_fast_buf *b, uint32_t id, const struct rt_ctx_cac
 		     "decq %[n]\n\t"
 		     "jnz 8b\n"
 		     "7:\n\t"
-		     /* Commit: reserve and commit in one store. */
-		     "addq %[slot], %[wc]\n\t"
-		     "movq %[wc], " RT__S(RT__CTL_WRITE_COUNT) "(%[c])\n"
-		     "2:\n\t"
-		     RT__RSEQ_ABORT("4", "aborted")
+		     RT__FAST_COMMIT
 		     : "=&a"(lo), "=&d"(tsc), [c] "=&r"(ctl), [wc] "=&r"(wc),
 		       [t] "=&r"(t), [s] "=&r"(s), [n] "+r"(n), [cn] "+r"(cn)
 		     : [b] "r"(b), [cc] "r"(cc), [src] "r"(payload), [id] "rm"(id),

@@ -28,7 +28,13 @@
  * the noinline record_general, which writes an event of fixed-size
  * fields to each of several targets the same way (a target's fast site:
  * the call sites' section, rt__fast_event; or record_ctx_fast); two
- * fast sites in a row share one clock read (pair_section.h).
+ * fast sites in a row share one clock read (pair_section.h). Before
+ * all that, rt__record_parts records an event with strings or sequences
+ * whose call site has a fast site (one buffer without contexts, no
+ * filter, no trigger) in one rseq section that copies each field from
+ * where it lives (parts_section.h); what that section does not take
+ * (a switch, a full timestamp, a string that became shorter, an abort)
+ * comes here as before.
  *
  * Embedded mode's channel may have contexts too (RINGTRACE_CONTEXTS, which
  * `ringtrace record` sets): they are written the same way.
@@ -83,6 +89,7 @@
 #include "epoch.h"
 #include "filter_fetch.h"
 #include "pair_section.h"
+#include "parts_section.h"
 #include "rt_internal.h"
 #include "test_hook.h"
 #include "tracer_thread.h"
@@ -513,6 +520,16 @@ static inline __attribute__((always_inline)) void write_string(char *p, const ch
 	p[len] = '\0';
 }
 
+const char rt_null_string[7] = "(null)";
+
+uint8_t rt_parts_avx2;
+
+__attribute__((constructor)) static void parts_avx2_init(void)
+{
+	__builtin_cpu_init();
+	rt_parts_avx2 = __builtin_cpu_supports("avx2") && !RT_TEST_NO_AVX2() ? 1 : 0;
+}
+
 /* Write the parts: exactly parts[i].size bytes each, whatever became of
  * the strings and sequences since the call site sized them (a string
  * that grew is cut there, one that shrank is padded: write_string). A
@@ -527,7 +544,7 @@ write_parts(char *p, const struct rt_part *parts, uint32_t nr)
 		case RT_PART_STRING: {
 			const char *str = *(const char *const *)pt->ptr;
 			if (!str)
-				str = "(null)";
+				str = rt_null_string;
 			if (n)
 				write_string(p, str, n);
 			break;
@@ -722,7 +739,7 @@ record_pair_fast(const struct rt_event_class *c, const char *flat, uint64_t size
  * the entry point, whose return address is the call site's ip. */
 static inline __attribute__((always_inline)) void
 record(struct rt_event_desc *ev, const char *flat, const struct rt_part *parts,
-       uint32_t nr, uint64_t size, bool fast)
+       uint32_t nr, uint64_t size, bool fast, uintptr_t ip)
 {
 	/* Acquire: pairs with the release stores that published the class
 	 * (registry) and the channel (session start). */
@@ -760,7 +777,7 @@ record(struct rt_event_desc *ev, const char *flat, const struct rt_part *parts,
 	 * right after their 4- and 8-byte stores, which the CPU cannot
 	 * forward (about 5 ns per event here). */
 	const struct rt_payload pl = { flat, parts, nr, size };
-	record_general(c, ch, &pl, (uintptr_t)__builtin_return_address(0));
+	record_general(c, ch, &pl, ip);
 out:
 	if (daemon)
 		rt_epoch_exit();
@@ -785,7 +802,8 @@ bool rt_fast_site_init(struct rt_fast_site *s, const struct rb *rb, uint32_t id)
  * the common cases take record_fast with no call and no stack frame. */
 void rt__record(struct rt_event_desc *ev, const void *payload, size_t size)
 {
-	record(ev, payload, NULL, 0, size, size <= RT_FAST_PAYLOAD);
+	record(ev, payload, NULL, 0, size, size <= RT_FAST_PAYLOAD,
+	       (uintptr_t)__builtin_return_address(0));
 }
 
 #if defined(__LP64__)
@@ -796,6 +814,14 @@ _Static_assert(sizeof(struct rt_part) == 16 && offsetof(struct rt_part, size) ==
 	       "struct rt_part and struct rt_bytes: the call-site ABI");
 #endif
 
+/* rt__record_parts' path through the library, out of line: the section
+ * before it keeps a small frame. */
+static RT_NOINLINE void record_parts_lib(struct rt_event_desc *ev, const struct rt_part *parts,
+					 uint32_t nr, uint64_t size, uintptr_t ip)
+{
+	record(ev, NULL, parts, nr, size, true, ip);
+}
+
 /* Events with strings or byte sequences: the payload is the sum of the
  * parts' sizes (64-bit: cannot wrap; too large for a sub-buffer is
  * dropped and counted by the reservation). */
@@ -805,7 +831,20 @@ void rt__record_parts(struct rt_event_desc *ev, const struct rt_part *parts,
 	uint64_t size = 0;
 	for (uint32_t i = 0; i < nr; i++)
 		size += parts[i].size;
-	record(ev, NULL, parts, nr, size, true);
+#if RT_HAVE_PARTS_SECTION
+	/* The call site's fast site (registry.c): one buffer without
+	 * contexts, no filter, no trigger; the event in one section
+	 * (parts_section.h). Only this version's call sites have one (an
+	 * older descriptor may not even have the member). Acquire: pairs
+	 * with the release store that published the site: its contents are
+	 * complete. */
+	const struct rt_fast_site *s = __builtin_expect(ev->abi == RT_ABI_VERSION, 1)
+					       ? __atomic_load_n(&ev->fast, __ATOMIC_ACQUIRE)
+					       : NULL;
+	if (__builtin_expect(s != NULL, 1) && rt_parts_section(&s->buf, s->id, parts, nr, size))
+		return;
+#endif
+	record_parts_lib(ev, parts, nr, size, (uintptr_t)__builtin_return_address(0));
 }
 
 /* --- call sites of earlier ABI versions (ringtrace_types.h) ---------- */

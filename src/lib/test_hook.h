@@ -23,6 +23,10 @@ enum rt_test_point {
 
 #ifdef RT_TEST_HOOKS
 extern void rt__test_hook(int point) __attribute__((weak, visibility("default")));
+/* Nonzero in a program that wants the copies of the CPUs without AVX2
+ * (parts_section.h) on this one: tests/integration/strparts.c. */
+extern const int rt__test_no_avx2 __attribute__((weak, visibility("default")));
+#define RT_TEST_NO_AVX2() (&rt__test_no_avx2 != NULL && rt__test_no_avx2)
 #define RT_TEST_HOOK(point)                                                    \
 	do {                                                                   \
 		if (rt__test_hook)                                             \
@@ -30,6 +34,7 @@ extern void rt__test_hook(int point) __attribute__((weak, visibility("default"))
 	} while (0)
 #else
 #define RT_TEST_HOOK(point) ((void)0)
+#define RT_TEST_NO_AVX2() 0
 #endif
 
 #endif /* RINGTRACE_LIB_TEST_HOOK_H */

@@ -25,6 +25,8 @@ RINGTRACE = os.path.join(BUILD, "src/cli/ringtrace")
 TYPES = os.path.join(BUILD, "tests/integration/types")
 BURST = os.path.join(BUILD, "tests/integration/burst")
 CTXTHREADS = os.path.join(BUILD, "tests/integration/ctxthreads")
+STRPARTS = os.path.join(BUILD, "tests/integration/strparts")
+STRPARTS_SSE = os.path.join(BUILD, "tests/integration/strparts_sse")
 FASTSITE = os.path.join(BUILD, "tests/integration/fastsite")
 FASTSITE_NOINLINE = os.path.join(BUILD, "tests/integration/fastsite_noinline")
 FASTSITE_O0 = os.path.join(BUILD, "tests/integration/fastsite_O0")
@@ -63,13 +65,21 @@ class FieldTypes(Base):
     """Every supported type round-trips with its exact value."""
 
     def test_all_types(self):
+        """With the default contexts (the library's general path) and
+        without (strings and sequences in one rseq section,
+        src/lib/parts_section.h; fixed-size events by the call site)."""
+        for name, opts in (("contexts", []), ("none", ["-t", "none"])):
+            with self.subTest(contexts=name):
+                self.check_all_types(os.path.join(self.tmp.name, name), opts)
+
+    def check_all_types(self, trace, opts):
         n = 300
         t0 = time.time()
-        r = record(self.trace, [TYPES, str(n)])
+        r = record(trace, [TYPES, str(n)], *opts)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout, f"done {n}\n")  # the program's output stays clean
         self.assertIn("events recorded", r.stderr)
-        events, discarded, lost = read_trace(self.trace)
+        events, discarded, lost = read_trace(trace)
         self.assertEqual((discarded, lost), (0, 0))
         by = {}
         for m in events:
@@ -268,6 +278,109 @@ class Contexts(Base):
         for name in ("ctx:a", "ctx:b", "ctx:odd"):
             for i in range(t):
                 self.assertEqual(got[(name, i)], list(range(n)), (name, i))
+
+
+class Strings(Base):
+    """Events with strings and byte sequences of every length (0 to 1000,
+    each side of the 8, 16 and 32-byte copies), several in one event,
+    from 4 threads moving between CPUs and recording in signal handlers
+    too: without contexts the library records them in one rseq section
+    (src/lib/parts_section.h; strparts_sse makes it copy as on a CPU
+    without AVX2), with contexts by its general path. Every
+    event reads back whole, by babeltrace2 and by our reader; a string
+    too long for a sub-buffer is refused and counted, never cut."""
+
+    LENS = [0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 23, 24, 31, 32, 33, 47, 48, 63, 64, 65,
+            95, 96, 97, 127, 128, 129, 191, 255, 256, 257, 300, 511, 1000]
+
+    @staticmethod
+    def chars(t, i, n):
+        return "".join(chr(ord("a") + (t * 7 + i * 3 + j) % 26) for j in range(n))
+
+    @staticmethod
+    def octets(t, i, n):
+        return [(t * 31 + i * 5 + j * 3) & 0xff for j in range(n)]
+
+    def expect(self, name, p):
+        """The payload event `name` with p's t and i (or k) must have."""
+        L, nl = self.LENS, len(self.LENS)
+        t = p["t"] if "t" in p else None
+        if name == "strs:s":
+            i = p["i"]
+            return {"t": t, "i": i, "s": self.chars(t, i, L[i % nl]), "tail": (i ^ 0x5a) & 0xff}
+        if name == "strs:q":
+            i = p["i"]
+            q = self.octets(t, i, L[(i + 1) % nl])
+            return {"t": t, "i": i, "q": q, "tail": (i * 2654435761) & 0xffffffff}
+        if name == "strs:m":
+            i = p["i"]
+            return {"t": t, "i": i, "a": self.chars(t, i, L[(i + 2) % nl]),
+                    "b": self.octets(t, i + 1, L[(i + 3) % nl]),
+                    "c": self.chars(t, i + 2, L[(i + 5) % nl]), "d": (i << 33) | t}
+        if name == "strs:sig":
+            k = p["k"]
+            return {"t": t, "k": k, "s": self.chars(t + 1000, k, L[k % nl])}
+        return None
+
+    def check_events(self, events, threads, rounds, big, source):
+        """events: (name, payload as plain dict) in trace order."""
+        seen = {}
+        signals = {}
+        bigs = []
+        changed = 0
+        for name, p in events:
+            p = {k: v for k, v in p.items() if not k.startswith("_")}
+            if name == "strs:done":
+                signals[p["t"]] = p["signals"]
+                continue
+            if name == "strs:big":
+                bigs.append((p["k"], p["s"]))
+                continue
+            if name == "strs:changed":
+                want = ["abc", "ab#", "ab###", "abcdefghi###", "vwxyz" + "#" * 14,
+                        "0123456789" + "#" * 39, "x" * 100 + "#" * 200, "(null)"]
+                self.assertEqual(p, {"q200": list(range(1, 201)), "s": want[p["k"]],
+                                     "k": p["k"]}, source)
+                changed += 1
+                continue
+            self.assertEqual(p, self.expect(name, p), (source, name))
+            key = (name, p["t"], p["k"] if name == "strs:sig" else p["i"])
+            self.assertNotIn(key, seen, source)
+            seen[key] = True
+        self.assertEqual(sorted(signals), list(range(threads)), source)
+        for t in range(threads):
+            for name in ("strs:s", "strs:q", "strs:m"):
+                got = sorted(i for (n, tt, i) in seen if n == name and tt == t)
+                self.assertEqual(got, list(range(rounds)), (source, name, t))
+            got = sorted(k for (n, tt, k) in seen if n == "strs:sig" and tt == t)
+            self.assertEqual(got, list(range(signals[t])), (source, t))
+        self.assertEqual(bigs, big, source)
+        self.assertEqual(changed, 8 * (1 + threads * (rounds // 100)), source)
+        return sum(signals.values())
+
+    def test_strings_and_sequences(self):
+        threads, rounds, sb = 4, 1000, 16384
+        # The largest string tried fits a 16 KiB sub-buffer with its
+        # headers; one byte over the sub-buffer less its 84-byte packet
+        # header, and a string longer than the sub-buffer, do not.
+        lens = [sb - 128, sb - 84, sb + 200]
+        for name, prog, opts in (("section", STRPARTS, ["-t", "none"]),
+                                 ("section without AVX2", STRPARTS_SSE, ["-t", "none"]),
+                                 ("general", STRPARTS, [])):
+            trace = os.path.join(self.tmp.name, name.replace(" ", "_"))
+            r = record(trace, [prog, str(threads), str(rounds)] + [str(n) for n in lens],
+                       "--subbuf-size", str(sb), "--num-subbuf", "512", *opts)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            events, discarded, lost = read_trace(trace)
+            self.assertEqual((discarded, lost), (2, 0), name)
+            big = [(0, "A" * lens[0])]
+            nsig = self.check_events([(m.event.name, rtfixtures.bt2_plain(m.event.payload_field))
+                                      for m in events], threads, rounds, big, name + " bt2")
+            self.assertGreater(nsig, 0, name)
+            ours = rtfixtures.rtr_dump(BUILD, trace)
+            self.assertEqual(len(ours), len(events), name)
+            self.check_events([(e["name"], e["payload"]) for e in ours], threads, rounds, big,
+                              name + " rtr_dump")
 
 
 class SharedLibraries(Base):
