@@ -62,6 +62,18 @@ _Static_assert(sizeof(struct rt_part) == 16 && offsetof(struct rt_part, size) ==
 	       "parts_section.h: the offsets and kinds the section reads");
 #endif
 
+/* 128 bytes from %[b] to %[s] through ymm0, ymm1, ymm4, ymm5 (the two
+ * AVX2 copies' loop body; never xmm2, the SSE copies' zero). */
+#define RT_PS_COPY128                                                          \
+	"vmovdqu (%[b]), %%ymm0\n\t"                                           \
+	"vmovdqu 32(%[b]), %%ymm1\n\t"                                         \
+	"vmovdqu 64(%[b]), %%ymm4\n\t"                                         \
+	"vmovdqu 96(%[b]), %%ymm5\n\t"                                         \
+	"vmovdqu %%ymm0, (%[s])\n\t"                                           \
+	"vmovdqu %%ymm1, 32(%[s])\n\t"                                         \
+	"vmovdqu %%ymm4, 64(%[s])\n\t"                                         \
+	"vmovdqu %%ymm5, 96(%[s])\n\t"
+
 /*
  * Record event `id` of b's buffer with the `nr` parts at `parts`, `size`
  * bytes in all (the sum of their sizes). Returns nonzero when recorded;
@@ -144,14 +156,7 @@ rt_parts_section(const struct rt_fast_buf *b, uint32_t id, const struct rt_part 
 		     "30:\n\t"
 		     "cmpq $128, %[t]\n\t"
 		     "jb 38f\n\t"
-		     "vmovdqu (%[b]), %%ymm0\n\t"
-		     "vmovdqu 32(%[b]), %%ymm1\n\t"
-		     "vmovdqu 64(%[b]), %%ymm4\n\t"
-		     "vmovdqu 96(%[b]), %%ymm5\n\t"
-		     "vmovdqu %%ymm0, (%[s])\n\t"
-		     "vmovdqu %%ymm1, 32(%[s])\n\t"
-		     "vmovdqu %%ymm4, 64(%[s])\n\t"
-		     "vmovdqu %%ymm5, 96(%[s])\n\t"
+		     RT_PS_COPY128
 		     "addq $128, %[b]\n\t"
 		     "addq $128, %[s]\n\t"
 		     "subq $128, %[t]\n\t"
@@ -211,14 +216,7 @@ rt_parts_section(const struct rt_fast_buf *b, uint32_t id, const struct rt_part 
 		     "34:\n\t"
 		     "cmpq $128, %[t]\n\t"
 		     "jb 39f\n\t"
-		     "vmovdqu (%[b]), %%ymm0\n\t"
-		     "vmovdqu 32(%[b]), %%ymm1\n\t"
-		     "vmovdqu 64(%[b]), %%ymm4\n\t"
-		     "vmovdqu 96(%[b]), %%ymm5\n\t"
-		     "vmovdqu %%ymm0, (%[s])\n\t"
-		     "vmovdqu %%ymm1, 32(%[s])\n\t"
-		     "vmovdqu %%ymm4, 64(%[s])\n\t"
-		     "vmovdqu %%ymm5, 96(%[s])\n\t"
+		     RT_PS_COPY128
 		     "vpminub %%ymm1, %%ymm0, %%ymm0\n\t"
 		     "vpminub %%ymm5, %%ymm4, %%ymm4\n\t"
 		     "vpminub %%ymm4, %%ymm0, %%ymm0\n\t"
