@@ -1617,7 +1617,8 @@ static void rb_publish_dead(struct rb *rb, struct rb_cpu_ctl *c, uint64_t at)
  * below: the events before the dead slot are read), the sub-buffers
  * after it up to the end of write_count's are given up (the void range;
  * write_count is moved there), and the `sets` dead slots (at least one
- * per word set with work outstanding) counted as lost events. */
+ * per word set with work outstanding) counted as lost events. Returns 0,
+ * or -EAGAIN with nothing changed when read_count cannot be right. */
 static int rb_cut_dead(struct rb *rb, uint32_t cpu, uint64_t wc, uint64_t from, uint32_t sets)
 {
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
@@ -1625,6 +1626,12 @@ static int rb_cut_dead(struct rb *rb, uint32_t cpu, uint64_t wc, uint64_t from, 
 	uint64_t end = rb_mask_high_u64(wc + S - 1, rb->geom.sbfbits);
 	uint64_t x = rb_mask_high_u64(from, rb->geom.sbfbits);
 	uint64_t at = rb_first_incomplete(rb, c, end);
+	/* `at` comes from read_count, in the buffer (a file recover copied:
+	 * untrusted): past write_count's sub-buffer, or further behind it
+	 * than the buffer and its open sub-buffer, the loops below would run
+	 * up to 2^64 / S times. Damaged: left as it is. */
+	if (!rb_bound_ok(rb, at, end))
+		return -EAGAIN;
 	c->events_lost += sets;
 	/* Only what lies at or after the first pass not complete is ours
 	 * to close or give up. */

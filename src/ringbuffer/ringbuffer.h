@@ -664,8 +664,8 @@ void rb_get_stats(const struct rb *rb, uint32_t cpu, struct rb_stats *st);
  * (rb_get_subbuf counts them in subbufs_lost; write_count moves to the
  * end of its sub-buffer), and each word set's dead slot is counted in
  * events_lost (the closed packet's events_discarded). Never a torn event
- * read. Bounds that cannot be right (damaged) leave the passes not
- * complete as they are (rb_skip_stuck gives them up).
+ * read. Bounds or a read position that cannot be right (damaged) leave
+ * the passes not complete as they are (rb_skip_stuck gives them up).
  * Concurrency: the buffer's only user. Returns 0, -EAGAIN (the close
  * could not finish: damaged counters), -EINVAL (cpu).
  */

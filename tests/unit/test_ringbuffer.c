@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -1112,6 +1113,61 @@ static void test_dead_writer(const struct variant *v, enum rb_mode mode)
 	CHECK_EQ(drain(w), 1);
 	world_fini(w);
 	free(w);
+}
+
+static void close_dead_hung(int sig)
+{
+	(void)sig;
+	static const char m[] = "FAIL: rb_close_dead still running after 20 s "
+				"(damaged read_count)\n";
+	(void)!write(2, m, sizeof(m) - 1);
+	_exit(1);
+}
+
+/*
+ * rb_close_dead (recover, on a copy of a buffer file: untrusted) with a
+ * writer dead in an event and read_count damaged: ahead of write_count,
+ * or far behind it. It returns (-EAGAIN, nothing changed) instead of
+ * walking up to 2^64 / S passes; intact, it cuts at the dead slot.
+ */
+static void test_close_dead_damaged(const struct variant *v, enum rb_mode mode)
+{
+	set_case(v, mode == RB_MODE_DISCARD ? "close-dead-damaged/discard"
+					    : "close-dead-damaged/overwrite");
+	const int64_t moves[] = { 0, 10, -(1LL << 40) };
+	for (size_t k = 0; k < sizeof(moves) / sizeof(moves[0]); k++) {
+		struct world *w = calloc(1, sizeof(*w));
+		if (world_init(w, v, mode, 4096, 8, 27) != 0) {
+			free(w);
+			return;
+		}
+		for (int i = 0; i < 10; i++) {
+			fake_now++;
+			emit(w, 100, true, NULL);
+		}
+		struct rb_ctx held;
+		fake_now++;
+		CHECK_EQ(emit(w, 200, false, &held), 0);
+		struct rb_cpu_ctl *c = ctl0(w);
+		c->read_count += (uint64_t)moves[k] * w->S;
+		uint64_t wc = c->write_count, out = 0;
+		signal(SIGALRM, close_dead_hung);
+		alarm(20);
+		int r = rb_close_dead(&w->rb, 0, &out);
+		alarm(0);
+		signal(SIGALRM, SIG_DFL);
+		CHECK_EQ(out, held.slot_size);
+		if (moves[k] == 0) {
+			CHECK_EQ(r, 0);
+			CHECK_EQ(c->events_lost, 1);
+		} else {
+			CHECK_EQ(r, (uint64_t)-EAGAIN);
+			CHECK_EQ(c->write_count, wc);
+			CHECK_EQ(c->events_lost, 0);
+		}
+		world_fini(w);
+		free(w);
+	}
 }
 
 /* Oversized events are refused and counted, from any position. */
@@ -2623,6 +2679,8 @@ int main(void)
 		test_flush(v, RB_MODE_OVERWRITE);
 		test_dead_writer(v, RB_MODE_DISCARD);
 		test_dead_writer(v, RB_MODE_OVERWRITE);
+		test_close_dead_damaged(v, RB_MODE_DISCARD);
+		test_close_dead_damaged(v, RB_MODE_OVERWRITE);
 		test_close(v, RB_MODE_DISCARD);
 		test_close(v, RB_MODE_OVERWRITE);
 		test_timestamps(v);
