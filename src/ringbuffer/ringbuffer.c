@@ -822,12 +822,13 @@ static int rb_cas_announce_split(struct rb *rb, uint32_t cpu, uint64_t old, uint
 				 uint64_t units, bool writer)
 {
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	uint64_t done = rb_done_smp(rb, c);
 	uint64_t ann = __atomic_add_fetch(rb_ann_word(rb, (char *)c), units, __ATOMIC_SEQ_CST);
 	if (writer && __atomic_load_n(&c->closed, __ATOMIC_SEQ_CST)) {
 		rb_commit_units(rb, true, cpu, units);
 		return 2;
 	}
-	rb_bounds_smp(rb, c, ann, old, new, units);
+	rb_bounds_smp(rb, c, ann, done, old, new, units);
 	if (__atomic_compare_exchange_n(&c->write_count, &old, new, false,
 					__ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 		return 0;
@@ -898,12 +899,13 @@ static int rb_cas_stamp(struct rb *rb, uint32_t cpu, uint64_t old, uint64_t new,
 			uint64_t st_old, uint64_t st_new, uint64_t units, bool writer)
 {
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	uint64_t done = rb_done_smp(rb, c);
 	uint64_t ann = __atomic_add_fetch(rb_ann_word(rb, (char *)c), units, __ATOMIC_SEQ_CST);
 	if (writer && __atomic_load_n(&c->closed, __ATOMIC_SEQ_CST)) {
 		rb_commit_units(rb, true, cpu, units);
 		return 2;
 	}
-	rb_bounds_smp(rb, c, ann, old, new, units);
+	rb_bounds_smp(rb, c, ann, done, old, new, units);
 	if (rb_cas_pair(&c->write_count, &old, &st_old, new, st_new))
 		return 0;
 	rb_commit_units(rb, true, cpu, units);

@@ -137,22 +137,38 @@ static inline bool rb_cas_pair(uint64_t *m, uint64_t *lo, uint64_t *hi, uint64_t
 #define RB_HAVE_SMP_PAIR 0
 #endif
 
-/* Atomic mode's out_from and out_to (ringbuffer.h) for a reservation of
- * [old, new) whose `units` are announced (this process's announced word
- * now `ann`, its own add included), before its compare-and-swap: out_from = old when nothing else is
- * outstanding on the words (committed words read after announced, and
- * only growing: the difference can only be too large, never hide work),
- * out_to = the maximum (compare-and-swap) of itself and new. After the
- * announcement, before the compare-and-swap; the out_from store is
- * relaxed: the reader reads it only once the writers are gone (their
- * stores all done), and a locked instruction follows it anyway. */
-static inline __attribute__((always_inline)) void
-rb_bounds_smp(struct rb *rb, struct rb_cpu_ctl *c, uint64_t ann, uint64_t old, uint64_t new,
-	      uint64_t units)
+/* Atomic mode's work done on the words a reservation is about to
+ * announce on: committed + committed_remote, read BEFORE the
+ * announcement's add (seq-cst loads, ordered before that locked add).
+ * Every unit counted here was announced before it was committed, so
+ * before this load, so before the add: the add's result then includes
+ * it, and (announced after the add) - (this) >= the work outstanding
+ * at the add. Read after the add instead, a slot announced and
+ * committed by another thread in between would be subtracted without
+ * its announcement and could hide an older slot still outstanding. */
+static inline __attribute__((always_inline)) uint64_t
+rb_done_smp(struct rb *rb, struct rb_cpu_ctl *c)
 {
 	uint64_t *com = rb_com_word(rb, (char *)c);
-	uint64_t out = ann - __atomic_load_n(com, __ATOMIC_SEQ_CST) -
-		       __atomic_load_n(rb_remote_word(c, com), __ATOMIC_SEQ_CST);
+	return __atomic_load_n(com, __ATOMIC_SEQ_CST) +
+	       __atomic_load_n(rb_remote_word(c, com), __ATOMIC_SEQ_CST);
+}
+
+/* Atomic mode's out_from and out_to (ringbuffer.h) for a reservation of
+ * [old, new) whose `units` are announced (this process's announced word
+ * now `ann`, its own add included; `done` read before that add,
+ * rb_done_smp), before its compare-and-swap: out_from = old when nothing
+ * else is outstanding on the words (ann - done == units: the difference
+ * can only be too large, never hide work), out_to = the maximum
+ * (compare-and-swap) of itself and new. After the announcement, before
+ * the compare-and-swap; the out_from store is relaxed: the reader reads
+ * it only once the writers are gone (their stores all done), and a
+ * locked instruction follows it anyway. */
+static inline __attribute__((always_inline)) void
+rb_bounds_smp(struct rb *rb, struct rb_cpu_ctl *c, uint64_t ann, uint64_t done, uint64_t old,
+	      uint64_t new, uint64_t units)
+{
+	uint64_t out = ann - done;
 	struct rb_acct *a = rb->acct_off ? (struct rb_acct *)((char *)c + rb->acct_off) : NULL;
 	if (out == units)
 		__atomic_store_n(a ? &a->out_from : &c->out_from, old, __ATOMIC_RELAXED);
@@ -252,8 +268,9 @@ rb_smp_reserve(struct rb *rb, uint64_t slot, uint64_t (*clock)(void), struct rb_
 	/* The announcement, before the reservation; seq-cst: visible before
 	 * the swap (the completion test reads write_count, then announced).
 	 * Then the dead writers' bounds. */
+	uint64_t done = rb_done_smp(rb, c);
 	uint64_t ann = __atomic_add_fetch(rb_ann_word(rb, (char *)c), slot, __ATOMIC_SEQ_CST);
-	rb_bounds_smp(rb, c, ann, wc, wc + slot, slot);
+	rb_bounds_smp(rb, c, ann, done, wc, wc + slot, slot);
 	if (__builtin_expect(!rb_cas_pair(&c->write_count, &wc, &stamp, wc + slot, tsc), 0)) {
 		rb_unannounce(rb, (uint32_t)cpu, slot);
 		return false;
