@@ -40,15 +40,30 @@ static void slot_free(void *p)
 	__atomic_store_n(&s->used, 0, __ATOMIC_RELEASE);
 }
 
+/* glibc keeps the values of its first 32 keys in the thread's own
+ * descriptor; a later key's block is allocated by a thread's first
+ * pthread_setspecific, which a first event in a signal handler must not
+ * do. */
+#define RT_EPOCH_KEY_INLINE 32
+
 void rt_epoch_init(void)
 {
-	key_ok = pthread_key_create(&key, slot_free) == 0;
+	/* A later key (a program that created 32 keys before loading us):
+	 * every thread takes the shared slot (rt_epoch_register), none
+	 * claims one it could not give back at its exit. */
+	if (pthread_key_create(&key, slot_free) != 0)
+		return;
+	if (key >= RT_EPOCH_KEY_INLINE) {
+		pthread_key_delete(key);
+		return;
+	}
+	key_ok = true;
 }
 
 struct rt_epoch_slot *rt_epoch_register(void)
 {
 	struct rt_epoch_slot *s = &rt_epoch_shared;
-	for (uint32_t i = 0; i < RT_EPOCH_SLOTS; i++) {
+	for (uint32_t i = 0; key_ok && i < RT_EPOCH_SLOTS; i++) {
 		uint32_t zero = 0;
 		/* Acquire: pairs with slot_free's release (the previous
 		 * owner's word is reset). Relaxed load first: most taken
@@ -78,9 +93,9 @@ struct rt_epoch_slot *rt_epoch_register(void)
 		return none;
 	}
 	/* The destructor that gives it back at the thread's exit (a key
-	 * among the first 32: its value lives in the thread's descriptor,
-	 * nothing is allocated). Without it the slot stays taken. */
-	if (s != &rt_epoch_shared && key_ok)
+	 * among the first 32, rt_epoch_init: its value lives in the
+	 * thread's descriptor, nothing is allocated). */
+	if (s != &rt_epoch_shared)
 		pthread_setspecific(key, s);
 	return s;
 }

@@ -42,7 +42,9 @@
  *    two instructions of the interrupted thread, so it leaves the word as
  *    it found it). No lock, no system call, no allocation (the first call
  *    of a thread: one compare-and-swap on a slot and pthread_setspecific
- *    of a key among the first 32, which writes the thread's own block).
+ *    of a key among the first 32, which writes the thread's own block;
+ *    with a later key, loaded after the program made 32, every thread
+ *    takes the shared slot).
  *  - rt_epoch_advance / rt_epoch_passed: one thread at a time (the
  *    caller's lock: rt_registry_lock); they make system calls
  *    (membarrier) and never block.

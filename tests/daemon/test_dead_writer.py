@@ -152,8 +152,9 @@ class RecoverTorn(unittest.TestCase):
     """`ringtrace recover` after a program died between reserving and
     committing an event (record --shm-path, SIGKILL): every event
     committed before its slot is recovered, from the complete packets
-    and from the one its slot is in, never the torn event; what follows
-    the slot in that packet is given up and counted."""
+    and from the one its slot is in, never the torn event; the dead
+    event is counted as discarded; what follows the slot in that packet
+    is given up without a count in the trace (docs/recovery.md)."""
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="rt-torn-")
