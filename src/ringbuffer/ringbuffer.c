@@ -1034,6 +1034,20 @@ static void rb_lost_unless(struct rb *rb, uint32_t cpu, unsigned flags)
 		rb_count_lost(rb, cpu);
 }
 
+/* Whether write_count moved since the reservation read it as `wc`: then
+ * what it read after wc (a sub-buffer's commit_seq, read_count) may be
+ * newer than wc, and equation (3) or (1) failing on them says nothing
+ * about the sub-buffer wc points to (that thread was preempted, or a
+ * signal handler recorded, between the loads, and other writers filled
+ * and completed that sub-buffer meanwhile): the caller retries instead
+ * of dropping the event. write_count only grows, so when it has not
+ * moved, the loads between the two of it saw it current. Acquire: after
+ * those loads. */
+static bool rb_wc_moved(struct rb_cpu_ctl *c, uint64_t wc)
+{
+	return __atomic_load_n(&c->write_count, __ATOMIC_ACQUIRE) != wc;
+}
+
 static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 			 unsigned flags)
 {
@@ -1096,6 +1110,8 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 							  __ATOMIC_ACQUIRE);
 			}
 			if (!rb_eq3_fully_committed_u64(&rb->geom, begin, wcommit)) {
+				if (rb_wc_moved(c, wc))
+					continue;
 				rb_lost_unless(rb, (uint32_t)cpu, flags);
 				return -ENOBUFS;
 			}
@@ -1106,6 +1122,8 @@ static int rb_reserve_on(struct rb *rb, struct rb_ctx *ctx, int32_t want_cpu,
 							__ATOMIC_ACQUIRE);
 			if (rb->mode == RB_MODE_DISCARD &&
 			    rb_eq1_buffer_full_u64(&rb->geom, begin, rcnt)) {
+				if (rb_wc_moved(c, wc))
+					continue;
 				rb_lost_unless(rb, (uint32_t)cpu, flags);
 				return -ENOBUFS;
 			}
