@@ -62,40 +62,16 @@ _Static_assert(offsetof(struct rt_pair, cpu) == RT_PAIR_CPU &&
 #define RT_HAVE_PAIR_SECTION 1
 
 /* The end both sections share, from the fit check on (as
- * RT__FAST_EVENT_ASM): %[t] the offset in the sub-buffer, the compact
- * header from the TSC in edx, the payload's %[n] 4-byte words (none
- * when 0), the commit. */
+ * RT__FAST_EVENT_ASM, with fast.h's pieces): %[t] the offset in the
+ * sub-buffer, the compact header from the TSC in edx, the payload's %[n]
+ * 4-byte words (none when 0), the commit. */
 #define RT_PAIR_TAIL                                                           \
-	"movq " RT__S(RT__FB_OFFSET_MASK) "(%[b]), %[t]\n\t"                     \
-	"andq %[wc], %[t]\n\t"                                                 \
-	"leaq %c[hs](%[t],%[n],4), %%rcx\n\t"                                  \
-	"cmpq " RT__S(RT__FB_SUBBUF_SIZE) "(%[b]), %%rcx\n\t"                    \
-	"jae %l[fail]\n\t"                                                     \
-	"movq %[wc], %%rdi\n\t"                                                \
-	"subq %[t], %%rdi\n\t"                                                 \
-	"cmpq " RT__S(RT__CTL_HOT) "(%[c]), %%rdi\n\t"                           \
-	"jne %l[fail]\n\t"                                                     \
-	"movq " RT__S(RT__CTL_HOT_OFF) "(%[c]), %[s]\n\t"                        \
-	"cmpq " RT__S(RT__FB_OFF_MAX) "(%[b]), %[s]\n\t"                         \
-	"ja %l[fail]\n\t"                                                      \
-	"addq " RT__S(RT__FB_DATA) "(%[b]), %[s]\n\t"                            \
-	"addq %[t], %[s]\n\t"                                                  \
-	"movl %%edx, %k[t]\n\t"                                                \
-	"shll %[idb], %k[t]\n\t"                                               \
-	"orl %[id], %k[t]\n\t"                                                 \
-	"movl %k[t], (%[s])\n\t"                                               \
+	RT__FAST_SLOT("leaq %c[hs](%[t],%[n],4), %%rcx\n\t")                  \
 	"testq %[n], %[n]\n\t"                                                 \
 	"jz 7f\n\t"                                                            \
-	"6:\n\t"                                                               \
-	"movl -4(%[src],%[n],4), %k[t]\n\t"                                    \
-	"movl %k[t], %c[hs]-4(%[s],%[n],4)\n\t"                                \
-	"decq %[n]\n\t"                                                        \
-	"jnz 6b\n"                                                             \
+	RT__FAST_CP_LOOP                                                       \
 	"7:\n\t"                                                               \
-	"addq %[slot], %[wc]\n\t"                                              \
-	"movq %[wc], " RT__S(RT__CTL_WRITE_COUNT) "(%[c])\n"                     \
-	"2:\n\t"                                                               \
-	RT__RSEQ_ABORT("4", "aborted")
+	RT__FAST_COMMIT
 
 /*
  * The first buffer's event (b: event `id`, `size` bytes of payload at
