@@ -809,6 +809,30 @@ static void rb_ctx_place(struct rb *rb, struct rb_ctx *ctx, uint32_t cpu,
 	ctx->r.addr = sub + (offset & (rb->subbuf_size - 1));
 }
 
+/* Atomic mode's reservation of [old, new) up to its swap, shared by
+ * rb_cas_announce_split and rb_cas_stamp: the work done read before
+ * the announcement (rb_done_smp), the announcement (an SMP add on this
+ * process's announced word: its account's, or the CPU's own; seq-cst:
+ * visible before the reservation, as the completion test reads
+ * write_count, then announced), a closed buffer refused when `writer`
+ * (closed read after the announcement: seq-cst, as the closing flush's
+ * store of it; the announcement is then voided with a commit), and the
+ * dead writers' bounds (rb_bounds_smp). Returns 2 when refused, 0 when
+ * the caller swaps (and voids the announcement if its swap fails). */
+static int rb_smp_announce(struct rb *rb, uint32_t cpu, uint64_t old, uint64_t new,
+			   uint64_t units, bool writer)
+{
+	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
+	uint64_t done = rb_done_smp(rb, c);
+	uint64_t ann = __atomic_add_fetch(rb_ann_word(rb, (char *)c), units, __ATOMIC_SEQ_CST);
+	if (writer && __atomic_load_n(&c->closed, __ATOMIC_SEQ_CST)) {
+		rb_commit_units(rb, true, cpu, units);
+		return 2;
+	}
+	rb_bounds_smp(rb, c, ann, done, old, new, units);
+	return 0;
+}
+
 /* An SMP reservation in two steps: announce (an SMP add on this
  * process's announced word: its account's, or the CPU's own), then CAS
  * write_count; if the CAS fails, void the announcement with a commit, as
@@ -822,13 +846,8 @@ static int rb_cas_announce_split(struct rb *rb, uint32_t cpu, uint64_t old, uint
 				 uint64_t units, bool writer)
 {
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
-	uint64_t done = rb_done_smp(rb, c);
-	uint64_t ann = __atomic_add_fetch(rb_ann_word(rb, (char *)c), units, __ATOMIC_SEQ_CST);
-	if (writer && __atomic_load_n(&c->closed, __ATOMIC_SEQ_CST)) {
-		rb_commit_units(rb, true, cpu, units);
+	if (rb_smp_announce(rb, cpu, old, new, units, writer))
 		return 2;
-	}
-	rb_bounds_smp(rb, c, ann, done, old, new, units);
 	if (__atomic_compare_exchange_n(&c->write_count, &old, new, false,
 					__ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 		return 0;
@@ -899,13 +918,8 @@ static int rb_cas_stamp(struct rb *rb, uint32_t cpu, uint64_t old, uint64_t new,
 			uint64_t st_old, uint64_t st_new, uint64_t units, bool writer)
 {
 	struct rb_cpu_ctl *c = rb_cpu(rb, cpu);
-	uint64_t done = rb_done_smp(rb, c);
-	uint64_t ann = __atomic_add_fetch(rb_ann_word(rb, (char *)c), units, __ATOMIC_SEQ_CST);
-	if (writer && __atomic_load_n(&c->closed, __ATOMIC_SEQ_CST)) {
-		rb_commit_units(rb, true, cpu, units);
+	if (rb_smp_announce(rb, cpu, old, new, units, writer))
 		return 2;
-	}
-	rb_bounds_smp(rb, c, ann, done, old, new, units);
 	if (rb_cas_pair(&c->write_count, &old, &st_old, new, st_new))
 		return 0;
 	rb_commit_units(rb, true, cpu, units);
